@@ -1,0 +1,3 @@
+from ghstate.cli import main
+
+main()

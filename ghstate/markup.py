@@ -1,0 +1,257 @@
+"""Markdown mechanics shared by parse and render: the block tree, list items, and text escaping.
+
+Parsing works on markdown-it's block tokens and their source line maps, and cuts text out of the
+source lines, so what a person wrote comes back exactly (code spans, links, ``|``, nested lists).
+
+Free text (the goal, the resume instruction, unknown sections) is placed at the top level of a
+body. A line in it that markdown would read as a heading, or a fence or HTML block that never closes,
+would end the section early or swallow the ones after it. ``escape_text`` puts one backslash in front
+of such a line; ``unescape_text`` takes exactly one away from every line that starts with backslashes
+and one of the characters involved, so the pair is a bijection and ``unescape(escape(s)) == s``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from markdown_it import MarkdownIt
+
+
+@lru_cache(maxsize=1)
+def _markdown() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    # CommonMark with raw HTML, as GitHub reads issue bodies. Reference definitions are read as
+    # paragraphs so that every non-blank source line belongs to some token.
+    return MarkdownIt("commonmark").disable(["reference"])
+
+
+@dataclass
+class Block:
+    """A block-level node: its token type, source lines [start, end), and child blocks."""
+
+    type: str
+    start: int
+    end: int
+    level: int
+    tag: str = ""
+    markup: str = ""
+    content: str = ""  # inline source for headings and paragraphs
+    children: list[Block] = field(default_factory=list)
+
+
+def blocks(text: str) -> list[Block]:
+    """The top-level blocks of ``text`` (which must use ``\\n`` line endings), as a tree."""
+    tokens: list = []
+    md = _markdown()
+    md.block.parse(text, md, {}, tokens)
+    root: list[Block] = []
+    stack: list[Block] = []
+    for tok in tokens:
+        if tok.nesting == 1:
+            start, end = tok.map or (0, 0)
+            node = Block(tok.type[: -len("_open")], start, end, tok.level, tok.tag, tok.markup)
+            (stack[-1].children if stack else root).append(node)
+            stack.append(node)
+        elif tok.nesting == -1:
+            stack.pop()
+        elif tok.type == "inline":
+            if stack:
+                stack[-1].content = tok.content
+        else:
+            start, end = tok.map or (0, 0)
+            node = Block(tok.type, start, end, tok.level, tok.tag, tok.markup, tok.content)
+            (stack[-1].children if stack else root).append(node)
+    return root
+
+
+def _columns(prefix: str) -> int:
+    col = 0
+    for ch in prefix:
+        col = col + 4 - col % 4 if ch == "\t" else col + 1
+    return col
+
+
+def dedent(line: str, width: int) -> str:
+    """Remove up to ``width`` columns of leading whitespace, counting tabs to the next stop of 4."""
+    col = 0
+    i = 0
+    while i < len(line) and col < width and line[i] in " \t":
+        nxt = col + 4 - col % 4 if line[i] == "\t" else col + 1
+        if nxt > width:  # a tab straddles the boundary: keep the rest as spaces
+            return " " * (nxt - width) + line[i + 1 :]
+        col = nxt
+        i += 1
+    return line[i:]
+
+
+_MARKER = re.compile(r"^([ \t]*)([-*+]|\d{1,9}[.)])([ \t]*)")
+
+
+def item_layout(lines: list[str], item: Block) -> tuple[str, int]:
+    """The first line of a list item without its marker, and the indentation of its content."""
+    first = lines[item.start]
+    m = _MARKER.match(first)
+    if not m:  # pragma: no cover - markdown-it only opens items on marker lines
+        return first.strip(), 0
+    marker_end = _columns(m.group(1)) + len(m.group(2))
+    rest = first[m.end() :]
+    gap = _columns(first[: m.end()]) - marker_end
+    if not rest:  # marker alone on its line: content starts on the next line
+        return "", marker_end + 1
+    if gap > 4:  # five or more spaces: the content is indented code, one space belongs to the marker
+        return dedent(first[m.end(2) :], 1), marker_end + 1
+    return rest, marker_end + gap
+
+
+def item_text(lines: list[str], item: Block) -> str:
+    """The content of a list item as markdown: marker removed, continuation lines de-indented."""
+    head, width = item_layout(lines, item)
+    body = [dedent(line, width) if line.strip() else "" for line in lines[item.start + 1 : item.end]]
+    return "\n".join([head, *body]).strip()
+
+
+def source(lines: list[str], start: int, end: int) -> str:
+    return "\n".join(lines[start:end])
+
+
+def indent(text: str, prefix: str) -> str:
+    """Indent every non-blank line after the first (list item continuation)."""
+    first, *rest = text.split("\n")
+    return "\n".join([first, *((prefix + line) if line else "" for line in rest)])
+
+
+# --------------------------------------------------------------------------------------- escaping
+
+_ESCAPABLE = re.compile(r"^([ \t]*)(\\*)([#=\-`~<].*)$", re.DOTALL)
+_UNESCAPE = re.compile(r"^([ \t]*)\\(\\*[#=\-`~<].*)$", re.DOTALL)
+_ATX = re.compile(r"^[ \t]*#{1,6}(?:[ \t]|$)")
+_SETEXT = re.compile(r"^[ \t]*(?:=+|-+)[ \t]*$")
+_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+_HTML_OPEN = (
+    (re.compile(r"^ {0,3}<(?:script|pre|style|textarea)(?:[ \t>]|$)", re.IGNORECASE),
+     re.compile(r"</(?:script|pre|style|textarea)>", re.IGNORECASE)),
+    (re.compile(r"^ {0,3}<!--"), re.compile(r"-->")),
+    (re.compile(r"^ {0,3}<\?"), re.compile(r"\?>")),
+    (re.compile(r"^ {0,3}<![A-Za-z]"), re.compile(r">")),
+    (re.compile(r"^ {0,3}<!\[CDATA\["), re.compile(r"\]\]>")),
+)
+_RISKY_START = re.compile(r"^[ \t]*\\*[#=\-`~<]", re.MULTILINE)
+
+
+def _fence_open(line: str) -> tuple[str, int] | None:
+    m = _FENCE.match(line)
+    if not m or (m.group(2)[0] == "`" and "`" in m.group(3)):
+        return None
+    return m.group(2)[0], len(m.group(2))
+
+
+def _fence_closes(line: str, fence: tuple[str, int]) -> bool:
+    m = re.match(r"^ {0,3}(" + re.escape(fence[0]) + r"{%d,})[ \t]*$" % fence[1], line)
+    return m is not None
+
+
+def _closed_fences(lines: list[str]) -> set[int]:
+    """Indices of lines inside (or opening/closing) fences that do close, read top to bottom."""
+    inside: set[int] = set()
+    i = 0
+    while i < len(lines):
+        fence = _fence_open(lines[i])
+        if fence:
+            for j in range(i + 1, len(lines)):
+                if _fence_closes(lines[j], fence):
+                    inside.update(range(i, j + 1))
+                    i = j
+                    break
+        i += 1
+    return inside
+
+
+def _dangerous(lines: list[str], i: int) -> bool:
+    line = lines[i]
+    if _ATX.match(line):
+        return True
+    if _SETEXT.match(line) and i > 0 and lines[i - 1].strip():
+        return True
+    if _fence_open(line):
+        return True  # only called for fences that do not close
+    rest = "\n".join(lines[i:])
+    for opener, closer in _HTML_OPEN:
+        if opener.match(line):
+            return not closer.search(rest)
+    return False
+
+
+def _escape_lines(text: str, aggressive: bool) -> str:
+    lines = text.split("\n")
+    fenced = set() if aggressive else _closed_fences(lines)
+    out = []
+    for i, line in enumerate(lines):
+        m = _ESCAPABLE.match(line)
+        if m and i not in fenced and (m.group(2) or aggressive or _dangerous(lines, i)):
+            line = f"{m.group(1)}\\{m.group(2)}{m.group(3)}"
+        out.append(line)
+    return "\n".join(out)
+
+
+def escape_text(text: str) -> str:
+    """Make free text safe to place at the top level of a body (see the module docstring)."""
+    if not _RISKY_START.search(text):
+        return text
+    escaped = _escape_lines(text, aggressive=False)
+    if _stays_inside(escaped):
+        return escaped
+    return _escape_lines(text, aggressive=True)
+
+
+def unescape_text(text: str) -> str:
+    if "\\" not in text:
+        return text
+    lines = text.split("\n")
+    fenced = _closed_fences(lines)
+    out = []
+    for i, line in enumerate(lines):
+        m = _UNESCAPE.match(line)
+        out.append(m.group(1) + m.group(2) if m and i not in fenced else line)
+    return "\n".join(out)
+
+
+def _stays_inside(text: str) -> bool:
+    """True when ``text`` placed before a following heading leaves that heading a section heading."""
+    probe = text + "\n\n## ghstate-sentinel\n"
+    tree = blocks(probe)
+    headings = [b for b in tree if b.type == "heading" and b.tag in ("h1", "h2", "h3", "h4")]
+    return len(headings) == 1 and headings[0].content == "ghstate-sentinel"
+
+
+# A list item whose first line is only dashes would render as "- ---", a thematic break.
+_ITEM_HR = re.compile(r"^(\\*)(-[-\s]*)$")
+_ITEM_HR_ESCAPED = re.compile(r"^\\(\\*-[-\s]*)$")
+# A plain (non-checkbox) step must not start like a checkbox.
+_CHECKBOX_LIKE = re.compile(r"^(\\*)(\[[ xX]\](?:[ \t]|$).*)$", re.DOTALL)
+_CHECKBOX_ESCAPED = re.compile(r"^\\(\\*\[[ xX]\](?:[ \t]|$).*)$", re.DOTALL)
+CHECKBOX = re.compile(r"^\[([ xX])\](?:[ \t]+|$)")
+
+
+def escape_item(text: str, plain_step: bool = False) -> str:
+    first, sep, rest = text.partition("\n")
+    m = _ITEM_HR.match(first)
+    if m:
+        first = "\\" + first
+    elif plain_step and _CHECKBOX_LIKE.match(text):
+        first = "\\" + first
+    return first + sep + rest
+
+
+def unescape_item(text: str, plain_step: bool = False) -> str:
+    first, sep, rest = text.partition("\n")
+    m = _ITEM_HR_ESCAPED.match(first)
+    if m:
+        first = m.group(1)
+    elif plain_step and _CHECKBOX_ESCAPED.match(text):
+        first = first[1:]
+    return first + sep + rest

@@ -1,0 +1,220 @@
+"""The checkpoint as data: frozen values with no I/O.
+
+A checkpoint is one task. Its body is the durable record; this module is what the body means. Text
+fields keep the markdown a person wrote (inline markup, nested lists) so that rendering a parsed body
+loses no words. Everything derived (phase status, next phase, plain file paths) is computed here, never
+stored.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+# Section keys in canonical order, with the canonical heading and the accepted aliases.
+SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("goal", "Goal", ("task", "objective")),
+    ("phases", "Current status", ("status", "progress", "phases", "plan")),
+    ("decisions", "Decisions locked", ("locked decisions", "decisions")),
+    ("questions", "Open questions", ("unresolved questions", "questions")),
+    ("risks", "Remaining risks", ("risks", "open risks")),
+    ("files", "Files to re-read", ("files/modules to re-read", "files", "re-read")),
+    ("runtime", "Runtime", ("live state", "environment")),
+    ("resume", "Resume instruction", ("resume", "resume point", "next step")),
+    ("verification", "Verification", ("ci",)),
+)
+SECTION_KEYS: tuple[str, ...] = tuple(key for key, _, _ in SECTIONS)
+HEADINGS: dict[str, str] = {key: heading for key, heading, _ in SECTIONS}
+LIST_SECTIONS = ("decisions", "questions", "risks", "files", "runtime")
+TEXT_SECTIONS = ("goal", "resume", "verification")
+
+ALIASES: dict[str, str] = {}
+for _key, _heading, _aliases in SECTIONS:
+    for _name in (_heading.lower(), *_aliases):
+        ALIASES[_name] = _key
+
+PHASE_STATUSES = ("done", "in_progress", "pending", "blocked")
+_BLOCKED = re.compile(r"\((?:blocked|BLOCKED|Blocked)\b[^)]*\)|\bBLOCKED\b|🚫")
+_IN_PROGRESS = re.compile(r"\((?:in progress|in-progress|wip|WIP)\b[^)]*\)", re.IGNORECASE)
+
+
+def section_key(heading_text: str) -> str | None:
+    """Map a heading as written (any case, trailing colon, light emphasis) to a section key."""
+    text = re.sub(r"[*_`]", "", heading_text).strip().rstrip(":").strip().lower()
+    return ALIASES.get(" ".join(text.split()))
+
+
+@dataclass(frozen=True)
+class Step:
+    """A sub-step of a phase. ``done`` is None for a plain bullet that is not a checkbox."""
+
+    text: str
+    done: bool | None = False
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    done: bool = False
+    steps: tuple[Step, ...] = ()
+    detail: str = ""  # other markdown a person wrote inside the phase item, kept verbatim
+
+    @property
+    def status(self) -> str:
+        if self.done:
+            return "done"
+        if _BLOCKED.search(self.name):
+            return "blocked"
+        if _IN_PROGRESS.search(self.name) or any(s.done for s in self.steps):
+            return "in_progress"
+        return "pending"
+
+    @property
+    def label(self) -> str:
+        """The leading label of the name: ``Phase 2`` of ``Phase 2: matcher abstraction``."""
+        head, sep, _ = self.name.partition(":")
+        return head.strip() if sep else self.name.strip()
+
+
+@dataclass(frozen=True)
+class Extra:
+    """Markdown that is not one of the known sections, kept verbatim and in place.
+
+    ``heading`` None means text without a heading of its own: the preamble before the first section
+    (``after`` None), or text inside a known section that parse could not place (``after`` that key).
+    ``after`` names the known section this block follows; None puts it before all of them.
+    """
+
+    heading: str | None
+    body: str
+    level: int = 2
+    after: str | None = None
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One attempt to move the task forward: who (agent), as what (role), in which runtime session."""
+
+    agent: str = ""
+    role: str = ""
+    session: str = ""
+    revision: int = 0
+    at: str = ""
+    event: str = ""  # e.g. "checkpoint", "ci", "pre-compact"
+    transcript: str = ""
+
+
+@dataclass(frozen=True)
+class Meta:
+    """Machine data of the hidden marker that is not part of any section."""
+
+    revision: int = 0
+    branch: str = ""
+    commit: str = ""
+    dirty: tuple[str, ...] = ()
+    created_at: str = ""
+    updated_at: str = ""
+    id: str = ""
+    other: dict[str, Any] = field(default_factory=dict)  # unknown marker keys, kept for newer versions
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    title: str = ""
+    goal: str = ""
+    phases: tuple[Phase, ...] = ()
+    decisions: tuple[str, ...] = ()
+    questions: tuple[str, ...] = ()
+    risks: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()  # item texts as written; see file_path() for the plain path
+    runtime: tuple[str, ...] = ()  # item texts as written; see runtime_entry()
+    resume: str = ""
+    verification: str = ""  # the section's text, as CI or a person wrote it
+    verification_data: dict[str, Any] | None = None  # CI's structured result, kept in the marker
+    extra: tuple[Extra, ...] = ()
+    executions: tuple[Execution, ...] = ()
+    meta: Meta = field(default_factory=Meta)
+
+    @property
+    def next_phase(self) -> Phase | None:
+        return next((p for p in self.phases if not p.done), None)
+
+    @property
+    def file_paths(self) -> list[str]:
+        return [file_path(item) for item in self.files]
+
+    def section_is_empty(self, key: str) -> bool:
+        return not getattr(self, key)
+
+    def with_meta(self, **changes: Any) -> Checkpoint:
+        return replace(self, meta=replace(self.meta, **changes))
+
+
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_LINK = re.compile(r"\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
+def file_path(item: str) -> str:
+    """The plain path an item of "Files to re-read" names, however it was written.
+
+    `` `src/a.py` — the parser`` → ``src/a.py``; ``[parser](src/a.py)`` → ``src/a.py``;
+    ``src/a.py (tests too)`` → ``src/a.py``. Text that names no path-like token comes back whole.
+    """
+    first_line = item.split("\n", 1)[0].strip()
+    match = _CODE_SPAN.search(first_line)
+    if match:
+        return match.group(2).strip()
+    match = _LINK.search(first_line)
+    if match:
+        target = match.group(2)
+        if "://" not in target:
+            return target
+        return match.group(1).strip() or target
+    token = first_line.split()[0] if first_line.split() else first_line
+    token = token.strip("*_\"'<>,;")
+    if "/" in token or "." in token:
+        return token
+    return first_line
+
+
+def runtime_entry(item: str) -> tuple[str, str]:
+    """Split a Runtime item ``dev server: http://127.0.0.1:3000/health`` into (name, check)."""
+    first_line = item.split("\n", 1)[0].strip()
+    name, sep, check = first_line.partition(": ")
+    if not sep:
+        if first_line.endswith(":"):
+            return first_line[:-1].strip(), ""
+        return first_line, ""
+    return name.strip(), check.strip()
+
+
+def find_phase(phases: tuple[Phase, ...], ref: str) -> int:
+    """Resolve PHASE as the CLI accepts it: full name, leading label, or 1-based index.
+
+    Returns the index, or raises LookupError with a message that lists what exists.
+    """
+    wanted = " ".join(ref.split()).lower()
+    if not wanted:
+        raise LookupError("empty phase reference")
+    if wanted.isdigit():
+        index = int(wanted) - 1
+        if 0 <= index < len(phases):
+            return index
+    exact = [i for i, p in enumerate(phases) if " ".join(p.name.split()).lower() == wanted]
+    if len(exact) == 1:
+        return exact[0]
+    labelled = [i for i, p in enumerate(phases) if p.label.lower() == wanted]
+    if len(labelled) == 1:
+        return labelled[0]
+    prefixed = [i for i, p in enumerate(phases) if " ".join(p.name.split()).lower().startswith(wanted)]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    candidates = exact or labelled or prefixed
+    if candidates:
+        names = "; ".join(f"{i + 1}. {phases[i].name}" for i in candidates)
+        raise LookupError(f"phase {ref!r} is ambiguous: {names}")
+    if not phases:
+        raise LookupError(f"no phase {ref!r}: the checkpoint has no phases yet (add one with --phase)")
+    listing = "; ".join(f"{i + 1}. {p.name}" for i, p in enumerate(phases))
+    raise LookupError(f"no phase {ref!r}; phases are: {listing}")

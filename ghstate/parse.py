@@ -1,0 +1,367 @@
+"""Checkpoint body (markdown) → Checkpoint, losing no text.
+
+Sections are found from markdown-it's top-level heading tokens (levels 1–4) and matched through the
+aliases in ``model.SECTIONS``. Items are cut from the source lines, so inline markup survives as
+written. Whatever has no place in the model is kept as an ``Extra`` where it stood and reported as a
+``Finding`` that ``lint`` turns into a message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ghstate.markup import (
+    CHECKBOX,
+    Block,
+    blocks,
+    dedent,
+    item_layout,
+    item_text,
+    unescape_item,
+    unescape_text,
+)
+from ghstate.model import (
+    LIST_SECTIONS,
+    SECTION_KEYS,
+    Checkpoint,
+    Execution,
+    Extra,
+    Meta,
+    Phase,
+    Step,
+    section_key,
+)
+
+MARKER_PREFIX = "ghstate:v1"
+_MARKER = re.compile(r"^<!--\s*ghstate:v1\s+(.*?)\s*-->\s*$", re.DOTALL)
+_MARKER_LIKE = re.compile(r"^<!--\s*ghstate:v1\b")
+NO_RESPONSE = "_No response_"
+
+
+class ParseError(ValueError):
+    """Input that cannot be a checkpoint body at all (not text)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something parse noticed about the source: the raw material for lint."""
+
+    code: str
+    line: int  # 1-based
+    message: str
+
+
+@dataclass(frozen=True)
+class Parsed:
+    checkpoint: Checkpoint
+    present: frozenset[str]  # sections whose heading appears, even if empty
+    findings: tuple[Finding, ...] = ()
+    lines: dict[str, int] = field(default_factory=dict)  # "resume" / "phases.2" / "decisions.0" -> line
+    has_marker: bool = False
+
+
+@dataclass
+class _Section:
+    key: str | None
+    heading: str | None
+    level: int
+    line: int  # 0-based line of the heading (or of the first block for the preamble)
+    blocks: list[Block] = field(default_factory=list)
+    start: int = 0  # first body line
+    end: int = 0  # one past the last body line
+
+
+def normalize_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def clean_text(text: str) -> str:
+    """The canonical form of a text field: LF newlines, blank lines empty, no outer blank space."""
+    text = normalize_newlines(text)
+    if "\n" in text:
+        text = "\n".join(line if line.strip() else "" for line in text.split("\n"))
+    return text.strip()
+
+
+def parse(text: str) -> Parsed:
+    if "\x00" in text:
+        raise ParseError("the input contains NUL bytes; it is binary, not a markdown body")
+    text = normalize_newlines(text.removeprefix("\ufeff"))
+    lines = text.split("\n")
+    tree = blocks(text)
+
+    sections: list[_Section] = [_Section(None, None, 0, 0)]
+    marker: dict[str, Any] | None = None
+    marker_block: Block | None = None
+    findings: list[Finding] = []
+    for block in tree:
+        if block.type == "heading" and block.tag in ("h1", "h2", "h3", "h4"):
+            heading = " ".join(block.content.split("\n")).strip()
+            sections.append(_Section(section_key(heading), heading, int(block.tag[1]), block.start))
+            continue
+        if block.type == "html_block" and marker_block is None and _MARKER_LIKE.match(block.content):
+            match = _MARKER.match(block.content)
+            data = _load_marker(match.group(1)) if match else None
+            if data is not None:
+                marker, marker_block = data, block
+                continue
+            findings.append(Finding("GS007", block.start + 1, "the ghstate marker is not valid JSON; "
+                                    "its text is kept but its data (revision, branch) is ignored"))
+        sections[-1].blocks.append(block)
+
+    # Body line ranges: from the end of a heading to the start of the next one.
+    for here, nxt in zip(sections, [*sections[1:], None]):
+        here.start = here.line + 1 if here.heading is not None else 0
+        here.end = nxt.line if nxt is not None else len(lines)
+        if here.heading is not None:
+            heading_block = next(b for b in tree if b.start == here.line and b.type == "heading")
+            here.start = heading_block.end
+    if marker_block is not None:
+        for i in range(marker_block.start, marker_block.end):
+            lines[i] = ""
+
+    title = ""
+    if marker is None:
+        first = sections[1] if len(sections) > 1 else None
+        if (first is not None and first.key is None and first.level == 1
+                and not _section_text(lines, sections[0])):
+            title = first.heading or ""
+            sections[0].end = first.end
+            sections[0].blocks = first.blocks
+            del sections[1]
+    else:
+        title = _str(marker.get("title"))
+
+    return _assemble(lines, sections, marker, title, findings)
+
+
+def _load_marker(raw: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _section_text(lines: list[str], section: _Section) -> str:
+    return "\n".join(lines[section.start : section.end]).strip()
+
+
+def _assemble(lines: list[str], sections: list[_Section], marker: dict[str, Any] | None, title: str,
+              findings: list[Finding]) -> Parsed:
+    values: dict[str, Any] = {}
+    leftovers: dict[str | None, list[str]] = {}
+    headed: list[tuple[tuple[str, ...], Extra]] = []  # (known sections before it, extra)
+    present: set[str] = set()
+    where: dict[str, int] = {}
+    known_before: list[str] = []
+
+    for section in sections:
+        key = section.key
+        if key is None:
+            body = unescape_text(_clean_body(lines, section.start, section.end))
+            if section.heading is None:
+                if body:
+                    leftovers.setdefault(None, []).append(body)
+            else:
+                headed.append((tuple(known_before), Extra(section.heading, body, section.level, None)))
+            continue
+        if key in present:
+            findings.append(Finding("GS008", section.line + 1,
+                                    f"section {section.heading!r} appears twice; its contents were merged"))
+        present.add(key)
+        where.setdefault(key, section.line + 1)
+        known_before.append(key)
+        if key in ("goal", "resume", "verification"):
+            text = unescape_text(_clean_body(lines, section.start, section.end))
+            if text == NO_RESPONSE:
+                text = ""
+            values[key] = f"{values[key]}\n\n{text}".strip() if values.get(key) and text else (
+                values.get(key) or text)
+            continue
+        items, rest = _list_items(lines, section)
+        for chunk_line, chunk in rest:
+            if chunk == NO_RESPONSE:
+                continue
+            leftovers.setdefault(key, []).append(unescape_text(clean_text(chunk)))
+            findings.append(Finding("GS006", chunk_line + 1,
+                                    f"text in {section.heading!r} is not a list item; it is kept as is"))
+        if key == "phases":
+            phases = []
+            for item in items:
+                phase, problem = _phase(lines, item)
+                if phase is None:
+                    leftovers.setdefault(key, []).append(_raw_item(lines, item))
+                    findings.append(Finding("GS006", item.start + 1, "a status item with no phase name; "
+                                            "it is kept as is"))
+                    continue
+                if problem:
+                    findings.append(Finding("GS003", item.start + 1, problem))
+                where[f"phases.{len(values.get('phases', ())) + len(phases)}"] = item.start + 1
+                phases.append(phase)
+            values["phases"] = (*values.get("phases", ()), *phases)
+        else:
+            texts = []
+            for item in items:
+                text = unescape_item(item_text(lines, item))
+                if text:
+                    where[f"{key}.{len(values.get(key, ())) + len(texts)}"] = item.start + 1
+                    texts.append(text)
+            values[key] = (*values.get(key, ()), *texts)
+
+    checkpoint = Checkpoint(
+        title=title,
+        extra=_place_extras(values, leftovers, headed),
+        **_marker_fields(marker),
+        **values,
+    )
+    return Parsed(checkpoint, frozenset(present), tuple(findings), where, marker is not None)
+
+
+def _clean_body(lines: list[str], start: int, end: int) -> str:
+    return "\n".join(line if line.strip() else "" for line in lines[start:end]).strip()
+
+
+def _raw_item(lines: list[str], item: Block) -> str:
+    return "\n".join(lines[item.start : item.end]).strip()
+
+
+def _list_items(lines: list[str], section: _Section) -> tuple[list[Block], list[tuple[int, str]]]:
+    """Top-level list items of a section, and the text around them that is not a list."""
+    items: list[Block] = []
+    covered: set[int] = set()
+    for block in section.blocks:
+        if block.type in ("bullet_list", "ordered_list"):
+            items.extend(child for child in block.children if child.type == "list_item")
+            covered.update(range(block.start, block.end))
+    return items, _chunks(lines, section.start, section.end, covered)
+
+
+def _chunks(lines: list[str], start: int, end: int, covered: set[int], width: int = 0) -> list[tuple[int, str]]:
+    """Runs of lines in [start, end) outside ``covered``, de-indented by ``width``, as (line, text)."""
+    out: list[tuple[int, str]] = []
+    run: list[str] = []
+    run_start = start
+    for i in range(start, end + 1):
+        if i == end or i in covered:
+            text = "\n".join(line if line.strip() else "" for line in run).strip("\n")
+            if text.strip():
+                out.append((run_start, text))
+            run = []
+            continue
+        if not run:
+            run_start = i
+        run.append(dedent(lines[i], width) if width else lines[i])
+    return out
+
+
+def _phase(lines: list[str], item: Block) -> tuple[Phase | None, str]:
+    """One item of "Current status": checkbox + name, sub-steps, and any other text as detail."""
+    children = item.children
+    if not children or children[0].type != "paragraph" or children[0].start != item.start:
+        return None, ""
+    first = item_text(lines, Block("list_item", item.start, children[0].end, item.level))
+    first = " ".join(part.strip() for part in first.split("\n"))
+    match = CHECKBOX.match(first)
+    problem = ""
+    if match:
+        done = match.group(1) in "xX"
+        name = first[match.end() :].strip()
+    else:
+        done = False
+        name = first
+        problem = f"phase {name!r} is not a checkbox; write it as '- [ ] {name}'"
+    if not name:
+        return None, ""
+    steps: list[Step] = []
+    covered = set(range(item.start, children[0].end))
+    for child in children[1:]:
+        if child.type in ("bullet_list", "ordered_list"):
+            covered.update(range(child.start, child.end))
+            for sub in child.children:
+                if sub.type == "list_item":
+                    step = _step(item_text(lines, sub))
+                    if step is not None:
+                        steps.append(step)
+    _, width = item_layout(lines, item)
+    detail = clean_text("\n\n".join(text for _, text in _chunks(lines, item.start, item.end, covered, width)))
+    return Phase(name, done, tuple(steps), detail), problem
+
+
+def _step(text: str) -> Step | None:
+    if not text:
+        return None
+    match = CHECKBOX.match(text)
+    if match and text[match.end() :].strip():
+        return Step(text[match.end() :].strip(), match.group(1) in "xX")
+    return Step(unescape_item(text, plain_step=True), None)
+
+
+def _place_extras(values: dict[str, Any], leftovers: dict[str | None, list[str]],
+                  headed: list[tuple[tuple[str, ...], Extra]]) -> tuple[Extra, ...]:
+    """Order extras for rendering: each after the nearest known section before it that is rendered.
+
+    Known sections are rendered in canonical order and empty ones not at all, so an extra is anchored
+    to the last non-empty known section that preceded it in the document (None: before them all).
+    """
+    rendered = {key for key in SECTION_KEYS if values.get(key) or leftovers.get(key)}
+    by_anchor: dict[str | None, list[Extra]] = {}
+    for known_before, extra in headed:
+        anchor = next((k for k in reversed(known_before) if k in rendered), None)
+        by_anchor.setdefault(anchor, []).append(replace(extra, after=anchor))
+    result: list[Extra] = []
+    for key in (None, *SECTION_KEYS):
+        text = "\n\n".join(leftovers.get(key, []))
+        if text:
+            result.append(Extra(None, text, 2, key))
+        result.extend(by_anchor.get(key, []))
+    return tuple(result)
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _marker_fields(marker: dict[str, Any] | None) -> dict[str, Any]:
+    if not marker:
+        return {}
+    known = {"revision", "branch", "commit", "dirty", "created_at", "updated_at", "id", "title",
+             "executions", "verification"}
+    revision = marker.get("revision")
+    dirty = marker.get("dirty")
+    executions = marker.get("executions")
+    verification = marker.get("verification")
+    return {
+        "meta": Meta(
+            revision=revision if isinstance(revision, int) and not isinstance(revision, bool) else 0,
+            branch=_str(marker.get("branch")),
+            commit=_str(marker.get("commit")),
+            dirty=tuple(d for d in dirty if isinstance(d, str)) if isinstance(dirty, list) else (),
+            created_at=_str(marker.get("created_at")),
+            updated_at=_str(marker.get("updated_at")),
+            id=_str(marker.get("id")),
+            other={k: v for k, v in marker.items() if k not in known},
+        ),
+        "executions": tuple(execution_from_dict(e) for e in executions if isinstance(e, dict))
+        if isinstance(executions, list) else (),
+        "verification_data": verification if isinstance(verification, dict) and verification else None,
+    }
+
+
+def execution_from_dict(data: dict[str, Any]) -> Execution:
+    revision = data.get("revision")
+    return Execution(
+        agent=_str(data.get("agent")),
+        role=_str(data.get("role")),
+        session=_str(data.get("session")),
+        revision=revision if isinstance(revision, int) and not isinstance(revision, bool) else 0,
+        at=_str(data.get("at")),
+        event=_str(data.get("event")),
+        transcript=_str(data.get("transcript")),
+    )
+
+
+__all__ = ["Finding", "ParseError", "Parsed", "clean_text", "parse", "LIST_SECTIONS", "MARKER_PREFIX"]

@@ -1,0 +1,103 @@
+"""Hypothesis strategies for valid checkpoints: every shape parse can produce, and no other."""
+
+from __future__ import annotations
+
+from hypothesis import assume
+from hypothesis import strategies as st
+
+from ghstate.markup import blocks, escape_text
+from ghstate.model import (
+    LIST_SECTIONS,
+    SECTION_KEYS,
+    TEXT_SECTIONS,
+    Checkpoint,
+    Execution,
+    Extra,
+    Meta,
+    Phase,
+    Step,
+    section_key,
+)
+from ghstate.parse import NO_RESPONSE, clean_text
+
+# Markdown's metacharacters, whitespace and newlines are over-represented on purpose.
+_META = list("#*-_`~<>![]()|\\:=+.1) \t\n") + ["- ", "* ", "1. ", "```", "~~~", "<!--", "-->", "[ ] ", "[x] ",
+                                                "\n\n", "    ", "# ", "## ", "---", "===", "<pre>", "</pre>",
+                                                "<div>", "_No response_", "<!-- ghstate:v1 {} -->"]
+_CHARS = st.one_of(
+    st.sampled_from(_META),
+    st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")),
+    st.sampled_from(list("abcxyz XYZ é中🙂")),
+)
+raw_text = st.lists(_CHARS, max_size=40).map("".join)
+text = raw_text.map(clean_text).map(lambda s: "" if s == NO_RESPONSE else s)
+nonempty = text.filter(bool)
+line = raw_text.map(lambda s: " ".join(clean_text(s).split("\n")).strip())
+nonempty_line = line.filter(bool)
+words = st.lists(st.sampled_from(["alpha", "beta", "gamma", "δ", "`code`", "**b**", "a|b", "x.y"]),
+                 min_size=1, max_size=6).map(" ".join)
+heading = st.lists(st.sampled_from(list("abcdefXYZ0123 .,:()!?&'/é")), min_size=1, max_size=20).map(
+    lambda s: " ".join("".join(s).split())).filter(lambda h: bool(h) and section_key(h) is None)
+
+
+def _no_top_list(body: str) -> bool:
+    return not any(b.type in ("bullet_list", "ordered_list") for b in blocks(escape_text(body)))
+
+
+steps = st.lists(st.builds(Step, nonempty, st.sampled_from([True, False, None])), max_size=4).map(tuple)
+detail = st.one_of(st.just(""), words, text.filter(_no_top_list))
+phases = st.lists(st.builds(Phase, nonempty_line, st.booleans(), steps, detail), max_size=6).map(tuple)
+items = st.lists(nonempty, max_size=6).map(tuple)
+executions = st.lists(
+    st.builds(Execution, line, line, line, st.integers(0, 99), line, line, line), max_size=3
+).map(tuple)
+json_scalar = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), line)
+meta = st.builds(
+    Meta,
+    revision=st.integers(0, 10_000),
+    branch=line,
+    commit=st.text("0123456789abcdef", max_size=40),
+    dirty=st.lists(nonempty_line, max_size=3).map(tuple),
+    created_at=line,
+    updated_at=line,
+    id=line,
+    other=st.dictionaries(st.sampled_from(["future", "x_key"]), json_scalar, max_size=2),
+)
+
+
+@st.composite
+def checkpoints(draw) -> Checkpoint:
+    values = {
+        "title": draw(line),
+        "goal": draw(text),
+        "phases": draw(phases),
+        "decisions": draw(items),
+        "questions": draw(items),
+        "risks": draw(items),
+        "files": draw(items),
+        "runtime": draw(items),
+        "resume": draw(text),
+        "verification": draw(text),
+    }
+    extras: list[Extra] = []
+    headless = {}
+    for anchor in (None, *LIST_SECTIONS, "phases"):
+        if draw(st.integers(0, 4)) == 0:
+            body = draw(nonempty)
+            assume(_no_top_list(body))
+            headless[anchor] = Extra(None, body, 2, anchor)
+    rendered = [None] + [k for k in SECTION_KEYS if values[k] or k in headless]
+    for anchor in rendered:
+        if anchor in headless:
+            extras.append(headless[anchor])
+        for _ in range(draw(st.integers(0, 2))):
+            extras.append(Extra(draw(st.one_of(heading, st.just(""))), draw(text), draw(st.integers(1, 4)), anchor))
+    assert all(k not in TEXT_SECTIONS for k in headless if k)
+    return Checkpoint(
+        **values,
+        verification_data=draw(st.one_of(st.none(), st.fixed_dictionaries({"status": st.sampled_from(
+            ["passing", "failing", "blocked"]), "attempt_count": st.integers(0, 9)}))),
+        extra=tuple(extras),
+        executions=draw(executions),
+        meta=draw(meta),
+    )
