@@ -218,3 +218,41 @@ def find_phase(phases: tuple[Phase, ...], ref: str) -> int:
         raise LookupError(f"no phase {ref!r}: the checkpoint has no phases yet (add one with --phase)")
     listing = "; ".join(f"{i + 1}. {p.name}" for i, p in enumerate(phases))
     raise LookupError(f"no phase {ref!r}; phases are: {listing}")
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One write to a checkpoint, as ``log`` shows it: who wrote it, when, and what changed."""
+
+    revision: int
+    at: str = ""
+    agent: str = ""
+    role: str = ""
+    session: str = ""
+    event: str = "checkpoint"
+    changes: tuple[str, ...] = ()
+    author: str = ""  # the GitHub login that posted it, when read from GitHub
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"revision": self.revision, "at": self.at, "event": self.event,
+                                "changes": list(self.changes)}
+        for key in ("agent", "role", "session", "author"):
+            if getattr(self, key):
+                data[key] = getattr(self, key)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Revision:
+        def text(key: str) -> str:
+            value = data.get(key)
+            return value if isinstance(value, str) else ""
+
+        revision = data.get("revision")
+        changes = data.get("changes")
+        return cls(
+            revision=revision if isinstance(revision, int) and not isinstance(revision, bool) else 0,
+            at=text("at"), agent=text("agent"), role=text("role"), session=text("session"),
+            event=text("event") or "checkpoint",
+            changes=tuple(c for c in changes if isinstance(c, str)) if isinstance(changes, list) else (),
+            author=text("author"),
+        )

@@ -129,6 +129,7 @@ def parse(text: str) -> Parsed:
         if (first is not None and first.key is None and first.level == 1
                 and not _section_text(lines, sections[0])):
             title = first.heading or ""
+            sections[0].start = first.start
             sections[0].end = first.end
             sections[0].blocks = first.blocks
             del sections[1]
@@ -365,3 +366,12 @@ def execution_from_dict(data: dict[str, Any]) -> Execution:
 
 
 __all__ = ["Finding", "ParseError", "Parsed", "clean_text", "parse", "LIST_SECTIONS", "MARKER_PREFIX"]
+
+
+_MARKER_LINE = re.compile(r"^[ ]{0,3}<!--\s*ghstate:v1\s+(\{.*?\})\s*-->[ \t]*$", re.MULTILINE)
+
+
+def read_marker(body: str) -> dict[str, Any] | None:
+    """The marker's data found by a quick scan, for picking a checkpoint among many (no full parse)."""
+    match = _MARKER_LINE.search(body)
+    return _load_marker(match.group(1)) if match else None

@@ -1,0 +1,194 @@
+"""What the commands share: store options, settings, input reading, finding a checkpoint, output."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ghstate import config, gitinfo, render
+from ghstate.errors import ConfigError, InputError, NotFound
+from ghstate.model import Checkpoint
+from ghstate.parse import ParseError, Parsed, parse
+from ghstate.state_json import StateError, from_json, looks_like_json
+from ghstate.stores import Store, Stored
+from ghstate.stores.local import LocalStore
+from ghstate.writer import Writer, checkpoint_of, locate
+
+
+def store_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``-R/--repo`` and ``--store``, after the command name as ``gh`` users expect."""
+
+    @click.option("-R", "--repo", metavar="OWNER/NAME", help="GitHub repository (default: GITHUB_REPOSITORY, "
+                  "then the origin remote).")
+    @click.option("--store", type=click.Choice(config.STORES), default=None,
+                  help="Where checkpoints live (default: auto: GitHub with a token and a repository, else local).")
+    @functools.wraps(fn)
+    def wrapper(*args: Any, repo: str | None, store: str | None, **kwargs: Any) -> Any:
+        click.get_current_context().meta["store_options"] = {"repo": repo, "store": store}
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+class IssueRef(click.ParamType):
+    """``24``, ``#24`` or an issue URL."""
+
+    name = "ISSUE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip()
+        m = re.fullmatch(r"#?([1-9][0-9]{0,9})", text) or re.fullmatch(
+            r"https?://[^/]+/[\w.-]+/[\w.-]+/issues/([1-9][0-9]{0,9})/?(?:#.*)?", text)
+        if not m:
+            self.fail(f"{value!r} is not an issue number (24, #24 or an issue URL)", param, ctx)
+        return int(m.group(1))
+
+
+ISSUE = IssueRef()
+
+
+@dataclass
+class App:
+    """Everything a command needs, built once from flags and environment."""
+
+    settings: config.Settings
+    store: Store
+    local: LocalStore
+
+    @functools.cached_property
+    def env(self) -> Any:
+        return render.environment(self.settings.templates_dir)
+
+    def writer(self) -> Writer:
+        s = self.settings
+        return Writer(self.store, env=self.env, max_body_chars=s.policy.max_body_chars, pending=self.local,
+                      repo=s.repo, api_url=s.api_url)
+
+    def label(self, number: int) -> str:
+        return f"#{number}" if self.store.kind == "github" else f"local #{number}"
+
+    def describe_source(self, stored: Stored) -> str:
+        if self.store.kind == "github":
+            return f"GitHub issue #{stored.number} ({stored.location})"
+        return f"local checkpoint #{stored.number} ({self.display_path(stored.location)})"
+
+    def display_path(self, location: str) -> str:
+        try:
+            return str(Path(location).relative_to(Path.cwd()))
+        except ValueError:
+            return location
+
+    def tree(self) -> gitinfo.WorkTree:
+        tree = gitinfo.work_tree(self.settings.root if self.settings.in_git else None)
+        return replace(tree, dirty=self.own_files_removed(tree.dirty))
+
+    def own_files_removed(self, paths: tuple[str, ...]) -> tuple[str, ...]:
+        """Paths without ghstate's own store: writing a checkpoint is not a change to the work."""
+        try:
+            prefix = self.settings.state_dir.resolve().relative_to(self.settings.root.resolve()).as_posix()
+        except ValueError:
+            return paths
+        return tuple(p for p in paths if p != prefix and not p.startswith(prefix.rstrip("/") + "/")
+                     and p != prefix + "/")
+
+    def find(self, number: int | None, *, tree: gitinfo.WorkTree | None = None) -> tuple[Stored, Checkpoint]:
+        """ISSUE, or the open checkpoint of the current branch; a clear error when there is none."""
+        if number is None:
+            tree = tree or self.tree()
+            stored = locate(self.store, None, tree.branch)
+            if stored is None:
+                where = f"branch {tree.branch}" if tree.branch else "this detached HEAD"
+                raise NotFound(f"no open checkpoint for {where} in the {self.store.kind} store; "
+                               "give an ISSUE number, or create one with 'ghstate checkpoint'")
+        else:
+            stored = self.store.get(number)
+        return stored, checkpoint_of(stored)
+
+
+def make_app(*, need_token: bool = True, **overrides: Any) -> App:
+    ctx = click.get_current_context()
+    options = dict(ctx.meta.get("store_options", {}))
+    options.update(overrides)
+    settings = config.build(repo=options.get("repo"), store=options.get("store"), need_token=need_token,
+                            agent=options.get("agent"), role=options.get("role"), session=options.get("session"))
+    local = LocalStore(settings.state_dir)
+    store: Store
+    if settings.store == "github":
+        from ghstate.stores.github import GitHubStore  # only GitHub commands pay for PyGithub
+
+        assert settings.repo is not None
+        store = GitHubStore.connect(settings)
+    else:
+        store = local
+    return App(settings, store, local)
+
+
+# ------------------------------------------------------------------------------------ input
+
+
+def read_input(path: str) -> tuple[str, str]:
+    """(text, name) of a file or of stdin (``-``): UTF-8 text, not empty, not binary."""
+    name = "standard input" if path == "-" else path
+    try:
+        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"cannot read {path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"cannot read {path}: it is a folder, not a file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if b"\x00" in raw:
+        raise InputError(f"{name} is binary (it contains NUL bytes), not a markdown or JSON checkpoint")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{name} is not UTF-8 text (bad byte at offset {exc.start}); "
+                         "save it as UTF-8 and try again") from None
+    if not text.strip():
+        raise InputError(f"{name} is empty; give a markdown body or a JSON state")
+    return text, name
+
+
+def load_input(path: str) -> tuple[Checkpoint, frozenset[str], str]:
+    """A checkpoint from a markdown body or a JSON state, the sections it names, and its name."""
+    text, name = read_input(path)
+    if looks_like_json(text):
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise InputError(f"{name} looks like JSON but is not valid JSON: {exc}") from None
+        try:
+            cp = from_json(data)
+        except StateError as exc:
+            raise InputError(f"{name}: invalid state: {exc}") from None
+        from ghstate.model import SECTION_KEYS
+
+        present = frozenset(k for k in SECTION_KEYS if k in data)
+        return cp, present, name
+    parsed = parse_text(text, name)
+    return parsed.checkpoint, parsed.present, name
+
+
+def parse_text(text: str, name: str) -> Parsed:
+    try:
+        return parse(text)
+    except ParseError as exc:
+        raise InputError(f"{name}: {exc}") from None
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def config_error(message: str) -> ConfigError:
+    return ConfigError(message)

@@ -1,0 +1,89 @@
+"""Plumbing with no store: ``parse`` (body → JSON), ``render`` (JSON → body) and ``lint``."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ghstate import render as render_mod
+from ghstate.commands.common import emit_json, make_app, parse_text, read_input, store_options
+from ghstate.errors import GhstateError, InputError
+from ghstate.lint import lint as lint_rules
+from ghstate.state_json import StateError, from_json, looks_like_json, to_json
+
+
+@click.command()
+@click.argument("file", default="-", metavar="[FILE|-]")
+def parse(file: str) -> None:
+    """Turn a markdown checkpoint body into the JSON state.
+
+    \b
+    Example:
+      ghstate parse checkpoint.md | jq .next_phase
+    """
+    text, name = read_input(file)
+    emit_json(to_json(parse_text(text, name).checkpoint))
+
+
+@click.command()
+@click.argument("file", default="-", metavar="[FILE|-]")
+def render(file: str) -> None:
+    """Turn a JSON state into the canonical markdown body.
+
+    \b
+    Example:
+      ghstate parse checkpoint.md | ghstate render -
+    """
+    text, name = read_input(file)
+    if not looks_like_json(text):
+        raise InputError(f"{name} is not a JSON state (render takes JSON; to read markdown use 'ghstate parse')")
+    try:
+        cp = from_json(json.loads(text))
+    except ValueError as exc:
+        kind = "invalid state" if isinstance(exc, StateError) else "not valid JSON"
+        raise InputError(f"{name}: {kind}: {exc}") from None
+    click.echo(render_mod.render_body(cp), nl=False)
+
+
+@click.command()
+@click.argument("target", required=False, metavar="[FILE|-|ISSUE]")
+@store_options
+def lint(target: str | None) -> None:
+    """Check a checkpoint against the strict format.
+
+    One line per problem: where, rule code, severity, message. Exits 1 when any error is found.
+    With no argument, lints the current branch's checkpoint.
+
+    \b
+    Examples:
+      ghstate lint checkpoint.md
+      ghstate lint 24
+    """
+    max_item = None
+    if target is not None and (target == "-" or not target.lstrip("#").isdigit()):
+        text, name = read_input(target)
+    else:
+        app = make_app()
+        number = int(target.lstrip("#")) if target else None
+        stored, _ = app.find(number)
+        text, name = stored.body, (stored.location if app.store.kind == "github"
+                                   else app.display_path(stored.location))
+        max_item = app.settings.policy.max_item_chars
+    if max_item is None:
+        from ghstate.config import Policy
+
+        max_item = Policy().max_item_chars
+    parsed = parse_text(text, name)
+    problems = lint_rules(parsed, text, max_item_chars=max_item)
+    for problem in problems:
+        click.echo(problem.format(name))
+    errors = sum(p.severity == "error" for p in problems)
+    if errors:
+        warnings = len(problems) - errors
+        raise LintFailed(f"{name}: {errors} error{'s' if errors != 1 else ''} and {warnings} "
+                         f"warning{'s' if warnings != 1 else ''}; fix the errors listed above")
+
+
+class LintFailed(GhstateError):
+    """Lint found errors (the problems themselves are on stdout)."""

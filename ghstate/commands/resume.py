@@ -1,0 +1,103 @@
+"""``ghstate resume`` and ``ghstate show``: a checkpoint read back for a fresh session or a person."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import click
+
+from ghstate import drift as drift_mod
+from ghstate import gitinfo, probes, render
+from ghstate.commands.common import ISSUE, App, emit_json, make_app, store_options
+from ghstate.errors import ConfigError
+from ghstate.model import Checkpoint, runtime_entry
+from ghstate.state_json import to_json
+from ghstate.stores import Stored
+
+
+def observe(app: App, cp: Checkpoint, tree: gitinfo.WorkTree) -> tuple[drift_mod.Drift, list[str]]:
+    """Check reality: drift of the working tree since the checkpoint, and the runtime probes."""
+    root = app.settings.root if app.settings.in_git else None
+    changes = gitinfo.changes_since(root, cp.meta.commit) if cp.meta.commit else gitinfo.Changes(False)
+    changes = replace(changes, changed_files=app.own_files_removed(changes.changed_files))
+    recorded = cp.meta.other.get(drift_mod.FINGERPRINTS_KEY)
+    fingerprints = gitinfo.fingerprints(root, tuple(recorded)) if isinstance(recorded, dict) else {}
+    drift = drift_mod.compute(cp, tree, changes, fingerprints)
+    statuses = probes.probe_all([runtime_entry(item)[1] for item in cp.runtime])
+    return drift, statuses
+
+
+def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinfo.WorkTree,
+                notes: list | None = None, skipped: int = 0) -> str:
+    if fmt == "markdown":
+        return stored.body if stored.body.endswith("\n") else stored.body + "\n"
+    drift, statuses = observe(app, cp, tree)
+    if fmt == "json":
+        import json
+
+        data = to_json(cp, issue=stored.number, url=stored.location, drift=drift.as_dict(),
+                       runtime_status=statuses)
+        data["notes"] = [{"author": n.author, "created_at": n.created_at, "body": n.body} for n in notes or []]
+        data["notes_left_out"] = skipped
+        return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    if fmt == "short":
+        return render.short(cp, label=app.label(stored.number), drift=drift, env=app.env) + "\n"
+    return render.prompt(cp, source=app.describe_source(stored), drift=drift, runtime_status=statuses,
+                         notes=notes, skipped_notes=skipped, env=app.env).rstrip("\n") + "\n"
+
+
+@click.command()
+@click.argument("issue", type=ISSUE, required=False)
+@store_options
+@click.option("--format", "fmt", type=click.Choice(["prompt", "short", "json", "markdown"]), default="prompt",
+              show_default=True, help="prompt: for a fresh session; short: one line; json: the state; "
+              "markdown: the body as stored.")
+@click.option("--post", is_flag=True, help="Also post the prompt as a comment on the issue (GitHub store).")
+def resume(issue: int | None, fmt: str, post: bool) -> None:
+    """Print the rehydration prompt for a fresh session. Reads only, unless --post.
+
+    ISSUE defaults to the open checkpoint of the current git branch. The prompt names the next phase,
+    repeats locked decisions, lists files to re-read, quotes the resume instruction and reports what
+    changed on this machine since the checkpoint (commits, files, branch, dev servers).
+
+    \b
+    Examples:
+      ghstate resume            # the current branch's checkpoint
+      ghstate resume 24 --format short
+      ghstate resume 24 --post  # leave the prompt on the issue for the next session
+    """
+    app = make_app()
+    tree = app.tree()
+    stored, cp = app.find(issue, tree=tree)
+    notes, skipped = [], 0
+    if app.store.kind == "github" and fmt in ("prompt", "json"):
+        notes, skipped = app.store.notes_since(stored, cp.meta.updated_at, app.settings.policy)  # type: ignore[attr-defined]
+    text = resume_text(app, stored, cp, fmt, tree, notes, skipped)
+    click.echo(text, nl=False)
+    if post:
+        if app.store.kind != "github":
+            raise ConfigError("--post needs the GitHub store; the prompt was printed above")
+        prompt = text if fmt == "prompt" else resume_text(app, stored, cp, "prompt", tree, notes, skipped)
+        url = app.store.post_comment(stored, prompt, allow_secrets=False)  # type: ignore[attr-defined]
+        click.echo(f"Posted the prompt: {url}", err=True)
+
+
+@click.command()
+@click.argument("issue", type=ISSUE, required=False)
+@store_options
+@click.option("--json", "as_json", is_flag=True, help="Print the state as JSON.")
+def show(issue: int | None, as_json: bool) -> None:
+    """Show a checkpoint as a person reads it in a terminal.
+
+    \b
+    Examples:
+      ghstate show 24
+      ghstate show 24 --json | jq .next_phase
+    """
+    app = make_app()
+    stored, cp = app.find(issue)
+    if as_json:
+        emit_json(to_json(cp, issue=stored.number, url=stored.location))
+        return
+    location = stored.location if app.store.kind == "github" else app.display_path(stored.location)
+    click.echo(render.show(cp, label=app.label(stored.number), location=location, env=app.env).rstrip("\n"))

@@ -1,0 +1,204 @@
+"""Settings, built once at the edge from flags, environment and the repository's config file.
+
+Nothing else in ghstate reads ``os.environ`` for its own settings or opens the config file. Policy
+that must outlive sessions (labels, templates, default store, trusted authors, CI threshold) lives in
+``.ghstate/config.toml`` or ``[tool.ghstate]`` in ``pyproject.toml``; unknown keys are an error.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ghstate import gitinfo
+from ghstate.errors import ConfigError
+
+DEFAULT_API = "https://api.github.com"
+STORES = ("auto", "github", "local")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The repository's configuration file."""
+
+    store: str = "auto"
+    label: str = "ghstate"
+    ci_failing_label: str = "ghstate:ci-failing"
+    blocked_label: str = "ghstate:blocked"
+    templates: str = ".ghstate/templates"
+    trusted_associations: tuple[str, ...] = ("OWNER", "MEMBER", "COLLABORATOR")
+    trusted_authors: tuple[str, ...] = ()
+    block_after: int = 3
+    max_item_chars: int = 400
+    max_body_chars: int = 60_000
+
+
+@dataclass(frozen=True)
+class Settings:
+    root: Path  # the git working tree's top, or the current folder outside git
+    in_git: bool
+    state_dir: Path  # the local store
+    store: str  # "github" or "local", resolved from "auto"
+    repo: str | None
+    api_url: str
+    policy: Policy
+    token: str = field(default="", repr=False)
+    agent: str = ""
+    role: str = ""
+    session: str = ""
+    debug: bool = False
+
+    @property
+    def templates_dir(self) -> str:
+        path = Path(self.policy.templates)
+        return str(path if path.is_absolute() else self.root / path)
+
+
+def load_policy(root: Path, state_dir: Path) -> tuple[Policy, str]:
+    """The policy and the file it came from ("" when built in)."""
+    config_file = state_dir / "config.toml"
+    data: dict[str, Any] | None = None
+    origin = ""
+    if config_file.is_file():
+        data = _read_toml(config_file)
+        origin = str(config_file)
+    else:
+        pyproject = root / "pyproject.toml"
+        if pyproject.is_file():
+            raw = pyproject.read_text(encoding="utf-8", errors="replace")
+            if "[tool.ghstate]" in raw:  # avoid the TOML import on the common path
+                data = _read_toml(pyproject).get("tool", {}).get("ghstate")
+                origin = f"{pyproject} [tool.ghstate]"
+    if not data:
+        return Policy(), origin
+    return policy_from_dict(data, origin), origin
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}; fix the file or remove it") from None
+
+
+def policy_from_dict(data: dict[str, Any], origin: str) -> Policy:
+    known = {f.name: f for f in fields(Policy)}
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        name = key.replace("-", "_")
+        if name not in known:
+            raise ConfigError(f"unknown key {key!r} in {origin}; known keys: {', '.join(sorted(known))}")
+        default = getattr(Policy(), name)
+        if isinstance(default, tuple):
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{key} in {origin} must be a list of strings")
+            value = tuple(value)
+        elif isinstance(default, bool) or not isinstance(value, type(default)):
+            raise ConfigError(f"{key} in {origin} must be a {type(default).__name__}, not {value!r}")
+        values[name] = value
+    policy = Policy(**values)
+    if policy.store not in STORES:
+        raise ConfigError(f"store in {origin} must be one of {', '.join(STORES)}, not {policy.store!r}")
+    if policy.block_after < 1:
+        raise ConfigError(f"block_after in {origin} must be at least 1")
+    if not 1_000 <= policy.max_body_chars <= 65_536:
+        raise ConfigError(f"max_body_chars in {origin} must be between 1000 and 65536")
+    return policy
+
+
+def api_hosts(api_url: str) -> tuple[str, ...]:
+    """Hosts whose remotes belong to the GitHub that ``api_url`` serves."""
+    host = (urlsplit(api_url).hostname or "").lower()
+    if host in ("api.github.com", "github.com", ""):
+        return ("github.com",)
+    return (host.removeprefix("api."), host)
+
+
+def read_token(env: dict[str, str]) -> str:
+    """``GH_TOKEN``, then ``GITHUB_TOKEN``, then ``gh auth token``. Never printed or stored."""
+    for name in ("GH_TOKEN", "GITHUB_TOKEN"):
+        if env.get(name, "").strip():
+            return env[name].strip()
+    gh = shutil.which("gh")
+    if gh:
+        try:
+            proc = subprocess.run([gh, "auth", "token"], capture_output=True, text=True, timeout=5, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+        if proc.returncode == 0:
+            return proc.stdout.strip()
+    return ""
+
+
+def build(
+    *,
+    repo: str | None = None,
+    store: str | None = None,
+    agent: str | None = None,
+    role: str | None = None,
+    session: str | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    need_token: bool = True,
+) -> Settings:
+    env = dict(os.environ if env is None else env)
+    cwd = cwd or Path.cwd()
+    git_root = gitinfo.find_root(cwd)
+    root = git_root or cwd.resolve()
+    state_dir = Path(env["GHSTATE_DIR"]).expanduser() if env.get("GHSTATE_DIR") else root / ".ghstate"
+    if not state_dir.is_absolute():
+        state_dir = (cwd / state_dir).resolve()
+    policy, _ = load_policy(root, state_dir)
+    api_url = (env.get("GITHUB_API_URL") or DEFAULT_API).rstrip("/")
+    if not api_url.startswith(("https://", "http://")):
+        raise ConfigError(f"GITHUB_API_URL must be an http(s) URL, not {api_url!r}")
+
+    chosen = store or env.get("GHSTATE_STORE") or policy.store
+    if chosen not in STORES:
+        raise ConfigError(f"--store must be one of {', '.join(STORES)}, not {chosen!r}")
+    repo = repo or env.get("GITHUB_REPOSITORY") or None
+    if repo is None and git_root is not None and chosen != "local":
+        url = gitinfo.origin_url(git_root)
+        repo = gitinfo.repo_from_url(url, api_hosts(api_url)) if url else None
+    if repo is not None:
+        repo = repo.strip()
+        parts = repo.split("/")
+        if len(parts) != 2 or not all(parts):
+            raise ConfigError(f"repository must be OWNER/NAME, not {repo!r}")
+
+    token = ""
+    if chosen == "github" or (chosen == "auto" and repo and need_token):
+        token = read_token(env)
+    if chosen == "auto":
+        chosen = "github" if token and repo else "local"
+    if chosen == "github":
+        if not repo:
+            raise ConfigError("no GitHub repository: pass -R OWNER/NAME, set GITHUB_REPOSITORY, "
+                              "or add a GitHub 'origin' remote")
+        if not token:
+            raise ConfigError("no GitHub token: set GH_TOKEN or GITHUB_TOKEN, or run 'gh auth login'")
+
+    return Settings(
+        root=root,
+        in_git=git_root is not None,
+        state_dir=state_dir,
+        store=chosen,
+        repo=repo,
+        api_url=api_url,
+        policy=policy,
+        token=token,
+        agent=agent or env.get("GHSTATE_AGENT", ""),
+        role=role or env.get("GHSTATE_ROLE", ""),
+        session=session or env.get("GHSTATE_SESSION", ""),
+        debug=env.get("GHSTATE_DEBUG") == "1",
+    )

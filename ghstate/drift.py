@@ -1,0 +1,78 @@
+"""How the working tree moved since a checkpoint was written (pure: git facts in, report out)."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from typing import Any
+
+from ghstate.gitinfo import Changes, WorkTree
+from ghstate.model import Checkpoint
+
+FINGERPRINTS_KEY = "dirty_sha"
+
+
+@dataclass(frozen=True)
+class Drift:
+    commits_since: int = 0
+    changed_files: tuple[str, ...] = ()
+    reread_changed: tuple[str, ...] = ()
+    branch_changed: bool = False
+    branch: str = ""
+    recorded_branch: str = ""
+    commit_missing: bool = False  # the recorded commit is not in this repository (rebased, or not fetched)
+    rewritten: int = 0  # commits of the recorded history that HEAD no longer has
+    known: bool = True  # False when there is no recorded commit or no repository to compare with
+
+    @property
+    def any(self) -> bool:
+        return bool(self.commits_since or self.changed_files or self.branch_changed or self.commit_missing
+                    or self.rewritten)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "commits_since": self.commits_since,
+            "changed_files": list(self.changed_files),
+            "reread_changed": list(self.reread_changed),
+            "branch_changed": self.branch_changed,
+            "branch": self.branch,
+            "recorded_branch": self.recorded_branch,
+            "commit_missing": self.commit_missing,
+            "rewritten": self.rewritten,
+            "known": self.known,
+        }
+
+
+def matches(path: str, changed: str) -> bool:
+    """A file to re-read is touched by a change to ``changed`` (same file, inside a folder, or glob)."""
+    path = path.strip().lstrip("./") if path.startswith("./") else path.strip()
+    path = path.split(":", 1)[0] if ":" in path and path.rsplit(":", 1)[-1].isdigit() else path
+    if not path:
+        return False
+    if any(ch in path for ch in "*?["):
+        return fnmatch.fnmatchcase(changed, path)
+    return changed == path or changed.startswith(path.rstrip("/") + "/")
+
+
+def compute(cp: Checkpoint, tree: WorkTree, changes: Changes, fingerprints: dict[str, str]) -> Drift:
+    """``fingerprints`` are the current content hashes of the files the checkpoint recorded as dirty."""
+    recorded = cp.meta.other.get(FINGERPRINTS_KEY)
+    recorded = recorded if isinstance(recorded, dict) else {}
+    changed = [
+        f for f in changes.changed_files
+        if not (f in recorded and fingerprints.get(f) == recorded[f])  # dirty then, untouched since
+    ]
+    reread = tuple(p for p in cp.file_paths if any(matches(p, f) for f in changed))
+    branch_changed = bool(cp.meta.branch and tree.branch and cp.meta.branch != tree.branch)
+    known = bool(cp.meta.commit) and bool(tree.commit)
+    return Drift(
+        commits_since=changes.commits_since,
+        changed_files=tuple(changed),
+        reread_changed=reread,
+        branch_changed=branch_changed,
+        branch=tree.branch,
+        recorded_branch=cp.meta.branch,
+        commit_missing=known and not changes.commit_known,
+        rewritten=changes.commits_dropped,
+        known=known,
+    )

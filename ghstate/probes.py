@@ -1,0 +1,85 @@
+"""Is what the work assumes alive still alive? Loopback HTTP and TCP checks with short timeouts.
+
+A Runtime item comes from an issue, so it is untrusted: it is only ever read as an address to
+probe, never run, and only loopback addresses are contacted (anything else is ``skipped``).
+"""
+
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import re
+import socket
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit
+
+TIMEOUT = 0.5
+_PORT_ONLY = re.compile(r"^(?:tcp\s+)?port\s+(\d{1,5})\b", re.IGNORECASE)
+_HOST_PORT = re.compile(r"^(?:tcp://)?(\[[0-9a-fA-F:]+\]|[\w.-]+):(\d{1,5})\b")
+_URL = re.compile(r"https?://\S+")
+
+
+def _loopback(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def target(check: str) -> tuple[str, str, int, str] | None:
+    """(kind, host, port, path) for a check such as ``http://127.0.0.1:3000/health`` or ``port 5432``."""
+    check = check.strip().strip("`")
+    url = _URL.search(check)
+    if url:
+        parts = urlsplit(url.group(0).rstrip(").,;"))
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            return None
+        return (parts.scheme, parts.hostname or "", port, parts.path or "/")
+    m = _PORT_ONLY.match(check)
+    if m:
+        return ("tcp", "127.0.0.1", int(m.group(1)), "")
+    m = _HOST_PORT.match(check)
+    if m:
+        return ("tcp", m.group(1), int(m.group(2)), "")
+    return None
+
+
+def probe(check: str, timeout: float = TIMEOUT) -> str:
+    """``up``, ``down``, ``skipped`` (not loopback) or ``unknown`` (not an address we can read)."""
+    found = target(check)
+    if found is None:
+        return "unknown"
+    kind, host, port, path = found
+    if not 0 < port < 65536:
+        return "unknown"
+    if not _loopback(host):
+        return "skipped"
+    address = "127.0.0.1" if host.lower() == "localhost" else host.strip("[]")
+    if kind == "tcp":
+        try:
+            with socket.create_connection((address, port), timeout=timeout):
+                return "up"
+        except OSError:
+            return "down"
+    conn_class = http.client.HTTPSConnection if kind == "https" else http.client.HTTPConnection
+    conn = conn_class(address, port, timeout=timeout)
+    try:
+        conn.request("GET", path, headers={"User-Agent": "ghstate-probe", "Connection": "close"})
+        status = conn.getresponse().status
+        return "up" if status < 500 else "down"
+    except (OSError, http.client.HTTPException):
+        return "down"
+    finally:
+        conn.close()
+
+
+def probe_all(checks: list[str], timeout: float = TIMEOUT) -> list[str]:
+    if not checks:
+        return []
+    with ThreadPoolExecutor(max_workers=min(8, len(checks))) as pool:
+        return list(pool.map(lambda c: probe(c, timeout), checks))

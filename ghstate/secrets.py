@@ -1,0 +1,80 @@
+"""A credential scan over text about to leave the machine (issue bodies and comments).
+
+It reports the line and the kind of secret with the value cut short, so that the report itself does
+not leak what it found.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("a GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})\b")),
+    ("an AWS access key id", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")),
+    ("a private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
+    ("a Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("an API key", re.compile(r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|sk_live_[A-Za-z0-9]{16,}"
+                              r"|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,})")),
+)
+_KEYLIKE = r"(?:password|passwd|pwd|pass|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|" \
+           r"auth[_-]?token|access[_-]?token|token|credential|client[_-]?secret|private[_-]?key)"
+_ASSIGNMENT = re.compile(
+    r"(?i)\b([\w.-]*" + _KEYLIKE + r")\b[\"']?\s*(?:=|:|=>)\s*[\"']?([^\s\"'`,;]{6,})"
+)
+_PLACEHOLDER = re.compile(
+    r"(?i)^(?:<[^>]*>|\$\{?[\w.-]+\}?|%\(?\w+\)?s?|\{\{.*\}\}|x+|\*+|\.+|changeme|example\w*|dummy\w*|"
+    r"placeholder|redacted|none|null|true|false|secret|password|your[\w-]*|env\[.*|os\.environ.*|"
+    r"process\.env.*|getenv.*|required|optional|string|str|int|\w+\(\))$"
+)
+
+
+@dataclass(frozen=True)
+class Secret:
+    line: int  # 1-based
+    kind: str
+    excerpt: str  # the start of the value, cut short
+
+    def describe(self) -> str:
+        return f"line {self.line} looks like {self.kind} ({self.excerpt})"
+
+
+def entropy(value: str) -> float:
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+
+
+def _cut(value: str) -> str:
+    return value[:4] + "…" if len(value) > 4 else "…"
+
+
+def scan(text: str) -> list[Secret]:
+    found: list[Secret] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        for kind, pattern in _PATTERNS:
+            m = pattern.search(line)
+            if m:
+                found.append(Secret(number, kind, _cut(m.group(0))))
+                break
+        else:
+            for m in _ASSIGNMENT.finditer(line):
+                value = m.group(2)
+                if _PLACEHOLDER.match(value):
+                    continue
+                name = m.group(1).lower()
+                strong = any(w in name for w in ("password", "passwd", "secret", "private"))
+                if strong or (len(value) >= 16 and entropy(value) >= 3.5):
+                    found.append(Secret(number, f"a credential assigned to {m.group(1)!r}", _cut(value)))
+                    break
+    return found
+
+
+def new_lines(before: str, after: str) -> str:
+    """The lines of ``after`` that ``before`` does not have, blanking the rest (numbers stay right).
+
+    Only what is new is scanned: a false alarm already on GitHub must not block every later write.
+    """
+    old = set(before.replace("\r\n", "\n").split("\n"))
+    return "\n".join(line if line not in old else "" for line in after.split("\n"))

@@ -1,0 +1,55 @@
+"""Where checkpoints live: the local store (``.ghstate/``) and GitHub issues.
+
+Both stores speak in raw bodies and never parse them: what a body means is ``parse``'s business.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from ghstate.model import Revision
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A checkpoint as a store holds it."""
+
+    number: int
+    title: str
+    body: str
+    location: str  # the issue URL, or the file path
+    labels: tuple[str, ...] = ()
+    state: str = "open"
+    version: str = ""  # what tells a re-read whether it changed (ETag, file stamp)
+    comments: int = 0
+
+
+@dataclass(frozen=True)
+class Note:
+    """A comment on a checkpoint that a resume may show."""
+
+    author: str
+    association: str
+    created_at: str
+    body: str
+    url: str = ""
+
+
+class Store(Protocol):
+    kind: str
+
+    def get(self, number: int) -> Stored: ...
+
+    def list_open(self) -> list[Stored]: ...
+
+    def create(self, title: str, body: str) -> Stored: ...
+
+    def reread(self, stored: Stored) -> Stored | None: ...
+
+    def update(self, stored: Stored, body: str, title: str | None = None,
+               labels: tuple[str, ...] | None = None) -> Stored: ...
+
+    def add_revision(self, stored: Stored, revision: Revision, text: str) -> None: ...
+
+    def revisions(self, number: int) -> list[Revision]: ...

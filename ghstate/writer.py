@@ -1,0 +1,232 @@
+"""Writing a revision: read → change → stamp → render → re-read and merge → write → history.
+
+The same pipeline serves ``checkpoint``, ``ci``, ``push`` and the hooks, on either store. A change is
+a function of the checkpoint as it is now, so it patches rather than overwrites; when the checkpoint
+changed between the read and the write, the two edits are merged section by section. When GitHub
+cannot take the write, the write is kept in the local store as pending, so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets as _random
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from ghstate import render
+from ghstate.drift import FINGERPRINTS_KEY
+from ghstate.edit import content_equal, describe, stamp
+from ghstate.errors import GhstateError, InputError, NotFound, RemoteError, SecretFound
+from ghstate.gitinfo import WorkTree
+from ghstate.merge import merge3
+from ghstate.model import Checkpoint, Execution, Revision
+from ghstate.parse import parse, read_marker
+from ghstate.secrets import new_lines, scan
+from ghstate.stores import Store, Stored
+from ghstate.stores.local import LocalStore
+
+Change = Callable[[Checkpoint], Checkpoint]
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class WriteSpec:
+    number: int | None
+    change: Change
+    intent: dict[str, Any]  # a serialisable description of ``change``, for a write kept as pending
+    tree: WorkTree = field(default_factory=WorkTree)
+    fingerprints: dict[str, str] = field(default_factory=dict)
+    execution: Execution | None = None
+    event: str = "checkpoint"
+    title: str | None = None
+    create: bool = True
+    lookup: bool = True  # find the branch's open checkpoint when no number is given
+    dry_run: bool = False
+    log: bool = True
+    allow_secrets: bool = False
+    labels: Callable[[tuple[str, ...], Checkpoint], tuple[str, ...]] | None = None
+
+
+@dataclass
+class WriteResult:
+    checkpoint: Checkpoint
+    body: str
+    stored: Stored | None
+    created: bool = False
+    changed: bool = True
+    changes: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def checkpoint_of(stored: Stored) -> Checkpoint:
+    """The parsed checkpoint; on GitHub the issue title is the title."""
+    cp = parse(stored.body).checkpoint
+    return replace(cp, title=stored.title) if stored.title else cp
+
+
+def locate(store: Store, number: int | None, branch: str) -> Stored | None:
+    """ISSUE when given, else the most recent open checkpoint whose marker names ``branch``."""
+    if number is not None:
+        return store.get(number)
+    if not branch:
+        return None
+    candidates = store.list_open()
+    if store.kind == "local":
+        candidates = list(reversed(candidates))
+    for stored in candidates:
+        marker = read_marker(stored.body) or {}
+        if marker.get("branch") == branch:
+            return stored
+    return None
+
+
+class Writer:
+    def __init__(self, store: Store, *, env: jinja2.Environment, max_body_chars: int = 60_000,
+                 pending: LocalStore | None = None, repo: str | None = None, api_url: str = "",
+                 clock: Callable[[], str] = utc_now) -> None:
+        self.store = store
+        self.env = env
+        self.max_body_chars = max_body_chars
+        self.pending = pending
+        self.repo = repo
+        self.api_url = api_url
+        self.clock = clock
+
+    def write(self, spec: WriteSpec) -> WriteResult:
+        lock = self.store.lock() if isinstance(self.store, LocalStore) else contextlib.nullcontext()
+        target: Stored | None = None
+        base_body: str | None = None
+        result: WriteResult | None = None
+        try:
+            with lock:
+                target = locate(self.store, spec.number, spec.tree.branch if spec.lookup else "")
+                if target is None and not spec.create:
+                    raise NotFound(f"no open checkpoint for branch {spec.tree.branch or '(detached HEAD)'}")
+                base_body = target.body if target else None
+                result = self._write(spec, target)
+                return result
+        except RemoteError as exc:
+            if spec.dry_run or self.pending is None or self.store.kind != "github":
+                raise
+            path = self._keep_pending(spec, target, base_body, result)
+            raise RemoteError(f"{exc}; the checkpoint was kept locally in {path}: run 'ghstate push' "
+                              "when GitHub is reachable", retryable=exc.retryable, status=exc.status) from exc
+
+    # ----------------------------------------------------------------------------------------
+
+    def _write(self, spec: WriteSpec, target: Stored | None) -> WriteResult:
+        now = self.clock()
+        base = checkpoint_of(target) if target else Checkpoint()
+        ours = spec.change(base)
+        if target is not None and content_equal(ours, base) and spec.event != "pre-compact":
+            return WriteResult(base, target.body, target, changed=False)
+        if target is None and spec.title:
+            ours = replace(ours, title=spec.title)
+        if target is None and not ours.title:
+            branch = spec.tree.branch
+            ours = replace(ours, title=f"Checkpoint: {branch}" if branch else "Checkpoint")
+        stamped = self._stamp(ours, base.meta.revision + 1, now, spec)
+        body = self._body(stamped, target, spec)
+        changes = describe(base if target else None, stamped)
+        if spec.dry_run:
+            return WriteResult(stamped, body, target, created=target is None, changes=changes)
+
+        conflicts: list[str] = []
+        warnings: list[str] = []
+        if target is None:
+            stored = self.store.create(stamped.title, body)
+            created = True
+        else:
+            fresh = self.store.reread(target)
+            if fresh is not None:  # it changed under us: merge, never overwrite
+                theirs = checkpoint_of(fresh)
+                merged = merge3(base, ours, theirs)
+                conflicts = merged.conflicts
+                stamped = self._stamp(merged.checkpoint, max(base.meta.revision, theirs.meta.revision) + 1,
+                                      now, spec)
+                body = self._body(stamped, fresh, spec)
+                changes = describe(theirs, stamped)
+                target = fresh
+            labels = spec.labels(target.labels, stamped) if spec.labels else None
+            title = stamped.title if stamped.title != (target.title or stamped.title) else None
+            stored = self.store.update(target, body, title=title, labels=labels)
+            created = False
+        if spec.log:
+            revision = Revision(
+                revision=stamped.meta.revision, at=now, event=spec.event, changes=tuple(changes),
+                agent=spec.execution.agent if spec.execution else "",
+                role=spec.execution.role if spec.execution else "",
+                session=spec.execution.session if spec.execution else "",
+            )
+            try:
+                self.store.add_revision(stored, revision, self.history_text(revision))
+            except RemoteError as exc:  # the checkpoint itself is written; only its history line is missing
+                warnings.append(f"the history comment could not be posted ({exc})")
+        return WriteResult(stamped, body, stored, created=created, changes=changes, conflicts=conflicts,
+                           warnings=warnings)
+
+    def _stamp(self, cp: Checkpoint, revision: int, now: str, spec: WriteSpec) -> Checkpoint:
+        stamped = stamp(cp, revision=revision, now=now, branch=spec.tree.branch, commit=spec.tree.commit,
+                        dirty=spec.tree.dirty, execution=spec.execution, new_id=_random.token_hex(6))
+        other = dict(stamped.meta.other)
+        if spec.fingerprints:
+            other[FINGERPRINTS_KEY] = spec.fingerprints
+        else:
+            other.pop(FINGERPRINTS_KEY, None)
+        return stamped.with_meta(other=other)
+
+    def _body(self, cp: Checkpoint, target: Stored | None, spec: WriteSpec) -> str:
+        body = render.render_body(cp, self.env)
+        if self.store.kind == "github":
+            if len(body) > self.max_body_chars:
+                raise InputError(
+                    f"the checkpoint would be {len(body):,} characters; the limit is {self.max_body_chars:,} "
+                    "(GitHub accepts 65,536): compact finished phases and long items, then try again")
+            if not spec.allow_secrets:
+                found = scan(new_lines(target.body if target else "", body))
+                if found:
+                    raise SecretFound(f"refusing to write to GitHub: {found[0].describe()}; remove it, "
+                                      "or pass --allow-secrets if it is not a secret")
+        return body
+
+    def history_text(self, revision: Revision) -> str:
+        data = json.dumps(revision.as_dict(), ensure_ascii=False, separators=(",", ":"))
+        data = data.replace("<", "\\u003c").replace(">", "\\u003e")
+        who = ", ".join(x for x in (revision.role, f"session {revision.session}" if revision.session else "") if x)
+        who = f"{revision.agent or 'ghstate'}{f' ({who})' if who else ''}"
+        return self.env.get_template("comment.md.j2").render(revision=revision, who=who, data=data).strip()
+
+    def _keep_pending(self, spec: WriteSpec, target: Stored | None, base_body: str | None,
+                      result: WriteResult | None) -> Path:
+        assert self.pending is not None
+        record = {
+            "kind": "ghstate-pending",
+            "repo": self.repo,
+            "api_url": self.api_url,
+            "issue": target.number if target else spec.number,
+            "branch": spec.tree.branch,
+            "commit": spec.tree.commit,
+            "title": spec.title,
+            "event": spec.event,
+            "intent": spec.intent,
+            "base_body": base_body,
+            "body": result.body if result else None,
+            "saved_at": self.clock(),
+            "execution": render.execution_dict(spec.execution) if spec.execution else None,
+            "log": spec.log,
+        }
+        try:
+            return self.pending.save_pending(record)
+        except OSError as exc:
+            raise GhstateError(f"GitHub could not be reached and the local copy could not be saved "
+                               f"either ({exc}); nothing was written") from exc
