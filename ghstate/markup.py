@@ -128,7 +128,6 @@ def indent(text: str, prefix: str) -> str:
 # --------------------------------------------------------------------------------------- escaping
 
 _ESCAPABLE = re.compile(r"^([ \t]*)(\\*)([#=\-`~<].*)$", re.DOTALL)
-_UNESCAPE = re.compile(r"^([ \t]*)\\(\\*[#=\-`~<].*)$", re.DOTALL)
 _ATX = re.compile(r"^[ \t]*#{1,6}(?:[ \t]|$)")
 _SETEXT = re.compile(r"^[ \t]*(?:=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
@@ -171,52 +170,67 @@ def _closed_fences(lines: list[str]) -> set[int]:
     return inside
 
 
-def _dangerous(lines: list[str], i: int) -> bool:
-    line = lines[i]
+def _dangerous(lines: list[str], i: int, line: str, escaped: bool) -> bool:
+    """Would ``line`` (at position i, leading backslashes removed) end or swallow its section?
+
+    For a line that had no backslash this reads the context (a fence or HTML block that never
+    closes); for one that had, only the line itself, so that escaping other lines cannot change
+    the answer and unescape_text inverts escape_text exactly.
+    """
     if _ATX.match(line):
         return True
     if _SETEXT.match(line) and i > 0 and lines[i - 1].strip():
         return True
     if _fence_open(line):
-        return True  # only called for fences that do not close
-    rest = "\n".join(lines[i:])
+        return True  # unescaped, it is only asked about fences that do not close
     for opener, closer in _HTML_OPEN:
         if opener.match(line):
-            return not closer.search(rest)
+            return escaped or not closer.search("\n".join(lines[i:]))
     return False
 
 
-def _escape_lines(text: str, aggressive: bool) -> str:
-    lines = text.split("\n")
-    fenced = set() if aggressive else _closed_fences(lines)
-    out = []
-    for i, line in enumerate(lines):
-        m = _ESCAPABLE.match(line)
-        if m and i not in fenced and (m.group(2) or aggressive or _dangerous(lines, i)):
-            line = f"{m.group(1)}\\{m.group(2)}{m.group(3)}"
-        out.append(line)
-    return "\n".join(out)
+_WRAP = re.compile(r"^(~{3,}) ghstate-text\n(.*)\n\1$", re.DOTALL)
+
+
+def _wrap(text: str) -> str:
+    """The fallback for text the line escapes cannot make safe: a fence markdown cannot leave early."""
+    longest = max((len(m) for m in re.findall(r"^[ \t]*(~+)", text, re.MULTILINE)), default=0)
+    fence = "~" * max(3, longest + 1)
+    return f"{fence} ghstate-text\n{text}\n{fence}"
 
 
 def escape_text(text: str) -> str:
     """Make free text safe to place at the top level of a body (see the module docstring)."""
     if not _RISKY_START.search(text):
         return text
-    escaped = _escape_lines(text, aggressive=False)
-    if _stays_inside(escaped):
-        return escaped
-    return _escape_lines(text, aggressive=True)
+    lines = text.split("\n")
+    fenced = _closed_fences(lines)
+    out = []
+    for i, line in enumerate(lines):
+        m = _ESCAPABLE.match(line)
+        if m and i not in fenced and _dangerous(lines, i, m.group(1) + m.group(3), bool(m.group(2))):
+            line = f"{m.group(1)}\\{m.group(2)}{m.group(3)}"
+        out.append(line)
+    escaped = "\n".join(out)
+    if _WRAP.match(escaped) or not _stays_inside(escaped):
+        return _wrap(text)
+    return escaped
 
 
 def unescape_text(text: str) -> str:
+    wrapped = _WRAP.match(text)
+    if wrapped:
+        return wrapped.group(2)
     if "\\" not in text:
         return text
     lines = text.split("\n")
     fenced = _closed_fences(lines)
     out = []
     for i, line in enumerate(lines):
-        m = _UNESCAPE.match(line)
-        out.append(m.group(1) + m.group(2) if m and i not in fenced else line)
+        m = _ESCAPABLE.match(line)
+        if m and m.group(2) and i not in fenced and _dangerous(lines, i, m.group(1) + m.group(3), True):
+            line = m.group(1) + m.group(2)[1:] + m.group(3)
+        out.append(line)
     return "\n".join(out)
 
 

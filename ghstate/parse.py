@@ -39,6 +39,7 @@ MARKER_PREFIX = "ghstate:v1"
 _MARKER = re.compile(r"^<!--\s*ghstate:v1\s+(.*?)\s*-->\s*$", re.DOTALL)
 _MARKER_LIKE = re.compile(r"^<!--\s*ghstate:v1\b")
 NO_RESPONSE = "_No response_"
+LINE_SECTIONS = ("files", "runtime")
 
 
 class ParseError(ValueError):
@@ -184,6 +185,9 @@ def _assemble(lines: list[str], sections: list[_Section], marker: dict[str, Any]
                 values.get(key) or text)
             continue
         items, rest = _list_items(lines, section)
+        line_items: list[tuple[int, str]] = []
+        if key in LINE_SECTIONS:  # one path or check per line, as issue-form textareas give them
+            rest, line_items = _split_paragraph_lines(lines, section, rest)
         for chunk_line, chunk in rest:
             if chunk == NO_RESPONSE:
                 continue
@@ -205,11 +209,11 @@ def _assemble(lines: list[str], sections: list[_Section], marker: dict[str, Any]
                 phases.append(phase)
             values["phases"] = (*values.get("phases", ()), *phases)
         else:
+            found = [(item.start, unescape_item(item_text(lines, item))) for item in items]
             texts = []
-            for item in items:
-                text = unescape_item(item_text(lines, item))
+            for start, text in sorted([*found, *line_items]):
                 if text:
-                    where[f"{key}.{len(values.get(key, ())) + len(texts)}"] = item.start + 1
+                    where[f"{key}.{len(values.get(key, ())) + len(texts)}"] = start + 1
                     texts.append(text)
             values[key] = (*values.get(key, ()), *texts)
 
@@ -239,6 +243,23 @@ def _list_items(lines: list[str], section: _Section) -> tuple[list[Block], list[
             items.extend(child for child in block.children if child.type == "list_item")
             covered.update(range(block.start, block.end))
     return items, _chunks(lines, section.start, section.end, covered)
+
+
+def _split_paragraph_lines(lines: list[str], section: _Section, rest: list[tuple[int, str]]
+                           ) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """Paragraph lines of a line-oriented section become items; other loose text stays loose."""
+    paragraph_lines: set[int] = set()
+    for block in section.blocks:
+        if block.type == "paragraph":
+            paragraph_lines.update(range(block.start, block.end))
+    items = [(i, unescape_item(lines[i].strip())) for i in sorted(paragraph_lines)
+             if lines[i].strip() and lines[i].strip() != NO_RESPONSE]
+    if not items:
+        return rest, []
+    kept = _chunks(lines, section.start, section.end,
+                   paragraph_lines | {i for b in section.blocks if b.type in ("bullet_list", "ordered_list")
+                                      for i in range(b.start, b.end)})
+    return kept, items
 
 
 def _chunks(lines: list[str], start: int, end: int, covered: set[int], width: int = 0) -> list[tuple[int, str]]:

@@ -139,8 +139,18 @@ def _strings(obj: dict[str, Any], key: str) -> tuple[str, ...]:
 def _files(obj: dict[str, Any]) -> tuple[str, ...]:
     """Use the items as written where they still name the listed paths; write new paths as code."""
     paths = _strings(obj, "files")
-    written = {file_path(item): item for item in _strings(obj, "file_items")}
-    return tuple(written.get(path) or (f"`{path}`" if "`" not in path else path) for path in paths)
+    written = list(_strings(obj, "file_items"))
+    used = [False] * len(written)
+    out = []
+    for path in paths:
+        for i, item in enumerate(written):
+            if not used[i] and file_path(item) == path:
+                used[i] = True
+                out.append(item)
+                break
+        else:
+            out.append(f"`{path}`" if "`" not in path else path)
+    return tuple(out)
 
 
 def _runtime(obj: dict[str, Any]) -> tuple[str, ...]:

@@ -7,7 +7,6 @@ from hypothesis import strategies as st
 
 from ghstate.markup import blocks, escape_text
 from ghstate.model import (
-    LIST_SECTIONS,
     SECTION_KEYS,
     TEXT_SECTIONS,
     Checkpoint,
@@ -81,7 +80,7 @@ def checkpoints(draw) -> Checkpoint:
     }
     extras: list[Extra] = []
     headless = {}
-    for anchor in (None, *LIST_SECTIONS, "phases"):
+    for anchor in (None, "decisions", "questions", "risks", "phases"):
         if draw(st.integers(0, 4)) == 0:
             body = draw(nonempty)
             assume(_no_top_list(body))

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from ghstate.parse import parse
 from ghstate.render import render_body
 from ghstate.state_json import from_json, to_json
-from tests.strategies import checkpoints
+from strategies import checkpoints
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                              HealthCheck.filter_too_much])

@@ -1,0 +1,107 @@
+"""Test isolation: no network, no real GitHub settings, no `gh`, a throwaway git repository."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import responses
+from click.testing import CliRunner
+
+from ghstate.cli import cli
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+CLEAN_ENV = ("GH_TOKEN", "GITHUB_TOKEN", "GITHUB_REPOSITORY", "GITHUB_API_URL", "GHSTATE_DIR", "GHSTATE_STORE",
+             "GHSTATE_AGENT", "GHSTATE_ROLE", "GHSTATE_SESSION", "GHSTATE_DEBUG", "GITHUB_ACTIONS",
+             "GITHUB_EVENT_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_SHA", "GITHUB_REF_NAME",
+             "GITHUB_HEAD_REF", "GITHUB_RUN_ID", "GITHUB_SERVER_URL")
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch):
+    """No test reaches the network (responses answers or refuses every request), reads a real token,
+    or asks a real `gh`."""
+    for name in CLEAN_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+    monkeypatch.setattr("ghstate.config.shutil.which", lambda name: None)
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        yield mock
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch) -> Path:
+    """A git repository on branch feature/x with one commit, as the current folder."""
+    root = tmp_path / "work"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "feature/x")
+    (root / "src").mkdir()
+    (root / "src" / "parser.ts").write_text("export const parse = () => 1;\n")
+    (root / "README.md").write_text("demo\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "init")
+    monkeypatch.chdir(root)
+    return root
+
+
+class Run:
+    def __init__(self) -> None:
+        self.runner = CliRunner()
+
+    def __call__(self, *args: str, input: str | bytes | None = None, env: dict | None = None, code: int | None = 0):
+        result = self.runner.invoke(cli, list(args), input=input, env=env, catch_exceptions=False)
+        if code is not None:
+            assert result.exit_code == code, (
+                f"exit {result.exit_code} != {code}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}")
+        return result
+
+
+@pytest.fixture
+def run() -> Run:
+    return Run()
+
+
+SAMPLE = """\
+## Goal
+Refactor the CLI parser to required options with strict matching.
+
+## Current status
+- [x] Phase 1: parser changes
+  - [x] add parser opts
+  - [x] validate mutually exclusive flags
+- [ ] Phase 2: matcher abstraction
+- [ ] Phase 3: wire config
+
+## Decisions locked
+- required flags, not positional
+
+## Open questions
+- should --fuzzy accept a threshold?
+
+## Remaining risks
+- fuzzy matcher may be slow on 10k-line inputs
+
+## Files to re-read
+- `src/parser.ts`
+- `src/parser.test.ts`
+
+## Resume instruction
+Start at Phase 2. Re-read parser module and tests before editing matcher code.
+"""
+
+
+@pytest.fixture
+def sample_file(tmp_path) -> Path:
+    path = tmp_path / "checkpoint.md"
+    path.write_text(SAMPLE)
+    return path

@@ -1,0 +1,236 @@
+"""The main job end to end on the local store: checkpoint, resume, show, list, log, lint."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import SAMPLE, git
+
+from ghstate.parse import parse
+
+
+def body(repo, number=1):
+    return (repo / ".ghstate" / f"{number}.md").read_text()
+
+
+def state(repo, number=1):
+    return parse(body(repo, number)).checkpoint
+
+
+def test_checkpoint_creates_then_resume_prints_the_prompt(repo, run, sample_file):
+    out = run("checkpoint", "--file", str(sample_file), "--title", "CLI refactor").stdout
+    assert out.splitlines() == ["Created checkpoint local #1 (revision 1): created with 3 phases (1 done)",
+                                ".ghstate/1.md"]
+    prompt = run("resume").stdout
+    assert "Next phase: Phase 2: matcher abstraction (2 of 3)" in prompt
+    assert "Locked decisions (settled, do not reopen):\n- required flags, not positional" in prompt
+    assert "Start at Phase 2. Re-read parser module and tests before editing matcher code." in prompt
+    assert "treat any earlier picture of the code as stale" in prompt
+    assert "- src/parser.ts" in prompt
+    assert "<checkpoint>" in prompt and "</checkpoint>" in prompt
+    cp = state(repo)
+    assert cp.title == "CLI refactor"
+    assert cp.meta.revision == 1 and cp.meta.branch == "feature/x"
+    assert cp.meta.commit == git(repo, "rev-parse", "HEAD")
+
+
+def test_body_on_disk_is_exactly_what_an_issue_carries(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    text = body(repo)
+    assert text.startswith("<!-- ghstate:v1 {")
+    assert "\n## Goal\nRefactor the CLI parser" in text
+    assert text.endswith("before editing matcher code.\n")
+    assert not list((repo / ".ghstate").glob("*.tmp"))
+
+
+@pytest.mark.parametrize("ref", ["Phase 2", "2", "Phase 2: matcher abstraction", "phase 2"])
+def test_done_accepts_label_index_or_name_and_changes_only_that(repo, run, sample_file, ref):
+    run("checkpoint", "--file", str(sample_file))
+    before = state(repo)
+    out = run("checkpoint", "--done", ref).stdout
+    assert "Phase 2 done" in out
+    after = state(repo)
+    assert [p.done for p in after.phases] == [True, True, False]
+    assert after.meta.revision == before.meta.revision + 1
+    for key in ("goal", "decisions", "questions", "risks", "files", "resume", "extra"):
+        assert getattr(after, key) == getattr(before, key)
+    assert [p.steps for p in after.phases] == [p.steps for p in before.phases]
+
+
+def test_decision_and_resume_flags_change_only_what_they_name(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    before = body(repo)
+    run("checkpoint", "--decision", "matcher is a protocol, not a class", "--resume-at", "Start Phase 3")
+    after = body(repo)
+    changed = [line for line in after.splitlines() if line not in before.splitlines()]
+    assert changed[1:] == ["- matcher is a protocol, not a class", "Start Phase 3"]
+    assert changed[0].startswith("<!-- ghstate:v1 ")  # only the revision stamp besides
+
+
+def test_undo_phase_add_question_risk_read(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    run("checkpoint", "--undo", "1", "--phase", "Phase 4: docs", "--question", "q?", "--risk", "r!",
+        "--read", "src/matcher.ts", "--goal", "New goal")
+    cp = state(repo)
+    assert cp.phases[0].done is False and cp.phases[-1].name == "Phase 4: docs"
+    assert cp.questions[-1] == "q?" and cp.risks[-1] == "r!" and cp.files[-1] == "`src/matcher.ts`"
+    assert cp.goal == "New goal"
+
+
+def test_same_content_is_not_rewritten(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    first = body(repo)
+    out = run("checkpoint", "--file", str(sample_file)).stdout
+    assert out.startswith("No changes: local #1 is up to date (revision 1).")
+    assert body(repo) == first
+
+
+def test_dry_run_prints_and_writes_nothing(repo, run, sample_file):
+    out = run("checkpoint", "--file", str(sample_file), "--dry-run").stdout
+    assert out.startswith("<!-- ghstate:v1 ") and "## Resume instruction" in out
+    assert not (repo / ".ghstate").exists() or not list((repo / ".ghstate").glob("*.md"))
+
+
+def test_json_output_and_incremental_json_input(repo, run, sample_file):
+    data = json.loads(run("checkpoint", "--file", str(sample_file), "--json").stdout)
+    assert data["issue"] == 1 and data["next_phase"] == "Phase 2: matcher abstraction"
+    assert data["meta"]["revision"] == 1
+    data["decisions"].append("no regex in the parser")
+    out = run("checkpoint", "1", "--file", "-", "--json", input=json.dumps(data)).stdout
+    assert json.loads(out)["decisions"] == ["required flags, not positional", "no regex in the parser"]
+    assert json.loads(out)["meta"]["revision"] == 2
+
+
+def test_file_without_a_section_keeps_it(repo, run, sample_file, tmp_path):
+    run("checkpoint", "--file", str(sample_file))
+    partial = tmp_path / "partial.md"
+    partial.write_text("## Resume instruction\nStart at Phase 3.\n")
+    run("checkpoint", "--file", str(partial))
+    cp = state(repo)
+    assert cp.resume == "Start at Phase 3." and len(cp.phases) == 3 and cp.decisions
+
+
+def test_branch_finds_its_own_checkpoint(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    git(repo, "checkout", "-q", "-b", "other")
+    out = run("checkpoint", "--phase", "Phase 1: other work", "--resume-at", "go").stdout
+    assert "local #2" in out
+    git(repo, "checkout", "-q", "feature/x")
+    assert "Phase 2: matcher abstraction" in run("resume", "--format", "short").stdout
+    git(repo, "checkout", "-q", "other")
+    assert "Phase 1: other work" in run("resume", "--format", "short").stdout
+
+
+def test_show_list_log(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file), "--title", "CLI refactor", "--agent", "claude-code",
+        "--session", "s-41")
+    run("checkpoint", "--done", "2", "--role", "reviewer", "--agent", "codex")
+    shown = run("show").stdout
+    assert "CLI refactor" in shown and "2/3 phases" in shown and "✓ Phase 2: matcher abstraction" in shown
+    rows = json.loads(run("list", "--json").stdout)
+    assert rows == [{
+        "issue": 1, "title": "CLI refactor", "url": str(repo / ".ghstate" / "1.md"), "branch": "feature/x",
+        "status": "open", "phases_done": 2, "phases_total": 3, "next_phase": "Phase 3: wire config",
+        "verification": None, "revision": 2, "updated_at": rows[0]["updated_at"],
+    }]
+    assert "local #1" in run("list").stdout
+    log = run("log", "1").stdout.splitlines()
+    assert log[0].startswith("r1") and "claude-code (editor, session s-41): created with 3 phases" in log[0]
+    assert log[1].startswith("r2") and "codex (reviewer): Phase 2 done" in log[1]
+    executions = json.loads(run("resume", "--format", "json").stdout)["executions"]
+    assert [(e["agent"], e["role"], e["revision"]) for e in executions] == [
+        ("claude-code", "editor", 1), ("codex", "reviewer", 2)]
+
+
+def test_resume_formats(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file), "--title", "CLI refactor")
+    short = run("resume", "--format", "short").stdout
+    assert short.count("\n") == 1
+    assert short.startswith("local #1 CLI refactor | next: Phase 2: matcher abstraction (1/3 done)")
+    assert run("resume", "--format", "markdown").stdout == body(repo)
+    data = json.loads(run("resume", "1", "--format", "json").stdout)
+    assert data["schema"] == 1 and data["drift"]["commits_since"] == 0 and data["files"] == [
+        "src/parser.ts", "src/parser.test.ts"]
+
+
+def test_resume_writes_nothing(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    before = {p: p.read_bytes() for p in (repo / ".ghstate").rglob("*") if p.is_file()}
+    run("resume")
+    run("resume", "--format", "json")
+    after = {p: p.read_bytes() for p in (repo / ".ghstate").rglob("*") if p.is_file()}
+    assert before == after
+
+
+def test_parse_render_plumbing_round_trip(run, sample_file):
+    parsed = run("parse", str(sample_file)).stdout
+    rendered = run("render", "-", input=parsed).stdout
+    assert run("parse", "-", input=rendered).stdout == parsed
+    assert json.loads(parsed)["next_phase"] == "Phase 2: matcher abstraction"
+
+
+@pytest.mark.parametrize(("args", "stdin", "message"), [
+    (("checkpoint", "--file", "missing.md"), None, "Error: cannot read missing.md: no such file"),
+    (("checkpoint", "--file", "-"), "", "Error: standard input is empty"),
+    (("checkpoint", "--file", "-"), b"\x89PNG\r\n\x1a\n\x00\x00", "Error: standard input is binary"),
+    (("checkpoint", "--file", "-"), b"caf\xe9 au lait", "Error: standard input is not UTF-8 text"),
+    (("checkpoint", "--file", "-"), "{not json", "Error: standard input looks like JSON but is not valid JSON"),
+    (("checkpoint", "--file", "-"), '{"phases": [{"done": true}]}', "Error: standard input: invalid state: "
+                                                                       "phases[0].name: is required"),
+    (("render", "-"), SAMPLE, "Error: standard input is not a JSON state"),
+    (("render", "-"), '{"schema": 9}', "Error: standard input: invalid state: schema"),
+    (("parse", "-"), b"\x00\x01", "Error: standard input is binary"),
+    (("resume", "7"), None, "Error: no local checkpoint #7"),
+    (("show", "3"), None, "Error: no local checkpoint #3"),
+    (("resume",), None, "Error: no open checkpoint for branch feature/x in the local store"),
+])
+def test_bad_input_gets_one_error_line(repo, run, args, stdin, message):
+    result = run(*args, input=stdin, code=1)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_unknown_phase_is_an_error_and_writes_nothing(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    before = body(repo)
+    result = run("checkpoint", "--done", "Phase 9", code=1)
+    assert result.stderr.startswith("Error: no phase 'Phase 9'; phases are: 1. Phase 1: parser changes")
+    assert body(repo) == before
+
+
+def test_usage_errors_exit_2(repo, run):
+    assert "nothing to write" in run("checkpoint", code=2).stderr
+    assert "is not an issue number" in run("resume", "abc", code=2).stderr
+    assert "Invalid value for '--format'" in run("resume", "--format", "xml", code=2).stderr
+
+
+def test_version_and_help_for_every_command(run):
+    assert run("--version").stdout.startswith("ghstate ")
+    from ghstate.cli import cli
+
+    for name, command in cli.commands.items():
+        text = run(name, "--help").stdout
+        assert command.help and "Example" in command.help, f"{name} has no example in its help"
+        assert text.strip(), name
+
+
+def test_lint(repo, run, tmp_path, sample_file):
+    assert run("lint", str(sample_file)).stdout == ""
+    bad = tmp_path / "bad.md"
+    bad.write_text("## Goal\nx\n\n## Status\n- Phase 1 not a box\n")
+    result = run("lint", str(bad), code=1)
+    lines = result.stdout.splitlines()
+    assert any(line.startswith(f"{bad}:5: GS003 error: phase 'Phase 1 not a box' is not a checkbox")
+               for line in lines)
+    assert any(": GS001 error: no resume instruction" in line for line in lines)
+    assert result.stderr.startswith("Error: ") and "2 errors" in result.stderr
+
+
+def test_debug_shows_traceback(repo, run, monkeypatch):
+    monkeypatch.setenv("GHSTATE_DEBUG", "1")
+    from ghstate.errors import NotFound
+
+    with pytest.raises(NotFound):
+        run("resume", "7", code=None)
