@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from typing import Any
@@ -11,9 +12,36 @@ import click
 from ghstate import __version__
 from ghstate.errors import GhstateError
 
+# name -> (module, attribute, one-line help). Commands are imported only when run, so that
+# `ghstate --version` and a local `resume` do not pay for the modules of the others.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "checkpoint": ("checkpoint", "checkpoint", "Write a checkpoint: create it, or update ISSUE."),
+    "resume": ("resume", "resume", "Print the rehydration prompt for a fresh session."),
+    "show": ("resume", "show", "Show a checkpoint as a person reads it in a terminal."),
+    "list": ("listing", "list_", "Open checkpoints of the repository (or the local store)."),
+    "log": ("listing", "log", "The revision history of a checkpoint."),
+    "lint": ("plumbing", "lint", "Check a checkpoint against the strict format."),
+    "parse": ("plumbing", "parse", "Turn a markdown checkpoint body into the JSON state."),
+    "render": ("plumbing", "render", "Turn a JSON state into the canonical markdown body."),
+}
+
 
 class Group(click.Group):
-    """Every GhstateError becomes ``Error: …`` and exit 1; anything unexpected too, unless GHSTATE_DEBUG=1."""
+    """Lazily loaded commands; every GhstateError becomes ``Error: …`` and exit 1, and so does anything
+    unexpected, unless GHSTATE_DEBUG=1."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)  # in the order of the tour
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, attribute, _ = COMMANDS[name]
+        return getattr(importlib.import_module(f"ghstate.commands.{module}"), attribute)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, summary) for name, (_, _, summary) in COMMANDS.items()])
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -31,9 +59,6 @@ class Group(click.Group):
                 f"internal error ({type(exc).__name__}: {exc}); run again with GHSTATE_DEBUG=1 for a traceback "
                 "and report it")) from None
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(self.commands)  # in the order they were added: the order of the tour
-
 
 def _one_line(message: str) -> str:
     return " ".join(message.split())
@@ -48,17 +73,6 @@ def cli() -> None:
     Before clearing a session's context:   ghstate checkpoint --file checkpoint.md
     In the fresh session:                   ghstate resume
     """
-
-
-def _register() -> None:
-    from ghstate.commands import checkpoint, listing, plumbing, resume
-
-    for command in (checkpoint.checkpoint, resume.resume, resume.show, listing.list_, listing.log,
-                    plumbing.lint, plumbing.parse, plumbing.render):
-        cli.add_command(command)
-
-
-_register()
 
 
 def main() -> None:

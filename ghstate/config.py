@@ -8,12 +8,8 @@ that must outlive sessions (labels, templates, default store, trusted authors, C
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, NamedTuple
 
 from ghstate import gitinfo
 from ghstate.errors import ConfigError
@@ -22,8 +18,7 @@ DEFAULT_API = "https://api.github.com"
 STORES = ("auto", "github", "local")
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(NamedTuple):
     """The repository's configuration file."""
 
     store: str = "auto"
@@ -38,8 +33,7 @@ class Policy:
     max_body_chars: int = 60_000
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     root: Path  # the git working tree's top, or the current folder outside git
     in_git: bool
     state_dir: Path  # the local store
@@ -47,11 +41,16 @@ class Settings:
     repo: str | None
     api_url: str
     policy: Policy
-    token: str = field(default="", repr=False)
+    token: str = ""  # never printed: see __repr__
     agent: str = ""
     role: str = ""
     session: str = ""
     debug: bool = False
+    cache_dir: str | None = None  # compiled templates; None disables the cache
+
+    def __repr__(self) -> str:
+        token = "***" if self.token else ""
+        return f"Settings(root={self.root!r}, store={self.store!r}, repo={self.repo!r}, token={token!r})"
 
     @property
     def templates_dir(self) -> str:
@@ -92,18 +91,18 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 def policy_from_dict(data: dict[str, Any], origin: str) -> Policy:
-    known = {f.name: f for f in fields(Policy)}
+    known = set(Policy._fields)
     values: dict[str, Any] = {}
     for key, value in data.items():
         name = key.replace("-", "_")
         if name not in known:
             raise ConfigError(f"unknown key {key!r} in {origin}; known keys: {', '.join(sorted(known))}")
-        default = getattr(Policy(), name)
+        default = Policy._field_defaults[name]
         if isinstance(default, tuple):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{key} in {origin} must be a list of strings")
             value = tuple(value)
-        elif isinstance(default, bool) or not isinstance(value, type(default)):
+        elif isinstance(value, bool) != isinstance(default, bool) or not isinstance(value, type(default)):
             raise ConfigError(f"{key} in {origin} must be a {type(default).__name__}, not {value!r}")
         values[name] = value
     policy = Policy(**values)
@@ -118,6 +117,8 @@ def policy_from_dict(data: dict[str, Any], origin: str) -> Policy:
 
 def api_hosts(api_url: str) -> tuple[str, ...]:
     """Hosts whose remotes belong to the GitHub that ``api_url`` serves."""
+    from urllib.parse import urlsplit
+
     host = (urlsplit(api_url).hostname or "").lower()
     if host in ("api.github.com", "github.com", ""):
         return ("github.com",)
@@ -129,8 +130,12 @@ def read_token(env: dict[str, str]) -> str:
     for name in ("GH_TOKEN", "GITHUB_TOKEN"):
         if env.get(name, "").strip():
             return env[name].strip()
+    import shutil
+
     gh = shutil.which("gh")
     if gh:
+        import subprocess
+
         try:
             proc = subprocess.run([gh, "auth", "token"], capture_output=True, text=True, timeout=5, check=False)
         except (OSError, subprocess.TimeoutExpired):
@@ -201,4 +206,14 @@ def build(
         role=role or env.get("GHSTATE_ROLE", ""),
         session=session or env.get("GHSTATE_SESSION", ""),
         debug=env.get("GHSTATE_DEBUG") == "1",
+        cache_dir=_cache_dir(env),
     )
+
+
+def _cache_dir(env: dict[str, str]) -> str | None:
+    from ghstate import __version__
+
+    if env.get("GHSTATE_NO_CACHE") == "1":
+        return None
+    base = env.get("XDG_CACHE_HOME") or (str(Path(env["HOME"]) / ".cache") if env.get("HOME") else "")
+    return str(Path(base) / "ghstate" / f"templates-{__version__}") if base else None

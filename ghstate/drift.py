@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ghstate.gitinfo import Changes, WorkTree
 from ghstate.model import Checkpoint
@@ -12,8 +11,7 @@ from ghstate.model import Checkpoint
 FINGERPRINTS_KEY = "dirty_sha"
 
 
-@dataclass(frozen=True)
-class Drift:
+class Drift(NamedTuple):
     commits_since: int = 0
     changed_files: tuple[str, ...] = ()
     reread_changed: tuple[str, ...] = ()
@@ -25,7 +23,7 @@ class Drift:
     known: bool = True  # False when there is no recorded commit or no repository to compare with
 
     @property
-    def any(self) -> bool:
+    def moved(self) -> bool:
         return bool(self.commits_since or self.changed_files or self.branch_changed or self.commit_missing
                     or self.rewritten)
 
@@ -54,7 +52,8 @@ def matches(path: str, changed: str) -> bool:
     return changed == path or changed.startswith(path.rstrip("/") + "/")
 
 
-def compute(cp: Checkpoint, tree: WorkTree, changes: Changes, fingerprints: dict[str, str]) -> Drift:
+def compute(cp: Checkpoint, tree: WorkTree, changes: Changes, fingerprints: dict[str, str],
+            in_repository: bool = True) -> Drift:
     """``fingerprints`` are the current content hashes of the files the checkpoint recorded as dirty."""
     recorded = cp.meta.other.get(FINGERPRINTS_KEY)
     recorded = recorded if isinstance(recorded, dict) else {}
@@ -64,7 +63,7 @@ def compute(cp: Checkpoint, tree: WorkTree, changes: Changes, fingerprints: dict
     ]
     reread = tuple(p for p in cp.file_paths if any(matches(p, f) for f in changed))
     branch_changed = bool(cp.meta.branch and tree.branch and cp.meta.branch != tree.branch)
-    known = bool(cp.meta.commit) and bool(tree.commit)
+    known = bool(cp.meta.commit) and in_repository
     return Drift(
         commits_since=changes.commits_since,
         changed_files=tuple(changed),

@@ -5,7 +5,7 @@ Every function takes a checkpoint and returns a new one; each change touches onl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ghstate.errors import InputError
 from ghstate.model import LIST_SECTIONS, SECTION_KEYS, Checkpoint, Execution, Phase, find_phase, runtime_entry
@@ -64,7 +64,7 @@ def apply_edits(cp: Checkpoint, edits: Edits) -> Checkpoint:
                 index = find_phase(tuple(phases), ref)
             except LookupError as exc:
                 raise EditError(str(exc)) from None
-            phases[index] = replace(phases[index], done=done)
+            phases[index] = phases[index]._replace(done=done)
     if tuple(phases) != cp.phases:
         changes["phases"] = tuple(phases)
     for key, new in (("decisions", edits.decisions), ("questions", edits.questions), ("risks", edits.risks)):
@@ -74,7 +74,7 @@ def apply_edits(cp: Checkpoint, edits: Edits) -> Checkpoint:
         known = set(cp.file_paths)
         fresh = tuple(f"`{p.strip()}`" for p in edits.reads if p.strip() and p.strip() not in known)
         changes["files"] = _append(cp.files, fresh)
-    return replace(cp, **changes) if changes else cp
+    return cp._replace(**changes) if changes else cp
 
 
 def apply_incoming(cp: Checkpoint, incoming: Checkpoint, present: frozenset[str]) -> Checkpoint:
@@ -99,7 +99,7 @@ def apply_incoming(cp: Checkpoint, incoming: Checkpoint, present: frozenset[str]
     order = {key: i for i, key in enumerate((None, *SECTION_KEYS))}
     extras = sorted([*incoming.extra, *kept], key=lambda e: (order[e.after], e.heading is not None))
     changes["extra"] = tuple(extras)
-    return replace(cp, **changes)
+    return cp._replace(**changes)
 
 
 def stamp(cp: Checkpoint, *, revision: int, now: str, branch: str, commit: str, dirty: tuple[str, ...],
@@ -107,12 +107,10 @@ def stamp(cp: Checkpoint, *, revision: int, now: str, branch: str, commit: str, 
     """Record a new revision: the machine facts of this write and who made it."""
     executions = cp.executions
     if execution is not None:
-        executions = (*executions, replace(execution, revision=revision, at=now))[-MAX_EXECUTIONS:]
-    return replace(
-        cp,
+        executions = (*executions, execution._replace(revision=revision, at=now))[-MAX_EXECUTIONS:]
+    return cp._replace(
         executions=executions,
-        meta=replace(
-            cp.meta,
+        meta=cp.meta._replace(
             revision=revision,
             branch=branch or cp.meta.branch,
             commit=commit or cp.meta.commit,
@@ -126,7 +124,7 @@ def stamp(cp: Checkpoint, *, revision: int, now: str, branch: str, commit: str, 
 
 def content_equal(a: Checkpoint, b: Checkpoint) -> bool:
     """Equal in everything a person reads; machine stamps aside."""
-    return replace(a, meta=b.meta, executions=b.executions) == b
+    return a._replace(meta=b.meta, executions=b.executions) == b
 
 
 # ------------------------------------------------------------------------------------ summary
@@ -229,7 +227,7 @@ def make_change(intent: dict):
         if edits:
             cp = apply_edits(cp, edits)
         if verification is not None:
-            cp = replace(cp, verification=verification.get("text", ""),
+            cp = cp._replace(verification=verification.get("text", ""),
                          verification_data=verification.get("data"))
         if tick:
             try:
@@ -238,8 +236,8 @@ def make_change(intent: dict):
                 index = -1  # CI names a phase the checkpoint no longer has: record the result anyway
             if index >= 0 and not cp.phases[index].done:
                 phases = list(cp.phases)
-                phases[index] = replace(phases[index], done=True)
-                cp = replace(cp, phases=tuple(phases))
+                phases[index] = phases[index]._replace(done=True)
+                cp = cp._replace(phases=tuple(phases))
         return cp
 
     return change

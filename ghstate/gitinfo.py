@@ -10,15 +10,14 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 _HEX = re.compile(r"^[0-9a-f]{4,64}$")
 TIMEOUT = 10.0
 
 
-@dataclass(frozen=True)
-class WorkTree:
+class WorkTree(NamedTuple):
     """What the working tree looks like now."""
 
     branch: str = ""  # "" when HEAD is detached or there is no repository
@@ -26,14 +25,13 @@ class WorkTree:
     dirty: tuple[str, ...] = ()  # changed, staged or untracked paths
 
 
-@dataclass(frozen=True)
-class Changes:
+class Changes(NamedTuple):
     """What happened between a recorded commit and the working tree now."""
 
     commit_known: bool = True
     commits_since: int = 0
     commits_dropped: int = 0  # commits of the recorded one that HEAD no longer contains (rebase, reset)
-    changed_files: tuple[str, ...] = field(default_factory=tuple)
+    changed_files: tuple[str, ...] = ()
 
 
 def find_root(start: Path | None = None) -> Path | None:
@@ -62,6 +60,26 @@ def _git_dir(root: Path) -> Path | None:
         shared = Path(common.read_text(encoding="utf-8").strip())
         return shared if shared.is_absolute() else (git_dir / shared).resolve()
     return git_dir
+
+
+def head_branch(root: Path | None) -> str:
+    """The checked-out branch, read from HEAD without running git ("" when detached or unknown)."""
+    if root is None:
+        return ""
+    dot_git = root / ".git"
+    try:
+        if dot_git.is_file():  # a linked worktree keeps its own HEAD in its gitdir
+            text = dot_git.read_text(encoding="utf-8").strip()
+            git_dir = Path(text[len("gitdir:") :].strip()) if text.startswith("gitdir:") else None
+            if git_dir is None:
+                return ""
+            head = ((root / git_dir) if not git_dir.is_absolute() else git_dir) / "HEAD"
+        else:
+            head = dot_git / "HEAD"
+        ref = head.read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+    return ref[len("ref: refs/heads/") :] if ref.startswith("ref: refs/heads/") else ""
 
 
 def origin_url(root: Path) -> str | None:

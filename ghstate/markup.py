@@ -13,7 +13,6 @@ and one of the characters involved, so the pair is a bijection and ``unescape(es
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -30,18 +29,21 @@ def _markdown() -> MarkdownIt:
     return MarkdownIt("commonmark").disable(["reference"])
 
 
-@dataclass
 class Block:
     """A block-level node: its token type, source lines [start, end), and child blocks."""
 
-    type: str
-    start: int
-    end: int
-    level: int
-    tag: str = ""
-    markup: str = ""
-    content: str = ""  # inline source for headings and paragraphs
-    children: list[Block] = field(default_factory=list)
+    __slots__ = ("type", "start", "end", "level", "tag", "markup", "content", "children")
+
+    def __init__(self, type: str, start: int, end: int, level: int, tag: str = "", markup: str = "",
+                 content: str = "") -> None:
+        self.type = type
+        self.start = start
+        self.end = end
+        self.level = level
+        self.tag = tag
+        self.markup = markup
+        self.content = content  # inline source for headings and paragraphs
+        self.children: list[Block] = []
 
 
 def blocks(text: str) -> list[Block]:
@@ -150,8 +152,9 @@ def _fence_open(line: str) -> tuple[str, int] | None:
 
 
 def _fence_closes(line: str, fence: tuple[str, int]) -> bool:
-    m = re.match(r"^ {0,3}(" + re.escape(fence[0]) + r"{%d,})[ \t]*$" % fence[1], line)
-    return m is not None
+    stripped = line.strip(" \t")
+    return (len(line) - len(line.lstrip(" ")) <= 3 and len(stripped) >= fence[1]
+            and stripped == fence[0] * len(stripped))
 
 
 def _closed_fences(lines: list[str]) -> set[int]:

@@ -10,7 +10,7 @@ as an extra section next to it, so that no word is lost. ``base`` None means the
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ghstate.model import HEADINGS, LIST_SECTIONS, Checkpoint, Execution, Extra, Phase, Step
@@ -47,36 +47,51 @@ def merge_sequence(
 ) -> list[T]:
     """Merge lists of keyed items: theirs' order, ours' deletions, both sides' additions.
 
-    An item one side deleted and the other changed is kept (changed), never dropped.
+    A change on one side only is taken as it is. An item one side deleted and the other changed is
+    kept (changed), never dropped. Repeated keys are told apart by their occurrence.
     """
-    base_by = {key(x): x for x in base} if base is not None else {}
-    ours_by = {key(x): x for x in ours}
-    theirs_by = {key(x): x for x in theirs}
-    result: list[T] = []
-    for item in theirs:
-        k = key(item)
+    if base is not None and list(theirs) == list(base):
+        return list(ours)
+    if base is not None and list(ours) == list(base):
+        return list(theirs)
+
+    def keyed(items: Sequence[T]) -> list[tuple[tuple[Hashable, int], T]]:
+        seen: dict[Hashable, int] = {}
+        out = []
+        for item in items:
+            k = key(item)
+            seen[k] = seen.get(k, 0) + 1
+            out.append(((k, seen[k]), item))
+        return out
+
+    base_by = dict(keyed(base)) if base is not None else {}
+    ours_keyed = keyed(ours)
+    ours_by = dict(ours_keyed)
+    theirs_keyed = keyed(theirs)
+    theirs_by = dict(theirs_keyed)
+    result: list[tuple[tuple[Hashable, int], T]] = []
+    for k, item in theirs_keyed:
         if k in ours_by:
-            result.append(merge_item(base_by.get(k), ours_by[k], item) if merge_item else ours_by[k])
+            result.append((k, merge_item(base_by.get(k), ours_by[k], item) if merge_item else ours_by[k]))
         elif k in base_by and base_by[k] == item:
             continue  # ours deleted it and theirs did not touch it
         else:
-            result.append(item)  # theirs added it, or changed what ours deleted
-    present = {key(x) for x in result}
-    for position, item in enumerate(ours):
-        k = key(item)
+            result.append((k, item))  # theirs added it, or changed what ours deleted
+    present = {k for k, _ in result}
+    for position, (k, item) in enumerate(ours_keyed):
         if k in present or (k in base_by and k not in theirs_by and base_by[k] == item):
             continue  # already merged, or theirs deleted it and ours did not change it
         # insert after the nearest preceding item of ours that is in the result
-        anchor = next((key(ours[j]) for j in range(position - 1, -1, -1) if key(ours[j]) in present), None)
-        index = 0 if anchor is None else next(i for i, x in enumerate(result) if key(x) == anchor) + 1
-        result.insert(index, item)
+        anchor = next((ours_keyed[j][0] for j in range(position - 1, -1, -1) if ours_keyed[j][0] in present), None)
+        index = 0 if anchor is None else next(i for i, (rk, _) in enumerate(result) if rk == anchor) + 1
+        result.insert(index, (k, item))
         present.add(k)
-    return result
+    return [item for _, item in result]
 
 
 def _merge_step(base: Step | None, ours: Step, theirs: Step) -> Step:
     done, _ = _pick(base.done if base else None, ours.done, theirs.done)
-    return replace(ours, done=done)
+    return ours._replace(done=done)
 
 
 def _merge_phase(base: Phase | None, ours: Phase, theirs: Phase) -> Phase:
@@ -93,7 +108,7 @@ def _merge_extra(base: Extra | None, ours: Extra, theirs: Extra) -> Extra:
     body, both = _pick(base.body if base else None, ours.body, theirs.body)
     if both and theirs.body not in body:
         body = f"{ours.body}\n\n{theirs.body}".strip()
-    return replace(ours, body=body)
+    return ours._replace(body=body)
 
 
 def merge3(base: Checkpoint | None, ours: Checkpoint, theirs: Checkpoint) -> Merge:
@@ -129,8 +144,8 @@ def merge3(base: Checkpoint | None, ours: Checkpoint, theirs: Checkpoint) -> Mer
             seen.add(k)
             executions.append(e)
     changes["executions"] = tuple(sorted(executions, key=lambda e: (e.revision, e.at)))[-MAX_EXECUTIONS:]
-    changes["meta"] = replace(theirs.meta, revision=max(ours.meta.revision, theirs.meta.revision))
-    return Merge(replace(ours, **changes), conflicts)
+    changes["meta"] = theirs.meta._replace(revision=max(ours.meta.revision, theirs.meta.revision))
+    return Merge(ours._replace(**changes), conflicts)
 
 
 def _ordered_extras(extras: list[Extra]) -> tuple[Extra, ...]:
@@ -141,7 +156,7 @@ def _ordered_extras(extras: list[Extra]) -> tuple[Extra, ...]:
         if extra.heading is None:
             if extra.after in headless:  # both sides wrote loose text in one section: keep both
                 prev = headless[extra.after]
-                headless[extra.after] = replace(prev, body=f"{prev.body}\n\n{extra.body}")
+                headless[extra.after] = prev._replace(body=f"{prev.body}\n\n{extra.body}")
             else:
                 headless[extra.after] = extra
         else:

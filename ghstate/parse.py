@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from ghstate.markup import (
     CHECKBOX,
@@ -46,8 +45,7 @@ class ParseError(ValueError):
     """Input that cannot be a checkpoint body at all (not text)."""
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """Something parse noticed about the source: the raw material for lint."""
 
     code: str
@@ -55,24 +53,25 @@ class Finding:
     message: str
 
 
-@dataclass(frozen=True)
-class Parsed:
+class Parsed(NamedTuple):
     checkpoint: Checkpoint
     present: frozenset[str]  # sections whose heading appears, even if empty
     findings: tuple[Finding, ...] = ()
-    lines: dict[str, int] = field(default_factory=dict)  # "resume" / "phases.2" / "decisions.0" -> line
+    lines: dict[str, int] = {}  # "resume" / "phases.2" / "decisions.0" -> line (never mutated)
     has_marker: bool = False
 
 
-@dataclass
 class _Section:
-    key: str | None
-    heading: str | None
-    level: int
-    line: int  # 0-based line of the heading (or of the first block for the preamble)
-    blocks: list[Block] = field(default_factory=list)
-    start: int = 0  # first body line
-    end: int = 0  # one past the last body line
+    __slots__ = ("key", "heading", "level", "line", "blocks", "start", "end")
+
+    def __init__(self, key: str | None, heading: str | None, level: int, line: int, start: int = 0) -> None:
+        self.key = key
+        self.heading = heading
+        self.level = level
+        self.line = line  # 0-based line of the heading
+        self.blocks: list[Block] = []
+        self.start = start  # first body line
+        self.end = 0  # one past the last body line
 
 
 def normalize_newlines(text: str) -> str:
@@ -101,7 +100,8 @@ def parse(text: str) -> Parsed:
     for block in tree:
         if block.type == "heading" and block.tag in ("h1", "h2", "h3", "h4"):
             heading = " ".join(block.content.split("\n")).strip()
-            sections.append(_Section(section_key(heading), heading, int(block.tag[1]), block.start))
+            sections.append(_Section(section_key(heading), heading, int(block.tag[1]), block.start,
+                                     start=block.end))
             continue
         if block.type == "html_block" and marker_block is None and _MARKER_LIKE.match(block.content):
             match = _MARKER.match(block.content)
@@ -113,13 +113,9 @@ def parse(text: str) -> Parsed:
                                     "its text is kept but its data (revision, branch) is ignored"))
         sections[-1].blocks.append(block)
 
-    # Body line ranges: from the end of a heading to the start of the next one.
-    for here, nxt in zip(sections, [*sections[1:], None]):
-        here.start = here.line + 1 if here.heading is not None else 0
+    # A section's body runs from the end of its heading to the start of the next heading.
+    for here, nxt in zip(sections, [*sections[1:], None], strict=True):
         here.end = nxt.line if nxt is not None else len(lines)
-        if here.heading is not None:
-            heading_block = next(b for b in tree if b.start == here.line and b.type == "heading")
-            here.start = heading_block.end
     if marker_block is not None:
         for i in range(marker_block.start, marker_block.end):
             lines[i] = ""
@@ -333,7 +329,7 @@ def _place_extras(values: dict[str, Any], leftovers: dict[str | None, list[str]]
     by_anchor: dict[str | None, list[Extra]] = {}
     for known_before, extra in headed:
         anchor = next((k for k in reversed(known_before) if k in rendered), None)
-        by_anchor.setdefault(anchor, []).append(replace(extra, after=anchor))
+        by_anchor.setdefault(anchor, []).append(extra._replace(after=anchor))
     result: list[Extra] = []
     for key in (None, *SECTION_KEYS):
         text = "\n\n".join(leftovers.get(key, []))

@@ -8,7 +8,6 @@ every field and saying which one is wrong; derived keys are ignored, so they can
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from ghstate.markup import CHECKBOX
@@ -222,7 +221,7 @@ def _phases(obj: dict[str, Any]) -> tuple[Phase, ...]:
         phase = Phase(name, done, tuple(steps), _text(entry, "detail", path))
         if status in ("blocked", "in_progress") and phase.status != status:
             suffix = " (blocked)" if status == "blocked" else " (in progress)"
-            phase = replace(phase, name=phase.name + suffix)
+            phase = phase._replace(name=phase.name + suffix)
         phases.append(phase)
     return tuple(phases)
 

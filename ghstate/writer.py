@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import secrets as _random
+import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -24,9 +24,9 @@ from ghstate.drift import FINGERPRINTS_KEY
 from ghstate.edit import content_equal, describe, stamp
 from ghstate.errors import GhstateError, InputError, NotFound, RemoteError, SecretFound
 from ghstate.gitinfo import WorkTree
+from ghstate.lookup import checkpoint_of, locate
 from ghstate.merge import merge3
 from ghstate.model import Checkpoint, Execution, Revision
-from ghstate.parse import parse, read_marker
 from ghstate.secrets import new_lines, scan
 from ghstate.stores import Store, Stored
 from ghstate.stores.local import LocalStore
@@ -66,28 +66,6 @@ class WriteResult:
     changes: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-
-
-def checkpoint_of(stored: Stored) -> Checkpoint:
-    """The parsed checkpoint; on GitHub the issue title is the title."""
-    cp = parse(stored.body).checkpoint
-    return replace(cp, title=stored.title) if stored.title else cp
-
-
-def locate(store: Store, number: int | None, branch: str) -> Stored | None:
-    """ISSUE when given, else the most recent open checkpoint whose marker names ``branch``."""
-    if number is not None:
-        return store.get(number)
-    if not branch:
-        return None
-    candidates = store.list_open()
-    if store.kind == "local":
-        candidates = list(reversed(candidates))
-    for stored in candidates:
-        marker = read_marker(stored.body) or {}
-        if marker.get("branch") == branch:
-            return stored
-    return None
 
 
 class Writer:
@@ -131,10 +109,10 @@ class Writer:
         if target is not None and content_equal(ours, base) and spec.event != "pre-compact":
             return WriteResult(base, target.body, target, changed=False)
         if target is None and spec.title:
-            ours = replace(ours, title=spec.title)
+            ours = ours._replace(title=spec.title)
         if target is None and not ours.title:
             branch = spec.tree.branch
-            ours = replace(ours, title=f"Checkpoint: {branch}" if branch else "Checkpoint")
+            ours = ours._replace(title=f"Checkpoint: {branch}" if branch else "Checkpoint")
         stamped = self._stamp(ours, base.meta.revision + 1, now, spec)
         body = self._body(stamped, target, spec)
         changes = describe(base if target else None, stamped)
@@ -177,7 +155,7 @@ class Writer:
 
     def _stamp(self, cp: Checkpoint, revision: int, now: str, spec: WriteSpec) -> Checkpoint:
         stamped = stamp(cp, revision=revision, now=now, branch=spec.tree.branch, commit=spec.tree.commit,
-                        dirty=spec.tree.dirty, execution=spec.execution, new_id=_random.token_hex(6))
+                        dirty=spec.tree.dirty, execution=spec.execution, new_id=os.urandom(6).hex())
         other = dict(stamped.meta.other)
         if spec.fingerprints:
             other[FINGERPRINTS_KEY] = spec.fingerprints

@@ -20,17 +20,18 @@ CLEAN_ENV = ("GH_TOKEN", "GITHUB_TOKEN", "GITHUB_REPOSITORY", "GITHUB_API_URL", 
 
 
 @pytest.fixture(autouse=True)
-def isolated(monkeypatch):
+def isolated(monkeypatch, tmp_path_factory):
     """No test reaches the network (responses answers or refuses every request), reads a real token,
     or asks a real `gh`."""
     for name in CLEAN_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test")
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.com")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.com")
-    monkeypatch.setattr("ghstate.config.shutil.which", lambda name: None)
+    monkeypatch.setattr("shutil.which", lambda name, *a, **k: None)
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
         yield mock
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
+from strategies import checkpoints
 
 from ghstate.parse import parse
 from ghstate.render import render_body
 from ghstate.state_json import from_json, to_json
-from strategies import checkpoints
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                              HealthCheck.filter_too_much])

@@ -7,20 +7,21 @@ import json
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ghstate import config, gitinfo, render
 from ghstate.errors import ConfigError, InputError, NotFound
+from ghstate.lookup import checkpoint_of, locate
 from ghstate.model import Checkpoint
-from ghstate.parse import ParseError, Parsed, parse
-from ghstate.state_json import StateError, from_json, looks_like_json
+from ghstate.parse import Parsed, ParseError, parse
 from ghstate.stores import Store, Stored
 from ghstate.stores.local import LocalStore
-from ghstate.writer import Writer, checkpoint_of, locate
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.writer import Writer
 
 
 def store_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -57,19 +58,21 @@ class IssueRef(click.ParamType):
 ISSUE = IssueRef()
 
 
-@dataclass
 class App:
     """Everything a command needs, built once from flags and environment."""
 
-    settings: config.Settings
-    store: Store
-    local: LocalStore
+    def __init__(self, settings: config.Settings, store: Store, local: LocalStore) -> None:
+        self.settings = settings
+        self.store = store
+        self.local = local
 
     @functools.cached_property
     def env(self) -> Any:
-        return render.environment(self.settings.templates_dir)
+        return render.environment(self.settings.templates_dir, cache_dir=self.settings.cache_dir)
 
     def writer(self) -> Writer:
+        from ghstate.writer import Writer
+
         s = self.settings
         return Writer(self.store, env=self.env, max_body_chars=s.policy.max_body_chars, pending=self.local,
                       repo=s.repo, api_url=s.api_url)
@@ -90,7 +93,7 @@ class App:
 
     def tree(self) -> gitinfo.WorkTree:
         tree = gitinfo.work_tree(self.settings.root if self.settings.in_git else None)
-        return replace(tree, dirty=self.own_files_removed(tree.dirty))
+        return tree._replace(dirty=self.own_files_removed(tree.dirty))
 
     def own_files_removed(self, paths: tuple[str, ...]) -> tuple[str, ...]:
         """Paths without ghstate's own store: writing a checkpoint is not a change to the work."""
@@ -161,6 +164,8 @@ def read_input(path: str) -> tuple[str, str]:
 
 def load_input(path: str) -> tuple[Checkpoint, frozenset[str], str]:
     """A checkpoint from a markdown body or a JSON state, the sections it names, and its name."""
+    from ghstate.state_json import StateError, from_json, looks_like_json
+
     text, name = read_input(path)
     if looks_like_json(text):
         try:

@@ -6,7 +6,7 @@ import click
 
 from ghstate import render
 from ghstate.commands.common import ISSUE, emit_json, make_app, store_options
-from ghstate.writer import checkpoint_of
+from ghstate.lookup import checkpoint_of
 
 
 @click.command(name="list")

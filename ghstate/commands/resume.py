@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import click
 
 from ghstate import drift as drift_mod
-from ghstate import gitinfo, probes, render
+from ghstate import gitinfo, render
 from ghstate.commands.common import ISSUE, App, emit_json, make_app, store_options
 from ghstate.errors import ConfigError
 from ghstate.model import Checkpoint, runtime_entry
-from ghstate.state_json import to_json
 from ghstate.stores import Stored
 
 
@@ -19,11 +16,15 @@ def observe(app: App, cp: Checkpoint, tree: gitinfo.WorkTree) -> tuple[drift_mod
     """Check reality: drift of the working tree since the checkpoint, and the runtime probes."""
     root = app.settings.root if app.settings.in_git else None
     changes = gitinfo.changes_since(root, cp.meta.commit) if cp.meta.commit else gitinfo.Changes(False)
-    changes = replace(changes, changed_files=app.own_files_removed(changes.changed_files))
+    changes = changes._replace(changed_files=app.own_files_removed(changes.changed_files))
     recorded = cp.meta.other.get(drift_mod.FINGERPRINTS_KEY)
     fingerprints = gitinfo.fingerprints(root, tuple(recorded)) if isinstance(recorded, dict) else {}
-    drift = drift_mod.compute(cp, tree, changes, fingerprints)
-    statuses = probes.probe_all([runtime_entry(item)[1] for item in cp.runtime])
+    drift = drift_mod.compute(cp, tree, changes, fingerprints, in_repository=root is not None)
+    statuses = []
+    if cp.runtime:
+        from ghstate import probes
+
+        statuses = probes.probe_all([runtime_entry(item)[1] for item in cp.runtime])
     return drift, statuses
 
 
@@ -34,6 +35,9 @@ def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinf
     drift, statuses = observe(app, cp, tree)
     if fmt == "json":
         import json
+
+        from ghstate.state_json import to_json
+
 
         data = to_json(cp, issue=stored.number, url=stored.location, drift=drift.as_dict(),
                        runtime_status=statuses)
@@ -67,7 +71,8 @@ def resume(issue: int | None, fmt: str, post: bool) -> None:
       ghstate resume 24 --post  # leave the prompt on the issue for the next session
     """
     app = make_app()
-    tree = app.tree()
+    # Only the branch is needed to find the checkpoint: read it from HEAD rather than run git status.
+    tree = gitinfo.WorkTree(branch=gitinfo.head_branch(app.settings.root if app.settings.in_git else None))
     stored, cp = app.find(issue, tree=tree)
     notes, skipped = [], 0
     if app.store.kind == "github" and fmt in ("prompt", "json"):
@@ -95,8 +100,11 @@ def show(issue: int | None, as_json: bool) -> None:
       ghstate show 24 --json | jq .next_phase
     """
     app = make_app()
-    stored, cp = app.find(issue)
+    stored, cp = app.find(issue, tree=gitinfo.WorkTree(branch=gitinfo.head_branch(
+        app.settings.root if app.settings.in_git else None)))
     if as_json:
+        from ghstate.state_json import to_json
+
         emit_json(to_json(cp, issue=stored.number, url=stored.location))
         return
     location = stored.location if app.store.kind == "github" else app.display_path(stored.location)

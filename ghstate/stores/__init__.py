@@ -5,14 +5,12 @@ Both stores speak in raw bodies and never parse them: what a body means is ``par
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from ghstate.model import Revision
 
 
-@dataclass(frozen=True)
-class Stored:
+class Stored(NamedTuple):
     """A checkpoint as a store holds it."""
 
     number: int
@@ -25,8 +23,7 @@ class Stored:
     comments: int = 0
 
 
-@dataclass(frozen=True)
-class Note:
+class Note(NamedTuple):
     """A comment on a checkpoint that a resume may show."""
 
     author: str

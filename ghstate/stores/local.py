@@ -11,7 +11,6 @@ import contextlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,8 @@ _NUMBERED = re.compile(r"^([1-9][0-9]{0,8})\.md$")
 
 
 def atomic_write(path: Path, text: str) -> None:
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

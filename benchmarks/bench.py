@@ -1,0 +1,157 @@
+"""ghstate's speed and size figures on this machine. Run: python benchmarks/bench.py [--quick]
+
+Prints, never asserts: cold start of the CLI against the floor of importing its three libraries, a
+local resume, in-process parse and render of a 65,536-character body, and the prompt's size against
+the state it carries. Timing figures are medians of repeated runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+EXAMPLE = HERE.parent / "examples" / "checkpoint.md"
+
+
+def ghstate_command() -> list[str]:
+    script = Path(sys.executable).parent / "ghstate"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "ghstate"]
+
+
+def medians_ms(commands: dict[str, tuple[list[str], Path | None]], runs: int, env: dict) -> dict[str, float]:
+    """Median wall time of each command, runs interleaved so that machine noise hits all alike."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, (cmd, cwd) in commands.items():
+            start = time.perf_counter()
+            proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True)
+            times[name].append((time.perf_counter() - start) * 1000)
+            if proc.returncode != 0:
+                raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.decode(errors='replace')}")
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def big_body(size: int = 65_536) -> str:
+    """A realistic checkpoint of exactly ``size`` characters: many phases, decisions, files, notes."""
+    from ghstate.model import Checkpoint, Extra, Meta, Phase, Step
+    from ghstate.render import render_body
+
+    phases = tuple(
+        Phase(f"Phase {i}: {'migrate' if i % 2 else 'verify'} the `module_{i}` layer", i < 7,
+              tuple(Step(f"step {j} of phase {i}: update `src/m{i}/f{j}.py` and its tests", j < 3) for j in range(6)))
+        for i in range(1, 13)
+    )
+    decisions = [f"decision {i}: keep the public API of `pkg.mod{i}` stable; callers in src/app/{i}.py depend "
+                 f"on it | see [ADR {i}](docs/adr/{i}.md)" for i in range(2000)]
+    cp = Checkpoint(
+        title="Large refactor", goal="Move the storage layer to the new engine without downtime. " * 8,
+        phases=phases, questions=tuple(f"question {i}: is *path {i}* still needed?" for i in range(30)),
+        risks=tuple(f"risk {i}: a slow query on table_{i} under load" for i in range(30)),
+        files=tuple(f"`src/storage/module_{i}.py`" for i in range(40)),
+        resume="Start at Phase 7. Re-read the storage modules first; the migration script is half done.",
+        verification="passing at 4f2c1e9", meta=Meta(revision=42, branch="feature/storage", commit="4f2c1e9" * 5),
+    )
+    filler = Extra("Notes from review", "", 2, "verification")
+    lo, hi = 0, len(decisions)
+    while lo < hi:  # the most decisions that still fit
+        mid = (lo + hi + 1) // 2
+        if len(render_body(Checkpoint(**{**cp._asdict(), "decisions": tuple(decisions[:mid]), "extra": (filler,)}))) \
+                <= size:
+            lo = mid
+        else:
+            hi = mid - 1
+    base = Checkpoint(**{**cp._asdict(), "decisions": tuple(decisions[:lo])})
+    short = len(render_body(Checkpoint(**{**base._asdict(), "extra": (Extra("Notes from review", "x", 2,
+                                                                              "verification"),)})))
+    pad = "x" + "n" * (size - short)
+    body = render_body(Checkpoint(**{**base._asdict(), "extra": (Extra("Notes from review", pad, 2, "verification"),)}))
+    assert len(body) == size, len(body)
+    return body
+
+
+def in_process_ms(fn, runs: int) -> float:
+    fn()  # warm: compiled regexes and templates are a one-off per process
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = parser.parse_args()
+    runs = 5 if args.quick else 21
+
+    from ghstate.parse import parse
+    from ghstate.render import prompt, render_body
+
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, {runs} runs per figure (median)")
+    env = {k: v for k, v in os.environ.items() if k not in ("GH_TOKEN", "GITHUB_TOKEN", "GITHUB_REPOSITORY")}
+    env["GHSTATE_STORE"] = "local"
+
+    import ghstate
+
+    package = Path(ghstate.__file__).parent
+    if not (package / "__pycache__").is_dir():
+        print("note: ghstate has no compiled bytecode here (an editable install with PYTHONDONTWRITEBYTECODE?);"
+              " its start-up figures include compiling it. `pip install .` compiles it, as users get it.")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        git = shutil.which("git")
+        if git:
+            for cmd in (["init", "-q", "-b", "main"], ["-c", "user.email=b@e", "-c", "user.name=b", "commit", "-q",
+                                                         "--allow-empty", "-m", "init"]):
+                subprocess.run([git, *cmd], cwd=work, check=True, capture_output=True)
+        subprocess.run([*ghstate_command(), "checkpoint", "--file", str(EXAMPLE)], cwd=work, env=env, check=True,
+                       capture_output=True)
+        figures = medians_ms({
+            "floor": ([sys.executable, "-c", "import click, jinja2, markdown_it"], None),
+            "version": ([*ghstate_command(), "--version"], None),
+            "resume": ([*ghstate_command(), "resume"], work),
+            "short": ([*ghstate_command(), "resume", "--format", "short"], work),
+        }, runs, env)
+    floor, version, resume, resume_short = (figures[k] for k in ("floor", "version", "resume", "short"))
+    print("\ncold start (wall time, one process each)")
+    print(f"  floor: python -c 'import click, jinja2, markdown_it'   {floor:7.1f} ms")
+    print(f"  ghstate --version                                    {version:7.1f} ms  ({version / floor:.2f}x floor)")
+    print(f"  ghstate resume (local store, git repo)               {resume:7.1f} ms  ({resume / floor:.2f}x floor)")
+    print(f"  ghstate resume --format short                        {resume_short:7.1f} ms  "
+          f"({resume_short / floor:.2f}x floor)   target: within 1.3x")
+
+    body = big_body()
+    cp = parse(body).checkpoint
+    parse_ms = in_process_ms(lambda: parse(body), runs)
+    render_ms = in_process_ms(lambda: render_body(cp), runs)
+    print(f"\nin-process, a {len(body):,}-character body ({len(cp.phases)} phases, {len(cp.decisions)} decisions)")
+    print(f"  parse   {parse_ms:6.1f} ms   target: under 50 ms")
+    print(f"  render  {render_ms:6.1f} ms   target: under 50 ms")
+
+    sample = parse(EXAMPLE.read_text()).checkpoint
+    text = prompt(sample, source="local checkpoint #1 (.ghstate/1.md)")
+    state_chars = sum(len(x) for x in (sample.title, sample.goal, sample.resume, *sample.decisions, *sample.questions,
+                                       *sample.risks, *sample.file_paths, *(p.name for p in sample.phases)))
+    print("\nprompt size (examples/checkpoint.md)")
+    print(f"  state text {state_chars} chars, prompt {len(text)} chars, fixed overhead {len(text) - state_chars} chars "
+          f"({(len(text) - state_chars) / len(text):.0%} of the prompt)")
+    big_prompt = prompt(cp, source="GitHub issue #24 (https://github.com/o/r/issues/24)")
+    print(f"  65,536-character body: prompt {len(big_prompt):,} chars "
+          f"({len(big_prompt) / len(body):.0%} of the body: finished phases are compacted to their names)")
+    print(json.dumps({"floor_ms": round(floor, 1), "version_ms": round(version, 1), "resume_ms": round(resume, 1),
+                      "parse_ms": round(parse_ms, 1), "render_ms": round(render_ms, 1),
+                      "prompt_overhead_chars": len(text) - state_chars}))
+
+
+if __name__ == "__main__":
+    main()

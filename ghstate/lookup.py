@@ -1,0 +1,29 @@
+"""Finding a checkpoint in a store and reading it: shared by every command, light to import."""
+
+from __future__ import annotations
+
+from ghstate.model import Checkpoint
+from ghstate.parse import parse, read_marker
+from ghstate.stores import Store, Stored
+
+
+def checkpoint_of(stored: Stored) -> Checkpoint:
+    """The parsed checkpoint; on GitHub the issue title is the title."""
+    cp = parse(stored.body).checkpoint
+    return cp._replace(title=stored.title) if stored.title else cp
+
+
+def locate(store: Store, number: int | None, branch: str) -> Stored | None:
+    """ISSUE when given, else the most recent open checkpoint whose marker names ``branch``."""
+    if number is not None:
+        return store.get(number)
+    if not branch:
+        return None
+    candidates = store.list_open()
+    if store.kind == "local":
+        candidates = list(reversed(candidates))
+    for stored in candidates:
+        marker = read_marker(stored.body) or {}
+        if marker.get("branch") == branch:
+            return stored
+    return None

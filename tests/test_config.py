@@ -1,0 +1,95 @@
+"""Configuration: one file, read once; unknown keys are an error; store and repository resolution."""
+
+from __future__ import annotations
+
+import pytest
+
+from ghstate import config
+from ghstate.errors import ConfigError
+
+
+def test_defaults_without_a_file(repo):
+    settings = config.build(env={})
+    assert settings.store == "local" and settings.repo is None
+    assert settings.state_dir == repo / ".ghstate"
+    assert settings.policy == config.Policy()
+
+
+def test_config_toml(repo):
+    (repo / ".ghstate").mkdir()
+    (repo / ".ghstate" / "config.toml").write_text(
+        'label = "state"\nblock_after = 5\ntrusted_authors = ["ci-bot"]\nstore = "local"\n')
+    policy = config.build(env={}).policy
+    assert policy.label == "state" and policy.block_after == 5 and policy.trusted_authors == ("ci-bot",)
+
+
+def test_pyproject_tool_section(repo):
+    (repo / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.ghstate]\nmax-item-chars = 200\n')
+    assert config.build(env={}).policy.max_item_chars == 200
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('colour = "red"\n', "unknown key 'colour'"),
+    ("block_after = 0\n", "block_after"),
+    ('block_after = "3"\n', "block_after"),
+    ("block_after = true\n", "block_after"),
+    ('store = "s3"\n', "store in"),
+    ("trusted_authors = [1]\n", "list of strings"),
+    ("label = = 1\n", "cannot read"),
+])
+def test_bad_config_is_an_error(repo, run, text, message):
+    (repo / ".ghstate").mkdir()
+    (repo / ".ghstate" / "config.toml").write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        config.build(env={})
+    result = run("resume", code=1)
+    assert result.stderr.startswith("Error: ") and message.split("'")[0] in result.stderr
+
+
+@pytest.mark.parametrize(("url", "repo_name"), [
+    ("git@github.com:octo/hello.git", "octo/hello"),
+    ("https://github.com/octo/hello.git", "octo/hello"),
+    ("https://github.com/octo/hello", "octo/hello"),
+    ("ssh://git@github.com/octo/hello.git", "octo/hello"),
+    ("ssh://git@ssh.github.com:443/octo/hello.git", "octo/hello"),
+    ("https://x-access-token:abc@github.com/octo/hello.git", "octo/hello"),
+    ("git@gitlab.com:octo/hello.git", None),
+    ("/srv/git/hello.git", None),
+])
+def test_repository_from_origin(url, repo_name):
+    assert config.gitinfo.repo_from_url(url) == repo_name
+
+
+def test_repository_from_origin_remote_and_ghes(repo):
+    from conftest import git
+
+    git(repo, "remote", "add", "origin", "git@ghe.example.com:team/app.git")
+    assert config.build(env={}).repo is None
+    settings = config.build(env={"GITHUB_API_URL": "https://ghe.example.com/api/v3"})
+    assert settings.repo == "team/app" and settings.store == "local"  # no token: local
+    settings = config.build(env={"GITHUB_API_URL": "https://ghe.example.com/api/v3", "GH_TOKEN": "t"})
+    assert settings.store == "github" and settings.api_url == "https://ghe.example.com/api/v3"
+
+
+def test_store_resolution(repo):
+    assert config.build(env={"GITHUB_REPOSITORY": "o/r"}).store == "local"
+    settings = config.build(env={"GITHUB_REPOSITORY": "o/r", "GITHUB_TOKEN": "ghp_secretvalue"})
+    assert settings.store == "github" and settings.token == "ghp_secretvalue"
+    assert "ghp_secretvalue" not in repr(settings)
+    assert config.build(env={"GITHUB_REPOSITORY": "o/r", "GH_TOKEN": "a", "GITHUB_TOKEN": "b"}).token == "a"
+    assert config.build(store="local", env={"GITHUB_REPOSITORY": "o/r", "GH_TOKEN": "a"}).store == "local"
+    with pytest.raises(ConfigError, match="no GitHub token"):
+        config.build(store="github", env={"GITHUB_REPOSITORY": "o/r"})
+    with pytest.raises(ConfigError, match="no GitHub repository"):
+        config.build(store="github", env={"GH_TOKEN": "a"})
+    with pytest.raises(ConfigError, match="OWNER/NAME"):
+        config.build(repo="nope", env={})
+
+
+def test_gh_auth_token_is_the_last_resort(repo, monkeypatch, tmp_path):
+    gh = tmp_path / "gh"
+    gh.write_text("#!/bin/sh\necho gho_fromgh\n")
+    gh.chmod(0o755)
+    monkeypatch.setattr("shutil.which", lambda name, *a, **k: str(gh) if name == "gh" else None)
+    assert config.build(env={"GITHUB_REPOSITORY": "o/r"}).token == "gho_fromgh"
+    assert config.build(env={"GITHUB_REPOSITORY": "o/r", "GH_TOKEN": "env"}).token == "env"

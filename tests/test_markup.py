@@ -1,0 +1,60 @@
+"""Escaping of free text and list items: a bijection that keeps sections from swallowing each other."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ghstate.markup import blocks, escape_item, escape_text, item_text, unescape_item, unescape_text
+
+DANGEROUS = [
+    "# heading",
+    "para\n---",
+    "para\n===",
+    "```\nunclosed fence",
+    "~~~\nunclosed",
+    "<!-- never closed",
+    "<pre>\nnever closed",
+    "<pre>\n```\n</pre>\n```",  # a fence that markdown-it sees open after an HTML block
+    "~~~ ghstate-text\nlooks wrapped\n~~~",
+]
+SAFE = ["plain text", "- a list\n- of items", "```\nclosed\n# not a heading\n```", "<!-- closed -->", "\\- kept"]
+
+
+@pytest.mark.parametrize("text", DANGEROUS + SAFE)
+def test_escape_round_trips_and_stays_inside(text):
+    escaped = escape_text(text)
+    assert unescape_text(escaped) == text
+    tree = blocks(escaped + "\n\n## next\n")
+    assert [b.content for b in tree if b.type == "heading"] == ["next"]
+
+
+@pytest.mark.parametrize("text", SAFE)
+def test_safe_text_is_left_alone(text):
+    assert escape_text(text) == text
+
+
+def test_human_escapes_that_are_not_needed_are_kept():
+    # "\---" after a blank line shows literal dashes on GitHub; it must not turn into a rule
+    assert unescape_text("a\n\n\\---") == "a\n\n\\---"
+    assert escape_text("a\n\n\\---") == "a\n\n\\---"
+
+
+@given(st.text(st.sampled_from(list("#=-`~<!>\\ \nabp/re")), max_size=40))
+@settings(max_examples=400, deadline=None)
+def test_escape_is_a_bijection(text):
+    assert unescape_text(escape_text(text)) == text
+
+
+@pytest.mark.parametrize("text", ["---", "- -", "\\---", "[x] done?", "plain"])
+def test_items(text):
+    assert unescape_item(escape_item(text)) == text
+    assert unescape_item(escape_item(text, plain_step=True), plain_step=True) == text
+
+
+def test_item_text_with_tabs_and_lazy_lines():
+    src = "-\tfirst\n\tsecond\nlazy\n\n\t  - sub"
+    lines = src.split("\n")
+    item = blocks(src)[0].children[0]
+    assert item_text(lines, item) == "first\nsecond\nlazy\n\n  - sub"
