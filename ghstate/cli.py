@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "lint": ("plumbing", "lint", "Check a checkpoint against the strict format."),
     "parse": ("plumbing", "parse", "Turn a markdown checkpoint body into the JSON state."),
     "render": ("plumbing", "render", "Turn a JSON state into the canonical markdown body."),
+    "push": ("push", "push", "Publish checkpoints kept locally while GitHub was unreachable."),
 }
 
 

@@ -122,7 +122,7 @@ class Writer:
         conflicts: list[str] = []
         warnings: list[str] = []
         if target is None:
-            stored = self.store.create(stamped.title, body)
+            stored = self.store.create(stamped.title, body, unique=f'"id":"{stamped.meta.id}"')
             created = True
         else:
             fresh = self.store.reread(target)

@@ -100,7 +100,7 @@ class LocalStore:
                 out.append(self.get(number))
         return out
 
-    def create(self, title: str, body: str) -> Stored:
+    def create(self, title: str, body: str, unique: str = "") -> Stored:
         """Allocate the next number (callers hold the lock) and write the body."""
         self.directory.mkdir(parents=True, exist_ok=True)
         number = (max(self.numbers(), default=0)) + 1

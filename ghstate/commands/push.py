@@ -1,0 +1,100 @@
+"""``ghstate push``: publish checkpoints kept locally while GitHub could not be reached."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ghstate.commands.common import make_app, store_options
+from ghstate.edit import make_change
+from ghstate.errors import ConfigError, GhstateError
+from ghstate.gitinfo import WorkTree
+from ghstate.merge import merge3
+from ghstate.model import Checkpoint, Execution
+from ghstate.parse import execution_from_dict, parse
+from ghstate.writer import Change, WriteSpec
+
+
+def pending_change(record: dict[str, Any]) -> Change:
+    """The change a kept write stands for. With the body it meant to write, merge that body into what
+    is there now (against what it had read, when it had read anything); without one, replay its intent."""
+    replay = make_change(record.get("intent") or {})
+    ours = parse(record["body"]).checkpoint if record.get("body") else None
+    base = parse(record["base_body"]).checkpoint if record.get("base_body") else None
+
+    def change(current: Checkpoint) -> Checkpoint:
+        if ours is None:
+            return replay(current)
+        if base is None and current == Checkpoint():
+            return ours
+        return merge3(base, ours, current).checkpoint
+
+    return change
+
+
+@click.command()
+@store_options
+@click.option("--dry-run", is_flag=True, help="List what would be published; write nothing.")
+def push(dry_run: bool) -> None:
+    """Publish checkpoints that were saved locally because GitHub could not be reached.
+
+    Each kept write is merged into the issue as it is now, so edits made on GitHub meanwhile are kept.
+    A write that is published is removed from .ghstate/pending/.
+
+    \b
+    Example:
+      ghstate push
+    """
+    app = make_app()
+    records = app.local.pending()
+    if not records:
+        click.echo("Nothing to push.", err=True)
+        return
+    if app.store.kind != "github":
+        raise ConfigError(f"{len(records)} write{'s are' if len(records) != 1 else ' is'} waiting in "
+                          f"{app.local.pending_dir}, but GitHub is not configured: set GH_TOKEN (or GITHUB_TOKEN) "
+                          "and -R OWNER/NAME, then run 'ghstate push' again")
+    from ghstate.writer import Writer
+
+    writer = Writer(app.store, env=app.env, max_body_chars=app.settings.policy.max_body_chars, pending=None,
+                    repo=app.settings.repo, api_url=app.settings.api_url)
+    failures = 0
+    for path, record in records:
+        name = app.display_path(str(path))
+        if record.get("repo") != app.settings.repo:
+            click.echo(f"Skipped {name}: it is for {record.get('repo')}; run 'ghstate push -R {record.get('repo')}'",
+                       err=True)
+            continue
+        issue = record.get("issue")
+        what = f"#{issue}" if issue else f"a new checkpoint for {record.get('branch') or 'no branch'}"
+        if dry_run:
+            click.echo(f"Would publish {name} to {what} (saved {record.get('saved_at', '?')})")
+            continue
+        execution = record.get("execution")
+        spec = WriteSpec(
+            number=issue,
+            change=pending_change(record),
+            intent=record.get("intent") or {},
+            tree=WorkTree(record.get("branch") or "", record.get("commit") or ""),
+            execution=execution_from_dict(execution) if isinstance(execution, dict) else Execution(event="push"),
+            event=record.get("event") or "push",
+            title=record.get("title"),
+            log=bool(record.get("log", True)),
+            allow_secrets=False,
+        )
+        try:
+            result = writer.write(spec)
+        except GhstateError as exc:
+            failures += 1
+            click.echo(f"Could not publish {name}: {exc}", err=True)
+            continue
+        Path(path).unlink()
+        stored = result.stored
+        assert stored is not None
+        verb = "created" if result.created else ("updated" if result.changed else "already up to date:")
+        click.echo(f"Published {name}: {verb} #{stored.number} {stored.location}")
+    if failures:
+        raise GhstateError(f"{failures} kept write{'s' if failures != 1 else ''} could not be published and "
+                           f"stay in {app.local.pending_dir}; run 'ghstate push' again later")

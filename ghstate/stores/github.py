@@ -1,0 +1,411 @@
+"""The GitHub store: checkpoint issues through PyGithub. The only module that imports ``github``.
+
+Request budget (asserted in the tests): resume ≤ 2, create ≤ 4, update ≤ 4 with the history comment.
+
+PyGithub's own throttle (0.25 s between requests, 1 s between writes) and its urllib3 retry are both
+off on purpose: a checkpoint makes two to four requests, so the throttle would only add seconds, and
+the stock retry resends POSTs, which can create a second issue or comment when the first attempt
+reached GitHub but its answer did not reach us. Retrying is done here instead: transient 5xx,
+timeouts and secondary rate limits are retried with exponential backoff (honouring Retry-After)
+within a total budget under a minute, and before a POST is resent, GitHub is asked whether the
+first one landed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from typing import Any, TypeVar
+
+import requests
+from github import Auth, Github, GithubException
+from github.Issue import Issue
+
+from ghstate import __version__
+from ghstate.config import Policy, Settings
+from ghstate.errors import NotFound, RemoteError
+from ghstate.model import Revision
+from ghstate.stores import Note, Stored
+
+T = TypeVar("T")
+TIMEOUT = 10  # seconds per request
+TOTAL = 45.0  # seconds for one operation, retries included
+ATTEMPTS = 5
+LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+(\{.*?\})\s*-->", re.DOTALL)
+PROMPT_MARKER = "<!-- ghstate:prompt -->"
+TRANSIENT = {500, 502, 503, 504}
+
+
+def _sleep(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def read_log_marker(text: str) -> dict[str, Any] | None:
+    match = LOG_MARKER.search(text or "")
+    if not match:
+        return None
+    try:
+        data = json.loads(match.group(1))
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class GitHubStore:
+    kind = "github"
+
+    def __init__(self, client: Github, repo: str, policy: Policy, *, api_url: str = "https://api.github.com",
+                 sleep: Callable[[float], None] | None = None, clock: Callable[[], float] | None = None,
+                 total: float = TOTAL) -> None:
+        self.client = client
+        self.repo_name = repo
+        self.policy = policy
+        self.api_url = api_url
+        self.sleep = sleep or (lambda seconds: _sleep(seconds))
+        self.clock = clock or (lambda: time.monotonic())
+        self.total = total
+        self._repo = client.get_repo(repo)  # lazy: no request until something is asked of it
+        self._issues: dict[int, Issue] = {}
+
+    @classmethod
+    def connect(cls, settings: Settings, **kwargs: Any) -> GitHubStore:
+        client = Github(
+            auth=Auth.Token(settings.token),
+            base_url=settings.api_url,
+            timeout=TIMEOUT,
+            user_agent=f"ghstate/{__version__}",
+            per_page=100,
+            retry=None,  # retried in _call, where a POST is never blindly resent
+            seconds_between_requests=None,  # no 0.25 s throttle: a command makes at most a handful
+            seconds_between_writes=None,  # no 1 s throttle between writes
+            lazy=True,
+        )
+        assert settings.repo is not None
+        return cls(client, settings.repo, settings.policy, api_url=settings.api_url, **kwargs)
+
+    # ------------------------------------------------------------------------------ requests
+
+    def _call(self, what: str, fn: Callable[[], T], *, landed: Callable[[], T | None] | None = None,
+              number: int | None = None) -> T:
+        """Run one API call with bounded retries. ``landed`` (for POSTs) says whether an attempt whose
+        answer was lost did reach GitHub, and returns what it created."""
+        deadline = self.clock() + self.total
+        attempt = 0
+        while True:
+            uncertain = False
+            try:
+                return fn()
+            except GithubException as exc:
+                wait = self._retry_wait(exc, attempt)
+                if wait is None:
+                    raise self._error(exc, what, number) from None
+                reason = f"GitHub answered {exc.status}"
+                uncertain = exc.status in TRANSIENT
+            except requests.exceptions.ConnectionError as exc:
+                wait = self._backoff(attempt)
+                reason = f"cannot reach {self.api_url} ({_short(exc)})"
+                # refused or unresolvable: the request never left; anything else may have arrived
+                uncertain = not isinstance(exc, requests.exceptions.ConnectTimeout) and not _never_sent(exc)
+            except requests.exceptions.Timeout as exc:
+                wait = self._backoff(attempt)
+                reason = f"no answer from {self.api_url} within {TIMEOUT} s ({_short(exc)})"
+                uncertain = not isinstance(exc, requests.exceptions.ConnectTimeout)
+            attempt += 1
+            if attempt >= ATTEMPTS or self.clock() + wait > deadline:
+                raise RemoteError(f"{what} failed: {reason}, after {attempt} attempt{'s' if attempt > 1 else ''}",
+                                  retryable=True)
+            self.sleep(wait)
+            if landed is not None and uncertain:
+                found = landed()
+                if found is not None:
+                    return found
+
+    def _backoff(self, attempt: int) -> float:
+        return min(16.0, 1.0 * 2**attempt) * (0.75 + random.random() / 2)
+
+    def _retry_wait(self, exc: GithubException, attempt: int) -> float | None:
+        """Seconds to wait before retrying, or None when retrying cannot help."""
+        status = exc.status
+        headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+        if status in TRANSIENT:
+            return self._backoff(attempt)
+        if status in (403, 429):
+            message = str(exc.data.get("message", "") if isinstance(exc.data, dict) else "").lower()
+            if headers.get("x-ratelimit-remaining") == "0" and "secondary" not in message:
+                return None  # the primary limit: it resets in up to an hour, not seconds
+            if "retry-after" in headers:
+                try:
+                    return max(1.0, float(headers["retry-after"]))
+                except ValueError:
+                    return self._backoff(attempt + 2)
+            if "secondary rate limit" in message or status == 429:
+                return self._backoff(attempt + 2)  # 4, 8, 16 s: GitHub asks for a pause, not a hammering
+        return None
+
+    def _error(self, exc: GithubException, what: str, number: int | None) -> Exception:
+        status = exc.status
+        data = exc.data if isinstance(exc.data, dict) else {}
+        message = str(data.get("message") or "").strip()
+        headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+        repo = self.repo_name
+        if status == 401:
+            return RemoteError(f"{what} failed: GitHub rejected the token (401 {message or 'Bad credentials'}); "
+                               "set a valid GH_TOKEN or GITHUB_TOKEN, or run 'gh auth login'", status=401)
+        if status in (403, 429) and headers.get("x-ratelimit-remaining") == "0":
+            reset = headers.get("x-ratelimit-reset", "")
+            when = ""
+            if str(reset).isdigit():
+                at = datetime.fromtimestamp(int(reset), timezone.utc)
+                minutes = max(0, int((at - datetime.now(timezone.utc)).total_seconds() // 60) + 1)
+                when = f"; it resets at {at:%H:%M} UTC (in about {minutes} min)"
+            return RemoteError(f"{what} failed: the GitHub API rate limit is used up{when}; wait, or use a token "
+                               "with a higher limit", status=status, retryable=True)
+        if status in (403, 429):
+            return RemoteError(f"{what} failed: GitHub refused access to {repo} ({status} {message or 'Forbidden'}); "
+                               "the token needs Issues: write on this repository (or the 'repo' scope)", status=status)
+        if status == 404:
+            if number is not None:
+                return NotFound(f"no issue #{number} in {repo}, or the token cannot see {repo} (404)")
+            return RemoteError(f"{what} failed: {repo} not found, or the token cannot see it (404); check -R/--repo "
+                               "and the token's access", status=404)
+        if status == 410:
+            target = f"issue #{number} was deleted or issues are disabled" if number else "issues are disabled"
+            return RemoteError(f"{what} failed: {target} in {repo} (410 Gone); enable Issues in the repository "
+                               "settings, or use --store local", status=410)
+        if status == 422:
+            errors = "; ".join(str(e.get("message") or e.get("code") or e) for e in data.get("errors", [])
+                               if isinstance(e, dict))
+            return RemoteError(f"{what} failed: GitHub rejected the request (422 {message}"
+                               f"{': ' + errors if errors else ''})", status=422)
+        if status in TRANSIENT:
+            return RemoteError(f"{what} failed: GitHub answered {status}", status=status, retryable=True)
+        return RemoteError(f"{what} failed: GitHub answered {status} {message}".strip(), status=status)
+
+    # ----------------------------------------------------------------------------- helpers
+
+    def _stored(self, issue: Issue) -> Stored:
+        return Stored(
+            number=issue.number,
+            title=issue.title or "",
+            body=issue.body or "",
+            location=issue.html_url,
+            labels=tuple(label.name for label in issue.labels),
+            state=issue.state,
+            version=issue.etag or (issue.updated_at.isoformat() if issue.updated_at else ""),
+            comments=issue.comments or 0,
+        )
+
+    def _issue(self, number: int) -> Issue:
+        issue = self._issues.get(number)
+        if issue is None:
+            issue = self._repo.get_issue(number)  # lazy: fetched on first attribute access
+            self._issues[number] = issue
+        return issue
+
+    # ---------------------------------------------------------------------------- checkpoints
+
+    def get(self, number: int) -> Stored:
+        issue = self._issue(number)
+
+        def fetch() -> Stored:
+            issue.complete()  # one GET; raises on 4xx/5xx
+            if _is_pull_request(issue):
+                raise NotFound(f"#{number} in {self.repo_name} is a pull request, not a checkpoint issue")
+            return self._stored(issue)
+
+        return self._call(f"reading issue #{number} of {self.repo_name}", fetch, number=number)
+
+    def list_open(self) -> list[Stored]:
+        def fetch() -> list[Stored]:
+            page = self._repo.get_issues(state="open", labels=[self.policy.label], sort="updated",
+                                         direction="desc").get_page(0)
+            out = []
+            for issue in page:
+                if not _is_pull_request(issue):
+                    self._issues[issue.number] = issue
+                    out.append(self._stored(issue))
+            return out
+
+        return self._call(f"listing checkpoints of {self.repo_name}", fetch)
+
+    def create(self, title: str, body: str, unique: str = "") -> Stored:
+        """Open a checkpoint issue. ``unique`` is text only this body contains; it finds an issue whose
+        creation reached GitHub although the answer was lost, so a retry cannot make a second one."""
+
+        def post() -> Stored:
+            issue = self._repo.create_issue(title=title, body=body, labels=[self.policy.label])
+            self._issues[issue.number] = issue
+            return self._stored(issue)
+
+        def landed() -> Stored | None:
+            if not unique:
+                return None
+            for stored in self.list_open():
+                if unique in stored.body:
+                    return stored
+            return None
+
+        stored = self._call(f"creating a checkpoint issue in {self.repo_name}", post, landed=landed)
+        if self.policy.label not in stored.labels:  # labels are dropped silently without push access
+            stored = self._ensure_label(stored)
+        return stored
+
+    def _ensure_label(self, stored: Stored) -> Stored:
+        def create_label() -> None:
+            try:
+                self._repo.create_label(self.policy.label, "1d76db", "Working state kept by ghstate")
+            except GithubException as exc:
+                if exc.status != 422:  # 422: it exists already
+                    raise
+
+        self._call(f"creating the label {self.policy.label!r}", create_label)
+        issue = self._issue(stored.number)
+        self._call(f"labelling issue #{stored.number}", lambda: issue.add_to_labels(self.policy.label))
+        return stored._replace(labels=(*stored.labels, self.policy.label))
+
+    def reread(self, stored: Stored) -> Stored | None:
+        """Re-read right before a write. A conditional GET with the ETag: a 304 costs no rate limit.
+        Returns None when the checkpoint is as it was."""
+        issue = self._issue(stored.number)
+        changed = self._call(f"re-reading issue #{stored.number}", issue.update, number=stored.number)
+        if not changed:
+            return None
+        fresh = self._stored(issue)
+        if (fresh.body, fresh.title, fresh.labels) == (stored.body, stored.title, stored.labels):
+            return None
+        return fresh
+
+    def update(self, stored: Stored, body: str, title: str | None = None,
+               labels: tuple[str, ...] | None = None) -> Stored:
+        issue = self._issue(stored.number)
+        changes: dict[str, Any] = {"body": body}
+        if title:
+            changes["title"] = title
+        if labels is not None and set(labels) != set(stored.labels):
+            changes["labels"] = list(labels)
+        # PATCH is idempotent: sending the same body twice leaves one revision
+        self._call(f"updating issue #{stored.number}", lambda: issue.edit(**changes), number=stored.number)
+        return self._stored(issue)
+
+    # -------------------------------------------------------------------------------- comments
+
+    def add_revision(self, stored: Stored, revision: Revision, text: str) -> None:
+        self.post_comment(stored, text, allow_secrets=True)
+
+    def post_comment(self, stored: Stored, text: str, *, allow_secrets: bool = False) -> str:
+        if not allow_secrets:
+            from ghstate.errors import SecretFound
+            from ghstate.secrets import scan
+
+            found = scan(text)
+            if found:
+                raise SecretFound(f"refusing to post to GitHub: {found[0].describe()}")
+        issue = self._issue(stored.number)
+        # GitHub's own clock, not ours: the issue's last update as GitHub reported it, a minute earlier
+        since = (issue.updated_at or datetime.now(timezone.utc)) - timedelta(minutes=1)
+
+        def post() -> str:
+            return issue.create_comment(text).html_url
+
+        def landed() -> str | None:
+            for comment in issue.get_comments(since=since):
+                if comment.body == text:
+                    return comment.html_url
+            return None
+
+        return self._call(f"commenting on issue #{stored.number}", post, landed=landed, number=stored.number)
+
+    def _trusted(self, association: str, login: str) -> bool:
+        return association in self.policy.trusted_associations or login in self.policy.trusted_authors
+
+    def notes_since(self, stored: Stored, since: str, policy: Policy | None = None) -> tuple[list[Note], int]:
+        """Comments people left since the checkpoint was written: those by authors with write access
+        (or listed as trusted), and how many others were left out. ghstate's own comments are skipped."""
+        if not stored.comments:
+            return [], 0
+        issue = self._issue(stored.number)
+        after = _parse_time(since)
+
+        def fetch() -> list[Any]:
+            comments = issue.get_comments(since=after) if after else issue.get_comments()
+            return list(comments.get_page(0))
+
+        notes: list[Note] = []
+        skipped = 0
+        for comment in self._call(f"reading comments of issue #{stored.number}", fetch, number=stored.number):
+            body = comment.body or ""
+            if read_log_marker(body) is not None or PROMPT_MARKER in body:
+                continue
+            login = comment.user.login if comment.user else ""
+            if not self._trusted(comment.author_association or "", login):
+                skipped += 1
+                continue
+            created = comment.created_at.strftime("%Y-%m-%d %H:%M") if comment.created_at else ""
+            notes.append(Note(login, comment.author_association or "", created, _clip(body), comment.html_url))
+        return notes[-5:], skipped + max(0, len(notes) - 5)
+
+    def revisions(self, number: int) -> list[Revision]:
+        issue = self._issue(number)
+
+        def fetch() -> list[Any]:
+            return list(issue.get_comments())
+
+        out = []
+        for comment in self._call(f"reading the history of issue #{number}", fetch, number=number):
+            data = read_log_marker(comment.body or "")
+            login = comment.user.login if comment.user else ""
+            if data is None or not self._trusted(comment.author_association or "", login):
+                continue
+            out.append(Revision.from_dict({**data, "author": login}))
+        return out
+
+    def ensure_labels(self, labels: list[tuple[str, str, str]]) -> list[str]:
+        """Create labels that do not exist (``ghstate init``); returns the ones created."""
+        created = []
+        for name, color, description in labels:
+            def make(name: str = name, color: str = color, description: str = description) -> bool:
+                try:
+                    self._repo.create_label(name, color, description)
+                    return True
+                except GithubException as exc:
+                    if exc.status == 422:
+                        return False
+                    raise
+
+            if self._call(f"creating the label {name!r}", make):
+                created.append(name)
+        return created
+
+
+def _is_pull_request(issue: Issue) -> bool:
+    # Not `issue.pull_request`: a plain issue lacks that key, and asking a lazy PyGithub object for a
+    # missing attribute costs a request to complete it.
+    return "/pull/" in (issue.html_url or "")
+
+
+def _parse_time(value: str) -> datetime | None:
+    try:
+        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except (TypeError, ValueError):
+        return None
+
+
+def _clip(text: str, limit: int = 600) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc)
+    text = re.sub(r"\s+", " ", text)
+    return text[:160]
+
+
+def _never_sent(exc: requests.exceptions.ConnectionError) -> bool:
+    text = str(exc)
+    return any(marker in text for marker in ("NewConnectionError", "Name or service not known", "Connection refused",
+                                              "nodename nor servname", "Failed to resolve", "NameResolutionError"))

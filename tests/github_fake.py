@@ -1,0 +1,279 @@
+"""A small stateful GitHub behind ``responses``: issues, comments and labels of one repository.
+
+Payloads start from GitHub's own examples in ../shared/github-api/openapi-subset.json (a minimal
+built-in copy when that folder is absent). Every request is recorded, and every recorded request can be
+checked against GitHub's API description with ``check_request.py``. Faults (5xx, rate limits, dropped
+connections, answers lost after the write happened) and concurrent edits are injected per request.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import requests
+import responses
+
+API_DIR = Path(__file__).resolve().parents[2] / "shared" / "github-api"
+SPEC_FILE = API_DIR / "openapi-subset.json"
+
+_MINIMAL_ISSUE = {
+    "id": 1, "node_id": "I_1", "url": "", "repository_url": "", "labels_url": "", "comments_url": "",
+    "events_url": "", "html_url": "", "number": 1, "state": "open", "title": "", "body": "",
+    "user": {"login": "octocat", "id": 1, "type": "User"}, "labels": [], "assignee": None, "assignees": [],
+    "milestone": None, "locked": False, "comments": 0, "closed_at": None,
+    "created_at": "2026-11-01T00:00:00Z", "updated_at": "2026-11-01T00:00:00Z", "author_association": "OWNER",
+}
+_MINIMAL_COMMENT = {
+    "id": 1, "node_id": "IC_1", "url": "", "html_url": "", "body": "", "user": {"login": "octocat", "id": 1},
+    "created_at": "2026-11-01T00:00:00Z", "updated_at": "2026-11-01T00:00:00Z", "issue_url": "",
+    "author_association": "OWNER",
+}
+
+
+def _examples() -> tuple[dict, dict, dict]:
+    if not SPEC_FILE.is_file():
+        return copy.deepcopy(_MINIMAL_ISSUE), copy.deepcopy(_MINIMAL_COMMENT), {"name": "", "color": "ffffff"}
+    spec = json.loads(SPEC_FILE.read_text())
+    ops = {o["operationId"]: o for o in spec["operations"]}
+
+    def first(op: str) -> Any:
+        return next(iter(ops[op]["success"]["examples"].values()))["value"]
+
+    issue = first("issues/get")
+    issue.pop("pull_request", None)  # the example is an issue that links a PR; a checkpoint is a plain issue
+    comment = first("issues/get-comment") if "issues/get-comment" in ops else first("issues/create-comment")
+    label = first("issues/create-label")
+    return issue, comment, label
+
+
+def checker() -> Callable[[str, str, Any], list[str]] | None:
+    if not (API_DIR / "check_request.py").is_file():
+        return None
+    if str(API_DIR) not in sys.path:
+        sys.path.insert(0, str(API_DIR))
+    from check_request import check_request
+
+    return check_request
+
+
+@dataclass
+class Fault:
+    method: str
+    path: re.Pattern
+    status: int | None = 500  # None: the connection drops (requests.ConnectionError)
+    times: int = 1
+    after: bool = False  # do the work, then lose the answer
+    headers: dict | None = None
+    message: str = "Server Error"
+    exception: type[Exception] | None = None
+
+
+class FakeGitHub:
+    def __init__(self, mock: responses.RequestsMock, repo: str = "octo/hello",
+                 base: str = "https://api.github.com", web: str = "https://github.com") -> None:
+        self.mock = mock
+        self.repo = repo
+        self.base = base.rstrip("/")
+        self.web = web
+        self.issues: dict[int, dict] = {}
+        self.comments: dict[int, list[dict]] = {}
+        self.labels: set[str] = {"bug"}
+        self.calls: list[tuple[str, str, Any]] = []
+        self.faults: list[Fault] = []
+        self.before: list[tuple[str, re.Pattern, Callable[[], None], list[int]]] = []
+        self.drop_labels_on_create = False
+        self.clock = datetime(2026, 11, 22, 8, 0, tzinfo=timezone.utc)
+        self._issue_tpl, self._comment_tpl, self._label_tpl = _examples()
+        self._next_comment = 100
+        host = re.escape(urlsplit(self.base).netloc)
+        prefix = re.escape(urlsplit(self.base).path)
+        self.root = rf"https://{host}(:443)?{prefix}/repos/{re.escape(repo)}"
+        for method in ("GET", "POST", "PATCH", "PUT", "DELETE"):
+            mock.add_callback(method, re.compile(rf"https://{host}(:443)?{prefix}/repos/.*"), callback=self._route)
+
+    # ------------------------------------------------------------------------------ set up
+
+    def now(self) -> str:
+        self.clock += timedelta(seconds=1)
+        return self.clock.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def add_issue(self, number: int, body: str, title: str = "Checkpoint", labels=("ghstate",), state="open",
+                  pull_request: bool = False) -> dict:
+        issue = copy.deepcopy(self._issue_tpl)
+        api = f"{self.base}/repos/{self.repo}/issues/{number}"
+        issue.update(number=number, id=1000 + number, body=body, title=title, state=state,
+                     url=api, html_url=f"{self.web}/{self.repo}/issues/{number}", comments_url=f"{api}/comments",
+                     labels=[self._label(n) for n in labels], comments=0, created_at=self.now(),
+                     updated_at=self.now(), repository_url=f"{self.base}/repos/{self.repo}")
+        if pull_request:
+            issue["pull_request"] = {"url": f"{self.base}/repos/{self.repo}/pulls/{number}"}
+            issue["html_url"] = f"{self.web}/{self.repo}/pull/{number}"
+        self.labels.update(labels)
+        self.issues[number] = issue
+        self.comments.setdefault(number, [])
+        return issue
+
+    def add_comment(self, number: int, body: str, login: str = "octocat", association: str = "OWNER") -> dict:
+        comment = copy.deepcopy(self._comment_tpl)
+        self._next_comment += 1
+        cid = self._next_comment
+        comment.update(id=cid, body=body, created_at=self.now(), updated_at=self.clock.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                       url=f"{self.base}/repos/{self.repo}/issues/comments/{cid}",
+                       html_url=f"{self.web}/{self.repo}/issues/{number}#issuecomment-{cid}",
+                       issue_url=f"{self.base}/repos/{self.repo}/issues/{number}", author_association=association)
+        comment["user"] = {**comment.get("user", {}), "login": login}
+        self.comments.setdefault(number, []).append(comment)
+        self.issues[number]["comments"] = len(self.comments[number])
+        return comment
+
+    def edit(self, number: int, body: str) -> None:
+        """A person edits the body in the web UI (which sends CRLF line endings)."""
+        self.issues[number]["body"] = body
+        self.issues[number]["updated_at"] = self.now()
+
+    def fail(self, method: str, path: str, status: int | None = 500, **kwargs: Any) -> None:
+        self.faults.append(Fault(method, re.compile(path), status, **kwargs))
+
+    def on(self, method: str, path: str, action: Callable[[], None], skip: int = 0) -> None:
+        """Run ``action`` once, just before the matching request after ``skip`` others is answered."""
+        self.before.append((method, re.compile(path), action, [skip]))
+
+    def _label(self, name: str) -> dict:
+        label = copy.deepcopy(self._label_tpl)
+        label.update(name=name, url=f"{self.base}/repos/{self.repo}/labels/{name}")
+        return label
+
+    # ------------------------------------------------------------------------------ checks
+
+    def count(self, method: str | None = None, path: str | None = None) -> int:
+        return sum(1 for m, u, _ in self.calls if (method is None or m == method)
+                   and (path is None or re.search(path, urlsplit(u).path)))
+
+    def problems(self) -> list[str]:
+        check = checker()
+        if check is None:
+            return []
+        out = []
+        for method, url, body in self.calls:
+            out.extend(f"{method} {url}: {p}" for p in check(method, url, body))
+        return out
+
+    # ------------------------------------------------------------------------------ serving
+
+    def _dispatch(self, request: requests.PreparedRequest):
+        body = json.loads(request.body) if request.body else None
+        self.calls.append((request.method, request.url, body))
+        parts = urlsplit(request.url)
+        path = re.sub(r"^.*/repos/" + re.escape(self.repo), "", parts.path)
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        for i, (method, pattern, action, skip) in enumerate(self.before):
+            if method == request.method and pattern.search(path):
+                if skip[0] > 0:
+                    skip[0] -= 1
+                    break
+                del self.before[i]
+                action()
+                break
+        fault = next((f for f in self.faults if f.method == request.method and f.path.search(path)), None)
+        if fault is not None:
+            fault.times -= 1
+            if fault.times <= 0:
+                self.faults.remove(fault)
+            if fault.after:
+                self._handle(request, path, query, body)
+            if fault.status is None:
+                raise (fault.exception or requests.exceptions.ConnectionError)("Connection aborted.")
+            return fault.status, dict(fault.headers or {}), json.dumps({"message": fault.message})
+        return self._handle(request, path, query, body)
+
+    def _route(self, request: requests.PreparedRequest):
+        if re.match(self.root + r"(/.*)?(\?.*)?$", request.url):
+            return self._dispatch(request)
+        # any other repository: GitHub's answer for one that does not exist or cannot be seen
+        self.calls.append((request.method, request.url, json.loads(request.body) if request.body else None))
+        return self._missing()
+
+    def _etag(self, data: Any) -> str:
+        return '"' + hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest() + '"'
+
+    def _json(self, status: int, data: Any, extra: dict | None = None):
+        headers = {"Content-Type": "application/json; charset=utf-8", "ETag": self._etag(data),
+                   "X-RateLimit-Remaining": "4999", "X-RateLimit-Limit": "5000"}
+        headers.update(extra or {})
+        return status, headers, json.dumps(data)
+
+    def _missing(self):
+        return 404, {}, json.dumps({"message": "Not Found", "documentation_url": "https://docs.github.com"})
+
+    def _handle(self, request, path: str, query: dict, body: Any):
+        method = request.method
+        m = re.fullmatch(r"/issues/(\d+)", path)
+        if m:
+            number = int(m.group(1))
+            issue = self.issues.get(number)
+            if issue is None:
+                return self._missing()
+            if method == "GET":
+                if request.headers.get("If-None-Match") == self._etag(issue):
+                    return 304, {"ETag": self._etag(issue)}, ""
+                return self._json(200, issue)
+            if method == "PATCH":
+                for key in ("title", "body", "state"):
+                    if key in body:
+                        issue[key] = body[key]
+                if "labels" in body:
+                    names = [x if isinstance(x, str) else x["name"] for x in body["labels"]]
+                    self.labels.update(names)
+                    issue["labels"] = [self._label(n) for n in names]
+                issue["updated_at"] = self.now()
+                return self._json(200, issue)
+        if path == "/issues":
+            if method == "GET":
+                wanted = set(filter(None, query.get("labels", "").split(",")))
+                state = query.get("state", "open")
+                found = [i for i in self.issues.values()
+                         if (state == "all" or i["state"] == state) and wanted <= {x["name"] for x in i["labels"]}]
+                found.sort(key=lambda i: i["updated_at"], reverse=True)
+                return self._json(200, found[: int(query.get("per_page", 30))])
+            if method == "POST":
+                number = max(self.issues, default=0) + 1
+                labels = [] if self.drop_labels_on_create else body.get("labels", [])
+                issue = self.add_issue(number, body.get("body", ""), body["title"], labels=labels)
+                return self._json(201, issue)
+        m = re.fullmatch(r"/issues/(\d+)/comments", path)
+        if m:
+            number = int(m.group(1))
+            if number not in self.issues:
+                return self._missing()
+            if method == "GET":
+                comments = self.comments.get(number, [])
+                if "since" in query:
+                    comments = [c for c in comments if c["updated_at"] >= query["since"]]
+                return self._json(200, comments[: int(query.get("per_page", 30))])
+            if method == "POST":
+                return self._json(201, self.add_comment(number, body["body"]))
+        m = re.fullmatch(r"/issues/(\d+)/labels", path)
+        if m and method == "POST":
+            number = int(m.group(1))
+            names = body if isinstance(body, list) else body.get("labels", [])
+            current = {x["name"] for x in self.issues[number]["labels"]}
+            self.issues[number]["labels"] += [self._label(n) for n in names if n not in current]
+            self.labels.update(names)
+            return self._json(200, self.issues[number]["labels"])
+        if path == "/labels" and method == "POST":
+            if body["name"] in self.labels:
+                return 422, {}, json.dumps({"message": "Validation Failed",
+                                            "errors": [{"resource": "Label", "code": "already_exists"}]})
+            self.labels.add(body["name"])
+            return self._json(201, self._label(body["name"]))
+        return self._missing()
