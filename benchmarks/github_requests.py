@@ -1,0 +1,104 @@
+"""Requests per command and wall time of the GitHub store, against a local stub of GitHub's API.
+
+Run: python benchmarks/github_requests.py
+
+The stub is the test suite's fake GitHub (tests/github_fake.py) behind a real HTTP server on
+127.0.0.1, so the figures include PyGithub, HTTP and JSON work, but no network latency: add one
+round trip to github.com (~50–150 ms) per request to estimate the real thing.
+"""
+
+from __future__ import annotations
+
+import http.server
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from github_fake import FakeGitHub  # noqa: E402
+
+
+class Stub(http.server.ThreadingHTTPServer):
+    fake: FakeGitHub
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    server: Stub
+
+    def _any(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else None
+        fake = self.server.fake
+        request = SimpleNamespace(method=self.command, url=fake.base + self.path, headers=self.headers, body=body)
+        status, headers, text = fake.route(request)
+        data = text.encode()
+        self.send_response(status)
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _any
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def main() -> None:
+    server = Stub(("127.0.0.1", 0), Handler)
+    port = server.server_address[1]
+    fake = server.fake = FakeGitHub(None, base=f"http://127.0.0.1:{port}")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    script = Path(sys.executable).parent / "ghstate"
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "ghstate"]
+    env = {**os.environ, "GH_TOKEN": "bench-token", "GITHUB_REPOSITORY": "octo/hello",
+           "GITHUB_API_URL": fake.base, "GHSTATE_NO_CACHE": "0"}
+    example = ROOT / "examples" / "checkpoint.md"
+    runs = [
+        ("checkpoint (create)", ["checkpoint", "--file", str(example)]),
+        ("checkpoint --done (update, by branch)", ["checkpoint", "--done", "2"]),
+        ("checkpoint 1 --risk (update, by number)", ["checkpoint", "1", "--risk", "a new risk"]),
+        ("resume 1", ["resume", "1"]),
+        ("resume (by branch)", ["resume"]),
+        ("resume 1 --post", ["resume", "1", "--post"]),
+        ("show 1", ["show", "1"]),
+        ("list", ["list"]),
+        ("log 1", ["log", "1"]),
+    ]
+    print(f"GitHub stub on 127.0.0.1:{port}; each command once, in order (requests counted at the stub)")
+    with tempfile.TemporaryDirectory() as tmp:
+        for args in (["init", "-q", "-b", "main"], ["-c", "user.email=b@e", "-c", "user.name=b", "commit", "-q",
+                                                      "--allow-empty", "-m", "init"]):
+            subprocess.run(["git", *args], cwd=tmp, check=True, capture_output=True)
+        for name, args in runs:
+            before = len(fake.calls)
+            start = time.perf_counter()
+            proc = subprocess.run([*cmd, *args], cwd=tmp, env=env, capture_output=True, text=True)
+            elapsed = (time.perf_counter() - start) * 1000
+            if proc.returncode != 0:
+                raise SystemExit(f"{name} failed: {proc.stderr}")
+            made = fake.calls[before:]
+            methods = " ".join(m for m, _, _ in made)
+            print(f"  {name:<42} {len(made)} request{'s' if len(made) != 1 else ' '}  {elapsed:6.0f} ms   {methods}")
+        # wall time of a typical update, repeated
+        times = []
+        for i in range(7):
+            start = time.perf_counter()
+            subprocess.run([*cmd, "checkpoint", "1", "--question", f"q{i}"], cwd=tmp, env=env, check=True,
+                           capture_output=True)
+            times.append((time.perf_counter() - start) * 1000)
+        print(f"  update, median of {len(times)}: {statistics.median(times):.0f} ms wall (process start included)")
+    server.shutdown()
+
+
+if __name__ == "__main__":
+    main()
