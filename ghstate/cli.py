@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "parse": ("plumbing", "parse", "Turn a markdown checkpoint body into the JSON state."),
     "render": ("plumbing", "render", "Turn a JSON state into the canonical markdown body."),
     "push": ("push", "push", "Publish checkpoints kept locally while GitHub was unreachable."),
+    "init": ("init", "init", "Set a repository up: labels, issue form, agent hooks and commands."),
+    "hook": ("hook", "hook", "Claude Code hook entry points (session-start, pre-compact)."),
 }
 
 

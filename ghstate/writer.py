@@ -50,6 +50,7 @@ class WriteSpec:
     title: str | None = None
     create: bool = True
     lookup: bool = True  # find the branch's open checkpoint when no number is given
+    record_tree: bool = True  # False (CI, hooks): keep the branch, commit and dirty files drift compares with
     dry_run: bool = False
     log: bool = True
     allow_secrets: bool = False
@@ -154,6 +155,9 @@ class Writer:
                            warnings=warnings)
 
     def _stamp(self, cp: Checkpoint, revision: int, now: str, spec: WriteSpec) -> Checkpoint:
+        if not spec.record_tree and cp.meta.revision:
+            return stamp(cp, revision=revision, now=now, branch=cp.meta.branch, commit=cp.meta.commit,
+                         dirty=cp.meta.dirty, execution=spec.execution, new_id=os.urandom(6).hex())
         stamped = stamp(cp, revision=revision, now=now, branch=spec.tree.branch, commit=spec.tree.commit,
                         dirty=spec.tree.dirty, execution=spec.execution, new_id=os.urandom(6).hex())
         other = dict(stamped.meta.other)

@@ -118,7 +118,8 @@ class App:
         return stored, checkpoint_of(stored)
 
 
-def make_app(*, need_token: bool = True, **overrides: Any) -> App:
+def make_app(*, need_token: bool = True, github: dict[str, Any] | None = None, **overrides: Any) -> App:
+    """``github``: keyword arguments for the GitHub store (hooks pass short timeouts)."""
     ctx = click.get_current_context()
     options = dict(ctx.meta.get("store_options", {}))
     options.update(overrides)
@@ -130,7 +131,7 @@ def make_app(*, need_token: bool = True, **overrides: Any) -> App:
         from ghstate.stores.github import GitHubStore  # only GitHub commands pay for PyGithub
 
         assert settings.repo is not None
-        store = GitHubStore.connect(settings)
+        store = GitHubStore.connect(settings, **(github or {}))
     else:
         store = local
     return App(settings, store, local)

@@ -72,11 +72,11 @@ class GitHubStore:
         self._issues: dict[int, Issue] = {}
 
     @classmethod
-    def connect(cls, settings: Settings, **kwargs: Any) -> GitHubStore:
+    def connect(cls, settings: Settings, timeout: int = TIMEOUT, **kwargs: Any) -> GitHubStore:
         client = Github(
             auth=Auth.Token(settings.token),
             base_url=settings.api_url,
-            timeout=TIMEOUT,
+            timeout=timeout,
             user_agent=f"ghstate/{__version__}",
             per_page=100,
             retry=None,  # retried in _call, where a POST is never blindly resent
@@ -93,7 +93,8 @@ class GitHubStore:
               number: int | None = None) -> T:
         """Run one API call with bounded retries. ``landed`` (for POSTs) says whether an attempt whose
         answer was lost did reach GitHub, and returns what it created."""
-        deadline = self.clock() + self.total
+        start = self.clock()
+        waited = 0.0  # counted apart from the clock, so that a budget holds whatever sleeping does
         attempt = 0
         while True:
             uncertain = False
@@ -115,10 +116,11 @@ class GitHubStore:
                 reason = f"no answer from {self.api_url} within {TIMEOUT} s ({_short(exc)})"
                 uncertain = not isinstance(exc, requests.exceptions.ConnectTimeout)
             attempt += 1
-            if attempt >= ATTEMPTS or self.clock() + wait > deadline:
+            if attempt >= ATTEMPTS or (self.clock() - start) + waited + wait > self.total:
                 raise RemoteError(f"{what} failed: {reason}, after {attempt} attempt{'s' if attempt > 1 else ''}",
                                   retryable=True)
             self.sleep(wait)
+            waited += wait
             if landed is not None and uncertain:
                 found = landed()
                 if found is not None:

@@ -1,0 +1,145 @@
+"""``ghstate hook session-start|pre-compact``: Claude Code hook entry points.
+
+Hooks run inside someone else's session, so they never fail it: whatever stdin holds, they exit 0,
+print nothing when there is nothing to say, report problems on stderr only, and finish within a few
+seconds even offline (GitHub gets one short attempt, then the hook gives up quietly).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+MAX_INPUT = 1 << 20
+GITHUB_BUDGET = 4.0  # seconds for all GitHub requests of one hook
+
+
+def _read_event() -> dict[str, Any] | None:
+    raw = sys.stdin.buffer.read(MAX_INPUT + 1) if not sys.stdin.isatty() else b""
+    if len(raw) > MAX_INPUT:
+        raise ValueError("the hook input is larger than 1 MiB")
+    if not raw.strip():
+        raise ValueError("no hook input on stdin")
+    data = json.loads(raw.decode("utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError("the hook input is not a JSON object")
+    return data
+
+
+def _app(event: dict[str, Any]) -> Any:
+    from ghstate.commands.common import make_app
+
+    cwd = event.get("cwd")
+    if isinstance(cwd, str) and cwd and Path(cwd).is_dir():
+        os.chdir(cwd)
+    return make_app(github={"timeout": 3, "total": GITHUB_BUDGET})
+
+
+def _quietly(fn: Any) -> None:
+    """Run a hook body; any failure becomes one line on stderr, and the exit status stays 0."""
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - a hook must never break the session it serves
+        if os.environ.get("GHSTATE_DEBUG") == "1":
+            raise
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        click.echo(f"ghstate hook: {message}", err=True)
+    sys.exit(0)
+
+
+@click.group()
+def hook() -> None:
+    """Claude Code hook entry points (read the hook's JSON on stdin; always exit 0).
+
+    \b
+    Example (.claude/settings.json, as 'ghstate init' writes it):
+      {"hooks": {"SessionStart": [{"matcher": "startup|resume|clear|compact",
+                 "hooks": [{"type": "command", "command": "ghstate hook session-start"}]}]}}
+    """
+
+
+@hook.command("session-start")
+def session_start() -> None:
+    """Give a fresh session the branch's checkpoint as context.
+
+    After /clear, a compaction or a resumed session: the full rehydration prompt. At startup: one line
+    naming the checkpoint and how to load it, since a new session may be about something else.
+
+    \b
+    Example:
+      echo '{"hook_event_name":"SessionStart","source":"clear","cwd":"."}' | ghstate hook session-start
+    """
+
+    def run() -> None:
+        event = _read_event()
+        assert event is not None
+        source = event.get("source") or "startup"
+        app = _app(event)
+        from ghstate import gitinfo
+        from ghstate.commands.resume import resume_text
+        from ghstate.lookup import checkpoint_of, locate
+
+        tree = gitinfo.WorkTree(branch=gitinfo.head_branch(app.settings.root if app.settings.in_git else None))
+        stored = locate(app.store, None, tree.branch)
+        if stored is None:
+            return  # nothing to say
+        cp = checkpoint_of(stored)
+        if source == "startup":
+            line = resume_text(app, stored, cp, "short", tree).strip()
+            context = (f"This branch has a ghstate checkpoint: {line}. If this session continues that task, "
+                       f"run `ghstate resume {stored.number}` and follow it.")
+        else:
+            notes, skipped = ([], 0)
+            if app.store.kind == "github":
+                notes, skipped = app.store.notes_since(stored, cp.meta.updated_at)
+            context = resume_text(app, stored, cp, "prompt", tree, notes, skipped).strip()
+        click.echo(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
+                                                      "additionalContext": context}}))
+
+    _quietly(run)
+
+
+@hook.command("pre-compact")
+def pre_compact() -> None:
+    """Record the session that is about to be compacted on the branch's checkpoint.
+
+    Adds an execution (agent, session id, transcript file) as a new revision without a history
+    comment; the checkpoint's sections are left as they are. Silent when the branch has no checkpoint.
+
+    \b
+    Example:
+      echo '{"hook_event_name":"PreCompact","session_id":"s-1","trigger":"auto"}' | ghstate hook pre-compact
+    """
+
+    def run() -> None:
+        event = _read_event()
+        assert event is not None
+        app = _app(event)
+        from ghstate.model import Execution
+        from ghstate.writer import WriteSpec
+
+        session = event.get("session_id") if isinstance(event.get("session_id"), str) else ""
+        transcript = event.get("transcript_path") if isinstance(event.get("transcript_path"), str) else ""
+        if app.store.kind == "github":
+            transcript = Path(transcript).name  # a local path (a home folder, a user name) stays local
+        trigger = event.get("trigger") if event.get("trigger") in ("manual", "auto") else ""
+        execution = Execution(agent=app.settings.agent or "claude-code", role=app.settings.role or "editor",
+                              session=app.settings.session or session or "",
+                              event=f"pre-compact:{trigger}" if trigger else "pre-compact",
+                              transcript=transcript or "")
+        tree = app.tree()
+        spec = WriteSpec(number=None, change=lambda cp: cp, intent={}, tree=tree, execution=execution,
+                         event="pre-compact", create=False, log=False, record_tree=False)
+        from ghstate.errors import NotFound
+
+        try:
+            app.writer().write(spec)
+        except NotFound:
+            return  # no checkpoint for this branch: nothing to record
+
+    _quietly(run)

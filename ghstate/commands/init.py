@@ -1,0 +1,106 @@
+"""``ghstate init``: set a repository up for ghstate. Safe to run again: it only adds what is missing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ghstate.commands.common import make_app, store_options
+from ghstate.errors import InputError
+from ghstate.render import builtin_templates
+from ghstate.stores.local import atomic_write
+
+HOOKS = (
+    ("SessionStart", "startup|resume|clear|compact", "ghstate hook session-start"),
+    ("PreCompact", "manual|auto", "ghstate hook pre-compact"),
+)
+FILES = (
+    ("issue-form.yml", ".github/ISSUE_TEMPLATE/ghstate-checkpoint.yml"),
+    ("claude-checkpoint.md", ".claude/commands/checkpoint.md"),
+    ("claude-resume.md", ".claude/commands/resume.md"),
+)
+
+
+def write_file(target: Path, text: str, force: bool) -> str:
+    if target.exists():
+        if target.read_text(encoding="utf-8", errors="replace") == text:
+            return "unchanged"
+        if not force:
+            return "exists, kept as it is (--force replaces it)"
+    atomic_write(target, text)
+    return "written"
+
+
+def merge_hooks(settings: dict[str, Any], origin: str) -> bool:
+    """Add ghstate's hooks to Claude Code settings, touching nothing else. True when it changed them."""
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InputError(f"'hooks' in {origin} is not an object; fix it, then run 'ghstate init' again")
+    changed = False
+    for event, matcher, command in HOOKS:
+        entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise InputError(f"'hooks.{event}' in {origin} is not a list; fix it, then run 'ghstate init' again")
+        present = any(isinstance(entry, dict) and any(isinstance(h, dict) and h.get("command") == command
+                                                      for h in entry.get("hooks") or [])
+                      for entry in entries)
+        if not present:
+            entries.append({"matcher": matcher, "hooks": [{"type": "command", "command": command, "timeout": 15}]})
+            changed = True
+    return changed
+
+
+@click.command()
+@store_options
+@click.option("--force", is_flag=True, help="Replace the issue form and command files even if they were edited.")
+def init(force: bool) -> None:
+    """Set a repository up: labels, issue form, Claude Code hooks and command files.
+
+    Creates the ghstate labels (GitHub store), writes .github/ISSUE_TEMPLATE/ghstate-checkpoint.yml,
+    adds the SessionStart and PreCompact hooks to .claude/settings.json without touching your other
+    settings, and writes .claude/commands/checkpoint.md and resume.md. Running it again changes nothing.
+
+    \b
+    Example:
+      ghstate init
+    """
+    app = make_app()
+    root = app.settings.root
+    policy = app.settings.policy
+    report: list[tuple[str, str]] = []
+    if app.store.kind == "github":
+        labels = [(policy.label, "1d76db", "Working state kept by ghstate"),
+                  (policy.ci_failing_label, "d93f0b", "ghstate: CI is failing on this task"),
+                  (policy.blocked_label, "b60205", "ghstate: CI failed too often in a row; needs a person")]
+        created = set(app.store.ensure_labels(labels))  # type: ignore[attr-defined]
+        for name, _, _ in labels:
+            report.append((f"label {name}", "created" if name in created else "exists"))
+    else:
+        report.append(("labels", "skipped: the local store has none (run with a GitHub token to create them)"))
+
+    for source, target in FILES:
+        text = (builtin_templates() / source).read_text(encoding="utf-8")
+        report.append((target, write_file(root / target, text, force)))
+
+    settings_path = root / ".claude" / "settings.json"
+    settings: dict[str, Any] = {}
+    if settings_path.exists():
+        try:
+            settings = json.loads(settings_path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InputError(f"{settings_path} is not valid JSON ({exc}); fix it, then run 'ghstate init' again "
+                             "(nothing else was changed in it)") from None
+        if not isinstance(settings, dict):
+            raise InputError(f"{settings_path} is not a JSON object; fix it, then run 'ghstate init' again")
+    if merge_hooks(settings, str(settings_path)):
+        atomic_write(settings_path, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+        report.append((".claude/settings.json", "hooks added"))
+    else:
+        report.append((".claude/settings.json", "hooks already there"))
+
+    width = max(len(name) for name, _ in report)
+    for name, outcome in report:
+        click.echo(f"{name:<{width}}  {outcome}")

@@ -1,0 +1,103 @@
+"""Claude Code hooks: context for a fresh session, a record before compaction; never a failure."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ghstate.parse import parse
+
+FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+
+
+def event(name: str, repo: Path) -> str:
+    data = json.loads((FIXTURES / name).read_text())
+    data["cwd"] = str(repo)  # the documented example points at the author's machine
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("source", ["clear", "compact", "resume"])
+def test_session_start_gives_the_full_prompt(repo, run, sample_file, source):
+    run("checkpoint", "--file", str(sample_file))
+    result = run("hook", "session-start", input=event(f"session-start-{source}.json", repo))
+    out = json.loads(result.stdout)
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "Next phase: Phase 2: matcher abstraction" in context and "<checkpoint>" in context
+    assert result.stderr == ""
+
+
+def test_session_start_at_startup_gives_a_pointer(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    out = json.loads(run("hook", "session-start", input=event("session-start-startup.json", repo)).stdout)
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("This branch has a ghstate checkpoint: local #1")
+    assert "run `ghstate resume 1`" in context and "<checkpoint>" not in context
+
+
+def test_session_start_is_quiet_without_a_checkpoint(repo, run):
+    result = run("hook", "session-start", input=event("session-start-clear.json", repo))
+    assert result.stdout == "" and result.stderr == ""
+
+
+def test_pre_compact_records_the_execution(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    before = (repo / ".ghstate" / "1.md").read_text()
+    result = run("hook", "pre-compact", input=event("pre-compact-auto.json", repo))
+    assert result.stdout == "" and result.stderr == ""
+    cp = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint
+    assert cp.meta.revision == 2
+    last = cp.executions[-1]
+    assert (last.agent, last.session, last.event) == ("claude-code", "abc123", "pre-compact:auto")
+    assert last.transcript.endswith("00893aaf-19fa-41d2-8238-13269b9b3ca0.jsonl")
+    assert parse(before).checkpoint._replace(executions=(), meta=cp.meta) == cp._replace(executions=())
+    assert "Last written by claude-code (editor, session abc123)" in run("resume").stdout
+
+
+def test_pre_compact_is_quiet_without_a_checkpoint(repo, run):
+    result = run("hook", "pre-compact", input=event("pre-compact-manual.json", repo))
+    assert (result.stdout, result.stderr, result.exit_code) == ("", "", 0)
+    assert not (repo / ".ghstate").exists() or not list((repo / ".ghstate").glob("*.md"))
+
+
+@pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", "{\"cwd\": 5}", "\x00\xff", "{" * 10000,
+                                   json.dumps({"source": "clear", "cwd": "/nonexistent/folder"})])
+@pytest.mark.parametrize("name", ["session-start", "pre-compact"])
+def test_hooks_never_fail_whatever_stdin_holds(repo, run, name, stdin):
+    result = run("hook", name, input=stdin)
+    assert result.exit_code == 0 and "Traceback" not in result.stderr
+    assert result.stdout == ""
+    assert result.stderr == "" or result.stderr.startswith("ghstate hook: ")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.one_of(st.binary(max_size=200), st.text(max_size=200).map(str.encode),
+                 st.dictionaries(st.text(max_size=10), st.one_of(st.none(), st.integers(), st.text(max_size=20)),
+                                 max_size=5).map(lambda d: json.dumps(d).encode())))
+def test_hooks_fuzzed(repo, run, stdin):
+    for name in ("session-start", "pre-compact"):
+        result = run("hook", name, input=stdin, code=None)
+        assert result.exit_code == 0 and "Traceback" not in result.stderr
+
+
+def test_hook_with_broken_config_reports_on_stderr(repo, run):
+    (repo / ".ghstate").mkdir()
+    (repo / ".ghstate" / "config.toml").write_text("nope = 1\n")
+    result = run("hook", "session-start", input=event("session-start-clear.json", repo))
+    assert result.exit_code == 0 and result.stdout == ""
+    assert result.stderr.startswith("ghstate hook: unknown key 'nope'")
+
+
+def test_session_start_offline_github_falls_quiet_fast(repo, run, sample_file, monkeypatch, isolated):
+    monkeypatch.setenv("GH_TOKEN", "ghp_x")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "octo/hello")
+    waited = []
+    monkeypatch.setattr("ghstate.stores.github._sleep", waited.append)
+    result = run("hook", "session-start", input=event("session-start-clear.json", repo))  # no route: refused
+    assert result.exit_code == 0 and result.stdout == ""
+    assert result.stderr.startswith("ghstate hook: listing checkpoints of octo/hello failed: cannot reach")
+    assert sum(waited) <= 4.0

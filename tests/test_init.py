@@ -1,0 +1,89 @@
+"""`ghstate init`: labels, issue form, hooks merged into existing settings, command files; idempotent."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from github_fake import FakeGitHub
+
+from ghstate.parse import parse
+
+
+def test_init_twice_over_existing_settings(repo, run):
+    claude = repo / ".claude"
+    claude.mkdir()
+    existing = {
+        "permissions": {"allow": ["Bash(npm test:*)"]},
+        "hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "prettier"}]}],
+                  "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo hi"}]}]},
+        "model": "opus",
+    }
+    (claude / "settings.json").write_text(json.dumps(existing, indent=4))
+    first = run("init").stdout
+    assert "hooks added" in first and "skipped: the local store has none" in first
+    settings = json.loads((claude / "settings.json").read_text())
+    assert settings["permissions"] == existing["permissions"] and settings["model"] == "opus"
+    assert settings["hooks"]["PostToolUse"] == existing["hooks"]["PostToolUse"]
+    assert settings["hooks"]["SessionStart"][0] == existing["hooks"]["SessionStart"][0]
+    commands = [h["command"] for e in settings["hooks"]["SessionStart"] for h in e["hooks"]]
+    assert commands == ["echo hi", "ghstate hook session-start"]
+    assert settings["hooks"]["PreCompact"][0]["hooks"][0]["command"] == "ghstate hook pre-compact"
+    for path in (".github/ISSUE_TEMPLATE/ghstate-checkpoint.yml", ".claude/commands/checkpoint.md",
+                 ".claude/commands/resume.md"):
+        assert (repo / path).is_file(), path
+    snapshot = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git/" not in str(p)}
+    second = run("init").stdout
+    assert "hooks already there" in second and "written" not in second
+    assert snapshot == {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git/" not in str(p)}
+
+
+def test_init_keeps_edited_files_unless_forced(repo, run):
+    run("init")
+    command = repo / ".claude" / "commands" / "checkpoint.md"
+    command.write_text("my own version\n")
+    assert "exists, kept as it is" in run("init").stdout and command.read_text() == "my own version\n"
+    run("init", "--force")
+    assert command.read_text() != "my own version\n"
+
+
+def test_init_refuses_broken_settings_and_changes_nothing(repo, run):
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text("{ not json")
+    result = run("init", code=1)
+    assert result.stderr.startswith("Error: ") and "is not valid JSON" in result.stderr
+    assert (repo / ".claude" / "settings.json").read_text() == "{ not json"
+
+
+def test_init_creates_labels_on_github(repo, run, isolated, monkeypatch):
+    monkeypatch.setenv("GH_TOKEN", "ghp_x")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "octo/hello")
+    fake = FakeGitHub(isolated)
+    fake.labels.add("ghstate")
+    out = run("init").stdout
+    assert "label ghstate  " in out and "exists" in out.splitlines()[0]
+    assert {"ghstate:ci-failing", "ghstate:blocked"} <= fake.labels
+    assert "label ghstate:blocked" in out and fake.problems() == []
+    assert run("init").stdout.count("exists") == 3
+
+
+def test_issue_form_output_parses(repo):
+    """What GitHub makes of the shipped form (### Label, blank line, value, _No response_) is a checkpoint."""
+    body = ("### Goal\n\nShip the matcher\n\n### Current status\n\n- [x] Phase 1: parser\n- [ ] Phase 2: matcher\n\n"
+            "### Decisions locked\n\n_No response_\n\n### Open questions\n\n_No response_\n\n### Remaining risks\n\n"
+            "slow on big inputs\n\n### Files to re-read\n\nsrc/a.py\nsrc/b.py\n\n### Resume instruction\n\n"
+            "Start at Phase 2\n")
+    cp = parse(body).checkpoint
+    assert cp.goal == "Ship the matcher" and cp.next_phase.name == "Phase 2: matcher"
+    assert cp.decisions == () and cp.file_paths == ["src/a.py", "src/b.py"] and cp.resume == "Start at Phase 2"
+
+
+def test_repository_issue_form_is_the_shipped_one():
+    from pathlib import Path
+
+    from ghstate.render import builtin_templates
+
+    ours = Path(__file__).resolve().parents[1] / ".github" / "ISSUE_TEMPLATE" / "ghstate-checkpoint.yml"
+    if not ours.is_file():
+        pytest.skip("not a source checkout")
+    assert ours.read_text() == (builtin_templates() / "issue-form.yml").read_text()

@@ -1,0 +1,89 @@
+"""Runtime probes with real local sockets; nothing but loopback is contacted, nothing is executed."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import socket
+import threading
+
+import pytest
+
+from ghstate import probes
+
+
+@pytest.fixture
+def http_port():
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200 if self.path == "/health" else 503)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def tcp_port():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    yield sock.getsockname()[1]
+    sock.close()
+
+
+def closed_port():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
+def test_http_and_tcp(http_port, tcp_port):
+    assert probes.probe(f"http://127.0.0.1:{http_port}/health") == "up"
+    assert probes.probe(f"http://localhost:{http_port}/broken") == "down"  # a 5xx is not alive
+    assert probes.probe(f"port {tcp_port}") == "up"
+    assert probes.probe(f"127.0.0.1:{tcp_port}") == "up"
+    assert probes.probe(f"tcp://127.0.0.1:{tcp_port}") == "up"
+    port = closed_port()
+    assert probes.probe(f"port {port}") == "down"
+    assert probes.probe(f"http://127.0.0.1:{port}/") == "down"
+
+
+@pytest.mark.parametrize("check", ["http://example.com/health", "https://10.0.0.5:8443/", "db.internal:5432",
+                                   "http://[2001:db8::1]:80/"])
+def test_only_loopback_is_contacted(check, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("a non-loopback address was contacted")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    assert probes.probe(check) == "skipped"
+
+
+@pytest.mark.parametrize("check", ["`rm -rf /`", "$(touch /tmp/pwned)", "npm run dev", "", "port 99999"])
+def test_nothing_is_executed(check, monkeypatch, tmp_path):
+    import subprocess
+
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: (_ for _ in ()).throw(AssertionError("executed")))
+    assert probes.probe(check) == "unknown"
+
+
+def test_resume_reports_runtime(repo, run, tmp_path, http_port):
+    body = tmp_path / "c.md"
+    down = closed_port()
+    body.write_text(f"## Current status\n- [ ] Phase 1\n\n## Runtime\n- dev server: http://127.0.0.1:{http_port}/health\n"
+                    f"- postgres: port {down}\n- staging: https://staging.example.com\n\n## Resume instruction\nPhase 1\n")
+    run("checkpoint", "--file", str(body))
+    data = json.loads(run("resume", "--format", "json").stdout)
+    assert [(r["name"], r["status"]) for r in data["runtime"]] == [
+        ("dev server", "up"), ("postgres", "down"), ("staging", "skipped")]
+    text = run("resume").stdout
+    assert f"- dev server: http://127.0.0.1:{http_port}/health is up" in text
+    assert f"- postgres: port {down} is down" in text
