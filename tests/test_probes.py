@@ -78,8 +78,9 @@ def test_nothing_is_executed(check, monkeypatch, tmp_path):
 def test_resume_reports_runtime(repo, run, tmp_path, http_port):
     body = tmp_path / "c.md"
     down = closed_port()
-    body.write_text(f"## Current status\n- [ ] Phase 1\n\n## Runtime\n- dev server: http://127.0.0.1:{http_port}/health\n"
-                    f"- postgres: port {down}\n- staging: https://staging.example.com\n\n## Resume instruction\nPhase 1\n")
+    body.write_text(f"## Current status\n- [ ] Phase 1\n\n## Runtime\n"
+                    f"- dev server: http://127.0.0.1:{http_port}/health\n- postgres: port {down}\n"
+                    "- staging: https://staging.example.com\n\n## Resume instruction\nPhase 1\n")
     run("checkpoint", "--file", str(body))
     data = json.loads(run("resume", "--format", "json").stdout)
     assert [(r["name"], r["status"]) for r in data["runtime"]] == [
