@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "push": ("push", "push", "Publish checkpoints kept locally while GitHub was unreachable."),
     "init": ("init", "init", "Set a repository up: labels, issue form, agent hooks and commands."),
     "hook": ("hook", "hook", "Claude Code hook entry points (session-start, pre-compact)."),
+    "ci": ("ci", "ci", "Record a CI result on the checkpoint (what the GitHub Action runs)."),
 }
 
 

@@ -165,7 +165,17 @@ def _indent_first(text: str, prefix: str) -> str:
     return prefix + text
 
 
-FILTERS.update({"data": _data, "oneline": _oneline, "indent_first": _indent_first})
+def _code(value: object) -> str:
+    """Text for inside a one-backtick code span: no backticks, one line."""
+    return _oneline(value).replace("`", "'")
+
+
+def _cell(value: object) -> str:
+    """Text for a markdown table cell."""
+    return _oneline(value).replace("|", "\\|")
+
+
+FILTERS.update({"data": _data, "oneline": _oneline, "indent_first": _indent_first, "code": _code, "cell": _cell})
 
 
 def verification_line(cp: Checkpoint) -> str:

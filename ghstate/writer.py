@@ -52,7 +52,7 @@ class WriteSpec:
     lookup: bool = True  # find the branch's open checkpoint when no number is given
     record_tree: bool = True  # False (CI, hooks): keep the branch, commit and dirty files drift compares with
     dry_run: bool = False
-    log: bool = True
+    log: bool | Callable[[Checkpoint, Checkpoint], bool] = True  # or decide from (before, after)
     allow_secrets: bool = False
     labels: Callable[[tuple[str, ...], Checkpoint], tuple[str, ...]] | None = None
 
@@ -67,6 +67,7 @@ class WriteResult:
     changes: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    previous: Checkpoint | None = None  # the checkpoint as it was read, before this write
 
 
 class Writer:
@@ -140,7 +141,7 @@ class Writer:
             title = stamped.title if stamped.title != (target.title or stamped.title) else None
             stored = self.store.update(target, body, title=title, labels=labels)
             created = False
-        if spec.log:
+        if spec.log(base, stamped) if callable(spec.log) else spec.log:
             revision = Revision(
                 revision=stamped.meta.revision, at=now, event=spec.event, changes=tuple(changes),
                 agent=spec.execution.agent if spec.execution else "",
@@ -152,7 +153,7 @@ class Writer:
             except RemoteError as exc:  # the checkpoint itself is written; only its history line is missing
                 warnings.append(f"the history comment could not be posted ({exc})")
         return WriteResult(stamped, body, stored, created=created, changes=changes, conflicts=conflicts,
-                           warnings=warnings)
+                           warnings=warnings, previous=base if not created else None)
 
     def _stamp(self, cp: Checkpoint, revision: int, now: str, spec: WriteSpec) -> Checkpoint:
         if not spec.record_tree and cp.meta.revision:

@@ -1,0 +1,237 @@
+"""`ghstate ci` in a simulated runner: pass, fail, three fails, recovery, no checkpoint, bad reports,
+a hostile branch name; at most 5 requests; every other section left byte-for-byte as it was."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLE
+from github_fake import FakeGitHub
+
+from ghstate.parse import parse
+from ghstate.render import render_body
+
+FIXTURES = Path(__file__).parent / "fixtures" / "junit"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def runner(isolated, tmp_path, monkeypatch):
+    """The environment a GitHub Actions runner gives a step, and a fake GitHub behind it."""
+    workspace = tmp_path / "workspace"
+    (workspace / "reports").mkdir(parents=True)
+    monkeypatch.chdir(workspace)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"ref": "refs/heads/feature/x"}))
+    files = {"output": tmp_path / "output", "summary": tmp_path / "summary"}
+    for path in files.values():
+        path.write_text("")
+    env = {
+        "GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "octo/hello", "GITHUB_SHA": "4f2c1e9aa1b2c3d4e5f6",
+        "GITHUB_RUN_ID": "777", "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REF_NAME": "feature/x",
+        "GITHUB_EVENT_PATH": str(event), "GITHUB_OUTPUT": str(files["output"]),
+        "GITHUB_STEP_SUMMARY": str(files["summary"]), "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_WORKFLOW": "tests", "GH_TOKEN": "ghs_runnertoken", "GHSTATE_BLOCK_AFTER": "3",
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr("ghstate.stores.github._sleep", lambda s: None)
+    fake = FakeGitHub(isolated)
+    fake.workspace = workspace
+    fake.files = files
+    yield fake
+    assert fake.problems() == []
+
+
+def seed(fake, number=7, branch="feature/x"):
+    cp = parse(SAMPLE + "\n## Notes from review\nKeep `|` and *this*.\n").checkpoint
+    cp = cp.with_meta(revision=3, branch=branch, commit="0123abc", id="abcabcabcabc")
+    return fake.add_issue(number, render_body(cp), title="CLI refactor")
+
+
+def outputs(fake) -> dict[str, str]:
+    """$GITHUB_OUTPUT as the runner reads it: NAME<<DELIMITER, the value, DELIMITER."""
+    text = fake.files["output"].read_text()
+    found = re.findall(r"^(\w+)<<(\S+)\n(.*?)\n\2$", text, re.MULTILINE | re.DOTALL)
+    assert "".join(f"{k}<<{d}\n{v}\n{d}\n" for k, d, v in found) == text, "malformed"
+    return {k: v for k, _, v in found}
+
+
+def labels(fake, number=7):
+    return sorted(x["name"] for x in fake.issues[number]["labels"])
+
+
+def sections_outside_verification(body: str) -> str:
+    kept = body.split("\n", 1)[1]  # the marker changes with every revision
+    return re.sub(r"\n*## Verification\n.*?(?=\n## |\Z)", "", kept, flags=re.DOTALL).strip()
+
+
+def test_pass_ticks_the_phase_and_writes_outputs_and_summary(runner, run):
+    seed(runner)
+    (runner.workspace / "reports" / "ok.xml").write_bytes((FIXTURES / "all-pass.xml").read_bytes())
+    before = runner.issues[7]["body"]
+    out = run("ci", "--result", "success", "--junit", "reports/*.xml", "--phase", "Phase 2").stdout
+    assert "Recorded success on #7 (passing)" in out
+    cp = parse(runner.issues[7]["body"]).checkpoint
+    v = cp.verification_data
+    assert v["status"] == "passing" and v["attempt_count"] == 1 and v["consecutive_failures"] == 0
+    assert v["counts"] == {"tests": 2, "passed": 2, "failed": 0, "errors": 0, "skipped": 0}
+    assert v["run_url"] == "https://github.com/octo/hello/actions/runs/777" and v["commit"] == "4f2c1e9aa1b2c3d4e5f6"
+    assert cp.phases[1].done and "**passing** on `feature/x` at `4f2c1e9aa`" in cp.verification
+    assert outputs(runner) == {"issue": "7", "status": "passing"}
+    summary = runner.files["summary"].read_text()
+    assert "### ghstate: checkpoint #7 is passing" in summary and "Ticked: Phase 2: matcher abstraction" in summary
+    assert len(runner.calls) <= 5
+    # only Verification and the ticked phase changed; the rest byte-for-byte
+    after = runner.issues[7]["body"]
+    assert sections_outside_verification(after) == sections_outside_verification(before).replace(
+        "- [ ] Phase 2: matcher abstraction", "- [x] Phase 2: matcher abstraction")
+    assert cp.meta.commit == "0123abc" and cp.meta.branch == "feature/x"  # the agent's baseline is kept
+
+
+def test_failures_escalate_to_blocked_then_recover(runner, run):
+    seed(runner)
+    (runner.workspace / "reports" / "pytest.xml").write_bytes((FIXTURES / "pytest-two-failures.xml").read_bytes())
+    before = sections_outside_verification(runner.issues[7]["body"])
+    statuses = []
+    for attempt in range(3):
+        runner.calls.clear()
+        run("ci", "--result", "failure", "--junit", "reports/pytest.xml", "--post-prompt", "true")
+        statuses.append(outputs(runner)["status"])
+        runner.files["output"].write_text("")
+        assert len(runner.calls) <= 5, [m for m, _, _ in runner.calls]
+        if attempt == 0:
+            assert labels(runner) == ["ghstate", "ghstate:ci-failing"]
+    assert statuses == ["failing", "failing", "blocked"]
+    assert labels(runner) == ["ghstate", "ghstate:blocked", "ghstate:ci-failing"]
+    v = parse(runner.issues[7]["body"]).checkpoint.verification_data
+    assert (v["failure_type"], v["consecutive_failures"], v["attempt_count"]) == ("test", 3, 3)
+    assert v["failure_detail"] == "tests.test_parser::test_strict_flags: AssertionError: assert 'x' == 'y'"
+    assert v["suggested_focus"].startswith("Fix tests.test_parser::test_strict_flags first")
+    assert [t["name"] for t in v["failing_tests"]] == ["tests.test_parser::test_strict_flags",
+                                                       "tests.test_matcher::test_fuzzy"]
+    prompts = [c for c in runner.comments[7] if c["body"].startswith("<!-- ghstate:prompt -->")]
+    assert len(prompts) == 1 and "Verification: blocked" in prompts[0]["body"]
+    history = [c for c in runner.comments[7] if "ghstate:log" in c["body"]]
+    assert len(history) == 2  # on transitions only: none → failing, failing → blocked
+    json_state = json.loads(run("resume", "7", "--format", "json").stdout)["verification"]
+    assert {"status", "failure_type", "failure_detail", "suggested_focus", "attempt_count",
+            "consecutive_failures"} <= set(json_state)
+    run("ci", "--result", "success")
+    v = parse(runner.issues[7]["body"]).checkpoint.verification_data
+    assert (v["status"], v["consecutive_failures"], v["attempt_count"]) == ("passing", 0, 4)
+    assert labels(runner) == ["ghstate"]
+    assert sections_outside_verification(runner.issues[7]["body"]) == before
+
+
+def test_build_failure_and_cancelled(runner, run):
+    seed(runner)
+    (runner.workspace / "reports" / "ok.xml").write_bytes((FIXTURES / "all-pass.xml").read_bytes())
+    run("ci", "--result", "failure", "--junit", "reports/ok.xml")
+    v = parse(runner.issues[7]["body"]).checkpoint.verification_data
+    assert v["failure_type"] == "build" and v["status"] == "failing"
+    run("ci", "--result", "cancelled")
+    v = parse(runner.issues[7]["body"]).checkpoint.verification_data
+    assert (v["failure_type"], v["status"], v["consecutive_failures"]) == ("cancelled", "failing", 1)
+    assert labels(runner) == ["ghstate", "ghstate:ci-failing"]
+
+
+def test_no_checkpoint_is_a_notice(runner, run):
+    out = run("ci", "--result", "success").stdout
+    assert out.startswith("::notice::ghstate: no open checkpoint for branch feature/x; nothing recorded")
+    assert outputs(runner) == {"issue": "", "status": ""}
+    assert [m for m, _, _ in runner.calls] == ["GET"]
+
+
+def test_malformed_or_missing_reports_are_warnings(runner, run):
+    seed(runner)
+    (runner.workspace / "reports" / "bad.xml").write_bytes((FIXTURES / "malformed.xml").read_bytes())
+    out = run("ci", "--result", "failure", "--junit", "reports/bad.xml\nnope/*.xml").stdout
+    assert "::warning::ghstate: skipped reports/bad.xml: not well-formed XML" in out
+    assert "::warning::ghstate: no JUnit report matches 'nope/*.xml'" in out
+    v = parse(runner.issues[7]["body"]).checkpoint.verification_data
+    assert v["failure_type"] == "unknown" and v["counts"]["tests"] == 0 and v["status"] == "failing"
+
+
+def test_hostile_branch_name(runner, run, monkeypatch):
+    hostile = 'x\n::error::pwned`$(touch /tmp/ghstate-pwned)`"; rm -rf ~ #%0A'
+    monkeypatch.setenv("GITHUB_REF_NAME", hostile)
+    out = run("ci", "--result", "failure").stdout
+    assert out.count("\n") == 1 and out.startswith("::notice::")  # one command; the newline is escaped
+    assert "%0A::error::pwned" in out and "%250A" in out
+    assert outputs(runner) == {"issue": "", "status": ""}
+    seed(runner, number=8, branch=hostile)
+    runner.files["output"].write_text("")
+    out = run("ci", "--result", "failure").stdout
+    assert outputs(runner) == {"issue": "8", "status": "failing"}
+    assert not any(line.startswith("::error::") for line in out.splitlines())
+    assert not Path("/tmp/ghstate-pwned").exists()
+    cp = parse(runner.issues[8]["body"]).checkpoint
+    assert cp.verification_data["branch"] == hostile
+    assert "\n::error::" not in cp.verification  # shown on one line inside a code span
+
+
+def test_pull_request_branch_from_head_ref(runner, run, monkeypatch):
+    seed(runner, branch="feature/pr-branch")
+    monkeypatch.setenv("GITHUB_REF_NAME", "12/merge")
+    monkeypatch.setenv("GITHUB_HEAD_REF", "feature/pr-branch")
+    run("ci", "--result", "success")
+    assert outputs(runner)["issue"] == "7"
+
+
+def test_github_unreachable_is_a_warning(runner, run):
+    seed(runner)
+    runner.fail("GET", r".*", None, times=99)
+    result = run("ci", "--result", "success")
+    assert result.stdout.startswith("::warning::ghstate: listing checkpoints of octo/hello failed: cannot reach")
+    assert result.exit_code == 0
+
+
+def test_no_token_is_a_warning(runner, run, monkeypatch):
+    monkeypatch.delenv("GH_TOKEN")
+    out = run("ci", "--result", "success").stdout
+    assert out.startswith("::warning::ghstate: no GitHub token")
+
+
+def test_explicit_issue_number(runner, run):
+    seed(runner, number=9, branch="somewhere-else")
+    run("ci", "--result", "failure", "--issue", "9")
+    assert outputs(runner) == {"issue": "9", "status": "failing"}
+    assert "no issue #10" in run("ci", "--result", "failure", "--issue", "10").stdout
+
+
+# ---------------------------------------------------------------------------------- action.yml
+
+
+def action() -> dict:
+    yaml = pytest.importorskip("yaml")
+    return yaml.safe_load((ROOT / "action.yml").read_text())
+
+
+def test_every_action_input_is_documented_and_used():
+    spec = action()
+    readme = (ROOT / "README.md").read_text()
+    steps_env = "\n".join(json.dumps(step.get("env", {})) for step in spec["runs"]["steps"])
+    for name in spec["inputs"]:
+        assert f"| `{name}` |" in readme, f"input {name} is not in the README's table"
+        assert f"inputs.{name}" in steps_env, f"input {name} is not passed to the action's scripts"
+    for name in spec["outputs"]:
+        assert f"| `{name}` |" in readme, f"output {name} is not in the README"
+
+
+def test_inputs_reach_scripts_only_through_env():
+    spec = action()
+    assert spec["runs"]["using"] == "composite"
+    for step in spec["runs"]["steps"]:
+        assert "${{" not in step.get("run", ""), f"expression inside run: in step {step.get('name')}"
+
+
+def test_workflows_pin_actions_and_hold_least_privilege():
+    for path in (ROOT / ".github" / "workflows").glob("*.yml"):
+        text = path.read_text()
+        assert "permissions: {}" in text, path.name
+        for uses in re.findall(r"uses:\s*(\S+)", text):
+            assert uses == "./" or re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", uses), f"{path.name}: {uses}"

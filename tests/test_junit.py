@@ -1,0 +1,102 @@
+"""JUnit reports from many runners: parse without raising, count from the elements, lose no text."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ghstate.junit import JUnitError, classify, load_reports, parse_report
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "junit"
+FIXTURES = Path(__file__).parent / "fixtures" / "junit"
+CORPUS_FILES = sorted(CORPUS.glob("*.xml")) if CORPUS.is_dir() else []
+
+
+def element_counts(raw: bytes) -> dict[str, int]:
+    text = raw.decode("utf-8-sig")
+    cases = re.findall(r"<testcase\b.*?(?:/>|</testcase>)", text, re.DOTALL)
+    return {
+        "tests": len(cases),
+        "failed": sum("<failure" in c for c in cases),
+        "errors": sum("<error" in c and "<failure" not in c for c in cases),
+        "skipped": sum("<skipped" in c and "<failure" not in c and "<error" not in c for c in cases),
+    }
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.name)
+def test_corpus_reports(path):
+    raw = path.read_bytes()
+    report = parse_report(raw, path.name)
+    counts = report.counts()
+    expected = element_counts(raw)
+    assert {k: counts[k] for k in expected} == expected, "counted from elements, not from summary attributes"
+    for case in report.cases:
+        if case.status in ("failed", "error"):
+            assert case.message, f"{case.label} failed without a reason"
+    # no failure text or output is lost
+    everything = "\n".join([report.output, *(c.detail + c.message + c.output for c in report.cases)])
+    for chunk in re.findall(r"<(?:failure|error)[^>]*>(.*?)</(?:failure|error)>", raw.decode("utf-8-sig"), re.DOTALL):
+        words = re.findall(r"[A-Za-z]{6,}", chunk)[:5]
+        assert all(w in everything for w in words), words
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not present")
+def test_corpus_summaries_that_lie():
+    gotestsum = parse_report((CORPUS / "gotestsum-junitxml-report.xml").read_bytes(), "g").counts()
+    assert gotestsum["tests"] == 60 and gotestsum["errors"] == 0
+    jest = parse_report((CORPUS / "jest-junit-suite-failed-to-run.xml").read_bytes(), "j").counts()
+    assert jest["errors"] == 2 and jest["tests"] == 2
+    bom = parse_report((CORPUS / "dotnet-junitxml-testlogger-bom.xml").read_bytes(), "d")
+    assert bom.counts()["failed"] == 14
+
+
+def test_pytest_fixture_and_classification():
+    report = parse_report((FIXTURES / "pytest-two-failures.xml").read_bytes(), "pytest.xml")
+    assert report.counts() == {"tests": 4, "passed": 1, "failed": 2, "errors": 0, "skipped": 1}
+    first = [c for c in report.cases if c.status == "failed"][0]
+    assert first.label == "tests.test_parser::test_strict_flags"
+    assert first.message == "AssertionError: assert 'x' == 'y'" and "parse(\"x\")" in first.detail
+    verdict = classify("failure", [report])
+    assert verdict["failure_type"] == "test"
+    assert verdict["failure_detail"] == "tests.test_parser::test_strict_flags: AssertionError: assert 'x' == 'y'"
+    assert verdict["suggested_focus"].startswith("Fix tests.test_parser::test_strict_flags first (and 1 more)")
+
+
+def test_classification_without_failing_tests():
+    passing = parse_report((FIXTURES / "all-pass.xml").read_bytes(), "ok.xml")
+    assert classify("failure", [passing])["failure_type"] == "build"
+    assert classify("failure", None)["failure_type"] == "unknown"
+    assert classify("cancelled", None)["failure_type"] == "cancelled"
+    assert classify("success", [passing]) == {"failure_type": None, "failure_detail": None, "suggested_focus": None}
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (b"", "empty file"),
+    (b"<testsuite><testcase", "not well-formed XML"),
+    (b"<html><body/></html>", "the root element is <html>"),
+])
+def test_bad_reports(data, message):
+    with pytest.raises(JUnitError, match=message):
+        parse_report(data, "x.xml")
+
+
+def test_load_reports_globs_and_warnings(tmp_path):
+    (tmp_path / "reports").mkdir()
+    for name in ("pytest-two-failures.xml", "malformed.xml"):
+        (tmp_path / "reports" / name).write_bytes((FIXTURES / name).read_bytes())
+    reports, warnings = load_reports(["reports/*.xml", "missing/*.xml"], tmp_path)
+    assert [r.source for r in reports] == ["reports/pytest-two-failures.xml"]
+    assert warnings[0].startswith("skipped reports/malformed.xml: not well-formed XML (unclosed token")
+    assert warnings[1:] == ["no JUnit report matches 'missing/*.xml'"]
+
+
+def test_entities_are_not_expanded():
+    bomb = (b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">'
+            b'<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;">]><testsuite><testcase name="&c;"/></testsuite>')
+    try:
+        report = parse_report(bomb, "bomb.xml")
+    except JUnitError:
+        return  # refusing is fine too
+    assert len(report.cases[0].name) < 10_000
