@@ -6,6 +6,7 @@ instruction, no status) or one GitHub would refuse. Warnings are advice.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ghstate.parse import Parsed
@@ -51,8 +52,9 @@ def lint(parsed: Parsed, text: str, *, max_item_chars: int = 400) -> list[Proble
                                 "no resume instruction: add '## Resume instruction' with the exact next step"))
     elif cp.next_phase is not None:
         text_lower = cp.resume.lower()
-        open_phases = [p for p in cp.phases if not p.done]
-        if not any(p.label.lower() in text_lower or p.name.lower() in text_lower for p in open_phases):
+        open_phases = [(i, p) for i, p in enumerate(cp.phases, start=1) if not p.done]
+        if not any(p.label.lower() in text_lower or p.name.lower() in text_lower
+                   or re.search(rf"\bphase\s*{i}\b", text_lower) for i, p in open_phases):
             problems.append(Problem("GS002", where.get("resume", last_line),
                                     f"the resume instruction names no unfinished phase; say where to start, "
                                     f"e.g. '{cp.next_phase.label}'"))

@@ -1,0 +1,60 @@
+"""Lint: every rule, with its code, severity and line number."""
+
+from __future__ import annotations
+
+import pytest
+
+from ghstate.lint import RULES, lint
+from ghstate.parse import parse
+
+
+def problems(text: str, **kwargs) -> list[tuple[str, int]]:
+    return [(p.code, p.line) for p in lint(parse(text), text, **kwargs)]
+
+
+GOOD = ("## Goal\nShip.\n\n## Current status\n- [x] Phase 1: a\n- [ ] Phase 2: b\n\n"
+        "## Resume instruction\nStart Phase 2.\n")
+
+
+def test_a_good_checkpoint_has_no_problems():
+    assert problems(GOOD) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("## Goal\nx\n\n## Current status\n- [ ] Phase 1\n", [("GS001", 5)]),
+    ("## Goal\nx\n\n## Current status\n- [ ] Phase 1: a\n- [ ] Phase 2: b\n\n## Resume instruction\ncarry on\n",
+     [("GS002", 8)]),
+    ("## Goal\nx\n\n## Status\n- [x] Phase 1\n- Phase 2 no box\n\n## Resume\nPhase 2\n", [("GS003", 6)]),
+    ("## Goal\nx\n\n## Resume instruction\nstart\n", [("GS004", 1)]),
+    ("## Goal\nx\n\n## Status\n- [ ] Phase 1\n\n## Risks\n- " + "y" * 500 + "\n\n## Resume\nPhase 1\n",
+     [("GS005", 8)]),
+    ("## Goal\nx\n\n## Status\n- [ ] Phase 1\n\n## Decisions\nloose text\n\n## Resume\nPhase 1\n", [("GS006", 8)]),
+    ('<!-- ghstate:v1 {"revision": 2, -->\n## Goal\nx\n\n## Status\n- [ ] Phase 1\n\n## Resume\nPhase 1\n',
+     [("GS007", 1)]),
+    ("## Goal\nx\n\n## Status\n- [ ] Phase 1\n\n## Risks\n- a\n\n## Risks\n- b\n\n## Resume\nPhase 1\n",
+     [("GS008", 10)]),
+    ("## Status\n- [ ] Phase 1\n\n## Resume\nPhase 1\n", [("GS010", 1)]),
+])
+def test_each_rule(text, expected):
+    assert problems(text) == expected
+
+
+def test_oversized_body():
+    text = GOOD + "\n## Notes\n" + "z" * 66_000 + "\n"
+    assert ("GS009", 1) in problems(text)
+
+
+def test_all_phases_done_needs_no_phase_in_the_resume_instruction():
+    assert problems("## Goal\nx\n\n## Status\n- [x] Phase 1\n\n## Resume\nopen the PR\n") == []
+
+
+def test_severities_and_format():
+    assert {code: severity for code, (severity, _) in RULES.items()}["GS001"] == "error"
+    (problem,) = lint(parse("## Goal\nx\n\n## Status\n- [ ] P\n"), "## Goal\nx\n\n## Status\n- [ ] P\n")
+    assert problem.format("c.md") == ("c.md:5: GS001 error: no resume instruction: add '## Resume instruction' "
+                                      "with the exact next step")
+
+
+def test_lint_an_issue_and_the_branch_checkpoint(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    assert run("lint").stdout == "" and run("lint", "1").stdout == ""
