@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ghstate.errors import InputError
+from ghstate.errors import Conflict, InputError
 from ghstate.model import LIST_SECTIONS, SECTION_KEYS, Checkpoint, Execution, Phase, find_phase, runtime_entry
 
 MAX_EXECUTIONS = 20
@@ -220,9 +220,17 @@ def make_change(intent: dict):
     edits = edits_from_dict(intent.get("edits") or {})
     verification = intent.get("verification")
     tick = intent.get("tick")
+    based_on = intent.get("based_on") or {}
 
     def change(cp: Checkpoint) -> Checkpoint:
         if incoming_cp is not None:
+            made_from = based_on.get("revision") or 0
+            same_task = based_on.get("id") and based_on.get("id") == cp.meta.id
+            if same_task and made_from and made_from != cp.meta.revision and not intent.get("force"):
+                raise Conflict(
+                    f"the checkpoint is at revision {cp.meta.revision}, but the --file input was made from "
+                    f"revision {made_from}, and writing it would undo what changed since: read it again "
+                    "(ghstate show N --json, or resume --format markdown), redo the edit, or pass --force")
             cp = apply_incoming(cp, incoming_cp, present)
         if edits:
             cp = apply_edits(cp, edits)

@@ -51,6 +51,8 @@ class WriteSpec:
     create: bool = True
     lookup: bool = True  # find the branch's open checkpoint when no number is given
     record_tree: bool = True  # False (CI, hooks): keep the branch, commit and dirty files drift compares with
+    reapply: bool = False  # on a concurrent change, apply ``change`` again to what is there instead of merging
+    keep_pending: bool = True  # keep the write locally when GitHub cannot take it
     dry_run: bool = False
     log: bool | Callable[[Checkpoint, Checkpoint], bool] = True  # or decide from (before, after)
     allow_secrets: bool = False
@@ -96,7 +98,7 @@ class Writer:
                 result = self._write(spec, target)
                 return result
         except RemoteError as exc:
-            if spec.dry_run or self.pending is None or self.store.kind != "github":
+            if spec.dry_run or self.pending is None or self.store.kind != "github" or not spec.keep_pending:
                 raise
             path = self._keep_pending(spec, target, base_body, result)
             raise RemoteError(f"{exc}; the checkpoint was kept locally in {path}: run 'ghstate push' "
@@ -128,12 +130,15 @@ class Writer:
             created = True
         else:
             fresh = self.store.reread(target)
-            if fresh is not None:  # it changed under us: merge, never overwrite
+            if fresh is not None:  # it changed under us: merge (or re-apply the change), never overwrite
                 theirs = checkpoint_of(fresh)
-                merged = merge3(base, ours, theirs)
-                conflicts = merged.conflicts
-                stamped = self._stamp(merged.checkpoint, max(base.meta.revision, theirs.meta.revision) + 1,
-                                      now, spec)
+                if spec.reapply:
+                    combined = spec.change(theirs)
+                else:
+                    merged = merge3(base, ours, theirs)
+                    combined, conflicts = merged.checkpoint, merged.conflicts
+                stamped = self._stamp(combined, max(base.meta.revision, theirs.meta.revision) + 1, now, spec)
+                base = theirs
                 body = self._body(stamped, fresh, spec)
                 changes = describe(theirs, stamped)
                 target = fresh
@@ -152,6 +157,7 @@ class Writer:
                 self.store.add_revision(stored, revision, self.history_text(revision))
             except RemoteError as exc:  # the checkpoint itself is written; only its history line is missing
                 warnings.append(f"the history comment could not be posted ({exc})")
+        warnings.extend(getattr(self.store, "notices", []))
         return WriteResult(stamped, body, stored, created=created, changes=changes, conflicts=conflicts,
                            warnings=warnings, previous=base if not created else None)
 
@@ -206,7 +212,11 @@ class Writer:
             "body": result.body if result else None,
             "saved_at": self.clock(),
             "execution": render.execution_dict(spec.execution) if spec.execution else None,
-            "log": spec.log,
+            "log": spec.log if isinstance(spec.log, bool) else True,
+            "lookup": spec.lookup,
+            "create": spec.create,
+            "allow_secrets": spec.allow_secrets,
+            "reapply": spec.reapply,
         }
         try:
             return self.pending.save_pending(record)

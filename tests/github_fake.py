@@ -215,6 +215,18 @@ class FakeGitHub:
         headers.update(extra or {})
         return status, headers, json.dumps(data)
 
+    def _page(self, request, query: dict, items: list):
+        """One page of a list, with GitHub's ``Link`` header pointing at the next one."""
+        per_page = int(query.get("per_page", 30))
+        page = int(query.get("page", 1))
+        chunk = items[(page - 1) * per_page : page * per_page]
+        extra = {}
+        if page * per_page < len(items):
+            parts = urlsplit(request.url)
+            following = "&".join(f"{k}={v}" for k, v in {**query, "page": page + 1}.items())
+            extra["Link"] = f'<{parts.scheme}://{parts.netloc}{parts.path}?{following}>; rel="next"'
+        return self._json(200, chunk, extra)
+
     def _missing(self):
         return 404, {}, json.dumps({"message": "Not Found", "documentation_url": "https://docs.github.com"})
 
@@ -247,7 +259,7 @@ class FakeGitHub:
                 found = [i for i in self.issues.values()
                          if (state == "all" or i["state"] == state) and wanted <= {x["name"] for x in i["labels"]}]
                 found.sort(key=lambda i: i["updated_at"], reverse=True)
-                return self._json(200, found[: int(query.get("per_page", 30))])
+                return self._page(request, query, found)
             if method == "POST":
                 number = max(self.issues, default=0) + 1
                 labels = [] if self.drop_labels_on_create else body.get("labels", [])
@@ -262,7 +274,7 @@ class FakeGitHub:
                 comments = self.comments.get(number, [])
                 if "since" in query:
                     comments = [c for c in comments if c["updated_at"] >= query["since"]]
-                return self._json(200, comments[: int(query.get("per_page", 30))])
+                return self._page(request, query, comments)
             if method == "POST":
                 return self._json(201, self.add_comment(number, body["body"]))
         m = re.fullmatch(r"/issues/(\d+)/labels", path)

@@ -235,3 +235,49 @@ def test_workflows_pin_actions_and_hold_least_privilege():
         assert "permissions: {}" in text, path.name
         for uses in re.findall(r"uses:\s*(\S+)", text):
             assert uses == "./" or re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", uses), f"{path.name}: {uses}"
+
+
+def test_two_runs_at_once_both_count(runner, run):
+    seed(runner)
+
+    def another_run_lands_first():
+        from ghstate.commands.ci import next_verification
+
+        cp = parse(runner.issues[7]["body"]).checkpoint
+        data = next_verification(cp.verification_data, result="failure", reports=None, block_after=3,
+                                 env={"GITHUB_REPOSITORY": "octo/hello"}, branch="feature/x", now="t")
+        runner.edit(7, render_body(cp._replace(verification="other run", verification_data=data)
+                                   .with_meta(revision=cp.meta.revision + 1)))
+
+    runner.on("GET", r"/issues/7$", another_run_lands_first)
+    run("ci", "--result", "failure")
+    cp = parse(runner.issues[7]["body"]).checkpoint
+    assert (cp.verification_data["attempt_count"], cp.verification_data["consecutive_failures"]) == (2, 2)
+    assert "concurrent edit" not in runner.issues[7]["body"]
+
+
+def test_pull_request_commit_is_the_head_not_the_merge(runner, run, tmp_path, monkeypatch):
+    seed(runner)
+    event = tmp_path / "pr.json"
+    event.write_text(json.dumps({"pull_request": {"head": {"ref": "feature/x", "sha": "feedface" * 5}}}))
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    monkeypatch.setenv("GITHUB_REF_NAME", "12/merge")
+    run("ci", "--result", "success")
+    assert parse(runner.issues[7]["body"]).checkpoint.verification_data["commit"] == "feedface" * 5
+
+
+def test_action_metadata_has_expressions_only_where_they_are_evaluated():
+    spec = action()
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                yield from walk(value, (*path, key))
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                yield from walk(value, (*path, i))
+        elif isinstance(node, str) and "${{" in node:
+            yield path
+
+    for path in walk(spec, ()):
+        assert path[-1] in ("default", "value") or "env" in path, f"expression at {'.'.join(map(str, path))}"

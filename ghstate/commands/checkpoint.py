@@ -33,12 +33,13 @@ from ghstate.writer import WriteSpec
 @click.option("--dry-run", is_flag=True, help="Print the body that would be written; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the written state as JSON.")
 @click.option("--no-log", is_flag=True, help="Do not leave a history comment for this revision.")
+@click.option("--force", is_flag=True, help="Write --file even if the checkpoint changed since the file was made.")
 @click.option("--allow-secrets", is_flag=True, help="Write even if the text looks like it holds a credential.")
 def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: str | None, done: tuple[str, ...],
                undo: tuple[str, ...], phase: tuple[str, ...], decision: tuple[str, ...],
                question: tuple[str, ...], risk: tuple[str, ...], read: tuple[str, ...], resume_at: str | None,
                agent: str | None, role: str | None, session: str | None, force_new: bool, dry_run: bool,
-               as_json: bool, no_log: bool, allow_secrets: bool) -> None:
+               as_json: bool, no_log: bool, force: bool, allow_secrets: bool) -> None:
     """Write a checkpoint: create it, or update ISSUE (default: the branch's open checkpoint).
 
     \b
@@ -55,6 +56,8 @@ def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: st
     if file_ is not None:
         incoming, present, _ = load_input(file_)
         intent["incoming"] = {"state": to_json(incoming), "present": sorted(present)}
+        intent["based_on"] = {"revision": incoming.meta.revision, "id": incoming.meta.id}
+        intent["force"] = force
         title = title or incoming.title or None
     elif not edits:
         raise click.UsageError("nothing to write: give --file PATH or flags such as --phase, --done, "

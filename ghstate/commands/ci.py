@@ -45,20 +45,31 @@ def write_outputs(values: dict[str, str]) -> None:
     append_file("GITHUB_OUTPUT", "".join(lines))
 
 
+def pull_request_head(env: dict[str, str]) -> dict[str, Any]:
+    """The ``pull_request.head`` of the event, when the run is about a pull request."""
+    event_path = env.get("GITHUB_EVENT_PATH")
+    if not event_path or not Path(event_path).is_file():
+        return {}
+    try:
+        event = json.loads(Path(event_path).read_text(encoding="utf-8"))
+        head = (event.get("pull_request") or {}).get("head") or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return head if isinstance(head, dict) else {}
+
+
 def ci_branch(env: dict[str, str]) -> str:
     """The branch a run is about: the PR's head on pull requests, else the pushed ref."""
     if env.get("GITHUB_HEAD_REF"):
         return env["GITHUB_HEAD_REF"]
-    event_path = env.get("GITHUB_EVENT_PATH")
-    if event_path and Path(event_path).is_file():
-        try:
-            event = json.loads(Path(event_path).read_text(encoding="utf-8"))
-            head = ((event.get("pull_request") or {}).get("head") or {}).get("ref")
-            if isinstance(head, str) and head:
-                return head
-        except (OSError, ValueError, AttributeError):
-            pass
-    return env.get("GITHUB_REF_NAME", "")
+    head = pull_request_head(env).get("ref")
+    return head if isinstance(head, str) and head else env.get("GITHUB_REF_NAME", "")
+
+
+def ci_commit(env: dict[str, str]) -> str:
+    """The commit tested: on pull requests GITHUB_SHA is a merge commit that is on no branch, so the head's."""
+    head = pull_request_head(env).get("sha")
+    return head if isinstance(head, str) and head else env.get("GITHUB_SHA", "")
 
 
 def next_verification(previous: dict[str, Any] | None, *, result: str, reports: list | None, block_after: int,
@@ -86,7 +97,7 @@ def next_verification(previous: dict[str, Any] | None, *, result: str, reports: 
     return {
         "status": status,
         "result": result,
-        "commit": env.get("GITHUB_SHA", ""),
+        "commit": ci_commit(env),
         "branch": branch,
         "run_id": run_id,
         "run_url": run_url,
@@ -200,7 +211,7 @@ def _run(result: str, issue_ref: str, junit: str, phase: str, block_after_text: 
 
     spec = WriteSpec(
         number=number, change=change, intent={}, event="ci", labels=labels, log=log_it, record_tree=False,
-        tree=_tree(branch), create=False,
+        tree=_tree(branch), create=False, reapply=True,  # two runs at once: each counts, none is "merged" away
         execution=Execution(agent="github-actions", role="ci", session=env.get("GITHUB_RUN_ID", ""), event="ci"),
     )
     writer = Writer(app.store, env=app.env, max_body_chars=policy.max_body_chars, pending=None,

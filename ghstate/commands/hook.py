@@ -134,7 +134,8 @@ def pre_compact() -> None:
                               transcript=transcript or "")
         tree = app.tree()
         spec = WriteSpec(number=None, change=lambda cp: cp, intent={}, tree=tree, execution=execution,
-                         event="pre-compact", create=False, log=False, record_tree=False)
+                         event="pre-compact", create=False, log=False, record_tree=False, reapply=True,
+                         keep_pending=False)
         from ghstate.errors import NotFound
 
         try:

@@ -82,7 +82,10 @@ def push(dry_run: bool) -> None:
             event=record.get("event") or "push",
             title=record.get("title"),
             log=bool(record.get("log", True)),
-            allow_secrets=False,
+            lookup=bool(record.get("lookup", True)),
+            create=bool(record.get("create", True)),
+            allow_secrets=bool(record.get("allow_secrets", False)),
+            reapply=bool(record.get("reapply", False)) and not record.get("body"),
         )
         try:
             result = writer.write(spec)

@@ -17,7 +17,7 @@ import json
 import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any, TypeVar
 
@@ -38,6 +38,8 @@ ATTEMPTS = 5
 LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+(\{.*?\})\s*-->", re.DOTALL)
 PROMPT_MARKER = "<!-- ghstate:prompt -->"
 TRANSIENT = {500, 502, 503, 504}
+MAX_PAGES = 10  # open checkpoints looked through for a branch: 1,000 is more than any repository keeps
+ACTIONS_BOT = "github-actions[bot]"  # ghstate ci's comments come from it; only GitHub can post as it
 
 
 def _sleep(seconds: float) -> None:
@@ -70,6 +72,8 @@ class GitHubStore:
         self.total = total
         self._repo = client.get_repo(repo)  # lazy: no request until something is asked of it
         self._issues: dict[int, Issue] = {}
+        self._own_etag: set[int] = set()  # issues whose ETag came from their own GET, not from a list
+        self.notices: list[str] = []  # problems after a write landed: warnings, not failures
 
     @classmethod
     def connect(cls, settings: Settings, timeout: int = TIMEOUT, **kwargs: Any) -> GitHubStore:
@@ -217,22 +221,27 @@ class GitHubStore:
             issue.complete()  # one GET; raises on 4xx/5xx
             if _is_pull_request(issue):
                 raise NotFound(f"#{number} in {self.repo_name} is a pull request, not a checkpoint issue")
+            self._own_etag.add(number)
             return self._stored(issue)
 
         return self._call(f"reading issue #{number} of {self.repo_name}", fetch, number=number)
 
     def list_open(self) -> list[Stored]:
-        def fetch() -> list[Stored]:
-            page = self._repo.get_issues(state="open", labels=[self.policy.label], sort="updated",
-                                         direction="desc").get_page(0)
-            out = []
+        return list(self.iter_open())
+
+    def iter_open(self) -> Iterator[Stored]:
+        """Open checkpoints, most recently updated first, a page (100) per request as they are needed,
+        at most MAX_PAGES pages."""
+        pages = self._repo.get_issues(state="open", labels=[self.policy.label], sort="updated", direction="desc")
+        for index in range(MAX_PAGES):
+            page = self._call(f"listing checkpoints of {self.repo_name}", lambda i=index: pages.get_page(i))
             for issue in page:
                 if not _is_pull_request(issue):
                     self._issues[issue.number] = issue
-                    out.append(self._stored(issue))
-            return out
-
-        return self._call(f"listing checkpoints of {self.repo_name}", fetch)
+                    self._own_etag.discard(issue.number)
+                    yield self._stored(issue)
+            if len(page) < self.client.per_page:
+                return
 
     def create(self, title: str, body: str, unique: str = "") -> Stored:
         """Open a checkpoint issue. ``unique`` is text only this body contains; it finds an issue whose
@@ -246,36 +255,36 @@ class GitHubStore:
         def landed() -> Stored | None:
             if not unique:
                 return None
-            for stored in self.list_open():
-                if unique in stored.body:
-                    return stored
-            return None
+            try:
+                return next((s for s in self.iter_open() if unique in s.body), None)
+            except (RemoteError, GithubException, requests.exceptions.RequestException):
+                return None  # cannot tell: the retry goes ahead
 
         stored = self._call(f"creating a checkpoint issue in {self.repo_name}", post, landed=landed)
         if self.policy.label not in stored.labels:  # labels are dropped silently without push access
-            stored = self._ensure_label(stored)
-        return stored
-
-    def _ensure_label(self, stored: Stored) -> Stored:
-        def create_label() -> None:
+            issue = self._issue(stored.number)
             try:
-                self._repo.create_label(self.policy.label, "1d76db", "Working state kept by ghstate")
-            except GithubException as exc:
-                if exc.status != 422:  # 422: it exists already
-                    raise
-
-        self._call(f"creating the label {self.policy.label!r}", create_label)
-        issue = self._issue(stored.number)
-        self._call(f"labelling issue #{stored.number}", lambda: issue.add_to_labels(self.policy.label))
-        return stored._replace(labels=(*stored.labels, self.policy.label))
+                self._call(f"labelling issue #{stored.number}", lambda: issue.add_to_labels(self.policy.label))
+                stored = stored._replace(labels=(*stored.labels, self.policy.label))
+            except (RemoteError, NotFound) as exc:  # the issue exists: a missing label must not lose it
+                self.notices.append(f"issue #{stored.number} was created without the {self.policy.label!r} label "
+                                    f"({exc}); add it by hand so that ghstate finds the checkpoint")
+        return stored
 
     def reread(self, stored: Stored) -> Stored | None:
         """Re-read right before a write. A conditional GET with the ETag: a 304 costs no rate limit.
         Returns None when the checkpoint is as it was."""
-        issue = self._issue(stored.number)
-        changed = self._call(f"re-reading issue #{stored.number}", issue.update, number=stored.number)
-        if not changed:
-            return None
+        number = stored.number
+        if number in self._own_etag:
+            issue = self._issue(number)
+            changed = self._call(f"re-reading issue #{number}", issue.update, number=number)
+            if not changed:
+                return None
+        else:  # found through a list: its ETag is the list's, so ask for the issue itself
+            issue = self._repo.get_issue(number)
+            self._call(f"re-reading issue #{number}", issue.complete, number=number)
+            self._issues[number] = issue
+            self._own_etag.add(number)
         fresh = self._stored(issue)
         if (fresh.body, fresh.title, fresh.labels) == (stored.body, stored.title, stored.labels):
             return None
@@ -314,9 +323,12 @@ class GitHubStore:
             return issue.create_comment(text).html_url
 
         def landed() -> str | None:
-            for comment in issue.get_comments(since=since):
-                if comment.body == text:
-                    return comment.html_url
+            try:
+                for comment in issue.get_comments(since=since):
+                    if comment.body == text:
+                        return comment.html_url
+            except (GithubException, requests.exceptions.RequestException):
+                return None  # cannot tell: the retry goes ahead
             return None
 
         return self._call(f"commenting on issue #{stored.number}", post, landed=landed, number=stored.number)
@@ -333,8 +345,7 @@ class GitHubStore:
         after = _parse_time(since)
 
         def fetch() -> list[Any]:
-            comments = issue.get_comments(since=after) if after else issue.get_comments()
-            return list(comments.get_page(0))
+            return list(issue.get_comments(since=after) if after else issue.get_comments())
 
         notes: list[Note] = []
         skipped = 0
@@ -360,7 +371,7 @@ class GitHubStore:
         for comment in self._call(f"reading the history of issue #{number}", fetch, number=number):
             data = read_log_marker(comment.body or "")
             login = comment.user.login if comment.user else ""
-            if data is None or not self._trusted(comment.author_association or "", login):
+            if data is None or not (self._trusted(comment.author_association or "", login) or login == ACTIONS_BOT):
                 continue
             out.append(Revision.from_dict({**data, "author": login}))
         return out
