@@ -53,12 +53,25 @@ class Finding(NamedTuple):
     message: str
 
 
+class Span(NamedTuple):
+    """Where a headed section stands in the source: 0-based lines, the heading from ``line`` up to
+    ``start`` (a setext heading takes two), the body from ``start`` up to ``end``."""
+
+    key: str | None
+    line: int
+    start: int
+    end: int
+
+
 class Parsed(NamedTuple):
     checkpoint: Checkpoint
     present: frozenset[str]  # sections whose heading appears, even if empty
     findings: tuple[Finding, ...] = ()
-    lines: dict[str, int] = {}  # "resume" / "phases.2" / "decisions.0" -> line (never mutated)
+    lines: dict[str, int] = {}  # "resume" / "phases.2" / "decisions.0" (".end": last line) -> line
     has_marker: bool = False
+    spans: tuple[Span, ...] = ()  # every headed section, in document order
+    marker_lines: tuple[int, int] | None = None  # [start, end) of the hidden marker
+    title_heading: bool = False  # the title was read from a leading "# heading", not the marker
 
 
 class _Section:
@@ -121,11 +134,13 @@ def parse(text: str) -> Parsed:
             lines[i] = ""
 
     title = ""
+    title_heading = False
     if marker is None:
         first = sections[1] if len(sections) > 1 else None
         if (first is not None and first.key is None and first.level == 1
                 and not _section_text(lines, sections[0])):
             title = first.heading or ""
+            title_heading = True
             sections[0].start = first.start
             sections[0].end = first.end
             sections[0].blocks = first.blocks
@@ -133,7 +148,12 @@ def parse(text: str) -> Parsed:
     else:
         title = _str(marker.get("title"))
 
-    return _assemble(lines, sections, marker, title, findings)
+    parsed = _assemble(lines, sections, marker, title, findings)
+    return parsed._replace(
+        spans=tuple(Span(sec.key, sec.line, sec.start, sec.end) for sec in sections[1:]),
+        marker_lines=(marker_block.start, marker_block.end) if marker_block is not None else None,
+        title_heading=title_heading,
+    )
 
 
 def _load_marker(raw: str) -> dict[str, Any] | None:
@@ -205,11 +225,13 @@ def _assemble(lines: list[str], sections: list[_Section], marker: dict[str, Any]
                 phases.append(phase)
             values["phases"] = (*values.get("phases", ()), *phases)
         else:
-            found = [(item.start, unescape_item(item_text(lines, item))) for item in items]
+            found = [(item.start, unescape_item(item_text(lines, item)), item.end) for item in items]
             texts = []
-            for start, text in sorted([*found, *line_items]):
+            for start, text, end in sorted([*found, *((i, t, i + 1) for i, t in line_items)]):
                 if text:
-                    where[f"{key}.{len(values.get(key, ())) + len(texts)}"] = start + 1
+                    index = len(values.get(key, ())) + len(texts)
+                    where[f"{key}.{index}"] = start + 1
+                    where[f"{key}.{index}.end"] = end  # the last line of the item, 1-based
                     texts.append(text)
             values[key] = (*values.get(key, ()), *texts)
 
@@ -382,10 +404,10 @@ def execution_from_dict(data: dict[str, Any]) -> Execution:
     )
 
 
-__all__ = ["Finding", "ParseError", "Parsed", "clean_text", "parse", "LIST_SECTIONS", "MARKER_PREFIX"]
+__all__ = ["Finding", "ParseError", "Parsed", "Span", "clean_text", "parse", "LIST_SECTIONS", "MARKER_PREFIX"]
 
 
-_MARKER_LINE = re.compile(r"^[ ]{0,3}<!--\s*ghstate:v1\s+(\{.*?\})\s*-->[ \t]*$", re.MULTILINE)
+_MARKER_LINE = re.compile(r"^[ ]{0,3}<!--\s*ghstate:v1\s+(\{.*?\})\s*-->[ \t]*\r?$", re.MULTILINE)
 
 
 def read_marker(body: str) -> dict[str, Any] | None:

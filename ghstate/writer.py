@@ -175,7 +175,8 @@ class Writer:
         return stamped.with_meta(other=other)
 
     def _body(self, cp: Checkpoint, target: Stored | None, spec: WriteSpec) -> str:
-        body = render.render_body(cp, self.env)
+        # Over an existing body, only what changed is rewritten: a person's formatting stays.
+        body = render.render_update(cp, target.body, self.env) if target else render.render_body(cp, self.env)
         if self.store.kind == "github":
             if len(body) > self.max_body_chars:
                 raise InputError(

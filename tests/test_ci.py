@@ -281,3 +281,27 @@ def test_action_metadata_has_expressions_only_where_they_are_evaluated():
 
     for path in walk(spec, ()):
         assert path[-1] in ("default", "value") or "env" in path, f"expression at {'.'.join(map(str, path))}"
+
+
+HAND_EDITED = (
+    '<!-- ghstate:v1 {"revision":5,"branch":"feature/x","id":"abcabcabcabc"} -->\r\n'
+    "### Objective:\r\nShip the parser.\r\n\r\n## Open questions\r\n* should --fuzzy take a threshold?\r\n\r\n"
+    "# Progress\r\n* [X] Phase 1: parser\r\n1. [ ] Phase 2: matcher\r\n   + [ ] sub-step\r\n\r\n"
+    "<!-- a person's aside -->\r\n\r\n## CI\r\nnot run yet\r\n\r\n## Decisions\r\n+ keep v1\r\n\r\n"
+    "## Next step:\r\nStart Phase 2."
+)
+
+
+def test_a_hand_edited_body_keeps_every_byte_outside_verification(runner, run):
+    from test_update_in_place import untouched_lines
+
+    runner.add_issue(7, HAND_EDITED, title="CLI refactor")
+    run("ci", "--result", "failure")
+    body = runner.issues[7]["body"]
+    assert untouched_lines(HAND_EDITED, body, {"verification"}) == []
+    assert body.count("\r\n") == body.count("\n")  # CRLF throughout, as the web UI wrote it
+    assert parse(body).checkpoint.verification_data["status"] == "failing"
+    run("ci", "--result", "success", "--phase", "2")  # a tick toggles the box where it stands
+    body = runner.issues[7]["body"]
+    assert "1. [x] Phase 2: matcher\r\n   + [ ] sub-step\r\n" in body
+    assert untouched_lines(HAND_EDITED, body, {"verification", "phases"}) == []

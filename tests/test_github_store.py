@@ -183,7 +183,8 @@ def test_a_person_ticks_a_box_between_read_and_write(gh, run):
     assert cp.decisions[0] == "required flags, not positional"
     assert set(cp.decisions[1:]) == {"added by a human", "added by the agent"}
     assert cp.resume == "Start at Phase 3" and cp.meta.revision == 4
-    assert "\r" not in body_of(gh, 7)
+    body = body_of(gh, 7)  # the person's CRLF and [X] stay: only what changed was rewritten
+    assert "\n" not in body.replace("\r\n", "") and "- [X] Phase 2: matcher abstraction\r\n" in body
 
 
 def test_crlf_body_edited_in_the_web_ui(gh, run):
