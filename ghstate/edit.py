@@ -7,8 +7,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ghstate.errors import Conflict, InputError
-from ghstate.model import LIST_SECTIONS, SECTION_KEYS, Checkpoint, Execution, Phase, find_phase, runtime_entry
+from ghstate.errors import InputError
+from ghstate.model import (
+    DIGESTS_KEY,
+    HEADINGS,
+    LIST_SECTIONS,
+    SECTION_KEYS,
+    Checkpoint,
+    Execution,
+    Extra,
+    Phase,
+    find_phase,
+    runtime_entry,
+    section_digest,
+    section_digests,
+)
 
 MAX_EXECUTIONS = 20
 
@@ -77,29 +90,74 @@ def apply_edits(cp: Checkpoint, edits: Edits) -> Checkpoint:
     return cp._replace(**changes) if changes else cp
 
 
-def apply_incoming(cp: Checkpoint, incoming: Checkpoint, present: frozenset[str]) -> Checkpoint:
-    """A body or JSON state given with ``--file``: the sections it has replace the current ones.
+def apply_incoming(cp: Checkpoint, incoming: Checkpoint, present: frozenset[str],
+                   base: dict[str, str] | None = None) -> tuple[Checkpoint, list[str]]:
+    """A body or JSON state given with ``--file``: the sections it has, applied to the checkpoint.
 
     Sections it leaves out are kept (CI's Verification, a section a person added on GitHub), so a
-    file written from a partial picture cannot erase what it did not know about. Its unknown sections
-    replace those of the same heading; others stay. Machine data (revision, executions) stays.
-    """
-    changes: dict[str, object] = {key: getattr(incoming, key) for key in SECTION_KEYS if key in present}
-    if incoming.title:
-        changes["title"] = incoming.title
-    if "verification" in present:
+    file written from a partial picture cannot erase what it did not know about. With ``base`` (the
+    section digests of what the file was made from), each section it has is decided on its own: a
+    section only the file changed is taken, one only the checkpoint changed since (a box ticked on
+    GitHub, a decision added) is kept, and one both changed is merged without losing either side.
+    Without it the file's sections replace the current ones. Unknown sections of the file replace
+    those of the same heading; others stay. Machine data (revision, executions) stays.
+    Returns the checkpoint and the headings of sections both sides changed."""
+    from ghstate.merge import merge_unknown_base
+
+    changes: dict[str, object] = {}
+    conflicts: list[str] = []
+    taken: set[str] = set()  # sections whose loose text comes from the file
+    united: set[str] = set()  # sections whose loose text is both sides'
+    added: list[Extra] = []
+    keys = [key for key in SECTION_KEYS if key in present] + (["title"] if incoming.title else [])
+    for key in keys:
+        side = _side(key, cp, incoming, base)
+        if side == "incoming":
+            changes[key] = getattr(incoming, key)
+            taken.add(key)
+        elif side == "both":
+            changes[key], kept = merge_unknown_base(key, incoming, cp)
+            added.extend(kept)
+            united.add(key)
+            conflicts.append("the title" if key == "title" else HEADINGS[key])
+    if "verification" in taken:
         changes["verification_data"] = incoming.verification_data or cp.verification_data
     headings = {e.heading for e in incoming.extra if e.heading is not None}
     has_preamble = any(e.heading is None and e.after is None for e in incoming.extra)
-    kept = [
+    kept_extras = [
         e for e in cp.extra
-        if (e.heading is None and not (e.after in present or (e.after is None and has_preamble)))
+        if (e.heading is None and not (e.after in taken or (e.after is None and has_preamble)))
         or (e.heading is not None and e.heading not in headings)
     ]
+    mine = [e for e in incoming.extra if e.heading is not None or e.after in taken or e.after is None
+            or (e.after in united and e not in kept_extras)]
     order = {key: i for i, key in enumerate((None, *SECTION_KEYS))}
-    extras = sorted([*incoming.extra, *kept], key=lambda e: (order[e.after], e.heading is not None))
+    extras = sorted([*mine, *kept_extras, *added], key=lambda e: (order[e.after], e.heading is not None))
     changes["extra"] = tuple(extras)
-    return cp._replace(**changes)
+    return cp._replace(**changes), conflicts
+
+
+def _side(key: str, cp: Checkpoint, incoming: Checkpoint, base: dict[str, str] | None) -> str:
+    """Whose version of a section stands: "incoming", "current" or "both" (merged)."""
+    if base is None:
+        return "incoming"
+    mine, theirs, was = section_digest(incoming, key), section_digest(cp, key), base.get(key, "")
+    if mine == theirs or mine == was:
+        return "current"  # the same, or the file did not change it and the checkpoint may have
+    return "incoming" if theirs == was else "both"
+
+
+def base_digests(cp: Checkpoint, incoming: Checkpoint) -> dict[str, str] | None:
+    """The section digests of what a --file input was made from, as far as they can be known: its
+    own marker's (a file made from this checkpoint), else those ghstate last wrote (a hand-written
+    file is taken to start from the checkpoint as ghstate last wrote it), else None."""
+    if incoming.meta.id and incoming.meta.id != cp.meta.id:
+        return None  # made from another checkpoint: its sections are simply what to write
+    candidates = [incoming.meta.other.get(DIGESTS_KEY)] if incoming.meta.id else []
+    for digests in (*candidates, cp.meta.other.get(DIGESTS_KEY)):
+        if isinstance(digests, dict) and all(isinstance(v, str) for v in digests.values()):
+            return digests
+    return None
 
 
 def stamp(cp: Checkpoint, *, revision: int, now: str, branch: str, commit: str, dirty: tuple[str, ...],
@@ -111,6 +169,7 @@ def stamp(cp: Checkpoint, *, revision: int, now: str, branch: str, commit: str, 
     return cp._replace(
         executions=executions,
         meta=cp.meta._replace(
+            other={**cp.meta.other, DIGESTS_KEY: section_digests(cp)},
             revision=revision,
             branch=branch or cp.meta.branch,
             commit=commit or cp.meta.commit,
@@ -208,38 +267,38 @@ def edits_to_dict(edits: Edits) -> dict:
     return out
 
 
-def make_change(intent: dict):
-    """The change an intent describes. Intents are what a pending write keeps, so they are plain data:
-    ``incoming`` (a JSON state and the sections it names), ``edits`` (the incremental flags), and
-    ``verification`` / ``tick`` (a CI result)."""
-    from ghstate.state_json import from_json
+class IntentChange:
+    """The change an intent describes, callable on the checkpoint as it is now. Intents are what a
+    pending write keeps, so they are plain data: ``incoming`` (a JSON state and the sections it
+    names), ``edits`` (the incremental flags), ``force`` (the file's sections replace, unmerged), and
+    ``verification`` / ``tick`` (a CI result). ``conflicts`` names the sections the last call merged
+    because the file and the checkpoint had both changed them."""
 
-    incoming = intent.get("incoming")
-    incoming_cp = from_json(incoming["state"]) if incoming else None
-    present = frozenset(incoming.get("present", ())) if incoming else frozenset()
-    edits = edits_from_dict(intent.get("edits") or {})
-    verification = intent.get("verification")
-    tick = intent.get("tick")
-    based_on = intent.get("based_on") or {}
+    def __init__(self, intent: dict) -> None:
+        from ghstate.state_json import from_json
 
-    def change(cp: Checkpoint) -> Checkpoint:
-        if incoming_cp is not None:
-            made_from = based_on.get("revision") or 0
-            same_task = based_on.get("id") and based_on.get("id") == cp.meta.id
-            if same_task and made_from and made_from != cp.meta.revision and not intent.get("force"):
-                raise Conflict(
-                    f"the checkpoint is at revision {cp.meta.revision}, but the --file input was made from "
-                    f"revision {made_from}, and writing it would undo what changed since: read it again "
-                    "(ghstate show N --json, or resume --format markdown), redo the edit, or pass --force")
-            cp = apply_incoming(cp, incoming_cp, present)
-        if edits:
-            cp = apply_edits(cp, edits)
-        if verification is not None:
-            cp = cp._replace(verification=verification.get("text", ""),
-                         verification_data=verification.get("data"))
-        if tick:
+        incoming = intent.get("incoming")
+        self.incoming = from_json(incoming["state"]) if incoming else None
+        self.present = frozenset(incoming.get("present", ())) if incoming else frozenset()
+        self.edits = edits_from_dict(intent.get("edits") or {})
+        self.force = bool(intent.get("force"))
+        self.verification = intent.get("verification")
+        self.tick = intent.get("tick")
+        self.conflicts: list[str] = []
+
+    def __call__(self, cp: Checkpoint) -> Checkpoint:
+        self.conflicts = []
+        if self.incoming is not None:
+            base = None if self.force else base_digests(cp, self.incoming)
+            cp, self.conflicts = apply_incoming(cp, self.incoming, self.present, base)
+        if self.edits:
+            cp = apply_edits(cp, self.edits)
+        if self.verification is not None:
+            cp = cp._replace(verification=self.verification.get("text", ""),
+                             verification_data=self.verification.get("data"))
+        if self.tick:
             try:
-                index = find_phase(cp.phases, tick)
+                index = find_phase(cp.phases, self.tick)
             except LookupError:
                 index = -1  # CI names a phase the checkpoint no longer has: record the result anyway
             if index >= 0 and not cp.phases[index].done:
@@ -248,4 +307,6 @@ def make_change(intent: dict):
                 cp = cp._replace(phases=tuple(phases))
         return cp
 
-    return change
+
+def make_change(intent: dict) -> IntentChange:
+    return IntentChange(intent)

@@ -163,3 +163,22 @@ def _ordered_extras(extras: list[Extra]) -> tuple[Extra, ...]:
             headed.append(extra)
     combined = [*headless.values(), *headed]
     return tuple(sorted(combined, key=lambda e: (order[e.after], e.heading is not None)))
+
+
+def merge_unknown_base(key: str, ours: Checkpoint, theirs: Checkpoint) -> tuple[Any, list[Extra]]:
+    """One section both sides changed since a base that is known only by its digest: lists and phases
+    are united (a tick on either side stays), and a text ours replaces is kept beside it as
+    "… (concurrent edit)". Returns the value and the extras that keep theirs."""
+    a, b = getattr(ours, key), getattr(theirs, key)
+    if key in LIST_SECTIONS:
+        return tuple(merge_sequence(None, a, b, key=_norm)), []
+    if key == "phases":
+        def phase(_: Phase | None, o: Phase, t: Phase) -> Phase:
+            steps = merge_sequence(None, o.steps, t.steps, key=lambda s: _norm(s.text),
+                                   merge_item=lambda _, x, y: x._replace(done=x.done or y.done))
+            detail = o.detail if t.detail in o.detail else f"{o.detail}\n\n{t.detail}".strip()
+            return Phase(o.name, o.done or t.done, tuple(steps), detail)
+
+        return tuple(merge_sequence(None, a, b, key=lambda p: _norm(p.name), merge_item=phase)), []
+    heading = "Title" if key == "title" else HEADINGS[key]
+    return a, ([Extra(f"{heading} (concurrent edit)", b, 2, None if key == "title" else key)] if b else [])

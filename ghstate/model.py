@@ -9,6 +9,8 @@ loops and hooks: a dataclass costs about a millisecond to create at import, a Na
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from typing import Any, NamedTuple
 
@@ -143,6 +145,28 @@ class Checkpoint(NamedTuple):
 
     def with_meta(self, **changes: Any) -> Checkpoint:
         return self._replace(meta=self.meta._replace(**changes))
+
+
+DIGESTS_KEY = "sections"  # marker key: a short digest of each section as ghstate last wrote it
+
+
+def section_content(cp: Checkpoint, key: str) -> tuple[Any, tuple[str, ...]]:
+    """What a section holds: its value and the loose text parse kept inside it."""
+    return getattr(cp, key), tuple(e.body for e in cp.extra if e.heading is None and e.after == key)
+
+
+def section_digest(cp: Checkpoint, key: str) -> str:
+    """A short digest of a section's content ("" when it is empty). Two edits of a checkpoint can be
+    told apart section by section with it: which side changed what since the digests were taken."""
+    value, loose = section_content(cp, key) if key != "title" else (cp.title, ())
+    if not value and not loose:
+        return ""
+    raw = json.dumps([value, loose], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha1(raw.encode("utf-8")).hexdigest()[:10]
+
+
+def section_digests(cp: Checkpoint) -> dict[str, str]:
+    return {key: d for key in ("title", *SECTION_KEYS) if (d := section_digest(cp, key))}
 
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")

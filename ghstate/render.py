@@ -15,7 +15,16 @@ from typing import Any
 import jinja2
 
 from ghstate.markup import escape_item, escape_text, indent
-from ghstate.model import HEADINGS, LIST_SECTIONS, SECTION_KEYS, Checkpoint, Execution, Extra, Step
+from ghstate.model import (
+    HEADINGS,
+    LIST_SECTIONS,
+    SECTION_KEYS,
+    Checkpoint,
+    Execution,
+    Extra,
+    Step,
+    section_content,
+)
 
 _PACKAGE = Path(__file__).resolve().parent
 MARKER_KEYS = ("revision", "id", "title", "branch", "commit", "dirty", "created_at", "updated_at")
@@ -306,11 +315,6 @@ def show(cp: Checkpoint, *, label: str, location: str, env: jinja2.Environment |
 
 
 # ------------------------------------------------------------------------- updating a body in place
-
-
-def section_content(cp: Checkpoint, key: str) -> tuple[Any, tuple[str, ...]]:
-    """What a section holds: its value and the loose text parse kept inside it."""
-    return getattr(cp, key), tuple(e.body for e in cp.extra if e.heading is None and e.after == key)
 
 
 def _structure(cp: Checkpoint) -> list[Extra]:

@@ -423,17 +423,85 @@ def test_hooks_keep_no_pending_writes(gh, run, repo):
     assert not (repo / ".ghstate" / "pending").exists()
 
 
-def test_stale_file_input_is_a_conflict(gh, run, tmp_path):
+# ------------------------------------------------------- --file: a body made earlier, written now
+
+
+def web_edit(gh, number=7):
+    """A person ticks Phase 2 and adds a decision in the web UI (CRLF; the revision does not move)."""
+    body = body_of(gh, number).replace("- [ ] Phase 2: matcher abstraction", "- [X] Phase 2: matcher abstraction")
+    gh.edit(number, body.replace("- required flags, not positional",
+                                 "- required flags, not positional\n- added on GitHub").replace("\n", "\r\n"))
+
+
+def written_by_ghstate(gh, run):
     existing(gh)
+    run("checkpoint", "7", "--risk", "written once by ghstate, so the marker has section digests")
+
+
+def test_a_web_edit_between_show_and_a_file_write_is_kept(gh, run):
+    written_by_ghstate(gh, run)
     state = json.loads(run("show", "7", "--json").stdout)
-    gh.edit(7, body_of(gh, 7).replace("- [ ] Phase 2: matcher abstraction", "- [x] Phase 2: matcher abstraction")
-            .replace('"revision":3', '"revision":4'))
-    state["goal"] = "edited from an old copy"
-    result = run("checkpoint", "7", "--file", "-", input=json.dumps(state), code=1)
-    assert "the checkpoint is at revision 4, but the --file input was made from revision 3" in result.stderr
-    assert state_of(gh, 7).phases[1].done
+    web_edit(gh)
+    state["goal"] = "A sharper goal"
+    result = run("checkpoint", "7", "--file", "-", input=json.dumps(state))
+    cp = state_of(gh, 7)
+    assert cp.goal == "A sharper goal" and cp.phases[1].done and "added on GitHub" in cp.decisions
+    assert "Warning" not in result.stderr
+
+
+def test_a_hand_written_file_after_a_web_edit_keeps_the_edit(gh, run, tmp_path):
+    written_by_ghstate(gh, run)
+    web_edit(gh)
+    fresh = tmp_path / "cp.md"  # an agent writes the whole body from its own picture, with no marker
+    fresh.write_text(SAMPLE.replace("Start at Phase 2.", "Start at Phase 2, matcher first."))
+    run("checkpoint", "7", "--file", str(fresh))
+    cp = state_of(gh, 7)
+    assert cp.resume.startswith("Start at Phase 2, matcher first") and cp.phases[1].done
+    assert "added on GitHub" in cp.decisions
+
+
+def test_both_sides_changing_a_section_keeps_both(gh, run):
+    written_by_ghstate(gh, run)
+    state = json.loads(run("show", "7", "--json").stdout)
+    web_edit(gh)
+    state["decisions"].append("added by the agent")
+    state["goal"] = "the agent's goal"
+    gh.edit(7, body_of(gh, 7).replace("Refactor the CLI parser", "A person's goal: refactor the CLI parser"))
+    result = run("checkpoint", "7", "--file", "-", input=json.dumps(state))
+    cp = state_of(gh, 7)
+    assert {"added on GitHub", "added by the agent"} <= set(cp.decisions)
+    assert cp.goal == "the agent's goal" and any("A person's goal" in e.body for e in cp.extra)
+    assert "both changed Decisions locked" in result.stderr and "both changed Goal" in result.stderr
+
+
+def test_what_only_the_file_removed_stays_removed(gh, run):
+    written_by_ghstate(gh, run)
+    state = json.loads(run("show", "7", "--json").stdout)
+    state["questions"] = []  # answered
+    run("checkpoint", "7", "--file", "-", input=json.dumps(state))
+    assert state_of(gh, 7).questions == ()
+
+
+def test_force_lets_the_file_replace_what_it_names(gh, run):
+    written_by_ghstate(gh, run)
+    state = json.loads(run("show", "7", "--json").stdout)
+    web_edit(gh)
     run("checkpoint", "7", "--file", "-", "--force", input=json.dumps(state))
-    assert state_of(gh, 7).goal == "edited from an old copy"
+    cp = state_of(gh, 7)
+    assert not cp.phases[1].done and "added on GitHub" not in cp.decisions
+
+
+def test_a_kept_file_write_is_published_after_newer_revisions(gh, run):
+    written_by_ghstate(gh, run)
+    state = json.loads(run("show", "7", "--json").stdout)
+    state["goal"] = "written while offline"
+    gh.fail("PATCH", r"/issues/7$", None, times=99)
+    run("checkpoint", "7", "--file", "-", input=json.dumps(state), code=1)
+    gh.faults.clear()
+    run("checkpoint", "7", "--decision", "a newer revision, made once GitHub was back")
+    assert "updated #7" in run("push").stdout
+    cp = state_of(gh, 7)
+    assert cp.goal == "written while offline" and "a newer revision, made once GitHub was back" in cp.decisions
 
 
 def test_lost_comment_answer_while_offline_is_a_warning(gh, run):

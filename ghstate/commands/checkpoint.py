@@ -33,7 +33,7 @@ from ghstate.writer import WriteSpec
 @click.option("--dry-run", is_flag=True, help="Print the body that would be written; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the written state as JSON.")
 @click.option("--no-log", is_flag=True, help="Do not leave a history comment for this revision.")
-@click.option("--force", is_flag=True, help="Write --file even if the checkpoint changed since the file was made.")
+@click.option("--force", is_flag=True, help="Let the --file sections replace the current ones, unmerged.")
 @click.option("--allow-secrets", is_flag=True, help="Write even if the text looks like it holds a credential.")
 def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: str | None, done: tuple[str, ...],
                undo: tuple[str, ...], phase: tuple[str, ...], decision: tuple[str, ...],
@@ -56,7 +56,6 @@ def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: st
     if file_ is not None:
         incoming, present, _ = load_input(file_)
         intent["incoming"] = {"state": to_json(incoming), "present": sorted(present)}
-        intent["based_on"] = {"revision": incoming.meta.revision, "id": incoming.meta.id}
         intent["force"] = force
         title = title or incoming.title or None
     elif not edits:
@@ -83,7 +82,10 @@ def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: st
         allow_secrets=allow_secrets,
     )
     result = app.writer().write(spec)
-    for warning in [*result.warnings, *(f"both sides changed {c}; theirs is kept beside it" for c in result.conflicts)]:
+    warnings = [*result.warnings, *(f"both sides changed {c}; theirs is kept beside it" for c in result.conflicts)]
+    warnings += [f"the file and the checkpoint both changed {c} since the file was made; both are kept"
+                 for c in spec.change.conflicts]  # type: ignore[attr-defined]
+    for warning in warnings:
         click.echo(f"Warning: {warning}", err=True)
     stored = result.stored
     if dry_run:
