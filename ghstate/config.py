@@ -125,8 +125,9 @@ def api_hosts(api_url: str) -> tuple[str, ...]:
     return (host.removeprefix("api."), host)
 
 
-def read_token(env: dict[str, str]) -> str:
-    """``GH_TOKEN``, then ``GITHUB_TOKEN``, then ``gh auth token``. Never printed or stored."""
+def read_token(env: dict[str, str], host: str = "github.com") -> str:
+    """``GH_TOKEN``, then ``GITHUB_TOKEN``, then ``gh auth token`` for ``host`` (a GitHub Enterprise
+    Server's token is not github.com's). Never printed or stored."""
     for name in ("GH_TOKEN", "GITHUB_TOKEN"):
         if env.get(name, "").strip():
             return env[name].strip()
@@ -137,7 +138,8 @@ def read_token(env: dict[str, str]) -> str:
         import subprocess
 
         try:
-            proc = subprocess.run([gh, "auth", "token"], capture_output=True, text=True, timeout=5, check=False)
+            proc = subprocess.run([gh, "auth", "token", "--hostname", host], capture_output=True, text=True,
+                                  timeout=5, check=False)
         except (OSError, subprocess.TimeoutExpired):
             return ""
         if proc.returncode == 0:
@@ -183,7 +185,7 @@ def build(
 
     token = ""
     if chosen == "github" or (chosen == "auto" and repo and need_token):
-        token = read_token(env)
+        token = read_token(env, api_hosts(api_url)[0])
     if chosen == "auto":
         chosen = "github" if token and repo else "local"
     if chosen == "github":

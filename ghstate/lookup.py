@@ -19,10 +19,7 @@ def locate(store: Store, number: int | None, branch: str) -> Stored | None:
         return store.get(number)
     if not branch:
         return None
-    candidates = store.list_open()
-    if store.kind == "local":
-        candidates = list(reversed(candidates))
-    for stored in candidates:
+    for stored in store.iter_open():
         marker = read_marker(stored.body) or {}
         if marker.get("branch") == branch:
             return stored

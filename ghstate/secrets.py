@@ -16,9 +16,12 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("an AWS access key id", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")),
     ("a private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
     ("a Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("a JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    ("a bearer token", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{20,}=*)")),
     ("an API key", re.compile(r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|sk_live_[A-Za-z0-9]{16,}"
                               r"|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,})")),
 )
+_URL_PASSWORD = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:([^/\s@]{4,})@")
 _KEYLIKE = r"(?:password|passwd|pwd|pass|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|" \
            r"auth[_-]?token|access[_-]?token|token|credential|client[_-]?secret|private[_-]?key)"
 _ASSIGNMENT = re.compile(
@@ -36,9 +39,11 @@ class Secret:
     line: int  # 1-based
     kind: str
     excerpt: str  # the start of the value, cut short
+    context: str = ""  # the line it is on, with the value cut short
 
     def describe(self) -> str:
-        return f"line {self.line} looks like {self.kind} ({self.excerpt})"
+        where = f": {self.context!r}" if self.context else f" ({self.excerpt})"
+        return f"line {self.line} looks like {self.kind}{where}"
 
 
 def entropy(value: str) -> float:
@@ -50,15 +55,24 @@ def _cut(value: str) -> str:
     return value[:4] + "…" if len(value) > 4 else "…"
 
 
+def _found(number: int, line: str, kind: str, value: str) -> Secret:
+    context = " ".join(line.replace(value, _cut(value)).split())
+    return Secret(number, kind, _cut(value), context if len(context) <= 100 else context[:99] + "…")
+
+
 def scan(text: str) -> list[Secret]:
     found: list[Secret] = []
     for number, line in enumerate(text.split("\n"), start=1):
         for kind, pattern in _PATTERNS:
             m = pattern.search(line)
             if m:
-                found.append(Secret(number, kind, _cut(m.group(0))))
+                found.append(_found(number, line, kind, m.group(1) if pattern.groups else m.group(0)))
                 break
         else:
+            m = _URL_PASSWORD.search(line)
+            if m and not _PLACEHOLDER.match(m.group(1)):
+                found.append(_found(number, line, "a password in a URL", m.group(1)))
+                continue
             for m in _ASSIGNMENT.finditer(line):
                 value = m.group(2)
                 if _PLACEHOLDER.match(value):
@@ -66,7 +80,7 @@ def scan(text: str) -> list[Secret]:
                 name = m.group(1).lower()
                 strong = any(w in name for w in ("password", "passwd", "secret", "private"))
                 if strong or (len(value) >= 16 and entropy(value) >= 3.5):
-                    found.append(Secret(number, f"a credential assigned to {m.group(1)!r}", _cut(value)))
+                    found.append(_found(number, line, f"a credential assigned to {m.group(1)!r}", value))
                     break
     return found
 

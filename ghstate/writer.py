@@ -28,10 +28,11 @@ from ghstate.lookup import checkpoint_of, locate
 from ghstate.merge import merge3
 from ghstate.model import Checkpoint, Execution, Revision
 from ghstate.secrets import new_lines, scan
-from ghstate.stores import Store, Stored
+from ghstate.stores import Changed, Store, Stored
 from ghstate.stores.local import LocalStore
 
 Change = Callable[[Checkpoint], Checkpoint]
+MERGE_ROUNDS = 3  # merges of a concurrent change before giving up on one write
 
 
 def utc_now() -> str:
@@ -83,6 +84,7 @@ class Writer:
         self.repo = repo
         self.api_url = api_url
         self.clock = clock
+        self.creating = ""  # text only the checkpoint being created holds: finds it if its answer was lost
 
     def write(self, spec: WriteSpec) -> WriteResult:
         lock = self.store.lock() if isinstance(self.store, LocalStore) else contextlib.nullcontext()
@@ -126,25 +128,35 @@ class Writer:
         conflicts: list[str] = []
         warnings: list[str] = []
         if target is None:
-            stored = self.store.create(stamped.title, body, unique=f'"id":"{stamped.meta.id}"')
+            self.creating = f'"id":"{stamped.meta.id}"'
+            stored = self.store.create(stamped.title, body, unique=self.creating)
             created = True
         else:
+            read = base
             fresh = self.store.reread(target)
-            if fresh is not None:  # it changed under us: merge (or re-apply the change), never overwrite
-                theirs = checkpoint_of(fresh)
-                if spec.reapply:
-                    combined = spec.change(theirs)
-                else:
-                    merged = merge3(base, ours, theirs)
-                    combined, conflicts = merged.checkpoint, merged.conflicts
-                stamped = self._stamp(combined, max(base.meta.revision, theirs.meta.revision) + 1, now, spec)
-                base = theirs
-                body = self._body(stamped, fresh, spec)
-                changes = describe(theirs, stamped)
-                target = fresh
-            labels = spec.labels(target.labels, stamped) if spec.labels else None
-            title = stamped.title if stamped.title != (target.title or stamped.title) else None
-            stored = self.store.update(target, body, title=title, labels=labels)
+            for _ in range(MERGE_ROUNDS):
+                if fresh is not None:  # it changed under us: merge (or re-apply the change), never overwrite
+                    theirs = checkpoint_of(fresh)
+                    if spec.reapply:
+                        combined = spec.change(theirs)
+                    else:
+                        merged = merge3(read, ours, theirs)
+                        combined, conflicts = merged.checkpoint, merged.conflicts
+                    stamped = self._stamp(combined, max(read.meta.revision, theirs.meta.revision) + 1, now, spec)
+                    base = theirs
+                    body = self._body(stamped, fresh, spec)
+                    changes = describe(theirs, stamped)
+                    target = fresh
+                labels = spec.labels(target.labels, stamped) if spec.labels else None
+                title = stamped.title if stamped.title != (target.title or stamped.title) else None
+                try:
+                    stored = self.store.update(target, body, title=title, labels=labels)
+                    break
+                except Changed as exc:  # edited while a failed write waited to be resent
+                    fresh = exc.fresh
+            else:
+                raise RemoteError(f"the checkpoint kept changing while it was being written ({MERGE_ROUNDS} "
+                                  "merges in a row); nothing was overwritten: try again", retryable=True)
             created = False
         if spec.log(base, stamped) if callable(spec.log) else spec.log:
             revision = Revision(
@@ -218,6 +230,7 @@ class Writer:
             "create": spec.create,
             "allow_secrets": spec.allow_secrets,
             "reapply": spec.reapply,
+            "unique": self.creating if target is None else "",
         }
         try:
             return self.pending.save_pending(record)

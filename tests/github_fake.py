@@ -76,6 +76,7 @@ class Fault:
     headers: dict | None = None
     message: str = "Server Error"
     exception: type[Exception] | None = None
+    payload: str | None = None  # the answer's body, instead of GitHub's error message
 
 
 class FakeGitHub:
@@ -196,7 +197,8 @@ class FakeGitHub:
                 self._handle(request, path, query, body)
             if fault.status is None:
                 raise (fault.exception or requests.exceptions.ConnectionError)("Connection aborted.")
-            return fault.status, dict(fault.headers or {}), json.dumps({"message": fault.message})
+            body = fault.payload if fault.payload is not None else json.dumps({"message": fault.message})
+            return fault.status, dict(fault.headers or {}), body
         return self._handle(request, path, query, body)
 
     def route(self, request: requests.PreparedRequest):
@@ -224,7 +226,8 @@ class FakeGitHub:
         if page * per_page < len(items):
             parts = urlsplit(request.url)
             following = "&".join(f"{k}={v}" for k, v in {**query, "page": page + 1}.items())
-            extra["Link"] = f'<{parts.scheme}://{parts.netloc}{parts.path}?{following}>; rel="next"'
+            host = parts.netloc.removesuffix(":443")  # GitHub's links name no port
+            extra["Link"] = f'<{parts.scheme}://{host}{parts.path}?{following}>; rel="next"'
         return self._json(200, chunk, extra)
 
     def _missing(self):

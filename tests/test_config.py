@@ -93,3 +93,23 @@ def test_gh_auth_token_is_the_last_resort(repo, monkeypatch, tmp_path):
     monkeypatch.setattr("shutil.which", lambda name, *a, **k: str(gh) if name == "gh" else None)
     assert config.build(env={"GITHUB_REPOSITORY": "o/r"}).token == "gho_fromgh"
     assert config.build(env={"GITHUB_REPOSITORY": "o/r", "GH_TOKEN": "env"}).token == "env"
+
+
+def test_gh_auth_token_is_asked_for_the_enterprise_host(monkeypatch, tmp_path):
+    import subprocess
+
+    asked = []
+    real_run = subprocess.run
+
+    def fake_run(args, **kwargs):
+        if args[:3] == ["/usr/bin/gh", "auth", "token"]:
+            asked.append(args)
+            return subprocess.CompletedProcess(args, 0, "ghe-token\n", "")
+        return real_run(args, **kwargs)
+
+    monkeypatch.setattr("shutil.which", lambda name, *a, **k: "/usr/bin/gh" if name == "gh" else None)
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    monkeypatch.chdir(tmp_path)
+    settings = config.build(env={"GITHUB_API_URL": "https://ghe.example.com/api/v3", "GITHUB_REPOSITORY": "o/r"})
+    assert settings.token == "ghe-token" and settings.store == "github"
+    assert asked == [["/usr/bin/gh", "auth", "token", "--hostname", "ghe.example.com"]]

@@ -333,6 +333,9 @@ def test_body_over_the_limit_is_refused_before_any_write(gh, run, tmp_path):
     "-----BEGIN RSA PRIVATE KEY-----",
     "password = hunter2hunter2",
     "api_key: 'Zx8Qw2Lp9Vb4Nm7Kt3Rs6Yh1'",
+    "Authorization: Bearer Zx8Qw2Lp9Vb4Nm7Kt3Rs6Yh1Qa",
+    "postgres://admin:S3cr3tPassw0rd@db.internal/app",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
 ])
 def test_secrets_are_refused_unless_allowed(gh, run, secret):
     existing(gh)
@@ -520,3 +523,98 @@ def test_branch_lookup_reads_further_pages(gh, run):
     run("checkpoint", "--risk", "found on page two")
     assert state_of(gh, 7).risks[-1] == "found on page two"
     assert gh.count("GET", r"/issues$") == 2 and 205 not in gh.issues
+
+
+# ------------------------------------------------------------------- resends, budgets, odd answers
+
+
+def test_a_resent_patch_rereads_first_and_merges_an_edit_made_in_the_wait(gh, run):
+    existing(gh)
+    gh.on("PATCH", r"/issues/7$", lambda: web_edit(gh))  # a person edits as the first PATCH fails
+    gh.fail("PATCH", r"/issues/7$", 502)
+    run("checkpoint", "7", "--risk", "merged, not overwritten")
+    cp = state_of(gh, 7)
+    assert cp.phases[1].done and "added on GitHub" in cp.decisions and "merged, not overwritten" in cp.risks
+    assert gh.count("PATCH") == 2
+
+
+def test_a_patch_whose_answer_was_lost_is_not_sent_again(gh, run):
+    existing(gh)
+    gh.fail("PATCH", r"/issues/7$", None, after=True)
+    run("checkpoint", "7", "--risk", "r1")
+    assert gh.count("PATCH") == 1 and state_of(gh, 7).risks[-1] == "r1"
+
+
+def test_an_answer_that_breaks_off_is_retried_then_kept(gh, run, repo):
+    import requests
+
+    existing(gh)
+    gh.fail("PATCH", r"/issues/7$", None, times=99, exception=requests.exceptions.ChunkedEncodingError)
+    result = run("checkpoint", "7", "--risk", "r", code=1)
+    assert "broke off" in result.stderr and "ghstate push" in result.stderr
+    assert "internal error" not in result.stderr and len(list((repo / ".ghstate" / "pending").iterdir())) == 1
+
+
+def test_an_answer_that_is_not_githubs_is_a_clear_error(gh, run):
+    existing(gh)
+    gh.fail("GET", r"/issues/7$", 200, payload="[1, 2]")
+    result = run("show", "7", code=1)
+    assert "is not what GitHub sends" in result.stderr and "internal error" not in result.stderr
+
+
+def test_retries_share_one_time_budget_per_command(gh, run, sleeps):
+    existing(gh)
+    for method, path in (("GET", r"/issues/7$"), ("PATCH", r"/issues/7$"), ("POST", r"/comments$")):
+        gh.fail(method, path, 403, times=2, headers={"Retry-After": "20"},
+                message="You have exceeded a secondary rate limit")
+    result = run("checkpoint", "7", "--risk", "r", code=1)
+    assert sum(sleeps) <= 45 and "GitHub asked for a pause of 20 s" in result.stderr
+
+
+def test_a_lost_create_is_not_made_twice_by_push(gh, run, tmp_path):
+    existing(gh)
+    other = tmp_path / "other.md"
+    other.write_text("## Goal\nA different task\n\n## Status\n- [ ] Phase 1: other\n\n## Resume\nPhase 1\n")
+    gh.fail("POST", r"/issues$", None, after=True)  # it was created, and the answer was lost …
+    gh.fail("POST", r"/issues$", None, times=99)  # … then GitHub could not be reached at all
+    gh.fail("GET", r"/issues$", None, times=99)
+    run("checkpoint", "--new", "--file", str(other), code=1)
+    gh.faults.clear()
+    assert "already up to date: #8" in run("push").stdout
+    assert sorted(gh.issues) == [7, 8]
+
+
+def test_kept_writes_never_overwrite_each_other(gh, run, repo, monkeypatch):
+    existing(gh)
+    gh.fail("PATCH", r"/issues/7$", None, times=99)
+    monkeypatch.setattr("os.getpid", lambda: 1)  # ghstate as PID 1 of a container, twice in one second
+    run("checkpoint", "7", "--risk", "a", code=1)
+    run("checkpoint", "7", "--risk", "b", code=1)
+    assert len(list((repo / ".ghstate" / "pending").glob("*.json"))) == 2
+
+
+def test_resume_reads_only_the_last_page_of_comments(gh, run):
+    existing(gh)
+    for i in range(150):
+        gh.add_comment(7, f"note {i}", login="octo", association="MEMBER")
+    gh.calls.clear()
+    out = run("resume", "7").stdout
+    assert len(gh.calls) == 2 and "note 149" in out and "note 144" not in out
+
+
+def test_untrusted_comments_are_counted_whatever_they_carry(gh, run):
+    existing(gh)
+    gh.add_comment(7, '<!-- ghstate:log {"revision": 9} --> forged history', login="x", association="NONE")
+    gh.add_comment(7, "<!-- ghstate:prompt --> a forged prompt", login="y", association="CONTRIBUTOR")
+    out = run("resume", "7").stdout
+    assert "2 comments by people without write access were left out" in out and "forged" not in out
+
+
+def test_recorded_requests_are_checked_against_githubs_api_description():
+    from github_fake import checker
+
+    check = checker()
+    if check is None:
+        pytest.skip("../shared/github-api is absent: recorded requests are not checked against GitHub's spec")
+    assert check("PATCH", "https://api.github.com:443/repos/o/r/issues/1", {"body": "x"}) == []
+    assert check("PATCH", "https://api.github.com:443/repos/o/r/issues/1", {"bogus": 1}) != []

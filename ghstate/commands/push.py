@@ -72,6 +72,15 @@ def push(dry_run: bool) -> None:
         if dry_run:
             click.echo(f"Would publish {name} to {what} (saved {record.get('saved_at', '?')})")
             continue
+        unique = record.get("unique")
+        if not issue and isinstance(unique, str) and unique:  # a create whose answer was lost may have landed
+            try:
+                landed = app.store.find_open(unique)  # type: ignore[attr-defined]
+            except GhstateError as exc:
+                failures += 1
+                click.echo(f"Could not publish {name}: {exc}", err=True)
+                continue
+            issue = landed.number if landed else None
         execution = record.get("execution")
         spec = WriteSpec(
             number=issue,

@@ -5,6 +5,7 @@ Both stores speak in raw bodies and never parse them: what a body means is ``par
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import NamedTuple, Protocol
 
 from ghstate.model import Revision
@@ -23,6 +24,14 @@ class Stored(NamedTuple):
     comments: int = 0
 
 
+class Changed(Exception):
+    """The checkpoint changed while a write was being resent: merge with ``fresh`` and write again."""
+
+    def __init__(self, fresh: Stored) -> None:
+        super().__init__(f"#{fresh.number} changed meanwhile")
+        self.fresh = fresh
+
+
 class Note(NamedTuple):
     """A comment on a checkpoint that a resume may show."""
 
@@ -39,6 +48,8 @@ class Store(Protocol):
     def get(self, number: int) -> Stored: ...
 
     def list_open(self) -> list[Stored]: ...
+
+    def iter_open(self) -> Iterator[Stored]: ...  # most recent first, lazily
 
     def create(self, title: str, body: str, unique: str = "") -> Stored: ...
 

@@ -29,7 +29,7 @@ from ghstate import __version__
 from ghstate.config import Policy, Settings
 from ghstate.errors import NotFound, RemoteError
 from ghstate.model import Revision
-from ghstate.stores import Note, Stored
+from ghstate.stores import Changed, Note, Stored
 
 T = TypeVar("T")
 TIMEOUT = 10  # seconds per request
@@ -71,6 +71,8 @@ class GitHubStore:
         self.clock = clock or (lambda: time.monotonic())
         self.total = total
         self._repo = client.get_repo(repo)  # lazy: no request until something is asked of it
+        self._started: float | None = None  # the budget is for the whole command, not each call
+        self._waited = 0.0  # counted apart from the clock, so that a budget holds whatever sleeping does
         self._issues: dict[int, Issue] = {}
         self._own_etag: set[int] = set()  # issues whose ETag came from their own GET, not from a list
         self.notices: list[str] = []  # problems after a write landed: warnings, not failures
@@ -97,8 +99,8 @@ class GitHubStore:
               number: int | None = None) -> T:
         """Run one API call with bounded retries. ``landed`` (for POSTs) says whether an attempt whose
         answer was lost did reach GitHub, and returns what it created."""
-        start = self.clock()
-        waited = 0.0  # counted apart from the clock, so that a budget holds whatever sleeping does
+        if self._started is None:
+            self._started = self.clock()
         attempt = 0
         while True:
             uncertain = False
@@ -117,14 +119,23 @@ class GitHubStore:
                 uncertain = not isinstance(exc, requests.exceptions.ConnectTimeout) and not _never_sent(exc)
             except requests.exceptions.Timeout as exc:
                 wait = self._backoff(attempt)
-                reason = f"no answer from {self.api_url} within {TIMEOUT} s ({_short(exc)})"
+                reason = f"no answer from {self.api_url} in time ({_short(exc)})"
                 uncertain = not isinstance(exc, requests.exceptions.ConnectTimeout)
+            except requests.exceptions.RequestException as exc:  # a broken answer: chunking, decoding, …
+                wait = self._backoff(attempt)
+                reason = f"the answer from {self.api_url} broke off ({type(exc).__name__})"
+                uncertain = True
+            except (TypeError, KeyError, AttributeError, ValueError) as exc:
+                raise RemoteError(f"{what} failed: the answer from {self.api_url} is not what GitHub sends "
+                                  f"({type(exc).__name__}); check GITHUB_API_URL", retryable=True) from exc
             attempt += 1
-            if attempt >= ATTEMPTS or (self.clock() - start) + waited + wait > self.total:
-                raise RemoteError(f"{what} failed: {reason}, after {attempt} attempt{'s' if attempt > 1 else ''}",
-                                  retryable=True)
+            spent = (self.clock() - self._started) + self._waited
+            if attempt >= ATTEMPTS or spent + wait > self.total:
+                asked = f"; GitHub asked for a pause of {wait:.0f} s" if wait > 8 else ""
+                raise RemoteError(f"{what} failed: {reason}, after {attempt} attempt{'s' if attempt > 1 else ''} "
+                                  f"and {spent:.0f} s{asked}", retryable=True)
             self.sleep(wait)
-            waited += wait
+            self._waited += wait
             if landed is not None and uncertain:
                 found = landed()
                 if found is not None:
@@ -243,6 +254,11 @@ class GitHubStore:
             if len(page) < self.client.per_page:
                 return
 
+    def find_open(self, unique: str) -> Stored | None:
+        """The open checkpoint whose body holds ``unique`` (a marker id): one that was created although
+        the answer to its creation was lost."""
+        return next((s for s in self.iter_open() if unique in s.body), None)
+
     def create(self, title: str, body: str, unique: str = "") -> Stored:
         """Open a checkpoint issue. ``unique`` is text only this body contains; it finds an issue whose
         creation reached GitHub although the answer was lost, so a retry cannot make a second one."""
@@ -253,10 +269,8 @@ class GitHubStore:
             return self._stored(issue)
 
         def landed() -> Stored | None:
-            if not unique:
-                return None
             try:
-                return next((s for s in self.iter_open() if unique in s.body), None)
+                return self.find_open(unique) if unique else None
             except (RemoteError, GithubException, requests.exceptions.RequestException):
                 return None  # cannot tell: the retry goes ahead
 
@@ -298,9 +312,21 @@ class GitHubStore:
             changes["title"] = title
         if labels is not None and set(labels) != set(stored.labels):
             changes["labels"] = list(labels)
-        # PATCH is idempotent: sending the same body twice leaves one revision
-        self._call(f"updating issue #{stored.number}", lambda: issue.edit(**changes), number=stored.number)
-        return self._stored(issue)
+        sent = False
+
+        def patch() -> Stored:
+            nonlocal sent
+            if sent:  # a resend: the first may have landed, or someone may have edited in the wait
+                fresh = self.reread(stored)
+                if fresh is not None:
+                    if fresh.body == body:
+                        return fresh
+                    raise Changed(fresh)
+            sent = True
+            issue.edit(**changes)
+            return self._stored(issue)
+
+        return self._call(f"updating issue #{stored.number}", patch, number=stored.number)
 
     # -------------------------------------------------------------------------------- comments
 
@@ -338,24 +364,28 @@ class GitHubStore:
 
     def notes_since(self, stored: Stored, since: str, policy: Policy | None = None) -> tuple[list[Note], int]:
         """Comments people left since the checkpoint was written: those by authors with write access
-        (or listed as trusted), and how many others were left out. ghstate's own comments are skipped."""
+        (or listed as trusted), and how many others were left out. ghstate's own comments are skipped.
+        One request: the last page of comments (the issue says how many there are)."""
         if not stored.comments:
             return [], 0
         issue = self._issue(stored.number)
         after = _parse_time(since)
+        last_page = (stored.comments - 1) // self.client.per_page
 
         def fetch() -> list[Any]:
-            return list(issue.get_comments(since=after) if after else issue.get_comments())
+            return list(issue.get_comments().get_page(last_page))
 
         notes: list[Note] = []
         skipped = 0
         for comment in self._call(f"reading comments of issue #{stored.number}", fetch, number=stored.number):
-            body = comment.body or ""
-            if read_log_marker(body) is not None or PROMPT_MARKER in body:
+            if after and comment.updated_at and comment.updated_at < after:
                 continue
             login = comment.user.login if comment.user else ""
             if not self._trusted(comment.author_association or "", login):
-                skipped += 1
+                skipped += 1  # never read further, whatever it holds
+                continue
+            body = comment.body or ""
+            if read_log_marker(body) is not None or PROMPT_MARKER in body:
                 continue
             created = comment.created_at.strftime("%Y-%m-%d %H:%M") if comment.created_at else ""
             notes.append(Note(login, comment.author_association or "", created, _clip(body), comment.html_url))

@@ -100,6 +100,12 @@ class LocalStore:
                 out.append(self.get(number))
         return out
 
+    def iter_open(self) -> Iterator[Stored]:
+        """Checkpoints, newest first, read one at a time (branch lookup stops at the first match)."""
+        for number in reversed(self.numbers()):
+            with contextlib.suppress(NotFound, InputError):
+                yield self.get(number)
+
     def create(self, title: str, body: str, unique: str = "") -> Stored:
         """Allocate the next number (callers hold the lock) and write the body."""
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -157,7 +163,7 @@ class LocalStore:
         self.pending_dir.mkdir(parents=True, exist_ok=True)
         stamp = re.sub(r"[^0-9A-Za-z]", "", record.get("saved_at", "")) or "0"
         target = record.get("issue") or "new"
-        path = self.pending_dir / f"{stamp}-{target}-{os.getpid()}.json"
+        path = self.pending_dir / f"{stamp}-{target}-{os.getpid()}-{os.urandom(3).hex()}.json"
         atomic_write(path, json.dumps(record, ensure_ascii=False, indent=1) + "\n")
         return path
 
