@@ -66,6 +66,32 @@ def _text(element: ET.Element | None) -> str:
     return "".join(element.itertext()).strip()
 
 
+_GENERIC = {"failed", "failure", "error", "build error", "build failed", "test suite failed to run", "fail"}
+_NOISE = ("=== ", "--- ", "FAIL\t", "FAIL ")  # go test's progress lines, not the reason
+
+
+def _reason(message: str, body: str) -> str:
+    """The one-line reason: the message, with the body's first telling line when the message only says
+    that something failed (go's "Build error", gotestsum's "Failed", jest's "Test suite failed to run")."""
+    plain = message.strip().strip("●").strip()
+    lines = [line.strip().strip("●").strip() for line in body.splitlines()]
+    lines = [line for line in lines if line and not line.startswith(_NOISE)]
+    if not plain:
+        plain, lines = (lines[0], lines[1:]) if lines else ("", [])
+    if plain.lower().rstrip(".:") in _GENERIC:
+        telling = next((line for line in lines if line.lower().rstrip(".:") not in _GENERIC), "")
+        if telling:
+            return f"{plain}: {telling}"
+    return plain
+
+
+def looks_like_build_failure(case: Case) -> bool:
+    """A "test" that stands for code that did not compile or load (go's [build failed], jest's suite)."""
+    text = f"{case.name} {case.classname} {case.message}".lower()
+    return any(m in text for m in ("[build failed]", "build error", "build failed", "test suite failed to run",
+                                   "setup failed", "compilation error", "failed to compile"))
+
+
 def _case(element: ET.Element, suite_file: str) -> Case:
     status, message, detail = "passed", "", ""
     output: list[str] = []
@@ -74,9 +100,7 @@ def _case(element: ET.Element, suite_file: str) -> Case:
         if tag in ("failure", "error") and status in ("passed", "skipped"):
             status = "failed" if tag == "failure" else "error"
             body = _text(child)
-            message = (child.get("message") or "").strip() or (body.splitlines()[0].strip() if body else "")
-            if not message:
-                message = child.get("type") or tag
+            message = _reason(child.get("message") or "", body) or child.get("type") or tag
             detail = body
         elif tag in ("failure", "error"):  # a second one (retries, teardown): keep its text too
             detail = f"{detail}\n\n{child.get('message') or ''}\n{_text(child)}".strip()
@@ -161,6 +185,11 @@ def load_reports(patterns: list[str], root: Path) -> tuple[list[Report], list[st
                 warnings.append(f"skipped {exc}")
             except OSError as exc:
                 warnings.append(f"skipped {shown}: {exc.strerror or exc}")
+            except (ValueError, LookupError, RecursionError) as exc:  # an encoding expat lacks, deep nesting
+                warnings.append(f"skipped {shown}: cannot read it as XML ({type(exc).__name__}: {exc})")
+        if matches and not any(os.path.isfile(path) for path in matches):
+            example = f"{pattern.rstrip('/')}/**/*.xml"
+            warnings.append(f"{pattern!r} matches only folders; give the XML files, e.g. {example!r}")
     return reports, warnings
 
 
@@ -181,12 +210,21 @@ def classify(result: str, reports: list[Report] | None, run_url: str = "") -> di
         return {"failure_type": "cancelled", "failure_detail": "the run was cancelled before it finished",
                 "suggested_focus": f"Re-run the job before drawing conclusions{run}."}
     if failing:
-        first = failing[0]
+        broken = [c for c in failing if looks_like_build_failure(c)]
+        first = (broken or failing)[0]
+        label = _clip(first.label, 120)
         more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
+        if broken:
+            return {
+                "failure_type": "build",
+                "failure_detail": _clip(f"{first.label}: {first.message or first.status}", 500),
+                "suggested_focus": f"Make {label} build or load again first{more}; it says: "
+                                   f"{_clip(first.message, 160)}",
+            }
         return {
             "failure_type": "test",
-            "failure_detail": f"{first.label}: {first.message or first.status}"[:500],
-            "suggested_focus": f"Fix {first.label} first{more}; its failure says: {(first.message or '')[:160]}",
+            "failure_detail": _clip(f"{first.label}: {first.message or first.status}", 500),
+            "suggested_focus": f"Fix {label} first{more}; its failure says: {_clip(first.message, 160)}",
         }
     if reports:
         return {"failure_type": "build", "failure_detail": "the job failed, but no test in the reports failed",
@@ -194,3 +232,8 @@ def classify(result: str, reports: list[Report] | None, run_url: str = "") -> di
                                    f"around the tests{run}."}
     return {"failure_type": "unknown", "failure_detail": "the job failed and left no readable test report",
             "suggested_focus": f"Open the run's log to see which step failed{run}."}
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

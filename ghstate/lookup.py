@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ghstate.model import Checkpoint
-from ghstate.parse import parse, read_marker
+from ghstate.parse import branch_of, parse
 from ghstate.stores import Store, Stored
 
 
@@ -20,7 +20,6 @@ def locate(store: Store, number: int | None, branch: str) -> Stored | None:
     if not branch:
         return None
     for stored in store.iter_open():
-        marker = read_marker(stored.body) or {}
-        if marker.get("branch") == branch:
+        if branch_of(stored.body) == branch:
             return stored
     return None

@@ -414,3 +414,18 @@ def read_marker(body: str) -> dict[str, Any] | None:
     """The marker's data found by a quick scan, for picking a checkpoint among many (no full parse)."""
     match = _MARKER_LINE.search(body)
     return _load_marker(match.group(1)) if match else None
+
+
+_FORM_BRANCH = re.compile(r"^[ ]{0,3}#{1,4}[ \t]+Branch:?[ \t]*\r?\n(?:[ \t]*\r?\n)*[ \t]*`?([^\s`]+)`?[ \t]*\r?$",
+                          re.IGNORECASE | re.MULTILINE)
+
+
+def branch_of(body: str) -> str:
+    """The branch a checkpoint is about: its marker's, or, for an issue made from the issue form that
+    ghstate has not written yet, its Branch field (quick scans, no full parse)."""
+    marker = read_marker(body)
+    if marker is not None:
+        branch = marker.get("branch")
+        return branch if isinstance(branch, str) else ""
+    match = _FORM_BRANCH.search(body)
+    return match.group(1) if match and match.group(1) != NO_RESPONSE else ""

@@ -426,9 +426,13 @@ def _splice(cp: Checkpoint, previous: str, canonical: str) -> str | None:
 
 def same_state(a: Checkpoint, b: Checkpoint) -> bool:
     """Equal, but for where unknown sections are anchored: that only says where a canonical render
-    would put them, and filling a section that was empty in place can move an anchor."""
+    would put them, and filling a section that was empty, in place, can move an anchor. (The splice
+    never reorders the lines of a body, so their order in the document is not in question.)"""
     def unanchored(cp: Checkpoint) -> Checkpoint:
-        return cp._replace(extra=tuple(e._replace(after=None) if e.heading is not None else e for e in cp.extra))
+        # Anchors also decide the order parse lists unknown sections in, so they are compared as a
+        # multiset; text inside a section (heading None) stays anchored, it is that section's content.
+        headed = sorted((e._replace(after=None) for e in cp.extra if e.heading is not None), key=repr)
+        return cp._replace(extra=(*(e for e in cp.extra if e.heading is None), *headed))
 
     return a == b or unanchored(a) == unanchored(b)
 

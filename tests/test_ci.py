@@ -99,7 +99,8 @@ def test_failures_escalate_to_blocked_then_recover(runner, run):
     statuses = []
     for attempt in range(3):
         runner.calls.clear()
-        run("ci", "--result", "failure", "--junit", "reports/pytest.xml", "--post-prompt", "true")
+        run("ci", "--result", "failure", "--junit", "reports/pytest.xml", "--post-prompt", "true",
+            env={"GITHUB_SHA": f"{attempt}f2c1e9aa1b2c3d4e5f6"})  # a new commit each time
         statuses.append(outputs(runner)["status"])
         runner.files["output"].write_text("")
         assert len(runner.calls) <= 5, [m for m, _, _ in runner.calls]
@@ -305,3 +306,55 @@ def test_a_hand_edited_body_keeps_every_byte_outside_verification(runner, run):
     body = runner.issues[7]["body"]
     assert "1. [x] Phase 2: matcher\r\n   + [ ] sub-step\r\n" in body
     assert untouched_lines(HAND_EDITED, body, {"verification", "phases"}) == []
+
+
+def failing_report(runner, name: str, message: str, count: int = 1) -> None:
+    cases = "".join(f'<testcase classname="t" name="{name}{i}"><failure message="{message}"/></testcase>'
+                    for i in range(count))
+    (runner.workspace / "reports" / "r.xml").write_text(f"<testsuite>{cases}</testsuite>")
+
+
+def test_a_credential_in_test_output_is_cut_short_and_the_result_recorded(runner, run):
+    seed(runner)
+    failing_report(runner, "test_login", "assert config == {'password': 'hunter2hunter2'}")
+    out = run("ci", "--result", "failure", "--junit", "reports/*.xml").stdout
+    body = runner.issues[7]["body"]
+    assert "Recorded failure" in out and "hunter2hunter2" not in body and "'password': 'hunt…'" in body
+
+
+def test_long_test_names_are_capped_and_the_result_recorded(runner, run):
+    seed(runner)
+    failing_report(runner, "test_param_" + "x" * 4000, "boom", count=10)
+    assert "Recorded failure" in run("ci", "--result", "failure", "--junit", "reports/*.xml").stdout
+    assert len(runner.issues[7]["body"]) < 20_000
+
+
+def test_a_prompt_that_cannot_be_posted_is_a_warning_and_the_rest_is_written(runner, run):
+    seed(runner)
+    runner.fail("POST", r"/comments$", 403, times=99, message="Resource not accessible by integration")
+    out = run("ci", "--result", "failure", "--block-after", "1", "--post-prompt", "true").stdout
+    assert "the rehydration prompt could not be posted" in out and "Recorded failure on #7 (blocked)" in out
+    assert outputs(runner) == {"issue": "7", "status": "blocked"} and "blocked" in runner.files["summary"].read_text()
+
+
+def test_the_same_commit_failing_again_is_an_attempt_not_another_failure_in_a_row(runner, run):
+    seed(runner)
+    for _ in range(3):  # a re-run, and a second workflow, on one commit
+        run("ci", "--result", "failure")
+    v = parse(runner.issues[7]["body"]).checkpoint.verification_data
+    assert (v["status"], v["consecutive_failures"], v["attempt_count"]) == ("failing", 1, 3)
+
+
+def test_a_cancelled_first_run_says_nothing_is_known(runner, run):
+    seed(runner)
+    run("ci", "--result", "cancelled")
+    assert outputs(runner)["status"] == "unknown" and labels(runner) == ["ghstate"]
+
+
+def test_an_issue_made_from_the_form_is_found_by_its_branch_field(runner, run):
+    form = ("### Branch\n\nfeature/x\n\n### Goal\n\nShip it\n\n### Current status\n\n- [ ] Phase 1: do\n\n"
+            "### Decisions locked\n\n_No response_\n\n### Resume instruction\n\nStart Phase 1")
+    runner.add_issue(12, form, title="Checkpoint: ship it")
+    run("ci", "--result", "success", "--phase", "1")
+    cp = parse(runner.issues[12]["body"]).checkpoint
+    assert cp.phases[0].done and cp.verification_data["status"] == "passing" and cp.meta.branch == "feature/x"

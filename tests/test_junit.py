@@ -100,3 +100,28 @@ def test_entities_are_not_expanded():
     except JUnitError:
         return  # refusing is fine too
     assert len(report.cases[0].name) < 10_000
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not present")
+def test_build_failures_dressed_as_tests_are_builds_with_their_cause():
+    go = classify("failure", [parse_report((CORPUS / "go-junit-report-build-errors.xml").read_bytes(), "g")])
+    assert go["failure_type"] == "build" and "undefined: x" in go["failure_detail"]
+    jest = classify("failure", [parse_report((CORPUS / "jest-junit-suite-failed-to-run.xml").read_bytes(), "j")])
+    assert jest["failure_type"] == "build" and "TS6258" in jest["failure_detail"]
+    gotestsum = parse_report((CORPUS / "gotestsum-junitxml-report.xml").read_bytes(), "t")
+    assert "fails_test.go:50: failed sub a" in {c.message.split(": ", 1)[-1] for c in gotestsum.cases}
+
+
+def test_one_unreadable_report_does_not_sink_the_others(tmp_path):
+    (tmp_path / "good.xml").write_bytes((FIXTURES / "pytest-two-failures.xml").read_bytes())
+    (tmp_path / "gbk.xml").write_bytes(b'<?xml version="1.0" encoding="GBK"?><testsuite/>')
+    (tmp_path / "deep.xml").write_bytes(b"<testsuites>" + b"<testsuite>" * 5000 + b"</testsuite>" * 5000
+                                        + b"</testsuites>")
+    (tmp_path / "dir.xml").mkdir()
+    reports, warnings = load_reports(["*.xml"], tmp_path)
+    assert [r.source for r in reports] == ["good.xml"]
+    assert any(w.startswith("skipped gbk.xml: cannot read it as XML") for w in warnings)
+    assert any(w.startswith("skipped deep.xml") for w in warnings)
+    (tmp_path / "reports").mkdir()
+    _, warnings = load_reports(["reports"], tmp_path)
+    assert warnings == ["'reports' matches only folders; give the XML files, e.g. 'reports/**/*.xml'"]

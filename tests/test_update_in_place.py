@@ -149,3 +149,12 @@ def test_corpus_bodies_keep_their_bytes_when_ci_records_a_result(path):
     assert same_state(parse(out).checkpoint, new)
     if spliceable(body):
         assert untouched_lines(body, out, {"verification"}) == []
+
+
+def test_filling_an_empty_section_in_place_keeps_the_unknown_sections_where_they_stand():
+    body = ("# Decisions locked\n# Notes alpha\nalpha\n# Open questions\n### Current status\nalpha\n"
+            "# Goal\n### Notes beta")
+    new = apply_edits(parse(body).checkpoint, Edits(decisions=("a decision",))).with_meta(revision=1)
+    out = render_update(new, body)
+    assert out.endswith("# Decisions locked\n- a decision\n\n# Notes alpha\nalpha\n# Open questions\n"
+                        "### Current status\nalpha\n# Goal\n### Notes beta")

@@ -33,8 +33,11 @@ def annotate(kind: str, message: str) -> None:
 def append_file(env_name: str, text: str) -> None:
     path = os.environ.get(env_name)
     if path:
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:  # the result is recorded on the issue; only the runner's file is missing
+            annotate("warning", f"cannot write {env_name} ({exc.strerror or exc})")
 
 
 def write_outputs(values: dict[str, str]) -> None:
@@ -75,7 +78,8 @@ def ci_commit(env: dict[str, str]) -> str:
 def next_verification(previous: dict[str, Any] | None, *, result: str, reports: list | None, block_after: int,
                       env: dict[str, str], branch: str, now: str) -> dict[str, Any]:
     """The new verification data from the previous one and this run (pure)."""
-    from ghstate.junit import classify, count
+    from ghstate.junit import _clip, classify, count
+    from ghstate.secrets import redact
 
     prev = previous or {}
     attempts = int(prev.get("attempt_count") or 0) + 1
@@ -84,10 +88,13 @@ def next_verification(previous: dict[str, Any] | None, *, result: str, reports: 
         consecutive = 0
         status = "passing"
     elif result == "failure":
-        consecutive += 1
+        # Failures in a row count failing commits: the same commit failing again (a re-run, or a
+        # second workflow on one push) is another attempt, not another failure in a row.
+        again = prev.get("status") in ("failing", "blocked") and prev.get("commit") == ci_commit(env) != ""
+        consecutive += 0 if again and consecutive else 1
         status = "blocked" if consecutive >= block_after else "failing"
     else:  # cancelled: says nothing about the code; keep what was known
-        status = prev.get("status") if prev.get("status") in ("passing", "failing", "blocked") else "failing"
+        status = prev.get("status") if prev.get("status") in ("passing", "failing", "blocked") else "unknown"
     server = env.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
     run_id = env.get("GITHUB_RUN_ID", "")
     run_url = f"{server}/{env['GITHUB_REPOSITORY']}/actions/runs/{run_id}" if run_id and env.get(
@@ -104,8 +111,9 @@ def next_verification(previous: dict[str, Any] | None, *, result: str, reports: 
         "workflow": env.get("GITHUB_WORKFLOW", ""),
         "at": now,
         "counts": count(cases),
-        "failing_tests": [{"name": c.label, "message": (c.message or c.status)[:200]} for c in failing[:MAX_FAILING]],
-        **classify(result, reports, run_url),
+        "failing_tests": [{"name": redact(_clip(c.label, 200)), "message": redact(_clip(c.message or c.status, 200))}
+                          for c in failing[:MAX_FAILING]],
+        **{k: redact(v) if isinstance(v, str) else v for k, v in classify(result, reports, run_url).items()},
         "attempt_count": attempts,
         "consecutive_failures": consecutive,
         "block_after": block_after,
@@ -146,7 +154,7 @@ def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, po
 
 def _run(result: str, issue_ref: str, junit: str, phase: str, block_after_text: str, post_prompt: bool) -> None:
     from ghstate.commands.common import make_app
-    from ghstate.errors import ConfigError, NotFound
+    from ghstate.errors import ConfigError, GhstateError, NotFound
     from ghstate.junit import load_reports
     from ghstate.writer import Writer, WriteSpec, utc_now
 
@@ -231,7 +239,10 @@ def _run(result: str, issue_ref: str, junit: str, phase: str, block_after_text: 
         from ghstate import render
 
         prompt = render.prompt(cp, source=f"GitHub issue #{stored.number} ({stored.location})", env=app.env)
-        app.store.post_comment(stored, "<!-- ghstate:prompt -->\n" + prompt, allow_secrets=True)  # type: ignore[attr-defined]
+        try:
+            app.store.post_comment(stored, "<!-- ghstate:prompt -->\n" + prompt, allow_secrets=True)  # type: ignore[attr-defined]
+        except GhstateError as exc:  # the result itself is recorded: only the comment is missing
+            annotate("warning", f"the rehydration prompt could not be posted ({exc})")
     write_outputs({"issue": str(stored.number), "status": str(data.get("status", ""))})
     nxt = cp.next_phase
     append_file("GITHUB_STEP_SUMMARY", app.env.get_template("summary.md.j2").render(
