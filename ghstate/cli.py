@@ -56,7 +56,19 @@ class Group(click.Group):
             raise click.ClickException(_one_line(str(exc))) from None
         except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt, BrokenPipeError):
             raise
+        except OSError as exc:
+            if os.environ.get("GHSTATE_DEBUG") == "1":
+                raise
+            path = f" {exc.filename}" if exc.filename else ""
+            raise click.ClickException(_one_line(
+                f"cannot use{path}: {exc.strerror or exc}; check that the folder exists and is writable "
+                "(the local store is .ghstate/ at the git root, or GHSTATE_DIR)")) from None
         except Exception as exc:
+            if type(exc).__module__.startswith("jinja2") and os.environ.get("GHSTATE_DEBUG") != "1":
+                name = getattr(exc, "filename", None) or getattr(exc, "name", None) or "a template"
+                raise click.ClickException(_one_line(
+                    f"the template {name} cannot be used ({exc}); fix it, or remove it to use the built-in "
+                    "one")) from None
             if os.environ.get("GHSTATE_DEBUG") == "1":
                 raise
             raise click.ClickException(_one_line(

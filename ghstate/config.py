@@ -70,9 +70,12 @@ def load_policy(root: Path, state_dir: Path) -> tuple[Policy, str]:
         pyproject = root / "pyproject.toml"
         if pyproject.is_file():
             raw = pyproject.read_text(encoding="utf-8", errors="replace")
-            if "[tool.ghstate]" in raw:  # avoid the TOML import on the common path
-                data = _read_toml(pyproject).get("tool", {}).get("ghstate")
+            if "ghstate" in raw:  # avoid the TOML import on the common path
+                tool = _read_toml(pyproject).get("tool", {})
+                data = tool.get("ghstate") if isinstance(tool, dict) else None
                 origin = f"{pyproject} [tool.ghstate]"
+                if data is not None and not isinstance(data, dict):
+                    raise ConfigError(f"{origin} must be a table of settings")
     if not data:
         return Policy(), origin
     return policy_from_dict(data, origin), origin

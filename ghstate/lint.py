@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ghstate.model import file_paths_of
 from ghstate.parse import Parsed
 
 GITHUB_BODY_LIMIT = 65_536
@@ -24,6 +25,7 @@ RULES: dict[str, tuple[str, str]] = {
     "GS008": ("warning", "section appears twice"),
     "GS009": ("error", "body longer than GitHub accepts"),
     "GS010": ("warning", "no goal"),
+    "GS011": ("warning", "file to re-read names no path"),
 }
 
 
@@ -70,6 +72,11 @@ def lint(parsed: Parsed, text: str, *, max_item_chars: int = 400) -> list[Proble
                 problems.append(Problem("GS005", where.get(f"{key}.{i}", where.get(key, 1)),
                                         f"{key} item {i + 1} has {len(item)} characters (limit {max_item_chars}); "
                                         "keep what is expensive to rediscover, in a sentence"))
+    for i, item in enumerate(cp.files):
+        named = file_paths_of(item)
+        if len(named) == 1 and " " in named[0]:
+            problems.append(Problem("GS011", where.get(f"files.{i}", where.get("files", 1)),
+                                    f"{named[0][:60]!r} names no path; write it as '- `path/to/file`'"))
     for i, phase in enumerate(cp.phases):
         size = len(phase.name) + len(phase.detail) + sum(len(s.text) for s in phase.steps)
         if size > max_item_chars * 4:

@@ -14,11 +14,10 @@ def checkpoint_of(stored: Stored) -> Checkpoint:
 
 
 def locate(store: Store, number: int | None, branch: str) -> Stored | None:
-    """ISSUE when given, else the most recent open checkpoint whose marker names ``branch``."""
+    """ISSUE when given, else the most recent open checkpoint whose marker names ``branch``. With no
+    branch (outside git, a detached HEAD) that is the most recent one written without a branch."""
     if number is not None:
         return store.get(number)
-    if not branch:
-        return None
     for stored in store.iter_open():
         if branch_of(stored.body) == branch:
             return stored

@@ -138,7 +138,7 @@ class Checkpoint(NamedTuple):
 
     @property
     def file_paths(self) -> list[str]:
-        return [file_path(item) for item in self.files]
+        return [path for item in self.files for path in file_paths_of(item)]
 
     def section_is_empty(self, key: str) -> bool:
         return not getattr(self, key)
@@ -173,27 +173,34 @@ _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 _LINK = re.compile(r"\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 
 
-def file_path(item: str) -> str:
-    """The plain path an item of "Files to re-read" names, however it was written.
+def file_paths_of(item: str) -> list[str]:
+    """The plain paths an item of "Files to re-read" names, however it was written.
 
-    `` `src/a.py` — the parser`` → ``src/a.py``; ``[parser](src/a.py)`` → ``src/a.py``;
-    ``src/a.py (tests too)`` → ``src/a.py``. Text that names no path-like token comes back whole.
+    `` `src/a.py` — the parser`` → ``src/a.py``; `` `src/b.py`, `src/c.py` `` → both;
+    ``[parser](src/a.py)`` → ``src/a.py``; ``src/a.py (tests too)`` → ``src/a.py``. Text that names no
+    path-like token comes back whole, as one entry.
     """
     first_line = item.split("\n", 1)[0].strip()
-    match = _CODE_SPAN.search(first_line)
-    if match:
-        return match.group(2).strip()
-    match = _LINK.search(first_line)
-    if match:
-        target = match.group(2)
-        if "://" not in target:
-            return target
-        return match.group(1).strip() or target
+    spans = [m.group(2).strip() for m in _CODE_SPAN.finditer(first_line)]
+    spans = [span for span in spans if span and " " not in span]
+    if spans:
+        return spans
+    links = []
+    for m in _LINK.finditer(first_line):
+        target = m.group(2)
+        links.append(target if "://" not in target else (m.group(1).strip() or target))
+    if links:
+        return links
     token = first_line.split()[0] if first_line.split() else first_line
     token = token.strip("*_\"'<>,;")
     if "/" in token or "." in token:
-        return token
-    return first_line
+        return [token]
+    return [first_line]
+
+
+def file_path(item: str) -> str:
+    """The first path an item of "Files to re-read" names (see file_paths_of)."""
+    return file_paths_of(item)[0]
 
 
 def runtime_entry(item: str) -> tuple[str, str]:
@@ -225,7 +232,8 @@ def find_phase(phases: tuple[Phase, ...], ref: str) -> int:
     labelled = [i for i, p in enumerate(phases) if p.label.lower() == wanted]
     if len(labelled) == 1:
         return labelled[0]
-    prefixed = [i for i, p in enumerate(phases) if " ".join(p.name.split()).lower().startswith(wanted)]
+    at_word_end = re.compile(re.escape(wanted) + r"(?!\w)")  # "Phase 2" is not a prefix of "Phase 20"
+    prefixed = [i for i, p in enumerate(phases) if at_word_end.match(" ".join(p.name.split()).lower())]
     if len(prefixed) == 1:
         return prefixed[0]
     candidates = exact or labelled or prefixed

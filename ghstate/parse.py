@@ -38,7 +38,7 @@ MARKER_PREFIX = "ghstate:v1"
 _MARKER = re.compile(r"^<!--\s*ghstate:v1\s+(.*?)\s*-->\s*$", re.DOTALL)
 _MARKER_LIKE = re.compile(r"^<!--\s*ghstate:v1\b")
 NO_RESPONSE = "_No response_"
-LINE_SECTIONS = ("files", "runtime")
+LINE_SECTIONS = ("decisions", "questions", "risks", "files", "runtime")  # one per line, as issue forms ask
 
 
 class ParseError(ValueError):

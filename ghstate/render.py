@@ -53,15 +53,19 @@ def _step_item(step: Step) -> str:
 FILTERS = {"continued": _continued, "list_item": _list_item, "step_item": _step_item}
 
 
-@lru_cache(maxsize=8)
 def environment(*override_dirs: str, cache_dir: str | None = None) -> jinja2.Environment:
     """Templates from ``override_dirs`` (those that exist are searched first), then the shipped ones.
 
     ``cache_dir`` keeps compiled templates between runs (a fresh process would otherwise spend
     ~10 ms compiling the prompt template); it is skipped when it cannot be created.
     """
-    search = [d for d in override_dirs if d and Path(d).is_dir()]
-    search.append(str(builtin_templates()))
+    existing = tuple(d for d in override_dirs if d and Path(d).is_dir())
+    return _environment(existing, cache_dir)
+
+
+@lru_cache(maxsize=8)
+def _environment(existing: tuple[str, ...], cache_dir: str | None) -> jinja2.Environment:
+    search = [*existing, str(builtin_templates())]
     cache = None
     if cache_dir:
         try:

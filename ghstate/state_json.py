@@ -21,7 +21,7 @@ from ghstate.model import (
     Meta,
     Phase,
     Step,
-    file_path,
+    file_paths_of,
     runtime_entry,
     section_key,
 )
@@ -136,16 +136,24 @@ def _strings(obj: dict[str, Any], key: str) -> tuple[str, ...]:
 
 
 def _files(obj: dict[str, Any]) -> tuple[str, ...]:
-    """Use the items as written where they still name the listed paths; write new paths as code."""
+    """Use the items as written where they still name the listed paths (an item may name several);
+    write new paths as code."""
     paths = _strings(obj, "files")
     written = list(_strings(obj, "file_items"))
     used = [False] * len(written)
+    owed: list[str] = []  # paths of items already written that the list has yet to reach
     out = []
     for path in paths:
+        if path in owed:
+            owed.remove(path)
+            continue
         for i, item in enumerate(written):
-            if not used[i] and file_path(item) == path:
+            named = file_paths_of(item)
+            if not used[i] and path in named:
                 used[i] = True
                 out.append(item)
+                named.remove(path)
+                owed.extend(named)
                 break
         else:
             out.append(f"`{path}`" if "`" not in path else path)
@@ -337,5 +345,17 @@ def from_json(obj: Any) -> Checkpoint:
 
 
 def looks_like_json(text: str) -> bool:
-    stripped = text.lstrip()
-    return stripped.startswith("{")
+    """A JSON object, or other JSON (which is refused: a state is an object), rather than markdown."""
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        return True
+    scalar = stripped in ("null", "true", "false") or re.fullmatch(r"-?[0-9][0-9.eE+-]*", stripped)
+    if stripped[:1] in ("[", '"') or scalar:
+        import json
+
+        try:
+            json.loads(stripped)
+        except ValueError:
+            return False
+        return True
+    return False

@@ -27,12 +27,20 @@ from ghstate.gitinfo import WorkTree
 from ghstate.lookup import checkpoint_of, locate
 from ghstate.merge import merge3
 from ghstate.model import Checkpoint, Execution, Revision
+from ghstate.parse import parse
 from ghstate.secrets import new_lines, scan
 from ghstate.stores import Changed, Store, Stored
 from ghstate.stores.local import LocalStore
 
 Change = Callable[[Checkpoint], Checkpoint]
 MERGE_ROUNDS = 3  # merges of a concurrent change before giving up on one write
+
+
+def where(tree: WorkTree) -> str:
+    """The place a checkpoint belongs to, in words, for messages."""
+    if tree.branch:
+        return f"branch {tree.branch}"
+    return "this detached HEAD" if tree.commit else "this folder (no git branch)"
 
 
 def utc_now() -> str:
@@ -93,9 +101,11 @@ class Writer:
         result: WriteResult | None = None
         try:
             with lock:
-                target = locate(self.store, spec.number, spec.tree.branch if spec.lookup else "")
+                target = None
+                if spec.number is not None or spec.lookup:
+                    target = locate(self.store, spec.number, spec.tree.branch)
                 if target is None and not spec.create:
-                    raise NotFound(f"no open checkpoint for branch {spec.tree.branch or '(detached HEAD)'}")
+                    raise NotFound(f"no open checkpoint for {where(spec.tree)}")
                 base_body = target.body if target else None
                 result = self._write(spec, target)
                 return result
@@ -189,6 +199,13 @@ class Writer:
     def _body(self, cp: Checkpoint, target: Stored | None, spec: WriteSpec) -> str:
         # Over an existing body, only what changed is rewritten: a person's formatting stays.
         body = render.render_update(cp, target.body, self.env) if target else render.render_body(cp, self.env)
+        template = self.env.get_template("checkpoint.md.j2").filename or ""
+        if Path(template).parent != render.builtin_templates():  # a repository's own template
+            expected = parse(render.render_body(cp)).checkpoint
+            if not render.same_state(parse(body).checkpoint, expected):
+                raise InputError(f"the template {template} writes a body that does not read back as the "
+                                 "checkpoint (sections or the marker are lost); nothing was written: fix it, "
+                                 "or remove it to use the built-in one")
         if self.store.kind == "github":
             if len(body) > self.max_body_chars:
                 raise InputError(

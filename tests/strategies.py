@@ -17,7 +17,7 @@ from ghstate.model import (
     Step,
     section_key,
 )
-from ghstate.parse import NO_RESPONSE, clean_text
+from ghstate.parse import LINE_SECTIONS, NO_RESPONSE, clean_text
 
 # Markdown's metacharacters, whitespace and newlines are over-represented on purpose.
 _META = list("#*-_`~<>![]()|\\:=+.1) \t\n") + ["- ", "* ", "1. ", "```", "~~~", "<!--", "-->", "[ ] ", "[x] ",
@@ -82,8 +82,11 @@ def checkpoints(draw) -> Checkpoint:
     headless = {}
     for anchor in (None, "decisions", "questions", "risks", "phases"):
         if draw(st.integers(0, 4)) == 0:
-            body = draw(nonempty)
-            assume(_no_top_list(body))
+            if anchor in LINE_SECTIONS:  # a paragraph there is read one item per line: only other blocks stay loose
+                body = draw(st.sampled_from(["<!-- a note -->", "> quoted\n> twice", "```\nx = 1\n```"]))
+            else:
+                body = draw(nonempty)
+                assume(_no_top_list(body))
             headless[anchor] = Extra(None, body, 2, anchor)
     rendered = [None] + [k for k in SECTION_KEYS if values[k] or k in headless]
     for anchor in rendered:

@@ -184,6 +184,9 @@ def test_parse_render_plumbing_round_trip(run, sample_file):
     (("resume", "7"), None, "Error: no local checkpoint #7"),
     (("show", "3"), None, "Error: no local checkpoint #3"),
     (("resume",), None, "Error: no open checkpoint for branch feature/x in the local store"),
+    (("checkpoint", "--file", "-"), "[1, 2]", "Error: standard input: invalid state: the JSON state must be an object"),
+    (("checkpoint", "--file", "-"), "null", "Error: standard input: invalid state: the JSON state must be an object"),
+    (("checkpoint", "--file", "-"), "## Goal\nx\x1b]0;pwned\x07\n", "Error: standard input holds a control character"),
 ])
 def test_bad_input_gets_one_error_line(repo, run, args, stdin, message):
     result = run(*args, input=stdin, code=1)
@@ -234,3 +237,94 @@ def test_debug_shows_traceback(repo, run, monkeypatch):
 
     with pytest.raises(NotFound):
         run("resume", "7", code=None)
+
+
+# ------------------------------------------------------------------- no branch, broken surroundings
+
+
+def test_outside_git_checkpoints_update_the_same_task(tmp_path, monkeypatch, run, sample_file):
+    monkeypatch.chdir(tmp_path)
+    run("checkpoint", "--file", str(sample_file))
+    run("checkpoint", "--decision", "a second revision, not a second task")
+    assert sorted(p.name for p in (tmp_path / ".ghstate").glob("*.md")) == ["1.md"]
+    assert "a second revision, not a second task" in run("resume").stdout
+
+
+def test_a_detached_head_finds_what_was_written_there(repo, run, sample_file):
+    git(repo, "checkout", "-q", "--detach")
+    run("checkpoint", "--file", str(sample_file))
+    run("checkpoint", "--risk", "r")
+    assert sorted(p.name for p in (repo / ".ghstate").glob("*.md")) == ["1.md"]
+    assert run("resume", "--format", "json").stdout
+
+
+def test_a_failed_create_leaves_no_empty_checkpoint(repo, run, sample_file, monkeypatch):
+    def full_disk(path, text):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr("ghstate.stores.local.atomic_write", full_disk)
+    result = run("checkpoint", "--file", str(sample_file), code=1)
+    assert result.stderr.startswith("Error: cannot use ") and "No space left on device" in result.stderr
+    assert not list((repo / ".ghstate").glob("*.md"))
+
+
+def test_a_store_that_is_not_a_folder_is_a_clear_error(repo, run, sample_file, monkeypatch):
+    (repo / "afile").write_text("x")
+    monkeypatch.setenv("GHSTATE_DIR", str(repo / "afile"))
+    result = run("checkpoint", "--file", str(sample_file), code=1)
+    assert result.stderr.startswith("Error: cannot use ") and "internal error" not in result.stderr
+
+
+def test_a_broken_template_is_named(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    (repo / ".ghstate" / "templates").mkdir()
+    (repo / ".ghstate" / "templates" / "prompt.md.j2").write_text("{{ x")
+    result = run("resume", code=1)
+    assert result.stderr.startswith("Error: the template ") and "prompt.md.j2 cannot be used" in result.stderr
+
+
+def test_a_template_that_loses_the_checkpoint_is_refused(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    before = body(repo)
+    (repo / ".ghstate" / "templates").mkdir()
+    (repo / ".ghstate" / "templates" / "checkpoint.md.j2").write_text("CUSTOM BODY\n")
+    result = run("checkpoint", "--decision", "x", code=1)
+    assert "writes a body that does not read back as the checkpoint" in result.stderr and body(repo) == before
+
+
+def test_a_template_that_keeps_everything_is_used(repo, run, sample_file):
+    from ghstate.render import builtin_templates
+
+    (repo / ".ghstate" / "templates").mkdir(parents=True)
+    ours = (builtin_templates() / "checkpoint.md.j2").read_text().replace("{{ marker }}\n", "{{ marker }}\n\n")
+    (repo / ".ghstate" / "templates" / "checkpoint.md.j2").write_text(ours)
+    run("checkpoint", "--file", str(sample_file))
+    assert body(repo).split("\n")[1] == ""
+
+
+def test_lint_of_a_file_follows_the_repository_policy(repo, run, tmp_path):
+    (repo / "pyproject.toml").write_text("[tool.ghstate]\nmax_item_chars = 20\n")
+    path = tmp_path / "cp.md"
+    path.write_text("## Goal\nx\n\n## Status\n- [ ] Phase 1\n\n## Risks\n- a risk described at length\n\n"
+                    "## Resume\nPhase 1\n")
+    assert "(limit 20)" in run("lint", str(path)).stdout
+
+
+@pytest.mark.parametrize("toml", ["[tool.ghstate.sub]\nx = 1\n", "[tool]\nghstate = { bogus = 1 }\n",
+                                  "[tool . ghstate]\nbogus = 1\n"])
+def test_config_mistakes_are_errors_however_the_table_is_written(repo, run, toml):
+    (repo / "pyproject.toml").write_text(toml)
+    assert "Error: unknown key" in run("list", code=1).stderr
+
+
+def test_issue_form_lists_one_per_line_reach_the_prompt(repo, run, tmp_path):
+    form = tmp_path / "form.md"
+    form.write_text("### Goal\n\nShip it\n\n### Current status\n\n- [ ] Phase 1: do\n\n### Decisions locked\n\n"
+                    "use postgres\nno ORM\n\n### Files to re-read\n\n`src/b.py`, `src/c.py`\n\n"
+                    "### Resume instruction\n\nStart Phase 1\n")
+    state_json = json.loads(run("parse", str(form)).stdout)
+    assert state_json["decisions"] == ["use postgres", "no ORM"] and state_json["files"] == ["src/b.py", "src/c.py"]
+    run("checkpoint", "--file", str(form))
+    prompt = run("resume").stdout
+    assert "- use postgres\n- no ORM" in prompt and "- src/c.py" in prompt
+    assert "Verification: none recorded yet" in prompt

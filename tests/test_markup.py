@@ -58,3 +58,19 @@ def test_item_text_with_tabs_and_lazy_lines():
     lines = src.split("\n")
     item = blocks(src)[0].children[0]
     assert item_text(lines, item) == "first\nsecond\nlazy\n\n  - sub"
+
+
+def test_level_five_and_six_headings_in_text_are_left_as_written():
+    from ghstate.markup import escape_text
+
+    assert escape_text("##### a small heading\n###### smaller") == "##### a small heading\n###### smaller"
+    assert escape_text("#### would start a section").startswith("\\")
+
+
+def test_a_phase_reference_is_a_whole_word_prefix_at_most():
+    from ghstate.model import Phase, find_phase
+
+    phases = (Phase("Phase 1: one"), Phase("Phase 10"), Phase("Phase 2b: x"), Phase("Setup db"))
+    with pytest.raises(LookupError, match="no phase 'Phase 2'"):
+        find_phase(phases, "Phase 2")
+    assert find_phase(phases, "Phase 1") == 0 and find_phase(phases, "setup") == 3

@@ -110,8 +110,9 @@ class App:
             tree = tree or self.tree()
             stored = locate(self.store, None, tree.branch)
             if stored is None:
-                where = f"branch {tree.branch}" if tree.branch else "this detached HEAD"
-                raise NotFound(f"no open checkpoint for {where} in the {self.store.kind} store; "
+                from ghstate.writer import where
+
+                raise NotFound(f"no open checkpoint for {where(tree)} in the {self.store.kind} store; "
                                "give an ISSUE number, or create one with 'ghstate checkpoint'")
         else:
             stored = self.store.get(number)
@@ -160,7 +161,15 @@ def read_input(path: str) -> tuple[str, str]:
                          "save it as UTF-8 and try again") from None
     if not text.strip():
         raise InputError(f"{name} is empty; give a markdown body or a JSON state")
+    control = _CONTROL.search(text)
+    if control:
+        raise InputError(f"{name} holds a control character ({control.group(0)!r}, line "
+                         f"{text.count(chr(10), 0, control.start()) + 1}); it is binary or terminal output, "
+                         "not a markdown or JSON checkpoint")
     return text, name
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")  # tab, newlines and form feed are text
 
 
 def load_input(path: str) -> tuple[Checkpoint, frozenset[str], str]:

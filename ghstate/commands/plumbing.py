@@ -60,9 +60,9 @@ def lint(target: str | None) -> None:
       ghstate lint checkpoint.md
       ghstate lint 24
     """
-    max_item = None
     if target is not None and (target == "-" or not target.lstrip("#").isdigit()):
         text, name = read_input(target)
+        max_item = make_app(store="local").settings.policy.max_item_chars  # the repository's policy, no store
     else:
         app = make_app()
         number = int(target.lstrip("#")) if target else None
@@ -70,10 +70,6 @@ def lint(target: str | None) -> None:
         text, name = stored.body, (stored.location if app.store.kind == "github"
                                    else app.display_path(stored.location))
         max_item = app.settings.policy.max_item_chars
-    if max_item is None:
-        from ghstate.config import Policy
-
-        max_item = Policy().max_item_chars
     parsed = parse_text(text, name)
     problems = lint_rules(parsed, text, max_item_chars=max_item)
     for problem in problems:

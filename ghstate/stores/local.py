@@ -118,7 +118,12 @@ class LocalStore:
                 continue
             os.close(fd)
             break
-        atomic_write(self.path(number), body)
+        try:
+            atomic_write(self.path(number), body)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path(number))  # an empty placeholder must not pass for a checkpoint
+            raise
         return self.get(number)
 
     def reread(self, stored: Stored) -> Stored | None:
