@@ -15,6 +15,9 @@ from typing import NamedTuple
 
 _HEX = re.compile(r"^[0-9a-f]{4,64}$")
 TIMEOUT = 10.0
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # what a repository held before its first commit
+MAX_DIRTY = 200  # dirty paths recorded (and fingerprinted) per revision; more are reported as changed
+DELETED = "-"  # the fingerprint of a dirty path that is not there (deleted, not yet committed)
 
 
 class WorkTree(NamedTuple):
@@ -62,24 +65,50 @@ def _git_dir(root: Path) -> Path | None:
     return git_dir
 
 
-def head_branch(root: Path | None) -> str:
-    """The checked-out branch, read from HEAD without running git ("" when detached or unknown)."""
-    if root is None:
-        return ""
+def _own_git_dir(root: Path) -> Path | None:
+    """This working tree's own git folder (a linked worktree's, not the main repository's)."""
     dot_git = root / ".git"
+    if dot_git.is_dir():
+        return dot_git
     try:
-        if dot_git.is_file():  # a linked worktree keeps its own HEAD in its gitdir
-            text = dot_git.read_text(encoding="utf-8").strip()
-            git_dir = Path(text[len("gitdir:") :].strip()) if text.startswith("gitdir:") else None
-            if git_dir is None:
-                return ""
-            head = ((root / git_dir) if not git_dir.is_absolute() else git_dir) / "HEAD"
-        else:
-            head = dot_git / "HEAD"
-        ref = head.read_text(encoding="utf-8").strip()
+        text = dot_git.read_text(encoding="utf-8").strip()
     except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    git_dir = Path(text[len("gitdir:") :].strip())
+    return git_dir if git_dir.is_absolute() else (root / git_dir).resolve()
+
+
+def head_tree(root: Path | None) -> WorkTree:
+    """Branch (or, when HEAD is detached, its commit) read from HEAD without running git. During a
+    rebase HEAD is detached but the branch being rebased is named. Empty outside a repository."""
+    if root is None:
+        return WorkTree()
+    git_dir = _own_git_dir(root)
+    try:
+        ref = (git_dir / "HEAD").read_text(encoding="utf-8").strip() if git_dir else ""
+    except OSError:
+        return WorkTree()
+    if ref.startswith("ref: refs/heads/"):
+        return WorkTree(branch=ref[len("ref: refs/heads/") :])
+    if _HEX.match(ref):
+        return WorkTree(branch=rebasing_branch(git_dir), commit=ref)
+    return WorkTree()
+
+
+def rebasing_branch(git_dir: Path | None) -> str:
+    """The branch a rebase in progress will move (HEAD is detached meanwhile), or ""."""
+    if git_dir is None:
         return ""
-    return ref[len("ref: refs/heads/") :] if ref.startswith("ref: refs/heads/") else ""
+    for folder in ("rebase-merge", "rebase-apply"):
+        try:
+            name = (git_dir / folder / "head-name").read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        if name.startswith("refs/heads/"):
+            return name[len("refs/heads/") :]
+    return ""
 
 
 def origin_url(root: Path) -> str | None:
@@ -151,7 +180,7 @@ def work_tree(root: Path | None) -> WorkTree:
             commit = "" if oid == "(initial)" else oid
         elif entry.startswith("# branch.head "):
             head = entry[len("# branch.head ") :]
-            branch = "" if head == "(detached)" else head
+            branch = rebasing_branch(_own_git_dir(root)) if head == "(detached)" else head
         elif entry.startswith(("1 ", "u ")):
             dirty.append(entry.split(" ", 8 if entry[0] == "1" else 10)[-1])
         elif entry.startswith("2 "):
@@ -164,41 +193,108 @@ def work_tree(root: Path | None) -> WorkTree:
 
 
 def changes_since(root: Path | None, commit: str) -> Changes:
-    """Commits and files changed since ``commit`` (committed, staged, unstaged and untracked)."""
-    if root is None or not _HEX.match(commit or ""):
+    """Commits and files changed since ``commit`` (committed, staged, unstaged and untracked).
+
+    ``commit`` "" means the checkpoint was written before the first commit: everything committed
+    since counts. A commit this repository does not have (rebased away, not fetched) leaves the
+    commits unknown but still reports what is uncommitted now."""
+    if root is None or not (commit == "" or _HEX.match(commit)):
         return Changes(commit_known=False)
-    counts = _start(root, "rev-list", "--left-right", "--count", f"{commit}...HEAD", "--")
-    diff = _start(root, "diff", "--name-only", "-z", commit, "--")
+    has_head = _run(root, "rev-parse", "-q", "--verify", "HEAD^{commit}").returncode == 0
+    known = commit == "" or _run(root, "cat-file", "-e", f"{commit}^{{commit}}").returncode == 0
+    base = commit if known and commit else (EMPTY_TREE if commit == "" else ("HEAD" if has_head else EMPTY_TREE))
+    if commit and known:
+        counts = _start(root, "rev-list", "--left-right", "--count", f"{commit}...HEAD", "--")
+    elif commit == "" and has_head:
+        counts = _start(root, "rev-list", "--count", "HEAD", "--")
+    else:
+        counts = None
+    diff = _start(root, "diff", "--name-only", "-z", base, "--")
     untracked = _start(root, "ls-files", "--others", "--exclude-standard", "-z")
     try:
-        out_counts, _ = counts.communicate(timeout=TIMEOUT)
+        out_counts = counts.communicate(timeout=TIMEOUT)[0] if counts else ""
         out_diff, _ = diff.communicate(timeout=TIMEOUT)
         out_untracked, _ = untracked.communicate(timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
         for proc in (counts, diff, untracked):
-            proc.kill()
+            if proc is not None:
+                proc.kill()
         return Changes(commit_known=False)
-    if counts.returncode != 0 or diff.returncode != 0:
+    if diff.returncode != 0 or (counts is not None and counts.returncode != 0):
         return Changes(commit_known=False)
-    dropped, _, since = out_counts.strip().partition("\t")
+    if "\t" in out_counts:
+        dropped, _, since = out_counts.strip().partition("\t")
+    else:
+        dropped, since = "0", out_counts.strip()
     files = {f for f in out_diff.split("\0") if f} | {f for f in out_untracked.split("\0") if f}
-    return Changes(True, int(since or 0), int(dropped or 0), tuple(sorted(files)))
+    return Changes(known, int(since or 0), int(dropped or 0), tuple(sorted(files)))
 
 
-def fingerprints(root: Path | None, paths: tuple[str, ...], limit: int = 100,
-                 max_bytes: int = 4 << 20) -> dict[str, str]:
-    """Short content hashes of dirty files, so that a later resume can tell whether they changed since."""
+def safe_relative(root: Path, rel: str) -> Path | None:
+    """``root / rel`` when ``rel`` is a plain relative path that stays inside ``root``; else None.
+    Paths come from a checkpoint's marker, which anyone who can edit the issue can write."""
+    if not rel or rel.startswith(("/", "\\")) or "\0" in rel or re.match(r"^[A-Za-z]:", rel):
+        return None
+    parts = Path(rel).parts
+    if ".." in parts:
+        return None
+    path = root / rel
+    try:
+        path.resolve().relative_to(root.resolve())
+    except (OSError, ValueError):
+        return None
+    return path
+
+
+def _folder_digest(path: Path, max_files: int) -> str:
+    """A hash of the names, sizes and times of the files under ``path`` ("" past ``max_files``)."""
     import hashlib
+
+    listing = hashlib.sha1(usedforsecurity=False)
+    seen = 0
+    for folder, dirs, files in os.walk(path):
+        dirs.sort()
+        for name in sorted(files):
+            seen += 1
+            if seen > max_files:
+                return ""
+            full = os.path.join(folder, name)
+            item = os.lstat(full)
+            listing.update(f"{os.path.relpath(full, path)}\0{item.st_size}\0{item.st_mtime_ns}\n"
+                           .encode("utf-8", "surrogateescape"))
+    return "d" + listing.hexdigest()[:11]
+
+
+def fingerprints(root: Path | None, paths: tuple[str, ...], limit: int = MAX_DIRTY,
+                 max_bytes: int = 4 << 20, max_files: int = 20_000) -> dict[str, str]:
+    """Short fingerprints of dirty paths, so that a later resume can tell whether they changed since:
+    a file's content hash, a folder's hash of its files' names, sizes and times (git lists a folder
+    that is wholly untracked as one path), and DELETED for a path that is not there."""
+    import hashlib
+    import stat
 
     if root is None:
         return {}
     out: dict[str, str] = {}
     for rel in paths[:limit]:
-        path = root / rel
+        path = safe_relative(root, rel)
+        if path is None:
+            continue
         try:
-            if not path.is_file() or path.stat().st_size > max_bytes:
-                continue
-            out[rel] = hashlib.sha1(path.read_bytes(), usedforsecurity=False).hexdigest()[:12]
+            info = path.lstat()
+        except FileNotFoundError:
+            out[rel] = DELETED
+            continue
+        except OSError:
+            continue
+        try:
+            if stat.S_ISREG(info.st_mode) and info.st_size <= max_bytes:
+                with open(path, "rb") as fh:  # a regular file: never a FIFO or a device that blocks
+                    out[rel] = hashlib.sha1(fh.read(max_bytes + 1), usedforsecurity=False).hexdigest()[:12]
+            elif stat.S_ISDIR(info.st_mode):
+                digest = _folder_digest(path, max_files)
+                if digest:
+                    out[rel] = digest
         except OSError:
             continue
     return out

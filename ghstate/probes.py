@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 
-TIMEOUT = 0.5
+TIMEOUT = 0.5  # per connection and per read
+DEADLINE = 1.5  # for all probes of one resume together: a server that trickles bytes cannot hold it
+MAX_PROBES = 16  # Runtime items probed; the rest are reported skipped
 _PORT_ONLY = re.compile(r"^(?:tcp\s+)?port\s+(\d{1,5})\b", re.IGNORECASE)
 _HOST_PORT = re.compile(r"^(?:tcp://)?(\[[0-9a-fA-F:]+\]|[\w.-]+):(\d{1,5})\b")
 _URL = re.compile(r"https?://\S+")
@@ -49,19 +51,26 @@ def target(check: str) -> tuple[str, str, int, str] | None:
 
 
 def probe(check: str, timeout: float = TIMEOUT) -> str:
-    """``up``, ``down``, ``skipped`` (not loopback) or ``unknown`` (not an address we can read)."""
+    """``up``, ``down``, or ``skipped`` (not a loopback address, or not an address at all)."""
     found = target(check)
     if found is None:
-        return "unknown"
-    kind, host, port, path = found
-    if not 0 < port < 65536:
-        return "unknown"
-    if not _loopback(host):
         return "skipped"
+    kind, host, port, path = found
+    if not 0 < port < 65536 or not _loopback(host):
+        return "skipped"
+    addresses = ("127.0.0.1", "::1") if host.lower() == "localhost" else (host.strip("[]"),)
+    status = "down"
+    for address in addresses:  # localhost may be served on IPv4 or IPv6 only (Node 17+, Vite)
+        status = _probe_one(kind, address, port, path, timeout)
+        if status == "up":
+            break
+    return status
+
+
+def _probe_one(kind: str, address: str, port: int, path: str, timeout: float) -> str:
     import http.client
     import socket
 
-    address = "127.0.0.1" if host.lower() == "localhost" else host.strip("[]")
     if kind == "tcp":
         try:
             with socket.create_connection((address, port), timeout=timeout):
@@ -79,18 +88,29 @@ def probe(check: str, timeout: float = TIMEOUT) -> str:
         conn.request("GET", path, headers={"User-Agent": "ghstate-probe", "Connection": "close"})
         status = conn.getresponse().status
         return "up" if status < 500 else "down"
-    except (OSError, http.client.HTTPException):
+    except (OSError, http.client.HTTPException, ValueError):
         return "down"
     finally:
         conn.close()
 
 
-def probe_all(checks: list[str], timeout: float = TIMEOUT) -> list[str]:
-    if not checks:
-        return []
-    if len(checks) == 1:
-        return [probe(checks[0], timeout)]
-    from concurrent.futures import ThreadPoolExecutor
+def probe_all(checks: list[str], timeout: float = TIMEOUT, deadline: float = DEADLINE) -> list[str]:
+    """Every check's status, all within ``deadline`` seconds: each runs in a daemon thread, and one
+    that has not answered by then is ``down`` (and left behind; it cannot keep the process alive)."""
+    import threading
+    import time
 
-    with ThreadPoolExecutor(max_workers=min(8, len(checks))) as pool:
-        return list(pool.map(lambda c: probe(c, timeout), checks))
+    results = ["skipped"] * len(checks)
+    threads = []
+    for i, check in enumerate(checks[:MAX_PROBES]):
+        def run(i: int = i, check: str = check) -> None:
+            results[i] = probe(check, timeout)
+
+        results[i] = "down"
+        thread = threading.Thread(target=run, name=f"ghstate-probe-{i}", daemon=True)
+        thread.start()
+        threads.append(thread)
+    end = time.monotonic() + deadline
+    for thread in threads:
+        thread.join(max(0.0, end - time.monotonic()))
+    return list(results)

@@ -233,19 +233,33 @@ def drift_sentence(drift: Any) -> str:
         parts.append("no files changed")
     if drift.reread_changed:
         parts.append(f"files to re-read that changed: {', '.join(drift.reread_changed)}")
-    if drift.branch_changed:
-        parts.append(f"branch is now {drift.branch} (was {drift.recorded_branch})")
-    return "; ".join(parts)
+    if drift.detached:
+        parts.append("HEAD is detached (the checkpoint was written on a branch)")
+    elif drift.branch_changed:  # the recorded name comes from the issue: it is not repeated out here
+        parts.append(f"the branch is now {_oneline(drift.branch)}, not the one the checkpoint was written on")
+    return _data(_oneline("; ".join(parts)))
 
 
 def last_execution(cp: Checkpoint) -> str:
+    """Who wrote the last revision, as far as the checkpoint records it."""
     if not cp.executions:
         return ""
     e = cp.executions[-1]
     who = e.agent or "someone"
     detail = ", ".join(x for x in (e.role, f"session {e.session}" if e.session else "") if x)
     when = f" at {e.at}" if e.at else ""
-    return f"{who}{f' ({detail})' if detail else ''}{when}"
+    text = f"{who}{f' ({detail})' if detail else ''}{when}"
+    if e.revision and cp.meta.revision and e.revision != cp.meta.revision:
+        return f"an unrecorded writer (revision {cp.meta.revision}); before that, {text} (revision {e.revision})"
+    return text
+
+
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text for a terminal or a prompt: control characters (terminal escapes among them) removed."""
+    return _UNPRINTABLE.sub("", text)
 
 
 def prompt(cp: Checkpoint, *, source: str, drift: Any = None, runtime_status: list[str] | None = None,
@@ -260,7 +274,7 @@ def prompt(cp: Checkpoint, *, source: str, drift: Any = None, runtime_status: li
         name, check = runtime_entry(item)
         status = runtime_status[i] if runtime_status and i < len(runtime_status) else "not checked"
         runtime.append({"name": name, "check": check, "status": status})
-    return env.get_template("prompt.md.j2").render(
+    return printable(env.get_template("prompt.md.j2").render(
         source=source,
         revision=cp.meta.revision,
         title=cp.title,
@@ -279,18 +293,18 @@ def prompt(cp: Checkpoint, *, source: str, drift: Any = None, runtime_status: li
         resume=cp.resume,
         last=last_execution(cp),
         drift=drift_sentence(drift),
-    )
+    ))
 
 
 def short(cp: Checkpoint, *, label: str, drift: Any = None, env: jinja2.Environment | None = None) -> str:
     env = env or environment()
     nxt = cp.next_phase
-    return env.get_template("short.txt.j2").render(
+    return printable(env.get_template("short.txt.j2").render(
         label=label, title=cp.title or "(untitled)", next=nxt.name if nxt else "",
         done=sum(p.done for p in cp.phases), total=len(cp.phases),
-        ci=(cp.verification_data or {}).get("status") or ("recorded" if cp.verification else "none"),
+        ci=_oneline((cp.verification_data or {}).get("status") or ("recorded" if cp.verification else "none")),
         risks=len(cp.risks), drift=drift_sentence(drift) if drift is not None and drift.moved else "",
-    ).rstrip("\n")
+    ).rstrip("\n"))
 
 
 SYMBOLS = {"done": "✓", "in_progress": "▶", "pending": "·", "blocked": "✗"}
@@ -304,7 +318,7 @@ def progress_bar(done: int, total: int, width: int = 20) -> str:
 def show(cp: Checkpoint, *, label: str, location: str, env: jinja2.Environment | None = None) -> str:
     env = env or environment()
     done = sum(p.done for p in cp.phases)
-    return env.get_template("show.txt.j2").render(
+    return printable(env.get_template("show.txt.j2").render(
         label=label, title=cp.title or "(untitled)", location=location, revision=cp.meta.revision,
         branch=cp.meta.branch, commit=cp.meta.commit, updated=cp.meta.updated_at, goal=cp.goal,
         bar=progress_bar(done, len(cp.phases)), done=done, total=len(cp.phases), phases=cp.phases,
@@ -315,7 +329,7 @@ def show(cp: Checkpoint, *, label: str, location: str, env: jinja2.Environment |
         resume=cp.resume, verification=verification_line(cp),
         extras=[{"heading": e.heading or f"(notes in {HEADINGS.get(e.after or '', 'preamble')})", "body": e.body}
                 for e in cp.extra],
-    )
+    ))
 
 
 # ------------------------------------------------------------------------- updating a body in place

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -106,3 +109,37 @@ def sample_file(tmp_path) -> Path:
     path = tmp_path / "checkpoint.md"
     path.write_text(SAMPLE)
     return path
+
+
+@pytest.fixture
+def trickle_port():
+    """A loopback server that accepts, starts an HTTP answer, then sends one byte every 0.2 s forever:
+    per-read timeouts never fire against it; only an overall deadline ends a client's wait."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    stop = threading.Event()
+
+    def serve(conn: socket.socket) -> None:
+        try:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+            while not stop.is_set():
+                conn.sendall(b"a")
+                time.sleep(0.2)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield server.getsockname()[1]
+    stop.set()
+    server.close()

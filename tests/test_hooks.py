@@ -101,3 +101,20 @@ def test_session_start_offline_github_falls_quiet_fast(repo, run, sample_file, m
     assert result.exit_code == 0 and result.stdout == ""
     assert result.stderr.startswith("ghstate hook: listing checkpoints of octo/hello failed: cannot reach")
     assert sum(waited) <= 4.0
+
+
+def test_a_hook_gives_up_quietly_when_github_trickles(repo, run, sample_file, trickle_port, monkeypatch, isolated):
+    isolated.add_passthru(f"http://127.0.0.1:{trickle_port}")  # a real (loopback) server, slow on purpose
+    monkeypatch.setattr("ghstate.commands.hook.DEADLINE", 1)
+    monkeypatch.setenv("GH_TOKEN", "ghp_" + "x" * 36)
+    monkeypatch.setenv("GITHUB_REPOSITORY", "octo/hello")
+    monkeypatch.setenv("GITHUB_API_URL", f"http://127.0.0.1:{trickle_port}")
+    result = run("hook", "session-start", input=event("session-start-clear.json", repo))
+    assert result.exit_code == 0 and result.stdout == "" and "gave up after 1 s" in result.stderr
+
+
+def test_fields_of_the_wrong_type_are_reported_and_ignored(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    result = run("hook", "session-start", input=json.dumps({"source": ["clear"], "cwd": 42}))
+    assert "ignored 'source'" in result.stderr and "ignored 'cwd'" in result.stderr
+    assert json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"].startswith("This branch has")

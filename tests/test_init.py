@@ -87,3 +87,19 @@ def test_repository_issue_form_is_the_shipped_one():
     if not ours.is_file():
         pytest.skip("not a source checkout")
     assert ours.read_text() == (builtin_templates() / "issue-form.yml").read_text()
+
+
+def test_init_with_odd_hook_entries_adds_its_own_and_keeps_them(repo, run):
+    (repo / ".claude").mkdir()
+    odd = {"hooks": {"SessionStart": [{"hooks": 5}, "not an entry"]}}
+    (repo / ".claude" / "settings.json").write_text(json.dumps(odd))
+    run("init")
+    entries = json.loads((repo / ".claude" / "settings.json").read_text())["hooks"]["SessionStart"]
+    assert entries[:2] == [{"hooks": 5}, "not an entry"] and entries[2]["hooks"][0]["command"].endswith("session-start")
+
+
+def test_broken_settings_stop_init_before_it_writes_anything(repo, run):
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text("{not json")
+    run("init", code=1)
+    assert not (repo / ".github").exists() and not (repo / ".claude" / "commands").exists()

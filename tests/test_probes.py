@@ -72,7 +72,7 @@ def test_nothing_is_executed(check, monkeypatch, tmp_path):
     import subprocess
 
     monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: (_ for _ in ()).throw(AssertionError("executed")))
-    assert probes.probe(check) == "unknown"
+    assert probes.probe(check) == "skipped"
 
 
 def test_resume_reports_runtime(repo, run, tmp_path, http_port):
@@ -88,3 +88,25 @@ def test_resume_reports_runtime(repo, run, tmp_path, http_port):
     text = run("resume").stdout
     assert f"- dev server: http://127.0.0.1:{http_port}/health is up" in text
     assert f"- postgres: port {down} is down" in text
+
+
+def test_a_server_that_trickles_bytes_cannot_hold_resume(trickle_port):
+    assert probes.probe_all([f"http://127.0.0.1:{trickle_port}/health"], deadline=0.6) == ["down"]
+
+
+def test_only_so_many_items_are_probed(tcp_port):
+    statuses = probes.probe_all([f"port {tcp_port}"] * (probes.MAX_PROBES + 3))
+    assert statuses == ["up"] * probes.MAX_PROBES + ["skipped"] * 3
+
+
+def test_localhost_is_tried_on_ipv6_too():
+    try:
+        server = socket.socket(socket.AF_INET6)
+        server.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    server.listen()
+    try:
+        assert probes.probe(f"localhost:{server.getsockname()[1]}") == "up"
+    finally:
+        server.close()

@@ -7,6 +7,7 @@ import click
 from ghstate import gitinfo
 from ghstate.commands.common import ISSUE, emit_json, load_input, make_app, store_options
 from ghstate.edit import Edits, edits_to_dict, make_change
+from ghstate.errors import NotFound
 from ghstate.model import Execution
 from ghstate.state_json import to_json
 from ghstate.writer import WriteSpec
@@ -68,6 +69,8 @@ def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: st
     if settings.agent or settings.role or settings.session:
         execution = Execution(agent=settings.agent, role=settings.role or "editor", session=settings.session,
                               event="checkpoint")
+    # A reviewer (or any role but editor) adds to the task; the working tree it records stays the editor's.
+    reviewing = (settings.role or "editor") != "editor"
     spec = WriteSpec(
         number=issue,
         change=make_change(intent),
@@ -77,11 +80,19 @@ def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: st
         execution=execution,
         title=title,
         lookup=not force_new,
+        create=not reviewing or force_new,
+        record_tree=not reviewing,
         dry_run=dry_run,
         log=not no_log,
         allow_secrets=allow_secrets,
     )
-    result = app.writer().write(spec)
+    try:
+        result = app.writer().write(spec)
+    except NotFound as exc:
+        if not reviewing or issue is not None:
+            raise
+        raise NotFound(f"{exc}; a {settings.role} adds to an existing checkpoint: give its ISSUE number "
+                       "(or --new to start one)") from None
     warnings = [*result.warnings, *(f"both sides changed {c}; theirs is kept beside it" for c in result.conflicts)]
     warnings += [f"the file and the checkpoint both changed {c} since the file was made; both are kept"
                  for c in spec.change.conflicts]  # type: ignore[attr-defined]

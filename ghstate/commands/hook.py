@@ -17,6 +17,7 @@ import click
 
 MAX_INPUT = 1 << 20
 GITHUB_BUDGET = 4.0  # seconds for all GitHub requests of one hook
+DEADLINE = 8  # seconds for the whole hook, whatever a server or a disk does; then it gives up quietly
 
 
 def _read_event() -> dict[str, Any] | None:
@@ -28,6 +29,10 @@ def _read_event() -> dict[str, Any] | None:
     data = json.loads(raw.decode("utf-8"))
     if not isinstance(data, dict):
         raise ValueError("the hook input is not a JSON object")
+    for key in ("cwd", "source", "session_id", "transcript_path", "trigger"):
+        if key in data and not isinstance(data[key], str):
+            click.echo(f"ghstate hook: ignored {key!r} in the hook input (not a string)", err=True)
+            del data[key]
     return data
 
 
@@ -40,10 +45,30 @@ def _app(event: dict[str, Any]) -> Any:
     return make_app(github={"timeout": 3, "total": GITHUB_BUDGET})
 
 
+class _OutOfTime(Exception):
+    def __str__(self) -> str:
+        return f"gave up after {DEADLINE} s (GitHub or a runtime check did not answer in time)"
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _OutOfTime()
+
+
 def _quietly(fn: Any) -> None:
-    """Run a hook body; any failure becomes one line on stderr, and the exit status stays 0."""
+    """Run a hook body; any failure becomes one line on stderr, and the exit status stays 0. A hard
+    deadline (SIGALRM, where there is one) ends it even when a read hangs in the middle of a call."""
+    import signal
+
+    timed = hasattr(signal, "SIGALRM")
+    if timed:
+        signal.signal(signal.SIGALRM, _alarm)
+        signal.alarm(DEADLINE)
     try:
-        fn()
+        try:
+            fn()
+        finally:
+            if timed:
+                signal.alarm(0)
     except Exception as exc:  # noqa: BLE001 - a hook must never break the session it serves
         if os.environ.get("GHSTATE_DEBUG") == "1":
             raise
@@ -84,7 +109,7 @@ def session_start() -> None:
         from ghstate.commands.resume import resume_text
         from ghstate.lookup import checkpoint_of, locate
 
-        tree = gitinfo.WorkTree(branch=gitinfo.head_branch(app.settings.root if app.settings.in_git else None))
+        tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
         stored = locate(app.store, None, tree.branch)
         if stored is None:
             return  # nothing to say

@@ -44,13 +44,27 @@ def merge_hooks(settings: dict[str, Any], origin: str) -> bool:
         entries = hooks.setdefault(event, [])
         if not isinstance(entries, list):
             raise InputError(f"'hooks.{event}' in {origin} is not a list; fix it, then run 'ghstate init' again")
-        present = any(isinstance(entry, dict) and any(isinstance(h, dict) and h.get("command") == command
-                                                      for h in entry.get("hooks") or [])
+        present = any(isinstance(entry, dict) and isinstance(entry.get("hooks"), list)
+                      and any(isinstance(h, dict) and h.get("command") == command for h in entry["hooks"])
                       for entry in entries)
         if not present:
             entries.append({"matcher": matcher, "hooks": [{"type": "command", "command": command, "timeout": 15}]})
             changed = True
     return changed
+
+
+def read_settings(path: Path) -> dict[str, Any]:
+    """Claude Code's settings file as it is (empty when there is none); a clear error when unusable."""
+    if not path.exists():
+        return {}
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path} is not valid JSON ({exc}); fix it, then run 'ghstate init' again "
+                         "(nothing was changed)") from None
+    if not isinstance(settings, dict):
+        raise InputError(f"{path} is not a JSON object; fix it, then run 'ghstate init' again (nothing was changed)")
+    return settings
 
 
 @click.command()
@@ -71,6 +85,9 @@ def init(force: bool) -> None:
     root = app.settings.root
     policy = app.settings.policy
     report: list[tuple[str, str]] = []
+    settings_path = root / ".claude" / "settings.json"
+    settings = read_settings(settings_path)
+    changed_hooks = merge_hooks(settings, str(settings_path))  # a problem with the file stops init before any write
     if app.store.kind == "github":
         labels = [(policy.label, "1d76db", "Working state kept by ghstate"),
                   (policy.ci_failing_label, "d93f0b", "ghstate: CI is failing on this task"),
@@ -85,17 +102,7 @@ def init(force: bool) -> None:
         text = (builtin_templates() / source).read_text(encoding="utf-8")
         report.append((target, write_file(root / target, text, force)))
 
-    settings_path = root / ".claude" / "settings.json"
-    settings: dict[str, Any] = {}
-    if settings_path.exists():
-        try:
-            settings = json.loads(settings_path.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise InputError(f"{settings_path} is not valid JSON ({exc}); fix it, then run 'ghstate init' again "
-                             "(nothing else was changed in it)") from None
-        if not isinstance(settings, dict):
-            raise InputError(f"{settings_path} is not a JSON object; fix it, then run 'ghstate init' again")
-    if merge_hooks(settings, str(settings_path)):
+    if changed_hooks:
         atomic_write(settings_path, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
         report.append((".claude/settings.json", "hooks added"))
     else:

@@ -15,7 +15,8 @@ from ghstate.stores import Stored
 def observe(app: App, cp: Checkpoint, tree: gitinfo.WorkTree) -> tuple[drift_mod.Drift, list[str]]:
     """Check reality: drift of the working tree since the checkpoint, and the runtime probes."""
     root = app.settings.root if app.settings.in_git else None
-    changes = gitinfo.changes_since(root, cp.meta.commit) if cp.meta.commit else gitinfo.Changes(False)
+    changes = (gitinfo.changes_since(root, cp.meta.commit) if drift_mod.recorded_in_repository(cp)
+               else gitinfo.Changes(False))
     changes = changes._replace(changed_files=app.own_files_removed(changes.changed_files))
     recorded = cp.meta.other.get(drift_mod.FINGERPRINTS_KEY)
     fingerprints = gitinfo.fingerprints(root, tuple(recorded)) if isinstance(recorded, dict) else {}
@@ -72,7 +73,7 @@ def resume(issue: int | None, fmt: str, post: bool) -> None:
     """
     app = make_app()
     # Only the branch is needed to find the checkpoint: read it from HEAD rather than run git status.
-    tree = gitinfo.WorkTree(branch=gitinfo.head_branch(app.settings.root if app.settings.in_git else None))
+    tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
     stored, cp = app.find(issue, tree=tree)
     notes, skipped = [], 0
     if app.store.kind == "github" and fmt in ("prompt", "json"):
@@ -100,8 +101,7 @@ def show(issue: int | None, as_json: bool) -> None:
       ghstate show 24 --json | jq .next_phase
     """
     app = make_app()
-    stored, cp = app.find(issue, tree=gitinfo.WorkTree(branch=gitinfo.head_branch(
-        app.settings.root if app.settings.in_git else None)))
+    stored, cp = app.find(issue, tree=gitinfo.head_tree(app.settings.root if app.settings.in_git else None))
     if as_json:
         from ghstate.state_json import to_json
 
