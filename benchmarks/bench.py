@@ -78,6 +78,46 @@ def big_body(size: int = 65_536) -> str:
     return body
 
 
+def shaped_bodies(size: int = 65_536) -> dict[str, str]:
+    """Other bodies of exactly ``size`` characters: the shapes that cost markdown-it the most."""
+    def fill(head: str, unit, tail: str = "\n## Resume instruction\nStart at Phase 1.\n") -> str:
+        parts, i = [head], 0
+        while sum(map(len, parts)) + len(unit(i)) + len(tail) < size:
+            parts.append(unit(i))
+            i += 1
+        body = "".join(parts) + tail
+        return body[:-len(tail)] + "x" * (size - len(body)) + tail if len(body) < size else body
+
+    return {
+        "5,000-ish phases": fill("## Goal\nMany phases.\n\n## Current status\n",
+                                 lambda i: f"- [{'x' if i % 3 else ' '}] Phase {i}: step\n"),
+        "phases with 5 steps each": fill("## Goal\nDeep.\n\n## Current status\n",
+                                         lambda i: f"- [ ] Phase {i}: p\n" + "  - [x] step\n" * 5),
+        "unknown sections": fill("## Goal\nNotes.\n\n", lambda i: f"## Note {i}\ntext {i}\n\n"),
+        "HTML comments": fill("## Goal\n", lambda i: f"<!-- comment {i} -->\n\n"),
+        "a hand-edited CRLF issue": fill("<!-- ghstate:v1 {\"revision\":3} -->\r\n### Objective:\r\nShip.\r\n\r\n"
+                                         "# Progress\r\n", lambda i: f"* [X] Phase {i}: done\r\n"),
+    }
+
+
+def peak_rss_mb(cmd: list[str], cwd: Path | None, env: dict) -> float:
+    """Peak resident memory of one run of ``cmd``, measured by a parent that has no other child."""
+    probe = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], capture_output=True); "
+             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", probe, *cmd], cwd=cwd, env=env, capture_output=True, text=True)
+    return int(out.stdout.strip() or 0) / 1024  # ru_maxrss is in KiB on Linux
+
+
+def peak_alloc_mb(fn) -> float:
+    import tracemalloc
+
+    tracemalloc.start()
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / (1 << 20)
+
+
 def in_process_ms(fn, runs: int) -> float:
     fn()  # warm: compiled regexes and templates are a one-off per process
     times = []
@@ -116,12 +156,14 @@ def main() -> None:
                 subprocess.run([git, *cmd], cwd=work, check=True, capture_output=True)
         subprocess.run([*ghstate_command(), "checkpoint", "--file", str(EXAMPLE)], cwd=work, env=env, check=True,
                        capture_output=True)
-        figures = medians_ms({
+        commands = {
             "floor": ([sys.executable, "-c", "import click, jinja2, markdown_it"], None),
             "version": ([*ghstate_command(), "--version"], None),
             "resume": ([*ghstate_command(), "resume"], work),
             "short": ([*ghstate_command(), "resume", "--format", "short"], work),
-        }, runs, env)
+        }
+        figures = medians_ms(commands, runs, env)
+        memory = {name: peak_rss_mb(cmd, cwd, env) for name, (cmd, cwd) in commands.items()}
     floor, version, resume, resume_short = (figures[k] for k in ("floor", "version", "resume", "short"))
     print("\ncold start (wall time, one process each)")
     print(f"  floor: python -c 'import click, jinja2, markdown_it'   {floor:7.1f} ms")
@@ -129,14 +171,41 @@ def main() -> None:
     print(f"  ghstate resume (local store, git repo)               {resume:7.1f} ms  ({resume / floor:.2f}x floor)")
     print(f"  ghstate resume --format short                        {resume_short:7.1f} ms  "
           f"({resume_short / floor:.2f}x floor)   target: within 1.3x")
+    print("  peak memory (RSS): " + ", ".join(f"{name} {mb:.0f} MB" for name, mb in memory.items()))
 
     body = big_body()
     cp = parse(body).checkpoint
-    parse_ms = in_process_ms(lambda: parse(body), runs)
+
+    def fresh_parse(text: str):  # parse is memoised per process; a command parses a body once
+        parse.cache_clear()
+        return parse(text)
+
+    def fresh_update(new, text: str) -> str:  # what a write does: read the stored body, write over it
+        fresh_parse(text)
+        return render_update(new, text)
+
+    parse_ms = in_process_ms(lambda: fresh_parse(body), runs)
     render_ms = in_process_ms(lambda: render_body(cp), runs)
+    from ghstate.render import render_update
+
+    changed = cp._replace(verification="failing at 4f2c1e9")
+    update_ms = in_process_ms(lambda: fresh_update(changed, body), runs)
     print(f"\nin-process, a {len(body):,}-character body ({len(cp.phases)} phases, {len(cp.decisions)} decisions)")
     print(f"  parse   {parse_ms:6.1f} ms   target: under 50 ms")
     print(f"  render  {render_ms:6.1f} ms   target: under 50 ms")
+    print(f"  update  {update_ms:6.1f} ms   (read the stored body, write one changed section over it in place)")
+    print(f"  peak allocation: parse {peak_alloc_mb(lambda: fresh_parse(body)):.1f} MB, "
+          f"update {peak_alloc_mb(lambda: fresh_update(changed, body)):.1f} MB")
+    print("\nother 65,536-character shapes (markdown-it's own time grows with the number of blocks)")
+    for name, text in shaped_bodies().items():
+        assert len(text) == 65_536, (name, len(text))
+        shaped = parse(text).checkpoint
+        p_ms = in_process_ms(lambda text=text: fresh_parse(text), max(3, runs // 3))
+        r_ms = in_process_ms(lambda shaped=shaped: render_body(shaped), max(3, runs // 3))
+        u_ms = in_process_ms(lambda shaped=shaped, text=text: fresh_update(shaped._replace(resume="Go on."), text),
+                             max(3, runs // 3))
+        print(f"  {name:<26} parse {p_ms:6.1f} ms   render {r_ms:6.1f} ms   update {u_ms:6.1f} ms"
+              f"{'' if p_ms < 50 else '   (over the 50 ms target)'}")
 
     sample = parse(EXAMPLE.read_text()).checkpoint
     text = prompt(sample, source="local checkpoint #1 (.ghstate/1.md)")

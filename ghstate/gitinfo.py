@@ -197,37 +197,45 @@ def changes_since(root: Path | None, commit: str) -> Changes:
 
     ``commit`` "" means the checkpoint was written before the first commit: everything committed
     since counts. A commit this repository does not have (rebased away, not fetched) leaves the
-    commits unknown but still reports what is uncommitted now."""
+    commits unknown but still reports what is uncommitted now. The usual case costs three git
+    processes run side by side; only a missing commit costs a fourth."""
     if root is None or not (commit == "" or _HEX.match(commit)):
         return Changes(commit_known=False)
-    has_head = _run(root, "rev-parse", "-q", "--verify", "HEAD^{commit}").returncode == 0
-    known = commit == "" or _run(root, "cat-file", "-e", f"{commit}^{{commit}}").returncode == 0
-    base = commit if known and commit else (EMPTY_TREE if commit == "" else ("HEAD" if has_head else EMPTY_TREE))
-    if commit and known:
-        counts = _start(root, "rev-list", "--left-right", "--count", f"{commit}...HEAD", "--")
-    elif commit == "" and has_head:
-        counts = _start(root, "rev-list", "--count", "HEAD", "--")
-    else:
-        counts = None
-    diff = _start(root, "diff", "--name-only", "-z", base, "--")
-    untracked = _start(root, "ls-files", "--others", "--exclude-standard", "-z")
-    try:
-        out_counts = counts.communicate(timeout=TIMEOUT)[0] if counts else ""
-        out_diff, _ = diff.communicate(timeout=TIMEOUT)
-        out_untracked, _ = untracked.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        for proc in (counts, diff, untracked):
-            if proc is not None:
-                proc.kill()
+    base = commit or EMPTY_TREE
+    counts_args = ("rev-list", "--left-right", "--count", f"{commit}...HEAD", "--") if commit else (
+        "rev-list", "--count", "HEAD", "--")
+    outputs = _together(root, counts_args, ("diff", "--name-only", "-z", base, "--"),
+                        ("ls-files", "--others", "--exclude-standard", "-z"))
+    if outputs is None:
         return Changes(commit_known=False)
-    if diff.returncode != 0 or (counts is not None and counts.returncode != 0):
-        return Changes(commit_known=False)
+    (counts_ok, out_counts), (diff_ok, out_diff), (_, out_untracked) = outputs
+    known = True
+    if commit and not (counts_ok and diff_ok):  # the commit is not here: what is uncommitted, at least
+        known, out_counts = False, ""
+        fallback = _together(root, ("diff", "--name-only", "-z", "HEAD", "--"))
+        diff_ok, out_diff = fallback[0] if fallback else (False, "")
+    elif not commit and not counts_ok:  # still no commit at all
+        out_counts = "0"
+    if not diff_ok:
+        out_diff = ""
     if "\t" in out_counts:
         dropped, _, since = out_counts.strip().partition("\t")
     else:
         dropped, since = "0", out_counts.strip()
     files = {f for f in out_diff.split("\0") if f} | {f for f in out_untracked.split("\0") if f}
     return Changes(known, int(since or 0), int(dropped or 0), tuple(sorted(files)))
+
+
+def _together(root: Path, *commands: tuple[str, ...]) -> list[tuple[bool, str]] | None:
+    """Run git commands side by side; (succeeded, stdout) of each, or None when they time out."""
+    procs = [_start(root, *args) for args in commands]
+    try:
+        outs = [proc.communicate(timeout=TIMEOUT)[0] for proc in procs]
+    except subprocess.TimeoutExpired:
+        for proc in procs:
+            proc.kill()
+        return None
+    return [(proc.returncode == 0, out) for proc, out in zip(procs, outs, strict=True)]
 
 
 def safe_relative(root: Path, rel: str) -> Path | None:

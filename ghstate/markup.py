@@ -173,7 +173,23 @@ def _closed_fences(lines: list[str]) -> set[int]:
     return inside
 
 
-def _dangerous(lines: list[str], i: int, line: str, escaped: bool) -> bool:
+class _Closers:
+    """For each HTML block's closer, the last line that holds one: "does a closer follow line i?"
+    in constant time (closers never span lines), where a search of the rest of the text would make
+    escaping a body of many HTML comments quadratic."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.last: dict[re.Pattern[str], int] = {}
+
+    def after(self, closer: re.Pattern[str], i: int) -> bool:
+        if closer not in self.last:
+            self.last[closer] = next((j for j in range(len(self.lines) - 1, -1, -1)
+                                      if closer.search(self.lines[j])), -1)
+        return self.last[closer] >= i
+
+
+def _dangerous(lines: list[str], i: int, line: str, escaped: bool, closers: _Closers | None = None) -> bool:
     """Would ``line`` (at position i, leading backslashes removed) end or swallow its section?
 
     For a line that had no backslash this reads the context (a fence or HTML block that never
@@ -188,7 +204,10 @@ def _dangerous(lines: list[str], i: int, line: str, escaped: bool) -> bool:
         return True  # unescaped, it is only asked about fences that do not close
     for opener, closer in _HTML_OPEN:
         if opener.match(line):
-            return escaped or not closer.search("\n".join(lines[i:]))
+            if escaped:
+                return True
+            # the opener line itself counts from where the opener ends: "<!-- x -->" closes at once
+            return not (closer.search(line) or (closers or _Closers(lines)).after(closer, i + 1))
     return False
 
 
@@ -208,10 +227,11 @@ def escape_text(text: str) -> str:
         return text
     lines = text.split("\n")
     fenced = _closed_fences(lines)
+    closers = _Closers(lines)
     out = []
     for i, line in enumerate(lines):
         m = _ESCAPABLE.match(line)
-        if m and i not in fenced and _dangerous(lines, i, m.group(1) + m.group(3), bool(m.group(2))):
+        if m and i not in fenced and _dangerous(lines, i, m.group(1) + m.group(3), bool(m.group(2)), closers):
             line = f"{m.group(1)}\\{m.group(2)}{m.group(3)}"
         out.append(line)
     escaped = "\n".join(out)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from ghstate.markup import (
@@ -99,7 +100,11 @@ def clean_text(text: str) -> str:
     return text.strip()
 
 
+@lru_cache(maxsize=8)
 def parse(text: str) -> Parsed:
+    """The checkpoint a body holds. Memoised for the few bodies one command sees more than once (the
+    writer reads a stored body, then writes over it); the result is immutable but for ``lines``,
+    which no caller changes."""
     if "\x00" in text:
         raise ParseError("the input contains NUL bytes; it is binary, not a markdown body")
     text = normalize_newlines(text.removeprefix("\ufeff"))

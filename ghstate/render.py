@@ -348,12 +348,11 @@ def render_update(cp: Checkpoint, previous: str, env: jinja2.Environment | None 
     changed (and the marker) replaced, so that what a person wrote elsewhere (CRLF, their headings,
     list markers, order, blank lines) stays byte for byte. When that cannot be done so that the result
     reads back as ``cp`` exactly, the canonical body."""
-    canonical = render_body(cp, env)
-    spliced = _splice(cp, previous, canonical)
-    return canonical if spliced is None else spliced
+    spliced = _splice(cp, previous, env)
+    return render_body(cp, env) if spliced is None else spliced
 
 
-def _splice(cp: Checkpoint, previous: str, canonical: str) -> str | None:
+def _splice(cp: Checkpoint, previous: str, env: jinja2.Environment | None) -> str | None:
     from ghstate.parse import ParseError, parse
 
     try:
@@ -374,6 +373,10 @@ def _splice(cp: Checkpoint, previous: str, canonical: str) -> str | None:
     pieces = _NEWLINE.split(previous.removeprefix("\ufeff"))
     lines = [(pieces[i], pieces[i + 1] if i + 1 < len(pieces) else "") for i in range(0, len(pieces), 2)]
     newline = "\r\n" if "\r\n" in previous else "\n"
+    # The changed sections, rendered on their own: a section's rendering depends on nothing else.
+    only_changed = Checkpoint(**{key: getattr(cp, key) for key in changed},
+                              extra=tuple(e for e in cp.extra if e.heading is None and e.after in changed))
+    canonical = render_body(only_changed, env)
     fresh = canonical.split("\n")
     after = parse(canonical)
     new_spans = {span.key: span for span in after.spans}
