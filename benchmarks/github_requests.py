@@ -22,7 +22,10 @@ from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from github_fake import FakeGitHub  # noqa: E402
+try:
+    from github_fake import FakeGitHub  # noqa: E402
+except ModuleNotFoundError as exc:  # the stub is the test suite's fake GitHub
+    raise SystemExit(f"{exc}: install the test dependencies first: pip install '.[test]'") from None
 
 
 class Stub(http.server.ThreadingHTTPServer):
