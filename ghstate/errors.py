@@ -21,10 +21,6 @@ class ConfigError(GhstateError):
     """A configuration file, flag combination or environment that cannot work."""
 
 
-class Conflict(GhstateError):
-    """A write that could not be merged with a concurrent change."""
-
-
 class RemoteError(GhstateError):
     """GitHub refused the request or could not be reached."""
 

@@ -46,25 +46,6 @@ def find_root(start: Path | None = None) -> Path | None:
     return None
 
 
-def _git_dir(root: Path) -> Path | None:
-    dot_git = root / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    try:
-        text = dot_git.read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    git_dir = Path(text[len("gitdir:") :].strip())
-    git_dir = git_dir if git_dir.is_absolute() else (root / git_dir).resolve()
-    common = git_dir / "commondir"
-    if common.is_file():  # a linked worktree: the config lives in the main repository's .git
-        shared = Path(common.read_text(encoding="utf-8").strip())
-        return shared if shared.is_absolute() else (git_dir / shared).resolve()
-    return git_dir
-
-
 def _own_git_dir(root: Path) -> Path | None:
     """This working tree's own git folder (a linked worktree's, not the main repository's)."""
     dot_git = root / ".git"
@@ -78,6 +59,16 @@ def _own_git_dir(root: Path) -> Path | None:
         return None
     git_dir = Path(text[len("gitdir:") :].strip())
     return git_dir if git_dir.is_absolute() else (root / git_dir).resolve()
+
+
+def _git_dir(root: Path) -> Path | None:
+    """The repository's git folder, where its config lives (for a linked worktree, the main one's)."""
+    git_dir = _own_git_dir(root)
+    common = git_dir / "commondir" if git_dir is not None else None
+    if common is not None and common.is_file():
+        shared = Path(common.read_text(encoding="utf-8").strip())
+        return shared if shared.is_absolute() else (git_dir / shared).resolve()
+    return git_dir
 
 
 def head_tree(root: Path | None) -> WorkTree:
