@@ -106,7 +106,9 @@ def policy_from_dict(data: dict[str, Any], origin: str) -> Policy:
                 raise ConfigError(f"{key} in {origin} must be a list of strings")
             value = tuple(value)
         elif isinstance(value, bool) != isinstance(default, bool) or not isinstance(value, type(default)):
-            raise ConfigError(f"{key} in {origin} must be a {type(default).__name__}, not {value!r}")
+            kinds = {"int": "whole number", "str": "string", "bool": "true or false"}
+            kind = kinds.get(type(default).__name__, "value")
+            raise ConfigError(f"{key} in {origin} must be a {kind}, not {value!r}")
         values[name] = value
     policy = Policy(**values)
     if policy.store not in STORES:

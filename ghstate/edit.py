@@ -11,12 +11,16 @@ from ghstate.errors import InputError
 from ghstate.model import (
     DIGESTS_KEY,
     HEADINGS,
+    HISTORY,
+    HISTORY_KEY,
     LIST_SECTIONS,
     SECTION_KEYS,
     Checkpoint,
     Execution,
     Extra,
     Phase,
+    digest_keys,
+    extra_key,
     find_phase,
     runtime_entry,
     section_digest,
@@ -91,17 +95,17 @@ def apply_edits(cp: Checkpoint, edits: Edits) -> Checkpoint:
 
 
 def apply_incoming(cp: Checkpoint, incoming: Checkpoint, present: frozenset[str],
-                   base: dict[str, str] | None = None) -> tuple[Checkpoint, list[str]]:
+                   base: dict[str, str] | None = None, force: bool = False) -> tuple[Checkpoint, list[str]]:
     """A body or JSON state given with ``--file``: the sections it has, applied to the checkpoint.
 
     Sections it leaves out are kept (CI's Verification, a section a person added on GitHub), so a
     file written from a partial picture cannot erase what it did not know about. With ``base`` (the
-    section digests of what the file was made from), each section it has is decided on its own: a
-    section only the file changed is taken, one only the checkpoint changed since (a box ticked on
-    GitHub, a decision added) is kept, and one both changed is merged without losing either side.
-    Without it the file's sections replace the current ones. Unknown sections of the file replace
-    those of the same heading; others stay. Machine data (revision, executions) stays.
-    Returns the checkpoint and the headings of sections both sides changed."""
+    section digests of what the file was made from), each section it has (unknown ones and the
+    preamble too) is decided on its own: one only the file changed is taken, one only the checkpoint
+    changed since (a box ticked on GitHub, a decision added) is kept, and one both changed is merged
+    without losing either side. Without ``base``, the file's sections replace the current ones;
+    ``force`` also lets its unknown sections and preamble replace all of the current ones. Machine
+    data (revision, executions) stays. Returns the checkpoint and the sections both sides changed."""
     from ghstate.merge import merge_unknown_base
 
     changes: dict[str, object] = {}
@@ -115,26 +119,54 @@ def apply_incoming(cp: Checkpoint, incoming: Checkpoint, present: frozenset[str]
         if side == "incoming":
             changes[key] = getattr(incoming, key)
             taken.add(key)
+        elif side == "both" and key == "verification":  # CI's record stands; the file's is kept beside it
+            _, kept = merge_unknown_base(key, cp, incoming)
+            added.extend(kept)
+            conflicts.append(HEADINGS[key])
         elif side == "both":
             changes[key], kept = merge_unknown_base(key, incoming, cp)
             added.extend(kept)
             united.add(key)
             conflicts.append("the title" if key == "title" else HEADINGS[key])
     if "verification" in taken:
-        changes["verification_data"] = incoming.verification_data or cp.verification_data
-    headings = {e.heading for e in incoming.extra if e.heading is not None}
-    has_preamble = any(e.heading is None and e.after is None for e in incoming.extra)
-    kept_extras = [
-        e for e in cp.extra
-        if (e.heading is None and not (e.after in taken or (e.after is None and has_preamble)))
-        or (e.heading is not None and e.heading not in headings)
-    ]
-    mine = [e for e in incoming.extra if e.heading is not None or e.after in taken or e.after is None
-            or (e.after in united and e not in kept_extras)]
+        same_text = incoming.verification == cp.verification
+        changes["verification_data"] = (incoming.verification_data if incoming.verification_data is not None
+                                        else cp.verification_data if same_text else None)
+    extras, extra_conflicts = _extras(cp, incoming, base, force, taken, united)
     order = {key: i for i, key in enumerate((None, *SECTION_KEYS))}
-    extras = sorted([*mine, *kept_extras, *added], key=lambda e: (order[e.after], e.heading is not None))
-    changes["extra"] = tuple(extras)
-    return cp._replace(**changes), conflicts
+    changes["extra"] = tuple(sorted([*extras, *added], key=lambda e: (order[e.after], e.heading is not None)))
+    return cp._replace(**changes), conflicts + extra_conflicts
+
+
+def _extras(cp: Checkpoint, incoming: Checkpoint, base: dict[str, str] | None, force: bool, taken: set[str],
+            united: set[str]) -> tuple[list[Extra], list[str]]:
+    """The unknown sections, the preamble and the loose text inside sections, after a --file write."""
+    def loose(cp_: Checkpoint, keys: set[str]) -> list[Extra]:
+        return [e for e in cp_.extra if e.heading is None and e.after in keys]
+
+    def group(cp_: Checkpoint, key: str) -> list[Extra]:
+        return [e for e in cp_.extra if (e.heading is None and e.after is None) == (key == "preamble")
+                and (key == "preamble" or (e.heading is not None and extra_key(e.heading) == key))]
+
+    current_sections = {e.after for e in cp.extra if e.heading is None and e.after is not None}
+    out = loose(cp, current_sections - taken) + loose(incoming, taken)
+    out += [e for e in loose(incoming, united) if e not in out]
+    if force:
+        return out + [e for e in incoming.extra if e.heading is not None or e.after is None], []
+    conflicts: list[str] = []
+    file_keys = dict.fromkeys(extra_key(e.heading) for e in incoming.extra if e.heading is not None or e.after is None)
+    for key in dict.fromkeys([*file_keys, *(extra_key(e.heading) for e in cp.extra
+                                            if e.heading is not None or e.after is None)]):
+        theirs, mine = group(cp, key), group(incoming, key)
+        side = _side(key, cp, incoming, base) if key in file_keys else "current"
+        if side == "incoming":
+            out += mine
+        elif side == "current":
+            out += theirs
+        else:  # both changed it: the file's version, and the current one beside it
+            out += mine + [e._replace(heading=f"{e.heading or 'Preamble'} (concurrent edit)") for e in theirs]
+            conflicts.append(f"the section {mine[0].heading!r}" if mine[0].heading else "the preamble")
+    return out, conflicts
 
 
 def _side(key: str, cp: Checkpoint, incoming: Checkpoint, base: dict[str, str] | None) -> str:
@@ -147,17 +179,35 @@ def _side(key: str, cp: Checkpoint, incoming: Checkpoint, base: dict[str, str] |
     return "incoming" if theirs == was else "both"
 
 
-def base_digests(cp: Checkpoint, incoming: Checkpoint) -> dict[str, str] | None:
-    """The section digests of what a --file input was made from, as far as they can be known: its
-    own marker's (a file made from this checkpoint), else those ghstate last wrote (a hand-written
-    file is taken to start from the checkpoint as ghstate last wrote it), else None."""
-    if incoming.meta.id and incoming.meta.id != cp.meta.id:
-        return None  # made from another checkpoint: its sections are simply what to write
-    candidates = [incoming.meta.other.get(DIGESTS_KEY)] if incoming.meta.id else []
-    for digests in (*candidates, cp.meta.other.get(DIGESTS_KEY)):
-        if isinstance(digests, dict) and all(isinstance(v, str) for v in digests.values()):
-            return digests
+def _digests(value: object) -> dict[str, str] | None:
+    if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, (str, int)) for k, v in value.items()):
+        return {k: v for k, v in value.items() if isinstance(v, str)}
     return None
+
+
+def base_digests(cp: Checkpoint, incoming: Checkpoint, read: dict[str, str] | None = None) -> dict[str, str] | None:
+    """The section digests of what a --file input was made from, as far as they can be known: its
+    own marker's (a file made from this checkpoint); ``read`` (a write kept while GitHub was
+    unreachable: what it had read); else, for a file with no digests of its own, those of the
+    revision it matches best among the last ones ghstate wrote (the checkpoint's and its history's).
+    None when nothing is known: the file's sections are simply what to write."""
+    if incoming.meta.id and incoming.meta.id != cp.meta.id:
+        return None  # made from another checkpoint
+    own = _digests(incoming.meta.other.get(DIGESTS_KEY)) if incoming.meta.id else None
+    if own is not None:
+        return own
+    if read is not None:
+        return read
+    history = cp.meta.other.get(HISTORY_KEY)
+    candidates = [d for d in (_digests(cp.meta.other.get(DIGESTS_KEY)),
+                              *(_digests(h) for h in (history if isinstance(history, list) else [])))
+                  if d is not None]
+    if not candidates:
+        return None
+    mine = {key: section_digest(incoming, key) for key in digest_keys(incoming)}
+    mine = {key: d for key, d in mine.items() if d}
+    best = max(range(len(candidates)), key=lambda i: (sum(candidates[i].get(k, "") == d for k, d in mine.items()), -i))
+    return candidates[best]
 
 
 def stamp(cp: Checkpoint, *, revision: int, now: str, branch: str, commit: str, dirty: tuple[str, ...],
@@ -166,10 +216,18 @@ def stamp(cp: Checkpoint, *, revision: int, now: str, branch: str, commit: str, 
     executions = cp.executions
     if execution is not None:
         executions = (*executions, execution._replace(revision=revision, at=now))[-MAX_EXECUTIONS:]
+    digests = section_digests(cp)
+    previous = _digests(cp.meta.other.get(DIGESTS_KEY))
+    history = cp.meta.other.get(HISTORY_KEY) if isinstance(cp.meta.other.get(HISTORY_KEY), list) else []
+    if previous is not None and previous != digests:
+        history = [{**previous, "revision": cp.meta.revision}, *history]
+    other = {**cp.meta.other, DIGESTS_KEY: digests}
+    if history:
+        other[HISTORY_KEY] = history[:HISTORY]
     return cp._replace(
         executions=executions,
         meta=cp.meta._replace(
-            other={**cp.meta.other, DIGESTS_KEY: section_digests(cp)},
+            other=other,
             revision=revision,
             branch=branch or cp.meta.branch,
             commit=commit or cp.meta.commit,
@@ -282,6 +340,8 @@ class IntentChange:
         self.present = frozenset(incoming.get("present", ())) if incoming else frozenset()
         self.edits = edits_from_dict(intent.get("edits") or {})
         self.force = bool(intent.get("force"))
+        read = intent.get("base_sections")
+        self.read = read if isinstance(read, dict) else None
         self.verification = intent.get("verification")
         self.tick = intent.get("tick")
         self.conflicts: list[str] = []
@@ -289,8 +349,8 @@ class IntentChange:
     def __call__(self, cp: Checkpoint) -> Checkpoint:
         self.conflicts = []
         if self.incoming is not None:
-            base = None if self.force else base_digests(cp, self.incoming)
-            cp, self.conflicts = apply_incoming(cp, self.incoming, self.present, base)
+            base = None if self.force else base_digests(cp, self.incoming, self.read)
+            cp, self.conflicts = apply_incoming(cp, self.incoming, self.present, base, force=self.force)
         if self.edits:
             cp = apply_edits(cp, self.edits)
         if self.verification is not None:

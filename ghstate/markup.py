@@ -214,7 +214,7 @@ def _dangerous(lines: list[str], i: int, line: str, escaped: bool, closers: _Clo
 _WRAP = re.compile(r"^(~{3,}) ghstate-text\n(.*)\n\1$", re.DOTALL)
 
 
-def _wrap(text: str) -> str:
+def wrap_text(text: str) -> str:
     """The fallback for text the line escapes cannot make safe: a fence markdown cannot leave early."""
     longest = max((len(m) for m in re.findall(r"^[ \t]*(~+)", text, re.MULTILINE)), default=0)
     fence = "~" * max(3, longest + 1)
@@ -236,7 +236,7 @@ def escape_text(text: str) -> str:
         out.append(line)
     escaped = "\n".join(out)
     if _WRAP.match(escaped) or not _stays_inside(escaped):
-        return _wrap(text)
+        return wrap_text(text)
     return escaped
 
 

@@ -148,6 +148,8 @@ class Checkpoint(NamedTuple):
 
 
 DIGESTS_KEY = "sections"  # marker key: a short digest of each section as ghstate last wrote it
+HISTORY_KEY = "sections_before"  # marker key: the digests of the revisions before, newest first
+HISTORY = 5
 
 
 def section_content(cp: Checkpoint, key: str) -> tuple[Any, tuple[str, ...]]:
@@ -155,18 +157,41 @@ def section_content(cp: Checkpoint, key: str) -> tuple[Any, tuple[str, ...]]:
     return getattr(cp, key), tuple(e.body for e in cp.extra if e.heading is None and e.after == key)
 
 
+def extra_key(heading: str | None) -> str:
+    """The digest key of an unknown section (by its heading), or of the preamble (heading None)."""
+    if heading is None:
+        return "preamble"
+    return "x:" + hashlib.sha1(heading.encode("utf-8")).hexdigest()[:6]
+
+
 def section_digest(cp: Checkpoint, key: str) -> str:
-    """A short digest of a section's content ("" when it is empty). Two edits of a checkpoint can be
-    told apart section by section with it: which side changed what since the digests were taken."""
-    value, loose = section_content(cp, key) if key != "title" else (cp.title, ())
-    if not value and not loose:
+    """A short digest of a section's content ("" when it is absent or empty): a known section (with
+    the loose text inside it, and CI's data for Verification), the title, the preamble, or the unknown
+    sections of one heading. Two edits of a checkpoint are told apart section by section with it."""
+    value: Any
+    if key == "title":
+        value = cp.title
+    elif key == "preamble":
+        value = [e.body for e in cp.extra if e.heading is None and e.after is None]
+    elif key.startswith("x:"):
+        value = [[e.level, e.body] for e in cp.extra if e.heading is not None and extra_key(e.heading) == key]
+    else:
+        own, loose = section_content(cp, key)
+        data = cp.verification_data if key == "verification" else None
+        value = [own, loose, data] if own or loose or data else None
+    if not value:
         return ""
-    raw = json.dumps([value, loose], ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha1(raw.encode("utf-8")).hexdigest()[:10]
+    raw = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha1(raw.encode("utf-8")).hexdigest()[:8]
+
+
+def digest_keys(cp: Checkpoint) -> list[str]:
+    headings = dict.fromkeys(extra_key(e.heading) for e in cp.extra if e.heading is not None)
+    return ["title", *SECTION_KEYS, "preamble", *headings]
 
 
 def section_digests(cp: Checkpoint) -> dict[str, str]:
-    return {key: d for key in ("title", *SECTION_KEYS) if (d := section_digest(cp, key))}
+    return {key: d for key in digest_keys(cp) if (d := section_digest(cp, key))}
 
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")

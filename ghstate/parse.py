@@ -92,12 +92,18 @@ def normalize_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def clean_text(text: str) -> str:
-    """The canonical form of a text field: LF newlines, blank lines empty, no outer blank space."""
+_CODE_INDENT = re.compile(r"^(?: {4}|[ ]{0,3}\t)")
+
+
+def clean_text(text: str, block: bool = False) -> str:
+    """The canonical form of a text field: LF newlines, blank lines empty, no outer blank space. A
+    ``block`` (a section's text, loose text, an unknown section) keeps the indentation of a first line
+    that makes it code (four spaces or a tab): there it is meaning, not layout."""
     text = normalize_newlines(text)
     if "\n" in text:
         text = "\n".join(line if line.strip() else "" for line in text.split("\n"))
-    return text.strip()
+    text = text.strip("\n").rstrip()
+    return text if block and _CODE_INDENT.match(text) else text.lstrip()
 
 
 @lru_cache(maxsize=8)
@@ -212,7 +218,7 @@ def _assemble(lines: list[str], sections: list[_Section], marker: dict[str, Any]
         for chunk_line, chunk in rest:
             if chunk == NO_RESPONSE:
                 continue
-            leftovers.setdefault(key, []).append(unescape_text(clean_text(chunk)))
+            leftovers.setdefault(key, []).append(unescape_text(clean_text(chunk, block=True)))
             findings.append(Finding("GS006", chunk_line + 1,
                                     f"text in {section.heading!r} is not a list item; it is kept as is"))
         if key == "phases":
@@ -250,7 +256,7 @@ def _assemble(lines: list[str], sections: list[_Section], marker: dict[str, Any]
 
 
 def _clean_body(lines: list[str], start: int, end: int) -> str:
-    return "\n".join(line if line.strip() else "" for line in lines[start:end]).strip()
+    return clean_text("\n".join(lines[start:end]), block=True)
 
 
 def _raw_item(lines: list[str], item: Block) -> str:
@@ -433,4 +439,4 @@ def branch_of(body: str) -> str:
         branch = marker.get("branch")
         return branch if isinstance(branch, str) else ""
     match = _FORM_BRANCH.search(body)
-    return match.group(1) if match and match.group(1) != NO_RESPONSE else ""
+    return match.group(1).removeprefix("refs/heads/") if match and match.group(1) != NO_RESPONSE else ""

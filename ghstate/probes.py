@@ -94,7 +94,7 @@ def _probe_one(kind: str, address: str, port: int, path: str, timeout: float) ->
         conn.close()
 
 
-def probe_all(checks: list[str], timeout: float = TIMEOUT, deadline: float = DEADLINE) -> list[str]:
+def probe_all(checks: list[str], timeout: float = TIMEOUT, deadline: float | None = None) -> list[str]:
     """Every check's status, all within ``deadline`` seconds: each runs in a daemon thread, and one
     that has not answered by then is ``down`` (and left behind; it cannot keep the process alive)."""
     import threading
@@ -110,7 +110,7 @@ def probe_all(checks: list[str], timeout: float = TIMEOUT, deadline: float = DEA
         thread = threading.Thread(target=run, name=f"ghstate-probe-{i}", daemon=True)
         thread.start()
         threads.append(thread)
-    end = time.monotonic() + deadline
+    end = time.monotonic() + (DEADLINE if deadline is None else deadline)
     for thread in threads:
         thread.join(max(0.0, end - time.monotonic()))
     return list(results)

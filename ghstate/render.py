@@ -14,7 +14,7 @@ from typing import Any
 
 import jinja2
 
-from ghstate.markup import escape_item, escape_text, indent
+from ghstate.markup import escape_item, escape_text, indent, wrap_text
 from ghstate.model import (
     HEADINGS,
     LIST_SECTIONS,
@@ -27,6 +27,7 @@ from ghstate.model import (
 )
 
 _PACKAGE = Path(__file__).resolve().parent
+_CODE_INDENT = re.compile(r"^(?: {4}|[ ]{0,3}\t)")
 MARKER_KEYS = ("revision", "id", "title", "branch", "commit", "dirty", "created_at", "updated_at")
 
 
@@ -132,7 +133,10 @@ def _parts(cp: Checkpoint) -> list[dict[str, Any]]:
     def add_extras(anchor: str | None) -> None:
         for extra in extras.get(anchor, []):
             if extra.heading is None:
-                parts.append({"kind": "leftover", "body": escape_text(extra.body)})
+                body = escape_text(extra.body)
+                if anchor in (*LIST_SECTIONS, "phases") and _CODE_INDENT.match(body):
+                    body = wrap_text(extra.body)  # indented after a list, it would join the last item
+                parts.append({"kind": "leftover", "body": body})
             else:
                 heading = "#" * extra.level + (f" {extra.heading}" if extra.heading else "")
                 parts.append({"kind": "extra", "heading": heading, "body": escape_text(extra.body)})

@@ -41,9 +41,16 @@ class Secret:
     excerpt: str  # the start of the value, cut short
     context: str = ""  # the line it is on, with the value cut short
 
+    where: str = ""  # instead of "line N", when the text is not a line of the body
+
     def describe(self) -> str:
-        where = f": {self.context!r}" if self.context else f" ({self.excerpt})"
-        return f"line {self.line} looks like {self.kind}{where}"
+        quoted = f": {self.context!r}" if self.context else f" ({self.excerpt})"
+        return f"{self.where or f'line {self.line}'} looks like {self.kind}{quoted}"
+
+    def located(self, where: str) -> Secret:
+        from dataclasses import replace
+
+        return replace(self, where=where)
 
 
 def entropy(value: str) -> float:

@@ -29,6 +29,7 @@ from ghstate.parse import clean_text, execution_from_dict
 from ghstate.render import execution_dict
 
 SCHEMA = 1
+_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 
 
 class StateError(ValueError):
@@ -105,7 +106,7 @@ def _fail(path: str, problem: str) -> StateError:
     return StateError(f"{path}: {problem}")
 
 
-def _text(obj: dict[str, Any], key: str, path: str, *, single_line: bool = False) -> str:
+def _text(obj: dict[str, Any], key: str, path: str, *, single_line: bool = False, block: bool = False) -> str:
     value = obj.get(key)
     if value is None:
         return ""
@@ -113,7 +114,7 @@ def _text(obj: dict[str, Any], key: str, path: str, *, single_line: bool = False
         raise _fail(f"{path}{key}", f"must be a string, not {type(value).__name__}")
     if "\x00" in value:
         raise _fail(f"{path}{key}", "contains a NUL character")
-    text = clean_text(value)
+    text = clean_text(value, block=block)
     return " ".join(text.split("\n")).strip() if single_line else text
 
 
@@ -246,7 +247,8 @@ def _extras(obj: dict[str, Any]) -> tuple[Extra, ...]:
             raise _fail(f"extra[{i}]", "must be an object with heading and body")
         heading = entry.get("heading")
         if heading is not None:
-            heading = _text(entry, "heading", f"extra[{i}].", single_line=True).rstrip("#").strip()
+            heading = _text(entry, "heading", f"extra[{i}].", single_line=True)
+            heading = _CLOSING_HASHES.sub("", heading).strip()  # "## Notes ##" closes; "Notes on C#" does not
             if section_key(heading):
                 raise _fail(f"extra[{i}].heading", f"{heading!r} is a known section; put it in its own key")
         level = entry.get("level", 2)
@@ -257,7 +259,7 @@ def _extras(obj: dict[str, Any]) -> tuple[Extra, ...]:
             raise _fail(f"extra[{i}].after", f"must be null or one of {', '.join(SECTION_KEYS)}")
         if heading is None and after in TEXT_SECTIONS:
             raise _fail(f"extra[{i}]", f"text without a heading cannot follow {after!r}; add a heading")
-        body = _text(entry, "body", f"extra[{i}].")
+        body = _text(entry, "body", f"extra[{i}].", block=True)
         if heading is None and not body:
             continue
         out.append(Extra(heading, body, level, after))
@@ -307,10 +309,10 @@ def _verification(obj: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
     if value is None:
         return "", None
     if isinstance(value, str):
-        return clean_text(value), None
+        return clean_text(value, block=True), None
     if not isinstance(value, dict):
         raise _fail("verification", "must be null, a string or an object")
-    text = _text(value, "text", "verification.")
+    text = _text(value, "text", "verification.", block=True)
     data = {k: v for k, v in value.items() if k != "text"}
     if data == {"status": "unknown"}:
         data = {}
@@ -330,11 +332,11 @@ def from_json(obj: Any) -> Checkpoint:
     values: dict[str, Any] = {key: _strings(obj, key) for key in LIST_SECTIONS if key not in ("files", "runtime")}
     return Checkpoint(
         title=_text(obj, "title", "", single_line=True),
-        goal=_text(obj, "goal", ""),
+        goal=_text(obj, "goal", "", block=True),
         phases=_phases(obj),
         files=_files(obj),
         runtime=_runtime(obj),
-        resume=_text(obj, "resume", ""),
+        resume=_text(obj, "resume", "", block=True),
         verification=verification,
         verification_data=verification_data,
         extra=_extras(obj),

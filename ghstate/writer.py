@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -26,13 +27,14 @@ from ghstate.errors import GhstateError, InputError, NotFound, RemoteError, Secr
 from ghstate.gitinfo import WorkTree
 from ghstate.lookup import checkpoint_of, locate
 from ghstate.merge import merge3
-from ghstate.model import Checkpoint, Execution, Revision
+from ghstate.model import DIGESTS_KEY, Checkpoint, Execution, Revision, section_digests
 from ghstate.parse import parse
 from ghstate.secrets import new_lines, scan
 from ghstate.stores import Changed, Store, Stored
 from ghstate.stores.local import LocalStore
 
 Change = Callable[[Checkpoint], Checkpoint]
+_MARKER_LINE = re.compile(r"^[ ]{0,3}<!--\s*ghstate:v1\b.*?-->[ \t]*(?=\r?$)", re.MULTILINE)
 MERGE_ROUNDS = 3  # merges of a concurrent change before giving up on one write
 
 
@@ -65,6 +67,7 @@ class WriteSpec:
     dry_run: bool = False
     log: bool | Callable[[Checkpoint, Checkpoint], bool] = True  # or decide from (before, after)
     allow_secrets: bool = False
+    new_id: str = ""  # the marker id a new checkpoint gets (a replayed create keeps the lost one's)
     labels: Callable[[tuple[str, ...], Checkpoint], tuple[str, ...]] | None = None
 
 
@@ -92,13 +95,11 @@ class Writer:
         self.repo = repo
         self.api_url = api_url
         self.clock = clock
-        self.creating = ""  # text only the checkpoint being created holds: finds it if its answer was lost
+        self.creating_id = ""  # the marker id of the checkpoint being created: finds it if its answer was lost
 
     def write(self, spec: WriteSpec) -> WriteResult:
         lock = self.store.lock() if isinstance(self.store, LocalStore) else contextlib.nullcontext()
         target: Stored | None = None
-        base_body: str | None = None
-        result: WriteResult | None = None
         try:
             with lock:
                 target = None
@@ -106,15 +107,14 @@ class Writer:
                     target = locate(self.store, spec.number, spec.tree.branch)
                 if target is None and not spec.create:
                     raise NotFound(f"no open checkpoint for {where(spec.tree)}")
-                base_body = target.body if target else None
-                result = self._write(spec, target)
-                return result
+                return self._write(spec, target)
         except RemoteError as exc:
             if spec.dry_run or self.pending is None or self.store.kind != "github" or not spec.keep_pending:
                 raise
-            path = self._keep_pending(spec, target, base_body, result)
-            raise RemoteError(f"{exc}; the checkpoint was kept locally in {path}: run 'ghstate push' "
-                              "when GitHub is reachable", retryable=exc.retryable, status=exc.status) from exc
+            path = self._keep_pending(spec, target)
+            when = "when GitHub is reachable" if exc.retryable else "once that is fixed"
+            raise RemoteError(f"{exc}; the checkpoint was kept locally in {path}: run 'ghstate push' {when}",
+                              retryable=exc.retryable, status=exc.status) from exc
 
     # ----------------------------------------------------------------------------------------
 
@@ -138,8 +138,8 @@ class Writer:
         conflicts: list[str] = []
         warnings: list[str] = []
         if target is None:
-            self.creating = f'"id":"{stamped.meta.id}"'
-            stored = self.store.create(stamped.title, body, unique=self.creating)
+            self.creating_id = stamped.meta.id
+            stored = self.store.create(stamped.title, body, unique=f'"id":"{stamped.meta.id}"')
             created = True
         else:
             read = base
@@ -186,9 +186,9 @@ class Writer:
     def _stamp(self, cp: Checkpoint, revision: int, now: str, spec: WriteSpec) -> Checkpoint:
         if not spec.record_tree and cp.meta.revision:
             return stamp(cp, revision=revision, now=now, branch=cp.meta.branch, commit=cp.meta.commit,
-                         dirty=cp.meta.dirty, execution=spec.execution, new_id=os.urandom(6).hex())
+                         dirty=cp.meta.dirty, execution=spec.execution, new_id=spec.new_id or os.urandom(6).hex())
         stamped = stamp(cp, revision=revision, now=now, branch=spec.tree.branch, commit=spec.tree.commit,
-                        dirty=spec.tree.dirty, execution=spec.execution, new_id=os.urandom(6).hex())
+                        dirty=spec.tree.dirty, execution=spec.execution, new_id=spec.new_id or os.urandom(6).hex())
         other = dict(stamped.meta.other)
         if spec.fingerprints:
             other[FINGERPRINTS_KEY] = spec.fingerprints
@@ -199,6 +199,10 @@ class Writer:
     def _body(self, cp: Checkpoint, target: Stored | None, spec: WriteSpec) -> str:
         # Over an existing body, only what changed is rewritten: a person's formatting stays.
         body = render.render_update(cp, target.body, self.env) if target else render.render_body(cp, self.env)
+        actual = section_digests(parse(body).checkpoint)
+        if actual != cp.meta.other.get(DIGESTS_KEY):  # the digests describe what the body reads back as
+            fixed = render.marker(cp.with_meta(other={**cp.meta.other, DIGESTS_KEY: actual}))
+            body = _MARKER_LINE.sub(lambda _: fixed, body, count=1)
         template = self.env.get_template("checkpoint.md.j2").filename or ""
         if Path(template).parent != render.builtin_templates():  # a repository's own template
             expected = parse(render.render_body(cp)).checkpoint
@@ -212,11 +216,29 @@ class Writer:
                     f"the checkpoint would be {len(body):,} characters; the limit is {self.max_body_chars:,} "
                     "(GitHub accepts 65,536): compact finished phases and long items, then try again")
             if not spec.allow_secrets:
-                found = scan(new_lines(target.body if target else "", body))
-                if found:
-                    raise SecretFound(f"refusing to write to GitHub: {found[0].describe()}; remove it, "
-                                      "or pass --allow-secrets if it is not a secret")
+                self._refuse_secrets(target, cp, body)
         return body
+
+    def _refuse_secrets(self, target: Stored | None, cp: Checkpoint, body: str) -> None:
+        """Scan what this write adds for credentials: new lines of the body, and those fields of the
+        hidden marker that changed (the marker line itself changes on every write, so scanning it
+        whole would let one value allowed once block every later write)."""
+        old_body = target.body if target else ""
+        found = scan(new_lines(_MARKER_LINE.sub("", old_body), _MARKER_LINE.sub("", body)))
+        if not found:
+            before = checkpoint_of(target) if target else Checkpoint()
+            for name, old, new in (("title", before.title, cp.title), ("branch", before.meta.branch, cp.meta.branch)):
+                if new != old and scan(new):
+                    found = [scan(new)[0].located(f"the hidden marker's {name}")]
+                    break
+            else:
+                known = set(before.executions)
+                added = " ".join(f"{e.agent} {e.role} {e.session} {e.transcript}" for e in cp.executions
+                                 if e not in known)
+                found = [s.located("the hidden marker's executions") for s in scan(added)][:1]
+        if found:
+            raise SecretFound(f"refusing to write to GitHub: {found[0].describe()}; remove it, "
+                              "or pass --allow-secrets if it is not a secret")
 
     def history_text(self, revision: Revision) -> str:
         data = json.dumps(revision.as_dict(), ensure_ascii=False, separators=(",", ":"))
@@ -225,9 +247,17 @@ class Writer:
         who = f"{revision.agent or 'ghstate'}{f' ({who})' if who else ''}"
         return self.env.get_template("comment.md.j2").render(revision=revision, who=who, data=data).strip()
 
-    def _keep_pending(self, spec: WriteSpec, target: Stored | None, base_body: str | None,
-                      result: WriteResult | None) -> Path:
+    def _keep_pending(self, spec: WriteSpec, target: Stored | None) -> Path:
+        """Save a write GitHub could not take, as what it asked for: its intent, replayed by ``push``
+        on the checkpoint as it is then. ``base_sections`` (the section digests of what the write had
+        read) keep a --file input merging against what it was made from, not against later revisions;
+        ``new_id`` makes a replayed create carry the marker id of the one whose answer was lost."""
         assert self.pending is not None
+        intent = dict(spec.intent)
+        if target is not None and "incoming" in intent:
+            digests = checkpoint_of(target).meta.other.get(DIGESTS_KEY)
+            if isinstance(digests, dict):
+                intent["base_sections"] = digests
         record = {
             "kind": "ghstate-pending",
             "repo": self.repo,
@@ -237,9 +267,7 @@ class Writer:
             "commit": spec.tree.commit,
             "title": spec.title,
             "event": spec.event,
-            "intent": spec.intent,
-            "base_body": base_body,
-            "body": result.body if result else None,
+            "intent": intent,
             "saved_at": self.clock(),
             "execution": render.execution_dict(spec.execution) if spec.execution else None,
             "log": spec.log if isinstance(spec.log, bool) else True,
@@ -247,7 +275,7 @@ class Writer:
             "create": spec.create,
             "allow_secrets": spec.allow_secrets,
             "reapply": spec.reapply,
-            "unique": self.creating if target is None else "",
+            "new_id": self.creating_id if target is None else "",
         }
         try:
             return self.pending.save_pending(record)

@@ -22,6 +22,14 @@ CLEAN_ENV = ("GH_TOKEN", "GITHUB_TOKEN", "GITHUB_REPOSITORY", "GITHUB_API_URL", 
              "GITHUB_HEAD_REF", "GITHUB_RUN_ID", "GITHUB_SERVER_URL")
 
 
+def pytest_report_header(config):
+    """Say up front whether recorded GitHub requests are checked against GitHub's API description."""
+    checker = SHARED / "github-api" / "check_request.py"
+    if checker.is_file():
+        return f"GitHub API description: {checker.parent} (every recorded request is checked)"
+    return "GitHub API description: ../shared/github-api is ABSENT: recorded requests are NOT checked"
+
+
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch, tmp_path_factory):
     """No test reaches the network (responses answers or refuses every request), reads a real token,

@@ -358,3 +358,23 @@ def test_an_issue_made_from_the_form_is_found_by_its_branch_field(runner, run):
     run("ci", "--result", "success", "--phase", "1")
     cp = parse(runner.issues[12]["body"]).checkpoint
     assert cp.phases[0].done and cp.verification_data["status"] == "passing" and cp.meta.branch == "feature/x"
+
+
+def test_a_cancelled_run_between_failures_does_not_hide_a_new_failing_commit(runner, run):
+    seed(runner)
+    run("ci", "--result", "failure", env={"GITHUB_SHA": "a" * 40})
+    run("ci", "--result", "cancelled", env={"GITHUB_SHA": "b" * 40})
+    run("ci", "--result", "failure", env={"GITHUB_SHA": "b" * 40})
+    assert parse(runner.issues[7]["body"]).checkpoint.verification_data["consecutive_failures"] == 2
+
+
+def test_a_branch_name_that_looks_like_a_credential_does_not_stop_the_record(runner, run, monkeypatch):
+    branch = "fix/token=Zx8Qw2Lp9Vb4Nm7Kt3Rs6Yh1"
+    seed(runner, branch=branch)
+    monkeypatch.setenv("GITHUB_REF_NAME", branch)
+    assert "Recorded failure on #7" in run("ci", "--result", "failure").stdout
+
+
+def test_the_form_branch_field_may_name_the_full_ref(runner, run):
+    runner.add_issue(12, "### Branch\n\nrefs/heads/feature/x\n\n### Goal\n\nShip it\n", title="Checkpoint")
+    assert "Recorded success on #12" in run("ci", "--result", "success").stdout

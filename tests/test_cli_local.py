@@ -328,3 +328,117 @@ def test_issue_form_lists_one_per_line_reach_the_prompt(repo, run, tmp_path):
     prompt = run("resume").stdout
     assert "- use postgres\n- no ORM" in prompt and "- src/c.py" in prompt
     assert "Verification: none recorded yet" in prompt
+
+
+# ------------------------------------------------------------------ --file against what happened since
+
+PERSONAL = ("Preamble by a person.\n\n## Goal\nShip it.\n\n## Current status\n- [ ] Phase 1: a\n- [ ] Phase 2: b\n"
+            "- [ ] Phase 3: c\n\n## Decisions locked\n- keep v1\n- no ORM\n\n## Notes\noriginal notes\n\n"
+            "## Resume instruction\nStart Phase 1.\n")
+
+
+def test_a_stale_file_keeps_a_persons_edits_to_unknown_sections_and_the_preamble(repo, run, tmp_path):
+    (tmp_path / "cp.md").write_text(PERSONAL)
+    run("checkpoint", "--file", str(tmp_path / "cp.md"))
+    state = json.loads(run("show", "1", "--json").stdout)
+    path = repo / ".ghstate" / "1.md"
+    path.write_text(path.read_text().replace("original notes", "PERSON rewrote the notes")
+                    .replace("Preamble by a person.", "Preamble EDITED"))  # a web edit
+    state["decisions"].append("agent decision")
+    run("checkpoint", "1", "--file", "-", input=json.dumps(state))
+    text = path.read_text()
+    assert "PERSON rewrote the notes" in text and "Preamble EDITED" in text and "agent decision" in text
+
+
+def test_a_markerless_file_from_an_earlier_revision_keeps_what_came_after(repo, run, tmp_path):
+    (tmp_path / "cp.md").write_text(PERSONAL)
+    run("checkpoint", "--file", str(tmp_path / "cp.md"))
+    run("checkpoint", "--done", "1", "--decision", "a reviewer's decision")  # revision 2, by someone else
+    (tmp_path / "mine.md").write_text(PERSONAL.replace("Start Phase 1.", "Start Phase 2 now."))  # from rev 1
+    run("checkpoint", "--file", str(tmp_path / "mine.md"))
+    cp = state(repo)
+    assert cp.resume == "Start Phase 2 now." and cp.phases[0].done and "a reviewer's decision" in cp.decisions
+
+
+def test_force_replaces_unknown_sections_and_the_preamble_too(repo, run, tmp_path):
+    (tmp_path / "cp.md").write_text(PERSONAL)
+    run("checkpoint", "--file", str(tmp_path / "cp.md"))
+    state_json = json.loads(run("show", "1", "--json").stdout)
+    state_json["extra"] = []
+    run("checkpoint", "1", "--file", "-", "--force", input=json.dumps(state_json))
+    assert "original notes" not in body(repo) and "Preamble by a person" not in body(repo)
+
+
+def test_verification_data_counts_as_part_of_the_section(repo, run, tmp_path):
+    (tmp_path / "cp.md").write_text(PERSONAL)
+    run("checkpoint", "--file", str(tmp_path / "cp.md"))
+    state_json = json.loads(run("show", "1", "--json").stdout)
+    state_json["verification"] = {"status": "failing", "commit": "abc1234", "text": "failing at abc1234"}
+    run("checkpoint", "1", "--file", "-", input=json.dumps(state_json))
+    state_json = json.loads(run("show", "1", "--json").stdout)
+    state_json["verification"]["status"] = "passing"  # the data alone changes
+    run("checkpoint", "1", "--file", "-", input=json.dumps(state_json))
+    assert state(repo).verification_data["status"] == "passing"
+    state_json = json.loads(run("show", "1", "--json").stdout)
+    state_json["verification"] = None  # cleared: the text and CI's data go together
+    run("checkpoint", "1", "--file", "-", input=json.dumps(state_json))
+    assert state(repo).verification_data is None and "Verification: none recorded yet" in run("resume").stdout
+
+
+def test_indented_code_in_a_list_section_stays_code(repo, run, tmp_path):
+    (tmp_path / "cp.md").write_text("## Goal\nShip.\n\n## Current status\n- [ ] Phase 1: a\n\n## Decisions locked\n"
+                                    "    SELECT 1;\n\n- keep v1\n- no ORM\n\n## Resume instruction\nGo.\n")
+    run("checkpoint", "--file", str(tmp_path / "cp.md"))
+    assert state(repo).decisions == ("keep v1", "no ORM")
+    state_json = json.loads(run("show", "1", "--json").stdout)
+    state_json["decisions"] = ["keep v1"]
+    run("checkpoint", "1", "--file", "-", input=json.dumps(state_json))
+    cp = state(repo)
+    assert cp.decisions == ("keep v1",) and any(e.body == "    SELECT 1;" for e in cp.extra)
+
+
+def test_a_heading_that_ends_in_a_hash_survives_json(repo, run, tmp_path):
+    (tmp_path / "cp.md").write_text("## Goal\nx\n\n## Notes on C#\nhello\n\n## Resume instruction\ngo\n")
+    run("checkpoint", "--file", str(tmp_path / "cp.md"))
+    for _ in range(2):
+        state_json = json.loads(run("show", "1", "--json").stdout)
+        state_json["decisions"].append(f"d{len(state_json['decisions'])}")
+        run("checkpoint", "1", "--file", "-", input=json.dumps(state_json))
+    assert body(repo).count("## Notes on C#\nhello") == 1
+
+
+@pytest.mark.parametrize("args", [
+    ("checkpoint", "--decision", "x\x1b]0;pwned\x07"),
+    ("checkpoint", "--agent", "bot\nnext line", "--decision", "x"),
+    ("checkpoint", "--phase", "  "),
+    ("checkpoint", "--done", "2", "--undo", "2"),
+    ("resume", "-R", "not a repo"),
+])
+def test_flags_that_cannot_be_meant_are_usage_errors(repo, run, sample_file, args):
+    run("checkpoint", "--file", str(sample_file))
+    before = body(repo)
+    result = run(*args, code=2)
+    assert "Error" in result.stderr and body(repo) == before
+
+
+def test_an_unreadable_checkpoint_is_listed_as_a_problem(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    (repo / ".ghstate" / "2.md").write_bytes(b"caf\xe9")
+    result = run("list")
+    assert "local #1" in result.stdout and "Warning: " in result.stderr and "2.md is not UTF-8" in result.stderr
+
+
+def test_the_execution_comes_from_the_environment_too(repo, run, sample_file, monkeypatch):
+    monkeypatch.setenv("GHSTATE_AGENT", "codex")
+    monkeypatch.setenv("GHSTATE_ROLE", "editor")
+    monkeypatch.setenv("GHSTATE_SESSION", "s-9")
+    run("checkpoint", "--file", str(sample_file))
+    executions = json.loads(run("resume", "--format", "json").stdout)["executions"]
+    assert [(e["agent"], e["role"], e["session"]) for e in executions] == [("codex", "editor", "s-9")]
+    assert "codex (editor, session s-9)" in run("log", "1").stdout
+
+
+def test_every_hook_subcommand_has_help_with_an_example(run):
+    for sub in ("session-start", "pre-compact"):
+        out = run("hook", sub, "--help").stdout
+        assert "Example" in out and out.split("\n\n")[1].strip()

@@ -618,3 +618,107 @@ def test_recorded_requests_are_checked_against_githubs_api_description():
         pytest.skip("../shared/github-api is absent: recorded requests are not checked against GitHub's spec")
     assert check("PATCH", "https://api.github.com:443/repos/o/r/issues/1", {"body": "x"}) == []
     assert check("PATCH", "https://api.github.com:443/repos/o/r/issues/1", {"bogus": 1}) != []
+
+
+# ------------------------------------------------------------ kept writes, replayed in order
+
+
+def test_a_kept_file_write_merges_against_what_it_had_read_not_against_later_revisions(gh, run, tmp_path):
+    written_by_ghstate(gh, run)
+    fresh = tmp_path / "cp.md"
+    fresh.write_text(SAMPLE.replace("Start at Phase 2.", "Start at Phase 2, matcher first."))
+    gh.fail("PATCH", r"/issues/7$", None, times=99)
+    run("checkpoint", "7", "--file", str(fresh), code=1)
+    gh.faults.clear()
+    run("checkpoint", "7", "--decision", "newer decision", "--risk", "newer risk")
+    run("push")
+    cp = state_of(gh, 7)
+    assert cp.resume.startswith("Start at Phase 2, matcher first")
+    assert "newer decision" in cp.decisions and "newer risk" in cp.risks
+
+
+def test_kept_writes_are_replayed_in_the_order_they_were_made(gh, run):
+    existing(gh)
+    gh.fail("PATCH", r"/issues/7$", None, times=999)
+    for i in range(6):
+        run("checkpoint", "7", "--resume-at", f"step {i}", code=1)
+    gh.faults.clear()
+    run("push")
+    assert state_of(gh, 7).resume == "step 5"
+
+
+def test_a_replayed_create_keeps_the_marker_id_of_the_lost_one(gh, run, tmp_path):
+    other = tmp_path / "other.md"
+    other.write_text("## Goal\nNew task\n\n## Status\n- [ ] Phase 1: a\n\n## Resume\nPhase 1\n")
+    gh.fail("POST", r"/issues$", None, times=99)
+    run("checkpoint", "--new", "--file", str(other), code=1)
+    gh.faults.clear()
+    gh.fail("POST", r"/issues$", None, after=True)  # push's create lands, its answer is lost …
+    gh.on("POST", r"/issues$", lambda: gh.fail("GET", r"/issues$", None, times=99))  # … and cannot be checked
+    run("push", code=1)
+    gh.faults.clear()
+    assert "already up to date: #1" in run("push").stdout
+    assert sorted(gh.issues) == [1]
+
+
+def test_a_create_is_not_resent_when_whether_it_landed_cannot_be_checked(gh, run, sample_file, repo):
+    gh.fail("POST", r"/issues$", 502, after=True)
+    gh.on("POST", r"/issues$", lambda: gh.fail("GET", r"/issues$", 502, times=20))
+    result = run("checkpoint", "--file", str(sample_file), code=1)
+    assert "cannot be checked now, so it was not sent again" in result.stderr
+    assert sorted(gh.issues) == [1] and len(list((repo / ".ghstate" / "pending").iterdir())) == 1
+    gh.faults.clear()
+    assert "already up to date: #1" in run("push").stdout and sorted(gh.issues) == [1]
+
+
+def test_a_history_comment_is_not_resent_when_that_cannot_be_checked(gh, run):
+    existing(gh)
+    gh.fail("POST", r"/comments$", 502, after=True)
+    gh.fail("GET", r"/comments$", 502)
+    result = run("checkpoint", "7", "--risk", "r")
+    assert "Warning: the history comment could not be posted" in result.stderr
+    assert len(gh.comments[7]) == 1
+
+
+def test_a_lost_create_without_its_label_is_still_found(gh, run, sample_file):
+    gh.drop_labels_on_create = True
+    gh.fail("POST", r"/issues$", None, after=True)
+    run("checkpoint", "--file", str(sample_file))
+    assert sorted(gh.issues) == [1] and [x["name"] for x in gh.issues[1]["labels"]] == ["ghstate"]
+
+
+def test_a_checkpoint_gone_from_view_keeps_the_write(gh, run, repo):
+    existing(gh)
+    gh.fail("PATCH", r"/issues/7$", 404, message="Not Found")
+    result = run("checkpoint", "7", "--risk", "r", code=1)
+    assert "kept locally" in result.stderr and "once that is fixed" in result.stderr
+
+
+def test_a_credential_allowed_once_in_the_title_does_not_block_later_writes(gh, run):
+    existing(gh)
+    run("checkpoint", "7", "--title", "Rotate password=hunter2hunter2 (old fixture)", "--allow-secrets")
+    run("checkpoint", "7", "--risk", "a later write")
+    assert state_of(gh, 7).risks[-1] == "a later write"
+    result = run("checkpoint", "7", "--title", "token=Zx8Qw2Lp9Vb4Nm7Kt3Rs6Yh1", code=1)
+    assert "the hidden marker's title looks like" in result.stderr
+
+
+def test_secondary_rate_limit_over_the_budget_says_so(gh, run, sleeps):
+    existing(gh)
+    gh.fail("GET", r"/issues/7$", 403, times=9, headers={"Retry-After": "120"},
+            message="You have exceeded a secondary rate limit")
+    result = run("show", "7", code=1)
+    assert "secondary rate limit (403)" in result.stderr and "a pause of 120 s" in result.stderr
+
+
+def test_an_unreachable_host_is_given_up_on_quickly(gh, run, sleeps):
+    import requests
+
+    class Refused(requests.exceptions.ConnectionError):
+        def __init__(self, *args):
+            super().__init__("[Errno 111] Connection refused")
+
+    existing(gh)
+    gh.fail("GET", r"/issues/7$", None, times=99, exception=Refused)
+    result = run("show", "7", code=1)
+    assert "(connection refused), after 2 attempts" in result.stderr and gh.count("GET") == 2 and sum(sleeps) < 2

@@ -103,3 +103,16 @@ def test_broken_settings_stop_init_before_it_writes_anything(repo, run):
     (repo / ".claude" / "settings.json").write_text("{not json")
     run("init", code=1)
     assert not (repo / ".github").exists() and not (repo / ".claude" / "commands").exists()
+
+
+def test_hooks_call_ghstate_where_it_is_when_it_is_not_on_path(repo, run, monkeypatch):
+    monkeypatch.setattr("sys.argv", ["/opt/tools/venv/bin/ghstate", "init"])
+    out = run("init").stdout
+    commands = [h["command"] for entries in json.loads((repo / ".claude" / "settings.json").read_text())["hooks"]
+                .values() for e in entries for h in e["hooks"]]
+    assert commands == [f"/opt/tools/venv/bin/ghstate hook {name}" for name in ("session-start", "pre-compact")]
+    assert "ghstate is not on PATH here" in out
+    monkeypatch.setattr("sys.argv", ["ghstate", "init"])
+    run("init")  # later, installed on PATH: the hooks already there are recognised, not doubled
+    settings = json.loads((repo / ".claude" / "settings.json").read_text())
+    assert len(settings["hooks"]["SessionStart"]) == 1 and len(settings["hooks"]["PreCompact"]) == 1

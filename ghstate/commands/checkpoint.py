@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ghstate import gitinfo
-from ghstate.commands.common import ISSUE, emit_json, load_input, make_app, store_options
+from ghstate.commands.common import CONTROL, ISSUE, emit_json, load_input, make_app, store_options
 from ghstate.edit import Edits, edits_to_dict, make_change
 from ghstate.errors import NotFound
 from ghstate.model import Execution
@@ -51,6 +51,21 @@ def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: st
     """
     if issue is not None and force_new:
         raise click.UsageError("give either ISSUE or --new, not both")
+    texts = {"--title": (title,), "--goal": (goal,), "--done": done, "--undo": undo, "--phase": phase,
+             "--decision": decision, "--question": question, "--risk": risk, "--read": read,
+             "--resume-at": (resume_at,), "--agent": (agent,), "--role": (role,), "--session": (session,)}
+    for flag, values in texts.items():
+        for value in values:
+            if value is not None and CONTROL.search(value):
+                raise click.BadParameter("holds a control character (terminal output?)", param_hint=flag)
+            if value is not None and flag in ("--agent", "--role", "--session") and ("\n" in value or "\r" in value):
+                raise click.BadParameter("must be one line", param_hint=flag)
+            if value is not None and not value.strip() and flag in ("--done", "--undo", "--phase", "--decision",
+                                                                    "--question", "--risk", "--read"):
+                raise click.BadParameter("is empty", param_hint=flag)
+    both = {" ".join(x.split()).lower() for x in done} & {" ".join(x.split()).lower() for x in undo}
+    if both:
+        raise click.UsageError(f"--done and --undo both name {sorted(both)[0]!r}; give one of them")
     edits = Edits(title=title, goal=goal, resume=resume_at, done=done, undo=undo, phases=phase,
                   decisions=decision, questions=question, risks=risk, reads=read)
     intent: dict = {"edits": edits_to_dict(edits)}

@@ -90,8 +90,9 @@ def next_verification(previous: dict[str, Any] | None, *, result: str, reports: 
     elif result == "failure":
         # Failures in a row count failing commits: the same commit failing again (a re-run, or a
         # second workflow on one push) is another attempt, not another failure in a row.
-        again = prev.get("status") in ("failing", "blocked") and prev.get("commit") == ci_commit(env) != ""
-        consecutive += 0 if again and consecutive else 1
+        last_failed = prev.get("failed_commit", prev.get("commit") if prev.get("status") != "passing" else "")
+        again = bool(consecutive) and last_failed == ci_commit(env) != ""
+        consecutive += 0 if again else 1
         status = "blocked" if consecutive >= block_after else "failing"
     else:  # cancelled: says nothing about the code; keep what was known
         status = prev.get("status") if prev.get("status") in ("passing", "failing", "blocked") else "unknown"
@@ -105,7 +106,7 @@ def next_verification(previous: dict[str, Any] | None, *, result: str, reports: 
         "status": status,
         "result": result,
         "commit": ci_commit(env),
-        "branch": branch,
+        "branch": redact(branch),  # shown in the section: a name can look like a credential
         "run_id": run_id,
         "run_url": run_url,
         "workflow": env.get("GITHUB_WORKFLOW", ""),
@@ -116,6 +117,9 @@ def next_verification(previous: dict[str, Any] | None, *, result: str, reports: 
         **{k: redact(v) if isinstance(v, str) else v for k, v in classify(result, reports, run_url).items()},
         "attempt_count": attempts,
         "consecutive_failures": consecutive,
+        # the last failing commit: a cancelled run in between does not make it look new again
+        "failed_commit": ci_commit(env) if result == "failure" else (
+            prev.get("failed_commit", "") if result == "cancelled" else ""),
         "block_after": block_after,
     }
 
@@ -143,9 +147,12 @@ def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, po
     Example (in a workflow step, with GITHUB_TOKEN in the environment):
       ghstate ci --result failure --junit 'reports/*.xml' --phase "Phase 2"
     """
+    flag = post_prompt.strip().lower()
+    if flag not in ("1", "true", "yes", "on", "0", "false", "no", "off", ""):
+        annotate("warning", f"post-prompt must be true or false, not {post_prompt!r}; taken as false")
     try:
         _run(result, issue_ref.strip().lstrip("#"), junit, phase.strip(), block_after.strip(),
-             post_prompt.strip().lower() in ("1", "true", "yes", "on"))
+             flag in ("1", "true", "yes", "on"))
     except Exception as exc:  # noqa: BLE001 - the user's job must not fail because of ghstate
         if os.environ.get("GHSTATE_DEBUG") == "1":
             raise

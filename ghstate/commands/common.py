@@ -24,11 +24,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from ghstate.writer import Writer
 
 
+def _check_repo(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and not re.fullmatch(r"[\w.-]+/[\w.-]+", value.strip()):
+        raise click.BadParameter(f"{value!r} is not OWNER/NAME")
+    return value.strip() if value else value
+
+
 def store_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``-R/--repo`` and ``--store``, after the command name as ``gh`` users expect."""
 
-    @click.option("-R", "--repo", metavar="OWNER/NAME", help="GitHub repository (default: GITHUB_REPOSITORY, "
-                  "then the origin remote).")
+    @click.option("-R", "--repo", metavar="OWNER/NAME", callback=_check_repo,
+                  help="GitHub repository (default: GITHUB_REPOSITORY, then the origin remote).")
     @click.option("--store", type=click.Choice(config.STORES), default=None,
                   help="Where checkpoints live (default: auto: GitHub with a token and a repository, else local).")
     @functools.wraps(fn)
@@ -162,7 +168,7 @@ def read_input(path: str) -> tuple[str, str]:
                          "save it as UTF-8 and try again") from None
     if not text.strip():
         raise InputError(f"{name} is empty; give a markdown body or a JSON state")
-    control = _CONTROL.search(text)
+    control = CONTROL.search(text)
     if control:
         raise InputError(f"{name} holds a control character ({control.group(0)!r}, line "
                          f"{text.count(chr(10), 0, control.start()) + 1}); it is binary or terminal output, "
@@ -170,7 +176,7 @@ def read_input(path: str) -> tuple[str, str]:
     return text, name
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")  # tab, newlines and form feed are text
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")  # tab, newlines and form feed are text
 
 
 def load_input(path: str) -> tuple[Checkpoint, frozenset[str], str]:

@@ -47,7 +47,7 @@ def _app(event: dict[str, Any]) -> Any:
 
 class _OutOfTime(Exception):
     def __str__(self) -> str:
-        return f"gave up after {DEADLINE} s (GitHub or a runtime check did not answer in time)"
+        return f"gave up after {DEADLINE} s (stdin, GitHub or a runtime check did not answer in time)"
 
 
 def _alarm(signum: int, frame: Any) -> None:

@@ -34,18 +34,36 @@ def write_file(target: Path, text: str, force: bool) -> str:
     return "written"
 
 
-def merge_hooks(settings: dict[str, Any], origin: str) -> bool:
+def ghstate_command() -> str:
+    """How a hook should call ghstate: ``ghstate`` when that is this program on PATH, else this
+    program's own path (installed in a virtualenv that is not activated, the bare name would fail)."""
+    import shlex
+    import shutil
+    import sys
+
+    me = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    found = shutil.which("ghstate")
+    if me is None or (found and Path(found).resolve() == me) or me.name not in ("ghstate", "ghstate.exe"):
+        return "ghstate"
+    return shlex.quote(str(me))
+
+
+def merge_hooks(settings: dict[str, Any], origin: str, program: str = "ghstate") -> bool:
     """Add ghstate's hooks to Claude Code settings, touching nothing else. True when it changed them."""
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InputError(f"'hooks' in {origin} is not an object; fix it, then run 'ghstate init' again")
     changed = False
     for event, matcher, command in HOOKS:
+        command = command.replace("ghstate", program, 1)
         entries = hooks.setdefault(event, [])
         if not isinstance(entries, list):
             raise InputError(f"'hooks.{event}' in {origin} is not a list; fix it, then run 'ghstate init' again")
+        tail = command.split(" ", 1)[-1] if program == "ghstate" else command[len(program) + 1 :]
         present = any(isinstance(entry, dict) and isinstance(entry.get("hooks"), list)
-                      and any(isinstance(h, dict) and h.get("command") == command for h in entry["hooks"])
+                      and any(isinstance(h, dict) and isinstance(h.get("command"), str)
+                              and h["command"].split()[0].endswith("ghstate") and h["command"].endswith(tail)
+                              for h in entry["hooks"])
                       for entry in entries)
         if not present:
             entries.append({"matcher": matcher, "hooks": [{"type": "command", "command": command, "timeout": 15}]})
@@ -87,7 +105,8 @@ def init(force: bool) -> None:
     report: list[tuple[str, str]] = []
     settings_path = root / ".claude" / "settings.json"
     settings = read_settings(settings_path)
-    changed_hooks = merge_hooks(settings, str(settings_path))  # a problem with the file stops init before any write
+    program = ghstate_command()
+    changed_hooks = merge_hooks(settings, str(settings_path), program)  # a problem with the file stops init first
     if app.store.kind == "github":
         labels = [(policy.label, "1d76db", "Working state kept by ghstate"),
                   (policy.ci_failing_label, "d93f0b", "ghstate: CI is failing on this task"),
@@ -108,6 +127,8 @@ def init(force: bool) -> None:
     else:
         report.append((".claude/settings.json", "hooks already there"))
 
+    if program != "ghstate":
+        report.append(("note", f"ghstate is not on PATH here: the hooks call {program}"))
     width = max(len(name) for name, _ in report)
     for name, outcome in report:
         click.echo(f"{name:<{width}}  {outcome}")

@@ -22,7 +22,10 @@ def list_(as_json: bool) -> None:
     """
     app = make_app()
     rows = []
-    for stored in app.store.list_open():
+    stored_list = app.store.list_open()
+    for notice in getattr(app.store, "notices", []):
+        click.echo(f"Warning: {notice}", err=True)
+    for stored in stored_list:
         cp = checkpoint_of(stored)
         nxt = cp.next_phase
         status = (cp.verification_data or {}).get("status") or ("recorded" if cp.verification else None)
@@ -78,4 +81,4 @@ def log(issue: int | None, as_json: bool) -> None:
         who = ", ".join(x for x in (r.role, f"session {r.session}" if r.session else "") if x)
         who = f"{r.agent or r.author or '(unnamed)'}{f' ({who})' if who else ''}"
         changes = "; ".join(r.changes) or "no visible change"
-        click.echo(f"r{r.revision:<4} {r.at or '?':<20} {who}: {render._oneline(changes)}")
+        click.echo(render.printable(render._oneline(f"r{r.revision:<4} {r.at or '?':<20} {who}: {changes}")))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -11,27 +10,9 @@ from ghstate.commands.common import make_app, store_options
 from ghstate.edit import make_change
 from ghstate.errors import ConfigError, GhstateError
 from ghstate.gitinfo import WorkTree
-from ghstate.merge import merge3
-from ghstate.model import Checkpoint, Execution
-from ghstate.parse import execution_from_dict, parse
-from ghstate.writer import Change, WriteSpec
-
-
-def pending_change(record: dict[str, Any]) -> Change:
-    """The change a kept write stands for. With the body it meant to write, merge that body into what
-    is there now (against what it had read, when it had read anything); without one, replay its intent."""
-    replay = make_change(record.get("intent") or {})
-    ours = parse(record["body"]).checkpoint if record.get("body") else None
-    base = parse(record["base_body"]).checkpoint if record.get("base_body") else None
-
-    def change(current: Checkpoint) -> Checkpoint:
-        if ours is None:
-            return replay(current)
-        if base is None and current == Checkpoint():
-            return ours
-        return merge3(base, ours, current).checkpoint
-
-    return change
+from ghstate.model import Execution
+from ghstate.parse import execution_from_dict
+from ghstate.writer import WriteSpec
 
 
 @click.command()
@@ -72,10 +53,10 @@ def push(dry_run: bool) -> None:
         if dry_run:
             click.echo(f"Would publish {name} to {what} (saved {record.get('saved_at', '?')})")
             continue
-        unique = record.get("unique")
-        if not issue and isinstance(unique, str) and unique:  # a create whose answer was lost may have landed
+        new_id = record.get("new_id") if isinstance(record.get("new_id"), str) else ""
+        if not issue and new_id:  # a create whose answer was lost may have landed
             try:
-                landed = app.store.find_open(unique)  # type: ignore[attr-defined]
+                landed = app.store.find_open(f'"id":"{new_id}"')  # type: ignore[attr-defined]
             except GhstateError as exc:
                 failures += 1
                 click.echo(f"Could not publish {name}: {exc}", err=True)
@@ -84,7 +65,7 @@ def push(dry_run: bool) -> None:
         execution = record.get("execution")
         spec = WriteSpec(
             number=issue,
-            change=pending_change(record),
+            change=make_change(record.get("intent") or {}),
             intent=record.get("intent") or {},
             tree=WorkTree(record.get("branch") or "", record.get("commit") or ""),
             execution=execution_from_dict(execution) if isinstance(execution, dict) else Execution(event="push"),
@@ -94,7 +75,8 @@ def push(dry_run: bool) -> None:
             lookup=bool(record.get("lookup", True)),
             create=bool(record.get("create", True)),
             allow_secrets=bool(record.get("allow_secrets", False)),
-            reapply=bool(record.get("reapply", False)) and not record.get("body"),
+            reapply=bool(record.get("reapply", False)),
+            new_id=new_id,
         )
         try:
             result = writer.write(spec)

@@ -42,6 +42,10 @@ MAX_PAGES = 10  # open checkpoints looked through for a branch: 1,000 is more th
 ACTIONS_BOT = "github-actions[bot]"  # ghstate ci's comments come from it; only GitHub can post as it
 
 
+class _CannotTell(Exception):
+    """Whether a request whose answer was lost reached GitHub cannot be checked now."""
+
+
 def _sleep(seconds: float) -> None:
     time.sleep(seconds)
 
@@ -104,19 +108,26 @@ class GitHubStore:
         attempt = 0
         while True:
             uncertain = False
+            asked = 0.0
             try:
                 return fn()
             except GithubException as exc:
                 wait = self._retry_wait(exc, attempt)
                 if wait is None:
                     raise self._error(exc, what, number) from None
-                reason = f"GitHub answered {exc.status}"
+                headers = {k.lower() for k in (exc.headers or {})}
+                limited = exc.status in (403, 429)
+                reason = f"GitHub's secondary rate limit ({exc.status})" if limited else f"GitHub answered {exc.status}"
+                asked = wait if limited and "retry-after" in headers else 0.0
                 uncertain = exc.status in TRANSIENT
             except requests.exceptions.ConnectionError as exc:
                 wait = self._backoff(attempt)
-                reason = f"cannot reach {self.api_url} ({_short(exc)})"
+                reason = f"cannot reach {self.api_url} ({_connection_problem(exc)})"
                 # refused or unresolvable: the request never left; anything else may have arrived
                 uncertain = not isinstance(exc, requests.exceptions.ConnectTimeout) and not _never_sent(exc)
+                if not uncertain and attempt >= 1:  # offline or no such host: one more try is enough
+                    raise RemoteError(f"{what} failed: {reason}, after {attempt + 1} attempts",
+                                      retryable=True) from None
             except requests.exceptions.Timeout as exc:
                 wait = self._backoff(attempt)
                 reason = f"no answer from {self.api_url} in time ({_short(exc)})"
@@ -129,15 +140,19 @@ class GitHubStore:
                 raise RemoteError(f"{what} failed: the answer from {self.api_url} is not what GitHub sends "
                                   f"({type(exc).__name__}); check GITHUB_API_URL", retryable=True) from exc
             attempt += 1
-            spent = (self.clock() - self._started) + self._waited
+            spent = max(self.clock() - self._started, self._waited)  # real sleeps move the clock, fakes do not
             if attempt >= ATTEMPTS or spent + wait > self.total:
-                asked = f"; GitHub asked for a pause of {wait:.0f} s" if wait > 8 else ""
+                pause = f"; GitHub asked for a pause of {asked:.0f} s: try again after it" if asked else ""
                 raise RemoteError(f"{what} failed: {reason}, after {attempt} attempt{'s' if attempt > 1 else ''} "
-                                  f"and {spent:.0f} s{asked}", retryable=True)
+                                  f"and {spent:.0f} s{pause}", retryable=True)
             self.sleep(wait)
             self._waited += wait
             if landed is not None and uncertain:
-                found = landed()
+                try:
+                    found = landed()
+                except _CannotTell:  # resending could make a second one: stop; the write is kept
+                    raise RemoteError(f"{what} failed: {reason}, and whether it reached GitHub cannot be "
+                                      "checked now, so it was not sent again", retryable=True) from None
                 if found is not None:
                     return found
 
@@ -253,11 +268,22 @@ class GitHubStore:
                     yield self._stored(issue)
             if len(page) < self.client.per_page:
                 return
+        self.notices.append(f"{self.repo_name} has more than {MAX_PAGES * self.client.per_page:,} open checkpoints; "
+                            "only the most recently updated were looked at: close finished ones, or give ISSUE")
 
     def find_open(self, unique: str) -> Stored | None:
         """The open checkpoint whose body holds ``unique`` (a marker id): one that was created although
-        the answer to its creation was lost."""
-        return next((s for s in self.iter_open() if unique in s.body), None)
+        the answer to its creation was lost. Also among the newest issues without the label: GitHub
+        drops labels silently when the token may not set them."""
+        found = next((s for s in self.iter_open() if unique in s.body), None)
+        if found is not None:
+            return found
+        newest = self._repo.get_issues(state="open", sort="created", direction="desc")
+        for issue in self._call(f"listing the newest issues of {self.repo_name}", lambda: newest.get_page(0)):
+            if not _is_pull_request(issue) and unique in (issue.body or ""):
+                self._issues[issue.number] = issue
+                return self._stored(issue)
+        return None
 
     def create(self, title: str, body: str, unique: str = "") -> Stored:
         """Open a checkpoint issue. ``unique`` is text only this body contains; it finds an issue whose
@@ -272,7 +298,7 @@ class GitHubStore:
             try:
                 return self.find_open(unique) if unique else None
             except (RemoteError, GithubException, requests.exceptions.RequestException):
-                return None  # cannot tell: the retry goes ahead
+                raise _CannotTell() from None
 
         stored = self._call(f"creating a checkpoint issue in {self.repo_name}", post, landed=landed)
         if self.policy.label not in stored.labels:  # labels are dropped silently without push access
@@ -326,7 +352,10 @@ class GitHubStore:
             issue.edit(**changes)
             return self._stored(issue)
 
-        return self._call(f"updating issue #{stored.number}", patch, number=stored.number)
+        try:
+            return self._call(f"updating issue #{stored.number}", patch, number=stored.number)
+        except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
+            raise RemoteError(str(exc), status=404) from None
 
     # -------------------------------------------------------------------------------- comments
 
@@ -354,7 +383,7 @@ class GitHubStore:
                     if comment.body == text:
                         return comment.html_url
             except (GithubException, requests.exceptions.RequestException):
-                return None  # cannot tell: the retry goes ahead
+                raise _CannotTell() from None
             return None
 
         return self._call(f"commenting on issue #{stored.number}", post, landed=landed, number=stored.number)
@@ -446,6 +475,19 @@ def _short(exc: BaseException) -> str:
     text = str(exc)
     text = re.sub(r"\s+", " ", text)
     return text[:160]
+
+
+def _connection_problem(exc: BaseException) -> str:
+    text = str(exc)
+    for marker, words in (("Connection refused", "connection refused"), ("NameResolution", "the name does not resolve"),
+                          ("Name or service not known", "the name does not resolve"),
+                          ("Failed to resolve", "the name does not resolve"),
+                          ("Network is unreachable", "the network is unreachable"),
+                          ("timed out", "timed out"), ("Connection aborted", "the connection was dropped"),
+                          ("Connection reset", "the connection was reset")):
+        if marker in text:
+            return words
+    return _short(exc)
 
 
 def _never_sent(exc: requests.exceptions.ConnectionError) -> bool:

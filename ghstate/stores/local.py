@@ -44,6 +44,7 @@ class LocalStore:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        self.notices: list[str] = []  # problems worth a warning that did not stop the command
 
     # ---------------------------------------------------------------------------------- paths
 
@@ -96,8 +97,12 @@ class LocalStore:
     def list_open(self) -> list[Stored]:
         out = []
         for number in self.numbers():
-            with contextlib.suppress(NotFound, InputError):
+            try:
                 out.append(self.get(number))
+            except InputError as exc:  # listed as a problem, not hidden
+                self.notices.append(str(exc))
+            except NotFound:
+                continue
         return out
 
     def iter_open(self) -> Iterator[Stored]:
@@ -166,9 +171,10 @@ class LocalStore:
     def save_pending(self, record: dict[str, Any]) -> Path:
         """Keep a write meant for GitHub until ``ghstate push``; returns the file it is in."""
         self.pending_dir.mkdir(parents=True, exist_ok=True)
-        stamp = re.sub(r"[^0-9A-Za-z]", "", record.get("saved_at", "")) or "0"
-        target = record.get("issue") or "new"
-        path = self.pending_dir / f"{stamp}-{target}-{os.getpid()}-{os.urandom(3).hex()}.json"
+        import time
+
+        target = record.get("issue") or "new"  # named by the nanosecond, so that push replays in order
+        path = self.pending_dir / f"{time.time_ns():020d}-{target}-{os.getpid()}-{os.urandom(3).hex()}.json"
         atomic_write(path, json.dumps(record, ensure_ascii=False, indent=1) + "\n")
         return path
 
