@@ -26,6 +26,7 @@ RULES: dict[str, tuple[str, str]] = {
     "GS009": ("error", "body longer than GitHub accepts"),
     "GS010": ("warning", "no goal"),
     "GS011": ("warning", "file to re-read names no path"),
+    "GS012": ("warning", "two phases share a label"),
 }
 
 
@@ -77,7 +78,14 @@ def lint(parsed: Parsed, text: str, *, max_item_chars: int = 400) -> list[Proble
         if len(named) == 1 and " " in named[0]:
             problems.append(Problem("GS011", where.get(f"files.{i}", where.get("files", 1)),
                                     f"{named[0][:60]!r} names no path; write it as '- `path/to/file`'"))
+    seen: dict[str, int] = {}
     for i, phase in enumerate(cp.phases):
+        label = phase.label.lower()
+        if label in seen:
+            problems.append(Problem("GS012", where.get(f"phases.{i}", 1),
+                                    f"phase {i + 1} and phase {seen[label] + 1} are both {phase.label!r}, so "
+                                    f"--done {phase.label!r} is ambiguous: rename one, or remove the duplicate"))
+        seen.setdefault(label, i)
         size = len(phase.name) + len(phase.detail) + sum(len(s.text) for s in phase.steps)
         if size > max_item_chars * 4:
             problems.append(Problem("GS005", where.get(f"phases.{i}", 1),

@@ -30,6 +30,7 @@ def test_a_good_checkpoint_has_no_problems():
      [("GS005", 8)]),
     ("## Goal\nx\n\n## Status\n- [ ] Phase 1\n\nloose text\n\n## Resume\nPhase 1\n", [("GS006", 7)]),
     ("## Goal\nx\n\n## Status\n- [ ] Phase 1\n\n## Files\n- see the parser\n\n## Resume\nPhase 1\n", [("GS011", 8)]),
+    ("## Goal\nx\n\n## Status\n- [x] Phase 2: b\n- [ ] Phase 2: b, renamed\n\n## Resume\nPhase 2\n", [("GS012", 6)]),
     ('<!-- ghstate:v1 {"revision": 2, -->\n## Goal\nx\n\n## Status\n- [ ] Phase 1\n\n## Resume\nPhase 1\n',
      [("GS007", 1)]),
     ("## Goal\nx\n\n## Status\n- [ ] Phase 1\n\n## Risks\n- a\n\n## Risks\n- b\n\n## Resume\nPhase 1\n",

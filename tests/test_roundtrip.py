@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from strategies import checkpoints
 
+from ghstate.model import Phase
 from ghstate.parse import parse
 from ghstate.render import render_body
 from ghstate.state_json import from_json, to_json
@@ -24,3 +26,14 @@ def test_parse_of_render_is_identity(cp):
 @given(checkpoints())
 def test_json_round_trip(cp):
     assert from_json(to_json(cp)) == cp
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(checkpoints(), st.integers(100, 600))
+def test_long_lists_round_trip(cp, n):
+    """Hypothesis keeps its lists short; a checkpoint near GitHub's size limit has hundreds of items."""
+    long = cp._replace(decisions=tuple(f"decision {i}: keep `mod{i}` | stable" for i in range(n)),
+                       phases=(*cp.phases, *(Phase(f"Phase {i}: step {i}", i % 2 == 0) for i in range(n // 4))),
+                       files=tuple(f"`src/m{i}.py`" for i in range(n // 3)))
+    assert parse(render_body(long)).checkpoint == long
+    assert from_json(to_json(long)) == long
