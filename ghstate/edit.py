@@ -189,7 +189,8 @@ def base_digests(cp: Checkpoint, incoming: Checkpoint, read: dict[str, str] | No
     """The section digests of what a --file input was made from, as far as they can be known: its
     own marker's (a file made from this checkpoint); ``read`` (a write kept while GitHub was
     unreachable: what it had read); else, for a file with no digests of its own, those of the
-    revision it matches best among the last ones ghstate wrote (the checkpoint's and its history's).
+    revision it matches best among the last ones ghstate wrote (the checkpoint's and its history's;
+    the oldest of equals).
     None when nothing is known: the file's sections are simply what to write."""
     if incoming.meta.id and incoming.meta.id != cp.meta.id:
         return None  # made from another checkpoint
@@ -206,7 +207,9 @@ def base_digests(cp: Checkpoint, incoming: Checkpoint, read: dict[str, str] | No
         return None
     mine = {key: section_digest(incoming, key) for key in digest_keys(incoming)}
     mine = {key: d for key, d in mine.items() if d}
-    best = max(range(len(candidates)), key=lambda i: (sum(candidates[i].get(k, "") == d for k, d in mine.items()), -i))
+    # Ties go to the oldest: then what the file and the checkpoint disagree on is merged (nothing lost),
+    # where the newest would let a stale file look like the author of every difference.
+    best = max(range(len(candidates)), key=lambda i: (sum(candidates[i].get(k, "") == d for k, d in mine.items()), i))
     return candidates[best]
 
 

@@ -17,6 +17,7 @@ _HEX = re.compile(r"^[0-9a-f]{4,64}$")
 TIMEOUT = 10.0
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # what a repository held before its first commit
 MAX_DIRTY = 200  # dirty paths recorded (and fingerprinted) per revision; more are reported as changed
+MAX_DIRTY_CHARS = 12_000  # what they take in the marker: it must leave the body room under GitHub's limit
 DELETED = "-"  # the fingerprint of a dirty path that is not there (deleted, not yet committed)
 
 
@@ -69,6 +70,18 @@ def _git_dir(root: Path) -> Path | None:
         shared = Path(common.read_text(encoding="utf-8").strip())
         return shared if shared.is_absolute() else (git_dir / shared).resolve()
     return git_dir
+
+
+def recordable(paths: tuple[str, ...]) -> tuple[str, ...]:
+    """The dirty paths a revision records: at most MAX_DIRTY of them, taking MAX_DIRTY_CHARS of marker."""
+    out: list[str] = []
+    used = 0
+    for path in paths[:MAX_DIRTY]:
+        used += 2 * len(path) + 21  # the name in "dirty" and as its fingerprint's key, a hash, JSON punctuation
+        if used > MAX_DIRTY_CHARS:
+            break
+        out.append(path)
+    return tuple(out)
 
 
 def head_tree(root: Path | None) -> WorkTree:

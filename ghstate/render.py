@@ -157,6 +157,23 @@ def _parts(cp: Checkpoint) -> list[dict[str, Any]]:
     return parts
 
 
+MARKER_LINE = re.compile(r"^[ ]{0,3}<!--\s*ghstate:v1\b.*?-->[ \t]*(?=\r?$)", re.MULTILINE)
+
+
+def replace_marker(body: str, cp: Checkpoint) -> str:
+    """``body`` with its hidden marker rewritten from ``cp`` (the first one; none added if it has none)."""
+    new = marker(cp)
+    return MARKER_LINE.sub(lambda _: new, body, count=1)
+
+
+def as_read(cp: Checkpoint) -> Checkpoint:
+    """``cp`` with section digests of what it holds now: a file made from it then tells its own edits
+    from the ones a person made in the web UI since ghstate last wrote (which left the marker as it was)."""
+    from ghstate.model import DIGESTS_KEY, section_digests
+
+    return cp.with_meta(other={**cp.meta.other, DIGESTS_KEY: section_digests(cp)})
+
+
 def render_body(cp: Checkpoint, env: jinja2.Environment | None = None) -> str:
     env = env or environment()
     return env.get_template("checkpoint.md.j2").render(marker=marker(cp), parts=_parts(cp))

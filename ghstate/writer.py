@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -34,7 +33,6 @@ from ghstate.stores import Changed, Store, Stored
 from ghstate.stores.local import LocalStore
 
 Change = Callable[[Checkpoint], Checkpoint]
-_MARKER_LINE = re.compile(r"^[ ]{0,3}<!--\s*ghstate:v1\b.*?-->[ \t]*(?=\r?$)", re.MULTILINE)
 MERGE_ROUNDS = 3  # merges of a concurrent change before giving up on one write
 
 
@@ -201,8 +199,7 @@ class Writer:
         body = render.render_update(cp, target.body, self.env) if target else render.render_body(cp, self.env)
         actual = section_digests(parse(body).checkpoint)
         if actual != cp.meta.other.get(DIGESTS_KEY):  # the digests describe what the body reads back as
-            fixed = render.marker(cp.with_meta(other={**cp.meta.other, DIGESTS_KEY: actual}))
-            body = _MARKER_LINE.sub(lambda _: fixed, body, count=1)
+            body = render.replace_marker(body, cp.with_meta(other={**cp.meta.other, DIGESTS_KEY: actual}))
         template = self.env.get_template("checkpoint.md.j2").filename or ""
         if Path(template).parent != render.builtin_templates():  # a repository's own template
             expected = parse(render.render_body(cp)).checkpoint
@@ -224,7 +221,7 @@ class Writer:
         hidden marker that changed (the marker line itself changes on every write, so scanning it
         whole would let one value allowed once block every later write)."""
         old_body = target.body if target else ""
-        found = scan(new_lines(_MARKER_LINE.sub("", old_body), _MARKER_LINE.sub("", body)))
+        found = scan(new_lines(render.MARKER_LINE.sub("", old_body), render.MARKER_LINE.sub("", body)))
         if not found:
             before = checkpoint_of(target) if target else Checkpoint()
             for name, old, new in (("title", before.title, cp.title), ("branch", before.meta.branch, cp.meta.branch)):

@@ -442,3 +442,41 @@ def test_every_hook_subcommand_has_help_with_an_example(run):
     for sub in ("session-start", "pre-compact"):
         out = run("hook", sub, "--help").stdout
         assert "Example" in out and out.split("\n\n")[1].strip()
+
+
+def test_a_markerless_file_that_matches_two_revisions_equally_loses_neither(repo, run):
+    run("checkpoint", "--phase", "Phase 1: start", "--resume-at", "Start at Phase 1", "--goal", "G0")
+    old = "\n".join(body(repo).split("\n")[1:])  # the agent keeps a copy, without the marker
+    run("checkpoint", "1", "--decision", "reviewer: keep v1 API", "--role", "reviewer")
+    copy = repo / "old.md"
+    copy.write_text(old + "\n## Decisions locked\n- agent: use sqlite\n")
+    run("checkpoint", "1", "--file", str(copy))
+    assert {"reviewer: keep v1 API", "agent: use sqlite"} <= set(state(repo).decisions)
+
+
+def test_a_markerless_file_older_than_the_history_loses_nothing(repo, run):
+    run("checkpoint", "--phase", "Phase 1: start", "--resume-at", "Start at Phase 1", "--goal", "G0",
+        "--decision", "d1")
+    old = "\n".join(body(repo).split("\n")[1:])
+    for i in range(2, 9):
+        run("checkpoint", "1", "--decision", f"d{i}")
+    copy = repo / "old.md"
+    copy.write_text(old.replace("G0", "G1"))
+    run("checkpoint", "1", "--file", str(copy))
+    cp = state(repo)
+    assert cp.goal == "G1" and {f"d{i}" for i in range(1, 9)} <= set(cp.decisions)
+
+
+def test_show_json_after_a_web_edit_does_not_pass_the_edit_off_as_the_files(repo, run):
+    run("checkpoint", "--phase", "Phase 1: start", "--resume-at", "Start at Phase 1", "--goal", "Ship it.")
+    path = repo / ".ghstate" / "1.md"
+    path.write_text(path.read_text().replace("Ship it.", "Ship it. Person: also Windows."))
+    state_json = json.loads(run("show", "1", "--json").stdout)
+    state_json["goal"] += " Agent: and macOS."
+    result = run("checkpoint", "1", "--file", "-", input=json.dumps(state_json))
+    assert "Warning" not in result.stderr and "concurrent edit" not in body(repo)
+    assert state(repo).goal == "Ship it. Person: also Windows. Agent: and macOS."
+    draft = run("resume", "1", "--format", "markdown").stdout  # the same for a markdown draft
+    path.write_text(path.read_text().replace("Agent: and macOS.", "Agent: and macOS. Person: and BSD."))
+    result = run("checkpoint", "1", "--file", "-", input=draft.replace("Start at Phase 1", "Start at Phase 1 now"))
+    assert "concurrent edit" not in body(repo) and state(repo).goal.endswith("Person: and BSD.")

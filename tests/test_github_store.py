@@ -722,3 +722,52 @@ def test_an_unreachable_host_is_given_up_on_quickly(gh, run, sleeps):
     gh.fail("GET", r"/issues/7$", None, times=99, exception=Refused)
     result = run("show", "7", code=1)
     assert "(connection refused), after 2 attempts" in result.stderr and gh.count("GET") == 2 and sum(sleeps) < 2
+
+
+def test_after_a_kept_write_fails_the_later_ones_wait_behind_it(gh, run):
+    existing(gh)
+    gh.fail("PATCH", r"/issues/7$", None, times=999)
+    run("checkpoint", "7", "--resume-at", "step 1", code=1)
+    run("checkpoint", "7", "--resume-at", "step 2", code=1)
+    gh.faults.clear()
+    gh.fail("PATCH", r"/issues/7$", 500, times=5)
+    assert "Held back" in run("push", code=1).stderr
+    gh.faults.clear()
+    run("push")
+    assert state_of(gh, 7).resume == "step 2"
+
+
+def test_a_malformed_kept_write_is_reported_and_the_others_go(gh, run, repo):
+    existing(gh)
+    gh.fail("PATCH", r"/issues/7$", None, times=999)
+    run("checkpoint", "7", "--file", "-", input=json.dumps({"goal": "kept"}), code=1)
+    run("checkpoint", "7", "--risk", "r", code=1)
+    gh.faults.clear()
+    first = sorted((repo / ".ghstate" / "pending").glob("*.json"))[0]
+    record = json.loads(first.read_text())
+    record["intent"]["incoming"]["state"]["phases"] = "not a list"
+    record["issue"] = 99  # another checkpoint, so the second write is not held back
+    first.write_text(json.dumps(record))
+    result = run("push", code=1)
+    assert "the kept write is malformed" in result.stderr and "internal error" not in result.stderr
+    assert state_of(gh, 7).risks[-1] == "r"
+
+
+def test_a_replayed_write_adds_no_anonymous_execution(gh, run):
+    existing(gh)
+    gh.fail("PATCH", r"/issues/7$", None, times=999)
+    run("checkpoint", "7", "--risk", "r", code=1)
+    gh.faults.clear()
+    run("push")
+    assert state_of(gh, 7).executions == ()
+
+
+def test_long_dirty_paths_leave_the_body_room(gh, run, repo):
+    existing(gh)
+    folder = repo / "src" / "main" / "java" / "com" / "example" / ("x" * 60)
+    folder.mkdir(parents=True)
+    for i in range(200):
+        (folder / f"SomeVeryLongClassNameThatJavaLoves{i:03d}.java").write_text("class A {}\n")
+    git(repo, "add", ".")  # staged: each is a dirty path of its own
+    run("checkpoint", "7", "--risk", "r")
+    assert len(body_of(gh, 7)) < 30_000

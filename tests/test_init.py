@@ -116,3 +116,32 @@ def test_hooks_call_ghstate_where_it_is_when_it_is_not_on_path(repo, run, monkey
     run("init")  # later, installed on PATH: the hooks already there are recognised, not doubled
     settings = json.loads((repo / ".claude" / "settings.json").read_text())
     assert len(settings["hooks"]["SessionStart"]) == 1 and len(settings["hooks"]["PreCompact"]) == 1
+
+
+@pytest.mark.parametrize("argv0", ["/opt/my tools/venv/bin/ghstate", "C:/tools/venv/Scripts/ghstate.exe"])
+def test_init_is_idempotent_whatever_the_path_to_ghstate_looks_like(repo, run, monkeypatch, argv0):
+    monkeypatch.setattr("sys.argv", [argv0, "init"])
+    run("init")
+    second = run("init").stdout
+    settings = json.loads((repo / ".claude" / "settings.json").read_text())
+    assert "hooks already there" in second and len(settings["hooks"]["SessionStart"]) == 1
+
+
+def test_bare_hooks_that_cannot_run_here_are_pointed_at_ghstate(repo, run, monkeypatch):
+    (repo / ".claude").mkdir()
+    bare = {"hooks": {"SessionStart": [{"matcher": "clear", "hooks": [
+        {"type": "command", "command": "ghstate hook session-start"}]}]}}
+    (repo / ".claude" / "settings.json").write_text(json.dumps(bare))
+    monkeypatch.setattr("sys.argv", ["/opt/venv/bin/ghstate", "init"])
+    run("init")
+    settings = json.loads((repo / ".claude" / "settings.json").read_text())
+    assert settings["hooks"]["SessionStart"][0]["hooks"][0]["command"] == "/opt/venv/bin/ghstate hook session-start"
+
+
+def test_init_run_as_a_module_writes_hooks_that_run(repo, run, monkeypatch):
+    import sys
+
+    monkeypatch.setattr("sys.argv", ["/x/ghstate/__main__.py", "init"])
+    run("init")
+    command = json.loads((repo / ".claude" / "settings.json").read_text())["hooks"]["PreCompact"][0]["hooks"][0]
+    assert command["command"] == f"{sys.executable} -m ghstate hook pre-compact"

@@ -100,7 +100,7 @@ class App:
     def tree(self) -> gitinfo.WorkTree:
         """The working tree now, with at most MAX_DIRTY dirty paths (beyond them drift errs on "changed")."""
         tree = gitinfo.work_tree(self.settings.root if self.settings.in_git else None)
-        return tree._replace(dirty=self.own_files_removed(tree.dirty)[: gitinfo.MAX_DIRTY])
+        return tree._replace(dirty=gitinfo.recordable(self.own_files_removed(tree.dirty)))
 
     def own_files_removed(self, paths: tuple[str, ...]) -> tuple[str, ...]:
         """Paths without ghstate's own store: writing a checkpoint is not a change to the work."""

@@ -35,38 +35,63 @@ def write_file(target: Path, text: str, force: bool) -> str:
 
 
 def ghstate_command() -> str:
-    """How a hook should call ghstate: ``ghstate`` when that is this program on PATH, else this
-    program's own path (installed in a virtualenv that is not activated, the bare name would fail)."""
+    """How a hook should call ghstate: ``ghstate`` when that is on PATH, else this program's own path
+    (installed in a virtualenv that is not activated, the bare name would fail), or ``python -m``."""
     import shlex
     import shutil
     import sys
 
-    me = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    argv0 = sys.argv[0] if sys.argv else ""
     found = shutil.which("ghstate")
-    if me is None or (found and Path(found).resolve() == me) or me.name not in ("ghstate", "ghstate.exe"):
+    if argv0.endswith("__main__.py"):  # python -m ghstate
+        return "ghstate" if found else f"{shlex.quote(sys.executable)} -m ghstate"
+    if not argv0 or Path(argv0).stem != "ghstate":
         return "ghstate"
-    return shlex.quote(str(me))
+    me = Path(argv0).resolve()
+    return "ghstate" if found and Path(found).resolve() == me else shlex.quote(str(me))
+
+
+def _ours(command: object, sub: str) -> list[str] | None:
+    """The words of a hook command that runs ``ghstate hook SUB`` (however ghstate is named), else None."""
+    import shlex
+
+    if not isinstance(command, str):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if words[-2:] != ["hook", sub] or not any(Path(w).stem == "ghstate" for w in words[:-2]):
+        return None
+    return words
 
 
 def merge_hooks(settings: dict[str, Any], origin: str, program: str = "ghstate") -> bool:
-    """Add ghstate's hooks to Claude Code settings, touching nothing else. True when it changed them."""
+    """Add ghstate's hooks to Claude Code settings, touching nothing else; a bare ``ghstate`` hook
+    that cannot run here (ghstate is not on PATH) is pointed at ``program``. True when it changed them."""
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InputError(f"'hooks' in {origin} is not an object; fix it, then run 'ghstate init' again")
     changed = False
     for event, matcher, command in HOOKS:
-        command = command.replace("ghstate", program, 1)
+        sub = command.rsplit(" ", 1)[-1]
         entries = hooks.setdefault(event, [])
         if not isinstance(entries, list):
             raise InputError(f"'hooks.{event}' in {origin} is not a list; fix it, then run 'ghstate init' again")
-        tail = command.split(" ", 1)[-1] if program == "ghstate" else command[len(program) + 1 :]
-        present = any(isinstance(entry, dict) and isinstance(entry.get("hooks"), list)
-                      and any(isinstance(h, dict) and isinstance(h.get("command"), str)
-                              and h["command"].split()[0].endswith("ghstate") and h["command"].endswith(tail)
-                              for h in entry["hooks"])
-                      for entry in entries)
+        present = False
+        for entry in entries:
+            listed = entry.get("hooks") if isinstance(entry, dict) else None
+            for hook in listed if isinstance(listed, list) else []:
+                words = _ours(hook.get("command") if isinstance(hook, dict) else None, sub)
+                if words is None:
+                    continue
+                present = True
+                if words[0] == "ghstate" and program != "ghstate":
+                    hook["command"] = f"{program} hook {sub}"
+                    changed = True
         if not present:
-            entries.append({"matcher": matcher, "hooks": [{"type": "command", "command": command, "timeout": 15}]})
+            entries.append({"matcher": matcher, "hooks": [{"type": "command", "command": f"{program} hook {sub}",
+                                                           "timeout": 15}]})
             changed = True
     return changed
 

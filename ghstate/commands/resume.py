@@ -31,8 +31,9 @@ def observe(app: App, cp: Checkpoint, tree: gitinfo.WorkTree) -> tuple[drift_mod
 
 def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinfo.WorkTree,
                 notes: list | None = None, skipped: int = 0) -> str:
-    if fmt == "markdown":
-        return stored.body if stored.body.endswith("\n") else stored.body + "\n"
+    if fmt == "markdown":  # the body as stored, its marker's digests those of what it holds now
+        body = render.replace_marker(stored.body, render.as_read(cp))
+        return body if body.endswith("\n") else body + "\n"
     drift, statuses = observe(app, cp, tree)
     if fmt == "json":
         import json
@@ -40,7 +41,7 @@ def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinf
         from ghstate.state_json import to_json
 
 
-        data = to_json(cp, issue=stored.number, url=stored.location, drift=drift.as_dict(),
+        data = to_json(render.as_read(cp), issue=stored.number, url=stored.location, drift=drift.as_dict(),
                        runtime_status=statuses)
         data["notes"] = [{"author": n.author, "created_at": n.created_at, "body": n.body} for n in notes or []]
         data["notes_left_out"] = skipped
@@ -105,7 +106,7 @@ def show(issue: int | None, as_json: bool) -> None:
     if as_json:
         from ghstate.state_json import to_json
 
-        emit_json(to_json(cp, issue=stored.number, url=stored.location))
+        emit_json(to_json(render.as_read(cp), issue=stored.number, url=stored.location))
         return
     location = stored.location if app.store.kind == "github" else app.display_path(stored.location)
     click.echo(render.show(cp, label=app.label(stored.number), location=location, env=app.env).rstrip("\n"))
