@@ -22,7 +22,6 @@ from ghstate.model import (
     digest_keys,
     extra_key,
     find_phase,
-    runtime_entry,
     section_digest,
     section_digests,
 )
@@ -301,10 +300,6 @@ def describe(old: Checkpoint | None, new: Checkpoint) -> list[str]:
     if old.extra != new.extra:
         out.append("other sections edited")
     return out
-
-
-def runtime_names(cp: Checkpoint) -> list[str]:
-    return [runtime_entry(item)[0] for item in cp.runtime]
 
 
 # ------------------------------------------------------------------------------------ intents

@@ -130,6 +130,7 @@ def indent(text: str, prefix: str) -> str:
 # --------------------------------------------------------------------------------------- escaping
 
 _ESCAPABLE = re.compile(r"^([ \t]*)(\\*)([#=\-`~<].*)$", re.DOTALL)
+CODE_INDENT = re.compile(r"^(?: {4}|[ ]{0,3}\t)")  # a first line indented like this is code
 _ATX = re.compile(r"^[ \t]*#{1,4}(?:[ \t]|$)")  # levels 5 and 6 never start a section: no escape needed
 _SETEXT = re.compile(r"^[ \t]*(?:=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")

@@ -123,7 +123,7 @@ class Checkpoint(NamedTuple):
     decisions: tuple[str, ...] = ()
     questions: tuple[str, ...] = ()
     risks: tuple[str, ...] = ()
-    files: tuple[str, ...] = ()  # item texts as written; see file_path() for the plain path
+    files: tuple[str, ...] = ()  # item texts as written; see file_paths_of() for the plain paths
     runtime: tuple[str, ...] = ()  # item texts as written; see runtime_entry()
     resume: str = ""
     verification: str = ""  # the section's text, as CI or a person wrote it
@@ -221,11 +221,6 @@ def file_paths_of(item: str) -> list[str]:
     if "/" in token or "." in token:
         return [token]
     return [first_line]
-
-
-def file_path(item: str) -> str:
-    """The first path an item of "Files to re-read" names (see file_paths_of)."""
-    return file_paths_of(item)[0]
 
 
 def runtime_entry(item: str) -> tuple[str, str]:

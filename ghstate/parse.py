@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from ghstate.markup import (
     CHECKBOX,
+    CODE_INDENT,
     Block,
     blocks,
     dedent,
@@ -92,9 +93,6 @@ def normalize_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-_CODE_INDENT = re.compile(r"^(?: {4}|[ ]{0,3}\t)")
-
-
 def clean_text(text: str, block: bool = False) -> str:
     """The canonical form of a text field: LF newlines, blank lines empty, no outer blank space. A
     ``block`` (a section's text, loose text, an unknown section) keeps the indentation of a first line
@@ -103,7 +101,7 @@ def clean_text(text: str, block: bool = False) -> str:
     if "\n" in text:
         text = "\n".join(line if line.strip() else "" for line in text.split("\n"))
     text = text.strip("\n").rstrip()
-    return text if block and _CODE_INDENT.match(text) else text.lstrip()
+    return text if block and CODE_INDENT.match(text) else text.lstrip()
 
 
 @lru_cache(maxsize=8)

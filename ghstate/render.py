@@ -14,7 +14,7 @@ from typing import Any
 
 import jinja2
 
-from ghstate.markup import escape_item, escape_text, indent, wrap_text
+from ghstate.markup import CODE_INDENT, escape_item, escape_text, indent, wrap_text
 from ghstate.model import (
     HEADINGS,
     LIST_SECTIONS,
@@ -27,7 +27,6 @@ from ghstate.model import (
 )
 
 _PACKAGE = Path(__file__).resolve().parent
-_CODE_INDENT = re.compile(r"^(?: {4}|[ ]{0,3}\t)")
 MARKER_KEYS = ("revision", "id", "title", "branch", "commit", "dirty", "created_at", "updated_at")
 
 
@@ -134,7 +133,7 @@ def _parts(cp: Checkpoint) -> list[dict[str, Any]]:
         for extra in extras.get(anchor, []):
             if extra.heading is None:
                 body = escape_text(extra.body)
-                if anchor in (*LIST_SECTIONS, "phases") and _CODE_INDENT.match(body):
+                if anchor in (*LIST_SECTIONS, "phases") and CODE_INDENT.match(body):
                     body = wrap_text(extra.body)  # indented after a list, it would join the last item
                 parts.append({"kind": "leftover", "body": body})
             else:
