@@ -22,8 +22,10 @@ from ghstate.model import (
     digest_keys,
     extra_key,
     find_phase,
+    is_standalone,
     section_digest,
     section_digests,
+    standalone_extras,
 )
 
 MAX_EXECUTIONS = 20
@@ -141,22 +143,20 @@ def _extras(cp: Checkpoint, incoming: Checkpoint, base: dict[str, str] | None, f
             united: set[str]) -> tuple[list[Extra], list[str]]:
     """The unknown sections, the preamble and the loose text inside sections, after a --file write."""
     def loose(cp_: Checkpoint, keys: set[str]) -> list[Extra]:
-        return [e for e in cp_.extra if e.heading is None and e.after in keys]
+        return [e for e in cp_.extra if not is_standalone(e) and e.after in keys]
 
-    def group(cp_: Checkpoint, key: str) -> list[Extra]:
-        return [e for e in cp_.extra if (e.heading is None and e.after is None) == (key == "preamble")
-                and (key == "preamble" or (e.heading is not None and extra_key(e.heading) == key))]
+    def keys_of(cp_: Checkpoint) -> dict[str, None]:
+        return dict.fromkeys(extra_key(e.heading) for e in cp_.extra if is_standalone(e))
 
     current_sections = {e.after for e in cp.extra if e.heading is None and e.after is not None}
     out = loose(cp, current_sections - taken) + loose(incoming, taken)
     out += [e for e in loose(incoming, united) if e not in out]
     if force:
-        return out + [e for e in incoming.extra if e.heading is not None or e.after is None], []
+        return out + [e for e in incoming.extra if is_standalone(e)], []
     conflicts: list[str] = []
-    file_keys = dict.fromkeys(extra_key(e.heading) for e in incoming.extra if e.heading is not None or e.after is None)
-    for key in dict.fromkeys([*file_keys, *(extra_key(e.heading) for e in cp.extra
-                                            if e.heading is not None or e.after is None)]):
-        theirs, mine = group(cp, key), group(incoming, key)
+    file_keys = keys_of(incoming)
+    for key in {**file_keys, **keys_of(cp)}:
+        theirs, mine = standalone_extras(cp, key), standalone_extras(incoming, key)
         side = _side(key, cp, incoming, base) if key in file_keys else "current"
         if side == "incoming":
             out += mine

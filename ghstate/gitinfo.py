@@ -28,6 +28,13 @@ class WorkTree(NamedTuple):
     commit: str = ""
     dirty: tuple[str, ...] = ()  # changed, staged or untracked paths
 
+    @property
+    def place(self) -> str:
+        """Where a checkpoint of this tree belongs, in words, for messages."""
+        if self.branch:
+            return f"branch {self.branch}"
+        return "this detached HEAD" if self.commit else "this folder (no git branch)"
+
 
 class Changes(NamedTuple):
     """What happened between a recorded commit and the working tree now."""

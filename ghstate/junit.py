@@ -212,19 +212,19 @@ def classify(result: str, reports: list[Report] | None, run_url: str = "") -> di
     if failing:
         broken = [c for c in failing if looks_like_build_failure(c)]
         first = (broken or failing)[0]
-        label = _clip(first.label, 120)
+        label = clip(first.label, 120)
         more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
         if broken:
             return {
                 "failure_type": "build",
-                "failure_detail": _clip(f"{first.label}: {first.message or first.status}", 500),
+                "failure_detail": clip(f"{first.label}: {first.message or first.status}", 500),
                 "suggested_focus": f"Make {label} build or load again first{more}; it says: "
-                                   f"{_clip(first.message, 160)}",
+                                   f"{clip(first.message, 160)}",
             }
         return {
             "failure_type": "test",
-            "failure_detail": _clip(f"{first.label}: {first.message or first.status}", 500),
-            "suggested_focus": f"Fix {label} first{more}; its failure says: {_clip(first.message, 160)}",
+            "failure_detail": clip(f"{first.label}: {first.message or first.status}", 500),
+            "suggested_focus": f"Fix {label} first{more}; its failure says: {clip(first.message, 160)}",
         }
     if reports:
         return {"failure_type": "build", "failure_detail": "the job failed, but no test in the reports failed",
@@ -234,6 +234,7 @@ def classify(result: str, reports: list[Report] | None, run_url: str = "") -> di
             "suggested_focus": f"Open the run's log to see which step failed{run}."}
 
 
-def _clip(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
+    """One line of at most ``limit`` characters."""
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"

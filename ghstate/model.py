@@ -157,11 +157,21 @@ def section_content(cp: Checkpoint, key: str) -> tuple[Any, tuple[str, ...]]:
     return getattr(cp, key), tuple(e.body for e in cp.extra if e.heading is None and e.after == key)
 
 
+def is_standalone(extra: Extra) -> bool:
+    """An unknown section, or the preamble: text between sections, not loose text inside one."""
+    return extra.heading is not None or extra.after is None
+
+
 def extra_key(heading: str | None) -> str:
     """The digest key of an unknown section (by its heading), or of the preamble (heading None)."""
     if heading is None:
         return "preamble"
     return "x:" + hashlib.sha1(heading.encode("utf-8")).hexdigest()[:6]
+
+
+def standalone_extras(cp: Checkpoint, key: str) -> list[Extra]:
+    """The unknown sections of one heading (``key`` from extra_key), or the preamble ("preamble")."""
+    return [e for e in cp.extra if is_standalone(e) and extra_key(e.heading) == key]
 
 
 def section_digest(cp: Checkpoint, key: str) -> str:
@@ -172,9 +182,9 @@ def section_digest(cp: Checkpoint, key: str) -> str:
     if key == "title":
         value = cp.title
     elif key == "preamble":
-        value = [e.body for e in cp.extra if e.heading is None and e.after is None]
+        value = [e.body for e in standalone_extras(cp, key)]
     elif key.startswith("x:"):
-        value = [[e.level, e.body] for e in cp.extra if e.heading is not None and extra_key(e.heading) == key]
+        value = [[e.level, e.body] for e in standalone_extras(cp, key)]
     else:
         own, loose = section_content(cp, key)
         data = cp.verification_data if key == "verification" else None
@@ -192,6 +202,11 @@ def digest_keys(cp: Checkpoint) -> list[str]:
 
 def section_digests(cp: Checkpoint) -> dict[str, str]:
     return {key: d for key in digest_keys(cp) if (d := section_digest(cp, key))}
+
+
+def with_digests(cp: Checkpoint, digests: dict[str, str] | None = None) -> Checkpoint:
+    """``cp`` whose marker carries ``digests`` (default: those of what ``cp`` holds now)."""
+    return cp.with_meta(other={**cp.meta.other, DIGESTS_KEY: section_digests(cp) if digests is None else digests})
 
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")

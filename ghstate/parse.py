@@ -416,12 +416,13 @@ def execution_from_dict(data: dict[str, Any]) -> Execution:
 __all__ = ["Finding", "ParseError", "Parsed", "Span", "clean_text", "parse", "LIST_SECTIONS", "MARKER_PREFIX"]
 
 
-_MARKER_LINE = re.compile(r"^[ ]{0,3}<!--\s*ghstate:v1\s+(\{.*?\})\s*-->[ \t]*\r?$", re.MULTILINE)
+# A whole line holding the hidden marker, in any body (CRLF too: the \r is left to the line's ending).
+MARKER_LINE = re.compile(r"^[ ]{0,3}<!--\s*ghstate:v1\s+(\{.*?\})\s*-->[ \t]*(?=\r?$)", re.MULTILINE)
 
 
 def read_marker(body: str) -> dict[str, Any] | None:
     """The marker's data found by a quick scan, for picking a checkpoint among many (no full parse)."""
-    match = _MARKER_LINE.search(body)
+    match = MARKER_LINE.search(body)
     return _load_marker(match.group(1)) if match else None
 
 

@@ -23,6 +23,7 @@ from ghstate.model import (
     Execution,
     Extra,
     Step,
+    is_standalone,
     section_content,
 )
 
@@ -156,21 +157,12 @@ def _parts(cp: Checkpoint) -> list[dict[str, Any]]:
     return parts
 
 
-MARKER_LINE = re.compile(r"^[ ]{0,3}<!--\s*ghstate:v1\b.*?-->[ \t]*(?=\r?$)", re.MULTILINE)
-
-
 def replace_marker(body: str, cp: Checkpoint) -> str:
     """``body`` with its hidden marker rewritten from ``cp`` (the first one; none added if it has none)."""
+    from ghstate.parse import MARKER_LINE
+
     new = marker(cp)
     return MARKER_LINE.sub(lambda _: new, body, count=1)
-
-
-def as_read(cp: Checkpoint) -> Checkpoint:
-    """``cp`` with section digests of what it holds now: a file made from it then tells its own edits
-    from the ones a person made in the web UI since ghstate last wrote (which left the marker as it was)."""
-    from ghstate.model import DIGESTS_KEY, section_digests
-
-    return cp.with_meta(other={**cp.meta.other, DIGESTS_KEY: section_digests(cp)})
 
 
 def render_body(cp: Checkpoint, env: jinja2.Environment | None = None) -> str:
@@ -357,7 +349,7 @@ def show(cp: Checkpoint, *, label: str, location: str, env: jinja2.Environment |
 
 def _structure(cp: Checkpoint) -> list[Extra]:
     """The extras that stand between sections (unknown sections, the preamble), not inside one."""
-    return [e for e in cp.extra if e.heading is not None or e.after is None]
+    return [e for e in cp.extra if is_standalone(e)]
 
 
 _NEWLINE = re.compile(r"(\r\n|\r|\n)")

@@ -12,7 +12,7 @@ import contextlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -26,21 +26,14 @@ from ghstate.errors import GhstateError, InputError, NotFound, RemoteError, Secr
 from ghstate.gitinfo import WorkTree
 from ghstate.lookup import checkpoint_of, locate
 from ghstate.merge import merge3
-from ghstate.model import DIGESTS_KEY, Checkpoint, Execution, Revision, section_digests
-from ghstate.parse import parse
+from ghstate.model import DIGESTS_KEY, Checkpoint, Execution, Revision, section_digests, with_digests
+from ghstate.parse import MARKER_LINE, parse
 from ghstate.secrets import new_lines, scan
 from ghstate.stores import Changed, Store, Stored
 from ghstate.stores.local import LocalStore
 
 Change = Callable[[Checkpoint], Checkpoint]
 MERGE_ROUNDS = 3  # merges of a concurrent change before giving up on one write
-
-
-def where(tree: WorkTree) -> str:
-    """The place a checkpoint belongs to, in words, for messages."""
-    if tree.branch:
-        return f"branch {tree.branch}"
-    return "this detached HEAD" if tree.commit else "this folder (no git branch)"
 
 
 def utc_now() -> str:
@@ -93,9 +86,10 @@ class Writer:
         self.repo = repo
         self.api_url = api_url
         self.clock = clock
-        self.creating_id = ""  # the marker id of the checkpoint being created: finds it if its answer was lost
 
     def write(self, spec: WriteSpec) -> WriteResult:
+        # The marker id a new checkpoint gets, chosen once: a create kept for 'push' replays with it.
+        spec = replace(spec, new_id=spec.new_id or os.urandom(6).hex())
         lock = self.store.lock() if isinstance(self.store, LocalStore) else contextlib.nullcontext()
         target: Stored | None = None
         try:
@@ -104,7 +98,7 @@ class Writer:
                 if spec.number is not None or spec.lookup:
                     target = locate(self.store, spec.number, spec.tree.branch)
                 if target is None and not spec.create:
-                    raise NotFound(f"no open checkpoint for {where(spec.tree)}")
+                    raise NotFound(f"no open checkpoint for {spec.tree.place}")
                 return self._write(spec, target)
         except RemoteError as exc:
             if spec.dry_run or self.pending is None or self.store.kind != "github" or not spec.keep_pending:
@@ -136,7 +130,6 @@ class Writer:
         conflicts: list[str] = []
         warnings: list[str] = []
         if target is None:
-            self.creating_id = stamped.meta.id
             stored = self.store.create(stamped.title, body, unique=f'"id":"{stamped.meta.id}"')
             created = True
         else:
@@ -177,16 +170,16 @@ class Writer:
                 self.store.add_revision(stored, revision, self.history_text(revision))
             except RemoteError as exc:  # the checkpoint itself is written; only its history line is missing
                 warnings.append(f"the history comment could not be posted ({exc})")
-        warnings.extend(getattr(self.store, "notices", []))
+        warnings.extend(self.store.notices)
         return WriteResult(stamped, body, stored, created=created, changes=changes, conflicts=conflicts,
                            warnings=warnings, previous=base if not created else None)
 
     def _stamp(self, cp: Checkpoint, revision: int, now: str, spec: WriteSpec) -> Checkpoint:
         if not spec.record_tree and cp.meta.revision:
             return stamp(cp, revision=revision, now=now, branch=cp.meta.branch, commit=cp.meta.commit,
-                         dirty=cp.meta.dirty, execution=spec.execution, new_id=spec.new_id or os.urandom(6).hex())
+                         dirty=cp.meta.dirty, execution=spec.execution, new_id=spec.new_id)
         stamped = stamp(cp, revision=revision, now=now, branch=spec.tree.branch, commit=spec.tree.commit,
-                        dirty=spec.tree.dirty, execution=spec.execution, new_id=spec.new_id or os.urandom(6).hex())
+                        dirty=spec.tree.dirty, execution=spec.execution, new_id=spec.new_id)
         other = dict(stamped.meta.other)
         if spec.fingerprints:
             other[FINGERPRINTS_KEY] = spec.fingerprints
@@ -199,7 +192,7 @@ class Writer:
         body = render.render_update(cp, target.body, self.env) if target else render.render_body(cp, self.env)
         actual = section_digests(parse(body).checkpoint)
         if actual != cp.meta.other.get(DIGESTS_KEY):  # the digests describe what the body reads back as
-            body = render.replace_marker(body, cp.with_meta(other={**cp.meta.other, DIGESTS_KEY: actual}))
+            body = render.replace_marker(body, with_digests(cp, actual))
         template = self.env.get_template("checkpoint.md.j2").filename or ""
         if Path(template).parent != render.builtin_templates():  # a repository's own template
             expected = parse(render.render_body(cp)).checkpoint
@@ -221,12 +214,12 @@ class Writer:
         hidden marker that changed (the marker line itself changes on every write, so scanning it
         whole would let one value allowed once block every later write)."""
         old_body = target.body if target else ""
-        found = scan(new_lines(render.MARKER_LINE.sub("", old_body), render.MARKER_LINE.sub("", body)))
+        found = scan(new_lines(MARKER_LINE.sub("", old_body), MARKER_LINE.sub("", body)))
         if not found:
             before = checkpoint_of(target) if target else Checkpoint()
             for name, old, new in (("title", before.title, cp.title), ("branch", before.meta.branch, cp.meta.branch)):
-                if new != old and scan(new):
-                    found = [scan(new)[0].located(f"the hidden marker's {name}")]
+                found = [s.located(f"the hidden marker's {name}") for s in scan(new)][:1] if new != old else []
+                if found:
                     break
             else:
                 known = set(before.executions)
@@ -272,7 +265,7 @@ class Writer:
             "create": spec.create,
             "allow_secrets": spec.allow_secrets,
             "reapply": spec.reapply,
-            "new_id": self.creating_id if target is None else "",
+            "new_id": spec.new_id if target is None else "",
         }
         try:
             return self.pending.save_pending(record)

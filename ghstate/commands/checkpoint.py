@@ -51,21 +51,9 @@ def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: st
     """
     if issue is not None and force_new:
         raise click.UsageError("give either ISSUE or --new, not both")
-    texts = {"--title": (title,), "--goal": (goal,), "--done": done, "--undo": undo, "--phase": phase,
-             "--decision": decision, "--question": question, "--risk": risk, "--read": read,
-             "--resume-at": (resume_at,), "--agent": (agent,), "--role": (role,), "--session": (session,)}
-    for flag, values in texts.items():
-        for value in values:
-            if value is not None and CONTROL.search(value):
-                raise click.BadParameter("holds a control character (terminal output?)", param_hint=flag)
-            if value is not None and flag in ("--agent", "--role", "--session") and ("\n" in value or "\r" in value):
-                raise click.BadParameter("must be one line", param_hint=flag)
-            if value is not None and not value.strip() and flag in ("--done", "--undo", "--phase", "--decision",
-                                                                    "--question", "--risk", "--read"):
-                raise click.BadParameter("is empty", param_hint=flag)
-    both = {" ".join(x.split()).lower() for x in done} & {" ".join(x.split()).lower() for x in undo}
-    if both:
-        raise click.UsageError(f"--done and --undo both name {sorted(both)[0]!r}; give one of them")
+    _check_flags({"--title": (title,), "--goal": (goal,), "--done": done, "--undo": undo, "--phase": phase,
+                  "--decision": decision, "--question": question, "--risk": risk, "--read": read,
+                  "--resume-at": (resume_at,), "--agent": (agent,), "--role": (role,), "--session": (session,)})
     edits = Edits(title=title, goal=goal, resume=resume_at, done=done, undo=undo, phases=phase,
                   decisions=decision, questions=question, risks=risk, reads=read)
     intent: dict = {"edits": edits_to_dict(edits)}
@@ -132,3 +120,23 @@ def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: st
                    f"{': ' + summary if summary else ''}")
     click.echo(location)
 
+
+
+_ONE_LINE = ("--agent", "--role", "--session")
+_NOT_EMPTY = ("--done", "--undo", "--phase", "--decision", "--question", "--risk", "--read")
+
+
+def _check_flags(values: dict[str, tuple[str | None, ...]]) -> None:
+    """Flag values that cannot be meant are usage errors (exit 2), before anything is read or written."""
+    for flag, given in values.items():
+        for value in (v for v in given if v is not None):
+            if CONTROL.search(value):
+                raise click.BadParameter("holds a control character (terminal output?)", param_hint=flag)
+            if flag in _ONE_LINE and ("\n" in value or "\r" in value):
+                raise click.BadParameter("must be one line", param_hint=flag)
+            if flag in _NOT_EMPTY and not value.strip():
+                raise click.BadParameter("is empty", param_hint=flag)
+    both = ({" ".join(x.split()).lower() for x in values["--done"] if x}
+            & {" ".join(x.split()).lower() for x in values["--undo"] if x})
+    if both:
+        raise click.UsageError(f"--done and --undo both name {sorted(both)[0]!r}; give one of them")

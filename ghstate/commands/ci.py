@@ -78,10 +78,11 @@ def ci_commit(env: dict[str, str]) -> str:
 def next_verification(previous: dict[str, Any] | None, *, result: str, reports: list | None, block_after: int,
                       env: dict[str, str], branch: str, now: str) -> dict[str, Any]:
     """The new verification data from the previous one and this run (pure)."""
-    from ghstate.junit import _clip, classify, count
+    from ghstate.junit import classify, clip, count
     from ghstate.secrets import redact
 
     prev = previous or {}
+    commit = ci_commit(env)
     attempts = int(prev.get("attempt_count") or 0) + 1
     consecutive = int(prev.get("consecutive_failures") or 0)
     if result == "success":
@@ -91,7 +92,7 @@ def next_verification(previous: dict[str, Any] | None, *, result: str, reports: 
         # Failures in a row count failing commits: the same commit failing again (a re-run, or a
         # second workflow on one push) is another attempt, not another failure in a row.
         last_failed = prev.get("failed_commit", prev.get("commit") if prev.get("status") != "passing" else "")
-        again = bool(consecutive) and last_failed == ci_commit(env) != ""
+        again = bool(consecutive) and last_failed == commit != ""
         consecutive += 0 if again else 1
         status = "blocked" if consecutive >= block_after else "failing"
     else:  # cancelled: says nothing about the code; keep what was known
@@ -105,20 +106,20 @@ def next_verification(previous: dict[str, Any] | None, *, result: str, reports: 
     return {
         "status": status,
         "result": result,
-        "commit": ci_commit(env),
+        "commit": commit,
         "branch": redact(branch),  # shown in the section: a name can look like a credential
         "run_id": run_id,
         "run_url": run_url,
         "workflow": env.get("GITHUB_WORKFLOW", ""),
         "at": now,
         "counts": count(cases),
-        "failing_tests": [{"name": redact(_clip(c.label, 200)), "message": redact(_clip(c.message or c.status, 200))}
+        "failing_tests": [{"name": redact(clip(c.label, 200)), "message": redact(clip(c.message or c.status, 200))}
                           for c in failing[:MAX_FAILING]],
         **{k: redact(v) if isinstance(v, str) else v for k, v in classify(result, reports, run_url).items()},
         "attempt_count": attempts,
         "consecutive_failures": consecutive,
         # the last failing commit: a cancelled run in between does not make it look new again
-        "failed_commit": ci_commit(env) if result == "failure" else (
+        "failed_commit": commit if result == "failure" else (
             prev.get("failed_commit", "") if result == "cancelled" else ""),
         "block_after": block_after,
     }

@@ -117,9 +117,7 @@ class App:
             tree = tree or self.tree()
             stored = locate(self.store, None, tree.branch)
             if stored is None:
-                from ghstate.writer import where
-
-                raise NotFound(f"no open checkpoint for {where(tree)} in the {self.store.kind} store; "
+                raise NotFound(f"no open checkpoint for {tree.place} in the {self.store.kind} store; "
                                "give an ISSUE number, or create one with 'ghstate checkpoint'")
         else:
             stored = self.store.get(number)
@@ -148,6 +146,9 @@ def make_app(*, need_token: bool = True, github: dict[str, Any] | None = None, *
 # ------------------------------------------------------------------------------------ input
 
 
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")  # tab, newlines and form feed are text
+
+
 def read_input(path: str) -> tuple[str, str]:
     """(text, name) of a file or of stdin (``-``): UTF-8 text, not empty, not binary."""
     name = "standard input" if path == "-" else path
@@ -174,9 +175,6 @@ def read_input(path: str) -> tuple[str, str]:
                          f"{text.count(chr(10), 0, control.start()) + 1}); it is binary or terminal output, "
                          "not a markdown or JSON checkpoint")
     return text, name
-
-
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")  # tab, newlines and form feed are text
 
 
 def load_input(path: str) -> tuple[Checkpoint, frozenset[str], str]:

@@ -23,7 +23,7 @@ def list_(as_json: bool) -> None:
     app = make_app()
     rows = []
     stored_list = app.store.list_open()
-    for notice in getattr(app.store, "notices", []):
+    for notice in app.store.notices:
         click.echo(f"Warning: {notice}", err=True)
     for stored in stored_list:
         cp = checkpoint_of(stored)

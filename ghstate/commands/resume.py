@@ -8,7 +8,7 @@ from ghstate import drift as drift_mod
 from ghstate import gitinfo, render
 from ghstate.commands.common import ISSUE, App, emit_json, make_app, store_options
 from ghstate.errors import ConfigError
-from ghstate.model import Checkpoint, runtime_entry
+from ghstate.model import Checkpoint, runtime_entry, with_digests
 from ghstate.stores import Stored
 
 
@@ -32,7 +32,7 @@ def observe(app: App, cp: Checkpoint, tree: gitinfo.WorkTree) -> tuple[drift_mod
 def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinfo.WorkTree,
                 notes: list | None = None, skipped: int = 0) -> str:
     if fmt == "markdown":  # the body as stored, its marker's digests those of what it holds now
-        body = render.replace_marker(stored.body, render.as_read(cp))
+        body = render.replace_marker(stored.body, with_digests(cp))
         return body if body.endswith("\n") else body + "\n"
     drift, statuses = observe(app, cp, tree)
     if fmt == "json":
@@ -41,7 +41,7 @@ def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinf
         from ghstate.state_json import to_json
 
 
-        data = to_json(render.as_read(cp), issue=stored.number, url=stored.location, drift=drift.as_dict(),
+        data = to_json(with_digests(cp), issue=stored.number, url=stored.location, drift=drift.as_dict(),
                        runtime_status=statuses)
         data["notes"] = [{"author": n.author, "created_at": n.created_at, "body": n.body} for n in notes or []]
         data["notes_left_out"] = skipped
@@ -106,7 +106,7 @@ def show(issue: int | None, as_json: bool) -> None:
     if as_json:
         from ghstate.state_json import to_json
 
-        emit_json(to_json(render.as_read(cp), issue=stored.number, url=stored.location))
+        emit_json(to_json(with_digests(cp), issue=stored.number, url=stored.location))
         return
     location = stored.location if app.store.kind == "github" else app.display_path(stored.location)
     click.echo(render.show(cp, label=app.label(stored.number), location=location, env=app.env).rstrip("\n"))

@@ -44,6 +44,7 @@ class Note(NamedTuple):
 
 class Store(Protocol):
     kind: str
+    notices: list[str]  # problems worth a warning that did not stop the command
 
     def get(self, number: int) -> Stored: ...
 

@@ -11,7 +11,8 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,22 +95,22 @@ class LocalStore:
             raise InputError(f"{path} is not UTF-8 text; restore it from git or delete it") from None
         return Stored(number, "", body, str(path), version=f"{stat.st_mtime_ns}:{stat.st_size}")
 
-    def list_open(self) -> list[Stored]:
-        out = []
-        for number in self.numbers():
+    def _readable(self, numbers: Iterable[int]) -> Iterator[Stored]:
+        """The checkpoints of ``numbers`` that can be read; the others become notices, not failures."""
+        for number in numbers:
             try:
-                out.append(self.get(number))
-            except InputError as exc:  # listed as a problem, not hidden
+                yield self.get(number)
+            except InputError as exc:
                 self.notices.append(str(exc))
-            except NotFound:
+            except NotFound:  # removed meanwhile
                 continue
-        return out
+
+    def list_open(self) -> list[Stored]:
+        return list(self._readable(self.numbers()))
 
     def iter_open(self) -> Iterator[Stored]:
         """Checkpoints, newest first, read one at a time (branch lookup stops at the first match)."""
-        for number in reversed(self.numbers()):
-            with contextlib.suppress(NotFound, InputError):
-                yield self.get(number)
+        return self._readable(reversed(self.numbers()))
 
     def create(self, title: str, body: str, unique: str = "") -> Stored:
         """Allocate the next number (callers hold the lock) and write the body."""
@@ -171,8 +172,6 @@ class LocalStore:
     def save_pending(self, record: dict[str, Any]) -> Path:
         """Keep a write meant for GitHub until ``ghstate push``; returns the file it is in."""
         self.pending_dir.mkdir(parents=True, exist_ok=True)
-        import time
-
         target = record.get("issue") or "new"  # named by the nanosecond, so that push replays in order
         path = self.pending_dir / f"{time.time_ns():020d}-{target}-{os.getpid()}-{os.urandom(3).hex()}.json"
         atomic_write(path, json.dumps(record, ensure_ascii=False, indent=1) + "\n")
