@@ -42,8 +42,12 @@ def medians_ms(commands: dict[str, tuple[list[str], Path | None]], runs: int, en
 
 def big_body(size: int = 65_536) -> str:
     """A realistic checkpoint of exactly ``size`` characters: many phases, decisions, files, notes."""
+    from ghstate import render
     from ghstate.model import Checkpoint, Extra, Meta, Phase, Step
-    from ghstate.render import render_body
+    from ghstate.templating import environment
+
+    def render_body(cp):
+        return render.render_body(cp, environment())
 
     phases = tuple(
         Phase(f"Phase {i}: {'migrate' if i % 2 else 'verify'} the `module_{i}` layer", i < 7,
@@ -134,8 +138,17 @@ def main() -> None:
     args = parser.parse_args()
     runs = 5 if args.quick else 21
 
+    from ghstate import present, render
     from ghstate.parse import parse
-    from ghstate.render import prompt, render_body
+    from ghstate.templating import environment
+
+    env = environment()
+
+    def render_body(cp):
+        return render.render_body(cp, env)
+
+    def prompt(cp, source):
+        return present.prompt(cp, source=source, env=env)
 
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, {runs} runs per figure (median)")
     env = {k: v for k, v in os.environ.items() if k not in ("GH_TOKEN", "GITHUB_TOKEN", "GITHUB_REPOSITORY")}
@@ -182,11 +195,11 @@ def main() -> None:
 
     def fresh_update(new, text: str) -> str:  # what a write does: read the stored body, write over it
         fresh_parse(text)
-        return render_update(new, text)
+        return render_update(new, text, env)
 
     parse_ms = in_process_ms(lambda: fresh_parse(body), runs)
     render_ms = in_process_ms(lambda: render_body(cp), runs)
-    from ghstate.render import render_update
+    from ghstate.splice import render_update
 
     changed = cp._replace(verification="failing at 4f2c1e9")
     update_ms = in_process_ms(lambda: fresh_update(changed, body), runs)

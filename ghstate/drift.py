@@ -5,8 +5,7 @@ from __future__ import annotations
 import fnmatch
 from typing import Any, NamedTuple
 
-from ghstate.gitinfo import Changes, WorkTree
-from ghstate.model import Checkpoint
+from ghstate.model import Changes, Checkpoint, WorkTree
 
 FINGERPRINTS_KEY = "dirty_sha"
 

@@ -11,7 +11,8 @@ import os
 import re
 import subprocess
 from pathlib import Path
-from typing import NamedTuple
+
+from ghstate.model import Changes, WorkTree
 
 _HEX = re.compile(r"^[0-9a-f]{4,64}$")
 TIMEOUT = 10.0
@@ -19,30 +20,6 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # what a repository hel
 MAX_DIRTY = 200  # dirty paths recorded (and fingerprinted) per revision; more are reported as changed
 MAX_DIRTY_CHARS = 12_000  # what they take in the marker: it must leave the body room under GitHub's limit
 DELETED = "-"  # the fingerprint of a dirty path that is not there (deleted, not yet committed)
-
-
-class WorkTree(NamedTuple):
-    """What the working tree looks like now."""
-
-    branch: str = ""  # "" when HEAD is detached or there is no repository
-    commit: str = ""
-    dirty: tuple[str, ...] = ()  # changed, staged or untracked paths
-
-    @property
-    def place(self) -> str:
-        """Where a checkpoint of this tree belongs, in words, for messages."""
-        if self.branch:
-            return f"branch {self.branch}"
-        return "this detached HEAD" if self.commit else "this folder (no git branch)"
-
-
-class Changes(NamedTuple):
-    """What happened between a recorded commit and the working tree now."""
-
-    commit_known: bool = True
-    commits_since: int = 0
-    commits_dropped: int = 0  # commits of the recorded one that HEAD no longer contains (rebase, reset)
-    changed_files: tuple[str, ...] = ()
 
 
 def find_root(start: Path | None = None) -> Path | None:

@@ -281,6 +281,30 @@ def find_phase(phases: tuple[Phase, ...], ref: str) -> int:
     raise LookupError(f"no phase {ref!r}; phases are: {listing}")
 
 
+class WorkTree(NamedTuple):
+    """What the working tree looks like now."""
+
+    branch: str = ""  # "" when HEAD is detached or there is no repository
+    commit: str = ""
+    dirty: tuple[str, ...] = ()  # changed, staged or untracked paths
+
+    @property
+    def place(self) -> str:
+        """Where a checkpoint of this tree belongs, in words, for messages."""
+        if self.branch:
+            return f"branch {self.branch}"
+        return "this detached HEAD" if self.commit else "this folder (no git branch)"
+
+
+class Changes(NamedTuple):
+    """What happened between a recorded commit and the working tree now."""
+
+    commit_known: bool = True
+    commits_since: int = 0
+    commits_dropped: int = 0  # commits of the recorded one that HEAD no longer contains (rebase, reset)
+    changed_files: tuple[str, ...] = ()
+
+
 class Revision(NamedTuple):
     """One write to a checkpoint, as ``log`` shows it: who wrote it, when, and what changed."""
 

@@ -19,14 +19,13 @@ from typing import Any
 
 import jinja2
 
-from ghstate import render
+from ghstate import render, splice, templating
 from ghstate.drift import FINGERPRINTS_KEY
 from ghstate.edit import content_equal, describe, stamp
 from ghstate.errors import GhstateError, InputError, NotFound, RemoteError, SecretFound
-from ghstate.gitinfo import WorkTree
 from ghstate.lookup import checkpoint_of, locate
 from ghstate.merge import merge3
-from ghstate.model import DIGESTS_KEY, Checkpoint, Execution, Revision, section_digests, with_digests
+from ghstate.model import DIGESTS_KEY, Checkpoint, Execution, Revision, WorkTree, section_digests, with_digests
 from ghstate.parse import MARKER_LINE, parse
 from ghstate.secrets import new_lines, scan
 from ghstate.stores import Changed, Store, Stored
@@ -189,14 +188,14 @@ class Writer:
 
     def _body(self, cp: Checkpoint, target: Stored | None, spec: WriteSpec) -> str:
         # Over an existing body, only what changed is rewritten: a person's formatting stays.
-        body = render.render_update(cp, target.body, self.env) if target else render.render_body(cp, self.env)
+        body = splice.render_update(cp, target.body, self.env) if target else render.render_body(cp, self.env)
         actual = section_digests(parse(body).checkpoint)
         if actual != cp.meta.other.get(DIGESTS_KEY):  # the digests describe what the body reads back as
             body = render.replace_marker(body, with_digests(cp, actual))
-        template = self.env.get_template("checkpoint.md.j2").filename or ""
-        if Path(template).parent != render.builtin_templates():  # a repository's own template
-            expected = parse(render.render_body(cp)).checkpoint
-            if not render.same_state(parse(body).checkpoint, expected):
+        if not templating.is_builtin(self.env, "checkpoint.md.j2"):  # a repository's own template
+            template = self.env.get_template("checkpoint.md.j2").filename
+            expected = parse(render.render_body(cp, templating.environment())).checkpoint
+            if not splice.same_state(parse(body).checkpoint, expected):
                 raise InputError(f"the template {template} writes a body that does not read back as the "
                                  "checkpoint (sections or the marker are lost); nothing was written: fix it, "
                                  "or remove it to use the built-in one")

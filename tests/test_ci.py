@@ -8,11 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+from bodies import render_body
 from conftest import SAMPLE
 from github_fake import FakeGitHub
 
 from ghstate.parse import parse
-from ghstate.render import render_body
 
 FIXTURES = Path(__file__).parent / "fixtures" / "junit"
 ROOT = Path(__file__).resolve().parents[1]

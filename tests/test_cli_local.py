@@ -293,7 +293,7 @@ def test_a_template_that_loses_the_checkpoint_is_refused(repo, run, sample_file)
 
 
 def test_a_template_that_keeps_everything_is_used(repo, run, sample_file):
-    from ghstate.render import builtin_templates
+    from ghstate.templating import builtin_templates
 
     (repo / ".ghstate" / "templates").mkdir(parents=True)
     ours = (builtin_templates() / "checkpoint.md.j2").read_text().replace("{{ marker }}\n", "{{ marker }}\n\n")

@@ -54,7 +54,7 @@ def state_of(gh, number=1):
 
 
 def existing(gh, number=7, branch="feature/x", extra=""):
-    from ghstate.render import render_body
+    from bodies import render_body
 
     cp = parse(SAMPLE + extra).checkpoint
     cp = cp.with_meta(revision=3, branch=branch, id="abc123abc123", updated_at="2026-11-20T10:00:00Z")

@@ -11,10 +11,10 @@ import os
 from pathlib import Path
 
 import pytest
+from bodies import render_body
 from test_human_bodies import assert_keeps_words
 
 from ghstate.parse import parse
-from ghstate.render import render_body
 from ghstate.state_json import from_json, to_json
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -7,12 +7,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from bodies import render_body
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ghstate.model import SECTIONS
 from ghstate.parse import parse
-from ghstate.render import render_body
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "issue-bodies"
 

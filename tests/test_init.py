@@ -81,7 +81,7 @@ def test_issue_form_output_parses(repo):
 def test_repository_issue_form_is_the_shipped_one():
     from pathlib import Path
 
-    from ghstate.render import builtin_templates
+    from ghstate.templating import builtin_templates
 
     ours = Path(__file__).resolve().parents[1] / ".github" / "ISSUE_TEMPLATE" / "ghstate-checkpoint.yml"
     if not ours.is_file():

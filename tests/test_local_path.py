@@ -11,7 +11,7 @@ from pathlib import Path
 from conftest import SAMPLE
 
 import ghstate
-from ghstate import render
+from ghstate import templating
 from ghstate.parse import parse
 
 
@@ -43,7 +43,7 @@ def test_local_resume_never_imports_pygithub(repo, tmp_path):
 
 def test_templates_ship_inside_the_package():
     package = Path(ghstate.__file__).resolve().parent
-    templates = render.builtin_templates()
+    templates = templating.builtin_templates()
     assert (templates / "checkpoint.md.j2").is_file() and (templates / "prompt.md.j2").is_file()
     source_checkout = (package.parent / "pyproject.toml").is_file()
     if not source_checkout:  # an installed wheel (how .ci/run tests): the templates must be inside it

@@ -96,6 +96,6 @@ def test_merged_result_is_a_valid_body(base, data):
     theirs = base._replace(questions=(*base.questions, "added by theirs"))
     merged = merge3(base, ours, theirs).checkpoint
     assert "added by ours" in merged.decisions and "added by theirs" in merged.questions
-    from ghstate.render import render_body
+    from bodies import render_body
 
     assert parse(render_body(merged)).checkpoint.decisions == merged.decisions

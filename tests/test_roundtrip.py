@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from bodies import render_body
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import checkpoints
 
 from ghstate.model import Phase
 from ghstate.parse import parse
-from ghstate.render import render_body
 from ghstate.state_json import from_json, to_json
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,

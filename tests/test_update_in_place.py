@@ -10,6 +10,7 @@ import difflib
 from pathlib import Path
 
 import pytest
+from bodies import render_body, render_update
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from strategies import checkpoints
@@ -17,7 +18,7 @@ from test_human_bodies import human_bodies
 
 from ghstate.edit import Edits, apply_edits
 from ghstate.parse import parse
-from ghstate.render import render_body, render_update, same_state
+from ghstate.splice import same_state
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "issue-bodies"
 # Drawing checkpoints is what costs (about 0.1 s each); the code under test takes ~15 ms an example.
@@ -133,7 +134,7 @@ def test_a_leading_title_heading_is_rendered_canonically():
 
 
 def test_a_template_that_loses_data_falls_back(tmp_path):
-    from ghstate.render import environment
+    from ghstate.templating import environment
 
     (tmp_path / "checkpoint.md.j2").write_text("{{ marker }}\nCUSTOM\n")
     new = parse(EDITED).checkpoint._replace(resume="Go")

@@ -244,9 +244,9 @@ def _run(result: str, issue_ref: str, junit: str, phase: str, block_after_text: 
     data = cp.verification_data or {}
     previous = ((written.previous.verification_data or {}).get("status") if written.previous else None)
     if post_prompt and data.get("status") == "blocked" and previous != "blocked":
-        from ghstate import render
+        from ghstate import present
 
-        prompt = render.prompt(cp, source=f"GitHub issue #{stored.number} ({stored.location})", env=app.env)
+        prompt = present.prompt(cp, source=f"GitHub issue #{stored.number} ({stored.location})", env=app.env)
         try:
             app.store.post_comment(stored, "<!-- ghstate:prompt -->\n" + prompt, allow_secrets=True)  # type: ignore[attr-defined]
         except GhstateError as exc:  # the result itself is recorded: only the comment is missing

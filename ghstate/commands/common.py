@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ghstate import config, gitinfo, render
+from ghstate import config, gitinfo, templating
 from ghstate.errors import ConfigError, InputError, NotFound
 from ghstate.lookup import checkpoint_of, locate
 from ghstate.model import Checkpoint
@@ -74,7 +74,7 @@ class App:
 
     @functools.cached_property
     def env(self) -> Any:
-        return render.environment(self.settings.templates_dir, cache_dir=self.settings.cache_dir)
+        return templating.environment(self.settings.templates_dir, cache_dir=self.settings.cache_dir)
 
     def writer(self) -> Writer:
         from ghstate.writer import Writer

@@ -10,8 +10,8 @@ import click
 
 from ghstate.commands.common import make_app, store_options
 from ghstate.errors import InputError
-from ghstate.render import builtin_templates
 from ghstate.stores.local import atomic_write
+from ghstate.templating import builtin_templates
 
 HOOKS = (
     ("SessionStart", "startup|resume|clear|compact", "ghstate hook session-start"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ghstate import render
+from ghstate import present
 from ghstate.commands.common import ISSUE, emit_json, make_app, store_options
 from ghstate.lookup import checkpoint_of
 
@@ -81,4 +81,4 @@ def log(issue: int | None, as_json: bool) -> None:
         who = ", ".join(x for x in (r.role, f"session {r.session}" if r.session else "") if x)
         who = f"{r.agent or r.author or '(unnamed)'}{f' ({who})' if who else ''}"
         changes = "; ".join(r.changes) or "no visible change"
-        click.echo(render.printable(render._oneline(f"r{r.revision:<4} {r.at or '?':<20} {who}: {changes}")))
+        click.echo(present.printable(present.oneline(f"r{r.revision:<4} {r.at or '?':<20} {who}: {changes}")))

@@ -7,6 +7,7 @@ import json
 import click
 
 from ghstate import render as render_mod
+from ghstate import templating
 from ghstate.commands.common import emit_json, make_app, parse_text, read_input, store_options
 from ghstate.errors import GhstateError, InputError
 from ghstate.lint import lint as lint_rules
@@ -43,7 +44,7 @@ def render(file: str) -> None:
     except ValueError as exc:
         kind = "invalid state" if isinstance(exc, StateError) else "not valid JSON"
         raise InputError(f"{name}: {kind}: {exc}") from None
-    click.echo(render_mod.render_body(cp), nl=False)
+    click.echo(render_mod.render_body(cp, templating.environment()), nl=False)
 
 
 @click.command()

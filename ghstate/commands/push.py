@@ -11,7 +11,7 @@ import click
 from ghstate.commands.common import App, make_app, store_options
 from ghstate.edit import make_change
 from ghstate.errors import ConfigError, GhstateError, InputError
-from ghstate.gitinfo import WorkTree
+from ghstate.model import WorkTree
 from ghstate.parse import execution_from_dict
 from ghstate.writer import Writer, WriteResult, WriteSpec
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ghstate import drift as drift_mod
-from ghstate import gitinfo, render
+from ghstate import gitinfo, present, render
 from ghstate.commands.common import ISSUE, App, emit_json, make_app, store_options
 from ghstate.errors import ConfigError
 from ghstate.model import Checkpoint, runtime_entry, with_digests
@@ -47,8 +47,8 @@ def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinf
         data["notes_left_out"] = skipped
         return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
     if fmt == "short":
-        return render.short(cp, label=app.label(stored.number), drift=drift, env=app.env) + "\n"
-    return render.prompt(cp, source=app.describe_source(stored), drift=drift, runtime_status=statuses,
+        return present.short(cp, label=app.label(stored.number), drift=drift, env=app.env) + "\n"
+    return present.prompt(cp, source=app.describe_source(stored), drift=drift, runtime_status=statuses,
                          notes=notes, skipped_notes=skipped, env=app.env).rstrip("\n") + "\n"
 
 
@@ -109,4 +109,4 @@ def show(issue: int | None, as_json: bool) -> None:
         emit_json(to_json(with_digests(cp), issue=stored.number, url=stored.location))
         return
     location = stored.location if app.store.kind == "github" else app.display_path(stored.location)
-    click.echo(render.show(cp, label=app.label(stored.number), location=location, env=app.env).rstrip("\n"))
+    click.echo(present.show(cp, label=app.label(stored.number), location=location, env=app.env).rstrip("\n"))
