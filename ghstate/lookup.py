@@ -5,12 +5,29 @@ from __future__ import annotations
 from ghstate.model import Checkpoint
 from ghstate.parse import branch_of, parse
 from ghstate.stores import Store, Stored
+from ghstate.writelog import LogState, ignored_notice, replay
 
 
 def checkpoint_of(stored: Stored) -> Checkpoint:
-    """The parsed checkpoint; on GitHub the issue title is the title."""
+    """The parsed body, as it is; on GitHub the issue title is the title."""
     cp = parse(stored.body).checkpoint
     return cp._replace(title=stored.title) if stored.title else cp
+
+
+def current(store: Store, stored: Stored) -> Checkpoint:
+    """The checkpoint as every reader must see it: the body, with the logged writes it does not hold
+    yet (overwritten by a concurrent writer, or by a web edit made from an older page) replayed.
+    Reads the log only when the body's marker says it may lack something; history comments that
+    are not trusted intents are reported as notices."""
+    cp = checkpoint_of(stored)
+    state = LogState.of(cp)
+    if state.complete(stored.comments) or stored.comments <= state.seen:
+        return cp
+    view = replay(cp, store.log(stored, state.seen, pages=1))  # the newest page: a reader makes one request
+    notice = ignored_notice(view.ignored)
+    if notice:
+        store.notices.append(notice)
+    return view.checkpoint
 
 
 def locate(store: Store, number: int | None, branch: str) -> Stored | None:

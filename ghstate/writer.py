@@ -1,38 +1,51 @@
-"""Writing a revision: read → change → stamp → render → re-read and merge → write → history.
+"""Writing a revision: locate → replay → change → stamp → render → log → write → verify.
 
-The same pipeline serves ``checkpoint``, ``ci``, ``push`` and the hooks, on either store. A change is
-a function of the checkpoint as it is now, so it patches rather than overwrites; when the checkpoint
-changed between the read and the write, the two edits are merged section by section. When GitHub
-cannot take the write, the write is kept in the local store as pending, so nothing is lost.
+One pipeline serves ``checkpoint``, ``ci``, ``push`` and the hooks, on either store. The change is an
+``Intent`` (data), applied to the checkpoint as it is now. No write can overwrite another silently:
+
+1. the body is read, and any logged write it does not hold yet is replayed into it (``writelog``);
+2. the intent is applied and the new body rendered, its marker saying how far it reflects the log;
+3. the intent is logged (a revision comment; a line of ``log/N.jsonl`` locally): from here it is durable,
+   and every reader sees it even if the body is overwritten later;
+4. the body is re-read (a conditional GET, free when unchanged), so an edit made meanwhile on GitHub is
+   built on rather than overwritten, and written;
+5. the answer says how many comments the issue has: when another writer logged one meanwhile that this
+   body lacks, the body is read again, everything replayed, and written again (a bounded number of times).
+
+When GitHub cannot be reached before the intent is logged, the write is kept locally for ``push``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any
 
-import jinja2
-
-from ghstate import render, splice, templating
+from ghstate import checks, render, splice
 from ghstate.drift import FINGERPRINTS_KEY
 from ghstate.edit import content_equal, describe, stamp
-from ghstate.errors import GhstateError, InputError, NotFound, RemoteError, SecretFound
+from ghstate.errors import GhstateError, NotFound, RemoteError
+from ghstate.intent import Intent
 from ghstate.lookup import checkpoint_of, locate
-from ghstate.merge import merge3
-from ghstate.model import DIGESTS_KEY, Checkpoint, Execution, Revision, WorkTree, section_digests, with_digests
-from ghstate.parse import MARKER_LINE, parse
-from ghstate.secrets import new_lines, scan
+from ghstate.merge import merge_unknown_base
+from ghstate.model import (
+    DIGESTS_KEY,
+    HEADINGS,
+    Checkpoint,
+    Execution,
+    Revision,
+    WorkTree,
+    section_digests,
+    with_digests,
+)
+from ghstate.parse import parse
+from ghstate.render import Templates
 from ghstate.stores import Changed, Store, Stored
-from ghstate.stores.local import LocalStore
+from ghstate.stores.local import LocalStore, PendingWrite
+from ghstate.writelog import LogEntry, LogState, Replayed, ignored_notice, replay, with_log
 
-Change = Callable[[Checkpoint], Checkpoint]
-MERGE_ROUNDS = 3  # merges of a concurrent change before giving up on one write
+ROUNDS = 4  # writes of one revision while other writers keep landing before the last one is given up
 
 
 def utc_now() -> str:
@@ -41,21 +54,23 @@ def utc_now() -> str:
 
 @dataclass(frozen=True)
 class WriteSpec:
-    number: int | None
-    change: Change
-    intent: dict[str, Any]  # a serialisable description of ``change``, for a write kept as pending
-    tree: WorkTree = field(default_factory=WorkTree)
+    """One write. ``number`` None: the branch's open checkpoint (``lookup``), else a new one (``create``).
+    ``record_tree`` False (CI, hooks, reviewers): keep the branch, commit and dirty files drift compares
+    with. ``log`` False: no revision comment (the write is then not in the log, so a concurrent writer
+    can overwrite it). ``labels``: the labels to set, from the current ones and the result (CI)."""
+
+    intent: Intent | Callable[[Checkpoint], Intent]  # or made from the checkpoint as read (CI's next result)
+    number: int | None = None
+    tree: WorkTree = WorkTree()
     fingerprints: dict[str, str] = field(default_factory=dict)
     execution: Execution | None = None
     event: str = "checkpoint"
     title: str | None = None
     create: bool = True
-    lookup: bool = True  # find the branch's open checkpoint when no number is given
-    record_tree: bool = True  # False (CI, hooks): keep the branch, commit and dirty files drift compares with
-    reapply: bool = False  # on a concurrent change, apply ``change`` again to what is there instead of merging
-    keep_pending: bool = True  # keep the write locally when GitHub cannot take it
+    lookup: bool = True
+    record_tree: bool = True
     dry_run: bool = False
-    log: bool | Callable[[Checkpoint, Checkpoint], bool] = True  # or decide from (before, after)
+    log: bool = True
     allow_secrets: bool = False
     new_id: str = ""  # the marker id a new checkpoint gets (a replayed create keeps the lost one's)
     labels: Callable[[tuple[str, ...], Checkpoint], tuple[str, ...]] | None = None
@@ -69,17 +84,32 @@ class WriteResult:
     created: bool = False
     changed: bool = True
     changes: list[str] = field(default_factory=list)
-    conflicts: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)  # changed by someone else meanwhile too: theirs kept beside
+    file_conflicts: list[str] = field(default_factory=list)  # sections both a --file and the checkpoint changed
     warnings: list[str] = field(default_factory=list)
-    previous: Checkpoint | None = None  # the checkpoint as it was read, before this write
+    previous: Checkpoint | None = None  # the checkpoint as it was read (logged writes replayed), before this write
+
+
+@dataclass
+class _Draft:
+    """A revision being written: what it was built on and what it becomes."""
+
+    target: Stored
+    view: Replayed  # the checkpoint as read, with the log replayed
+    checkpoint: Checkpoint
+    body: str
+    file_conflicts: tuple[str, ...]
+    intent: Intent
+    conflicts: tuple[str, ...] = ()
 
 
 class Writer:
-    def __init__(self, store: Store, *, env: jinja2.Environment, max_body_chars: int = 60_000,
+    def __init__(self, store: Store, *, env: Templates, builtin: Templates | None = None, max_body_chars: int = 60_000,
                  pending: LocalStore | None = None, repo: str | None = None, api_url: str = "",
                  clock: Callable[[], str] = utc_now) -> None:
         self.store = store
         self.env = env
+        self.builtin = builtin  # the shipped templates, when ``env`` holds a repository's own checkpoint.md.j2
         self.max_body_chars = max_body_chars
         self.pending = pending
         self.repo = repo
@@ -87,91 +117,176 @@ class Writer:
         self.clock = clock
 
     def write(self, spec: WriteSpec) -> WriteResult:
-        # The marker id a new checkpoint gets, chosen once: a create kept for 'push' replays with it.
         spec = replace(spec, new_id=spec.new_id or os.urandom(6).hex())
-        lock = self.store.lock() if isinstance(self.store, LocalStore) else contextlib.nullcontext()
         target: Stored | None = None
         try:
-            with lock:
-                target = None
+            with self.store.lock():
                 if spec.number is not None or spec.lookup:
                     target = locate(self.store, spec.number, spec.tree.branch)
                 if target is None and not spec.create:
                     raise NotFound(f"no open checkpoint for {spec.tree.place}")
-                return self._write(spec, target)
+                return self._create(spec) if target is None else self._update(spec, target)
         except RemoteError as exc:
-            if spec.dry_run or self.pending is None or self.store.kind != "github" or not spec.keep_pending:
+            if spec.dry_run or self.pending is None or self.store.kind != "github" or callable(spec.intent):
                 raise
             path = self._keep_pending(spec, target)
             when = "when GitHub is reachable" if exc.retryable else "once that is fixed"
             raise RemoteError(f"{exc}; the checkpoint was kept locally in {path}: run 'ghstate push' {when}",
                               retryable=exc.retryable, status=exc.status) from exc
 
-    # ----------------------------------------------------------------------------------------
+    # ------------------------------------------------------------------------------ create
 
-    def _write(self, spec: WriteSpec, target: Stored | None) -> WriteResult:
+    def _create(self, spec: WriteSpec) -> WriteResult:
         now = self.clock()
-        base = checkpoint_of(target) if target else Checkpoint()
-        ours = spec.change(base)
-        if target is not None and content_equal(ours, base) and spec.event != "pre-compact":
-            return WriteResult(base, target.body, target, changed=False)
-        if target is None and spec.title:
+        spec = _resolved(spec, Checkpoint())
+        applied = spec.intent.apply(Checkpoint())
+        ours = applied.checkpoint
+        if spec.title:
             ours = ours._replace(title=spec.title)
-        if target is None and not ours.title:
-            branch = spec.tree.branch
-            ours = ours._replace(title=f"Checkpoint: {branch}" if branch else "Checkpoint")
-        stamped = self._stamp(ours, base.meta.revision + 1, now, spec)
-        body = self._body(stamped, target, spec)
-        changes = describe(base if target else None, stamped)
+        if not ours.title:
+            ours = ours._replace(title=f"Checkpoint: {spec.tree.branch}" if spec.tree.branch else "Checkpoint")
+        write_id = os.urandom(6).hex()
+        stamped = with_log(self._stamp(ours, 1, now, spec), LogState(0, int(spec.log), (write_id,)))
+        body = self._body(stamped, None, spec)
+        changes = describe(None, stamped)
         if spec.dry_run:
-            return WriteResult(stamped, body, target, created=target is None, changes=changes)
-
-        conflicts: list[str] = []
-        warnings: list[str] = []
-        if target is None:
-            stored = self.store.create(stamped.title, body, unique=f'"id":"{stamped.meta.id}"')
-            created = True
-        else:
-            read = base
-            fresh = self.store.reread(target)
-            for _ in range(MERGE_ROUNDS):
-                if fresh is not None:  # it changed under us: merge (or re-apply the change), never overwrite
-                    theirs = checkpoint_of(fresh)
-                    if spec.reapply:
-                        combined = spec.change(theirs)
-                    else:
-                        merged = merge3(read, ours, theirs)
-                        combined, conflicts = merged.checkpoint, merged.conflicts
-                    stamped = self._stamp(combined, max(read.meta.revision, theirs.meta.revision) + 1, now, spec)
-                    base = theirs
-                    body = self._body(stamped, fresh, spec)
-                    changes = describe(theirs, stamped)
-                    target = fresh
-                labels = spec.labels(target.labels, stamped) if spec.labels else None
-                title = stamped.title if stamped.title != (target.title or stamped.title) else None
-                try:
-                    stored = self.store.update(target, body, title=title, labels=labels)
-                    break
-                except Changed as exc:  # edited while a failed write waited to be resent
-                    fresh = exc.fresh
-            else:
-                raise RemoteError(f"the checkpoint kept changing while it was being written ({MERGE_ROUNDS} "
-                                  "merges in a row); nothing was overwritten: try again", retryable=True)
-            created = False
-        if spec.log(base, stamped) if callable(spec.log) else spec.log:
-            revision = Revision(
-                revision=stamped.meta.revision, at=now, event=spec.event, changes=tuple(changes),
-                agent=spec.execution.agent if spec.execution else "",
-                role=spec.execution.role if spec.execution else "",
-                session=spec.execution.session if spec.execution else "",
-            )
+            return WriteResult(stamped, body, None, created=True, changes=changes)
+        stored = self.store.create(stamped.title, body, unique=f'"id":"{stamped.meta.id}"')
+        warnings = []
+        if spec.log:
             try:
-                self.store.add_revision(stored, revision, self.history_text(revision))
-            except RemoteError as exc:  # the checkpoint itself is written; only its history line is missing
+                self.store.add_revision(stored, self._entry(stamped, write_id, now, spec, changes), self._summary(
+                    stamped.meta.revision, now, spec, changes))
+            except RemoteError as exc:  # the checkpoint itself is there; only its history line is missing
                 warnings.append(f"the history comment could not be posted ({exc})")
         warnings.extend(self.store.notices)
-        return WriteResult(stamped, body, stored, created=created, changes=changes, conflicts=conflicts,
-                           warnings=warnings, previous=base if not created else None)
+        self.store.notices.clear()
+        return WriteResult(stamped, body, stored, created=True, changes=changes,
+                           file_conflicts=list(applied.conflicts), warnings=warnings)
+
+    # ------------------------------------------------------------------------------ update
+
+    def _view(self, stored: Stored, own: LogEntry | None = None, *, recompute: bool = False) -> Replayed:
+        """The checkpoint in ``stored`` with every logged write it lacks replayed. ``own``: this write,
+        once logged (it is among the entries, or is added if the log does not show it yet); with
+        ``recompute``, left out, as the caller makes it anew from what is there now."""
+        cp = checkpoint_of(stored)
+        state = LogState.of(cp)
+        if state.complete(stored.comments - (1 if own else 0)) and (own is None or own.write not in state.applied):
+            entries = [own._replace(position=stored.comments)] if own is not None else []
+        elif stored.comments > state.seen:
+            entries = self.store.log(stored, state.seen)
+            if own is not None and all(e.write != own.write for e in entries):
+                entries.append(own._replace(position=stored.comments + 1))
+        else:
+            entries = []
+        if own is not None and recompute:
+            view = replay(cp, [e for e in entries if e.write != own.write])
+            return view._replace(applied=(*view.applied, own.write))
+        return replay(cp, entries)
+
+    def _draft(self, spec: WriteSpec, target: Stored, now: str, write_id: str, own: LogEntry | None = None,
+               read: Checkpoint | None = None, again: Callable[[Checkpoint], Intent] | None = None) -> _Draft:
+        """The revision built on ``target``. ``read``: what the first draft was built on, when ``target``
+        is newer: a value someone else changed meanwhile that this write sets too is kept beside it.
+        ``again``: an intent made from the checkpoint (CI's next result) is made anew from ``target``,
+        so that two CI runs at once both count."""
+        view = self._view(target, own, recompute=again is not None)
+        if own is None or again is not None:
+            spec = replace(spec, intent=again) if again is not None else spec
+            spec = _resolved(spec, view.checkpoint)
+            applied = spec.intent.apply(view.checkpoint)
+            cp, file_conflicts = applied.checkpoint, applied.conflicts
+        else:  # the intent is in the log now, and replayed in its place
+            cp, file_conflicts = view.checkpoint, ()
+        assert isinstance(spec.intent, Intent)
+        conflicts: list[str] = []
+        if read is not None and again is None:  # (made anew from theirs, it has nothing to keep beside)
+            cp, conflicts = _keep_theirs(cp, read, checkpoint_of(target), spec.intent.sets(read))
+        state = LogState(seen=max(target.comments - (1 if own else 0), LogState.of(view.checkpoint).seen),
+                         own=1 if own is not None or spec.log else 0,
+                         applied=tuple(dict.fromkeys((*view.applied, write_id))))
+        if own is not None and any(e.write == own.write for e in view.replayed):
+            state = state._replace(seen=target.comments, own=0)  # its comment is among those read
+        others = [e.revision.revision for e in view.replayed if e.write != write_id]
+        revision = max([checkpoint_of(target).meta.revision, *others]) + 1
+        if own is not None:
+            revision = max(revision, own.revision.revision)  # the number its history comment gave it
+        stamped = with_log(self._stamp(cp, revision, now, spec), state)
+        return _Draft(target, view, stamped, self._body(stamped, target, spec), file_conflicts, spec.intent,
+                      tuple(conflicts))
+
+    def _update(self, spec: WriteSpec, target: Stored) -> WriteResult:
+        now = self.clock()
+        write_id = os.urandom(6).hex()
+        again = spec.intent if callable(spec.intent) else None
+        draft = self._draft(spec, target, now, write_id)
+        spec = replace(spec, intent=draft.intent)
+        read = checkpoint_of(target)
+        before = draft.view.checkpoint
+        warnings = [n for n in (ignored_notice(draft.view.ignored),) if n]
+        if not draft.view.replayed and content_equal(draft.checkpoint, read) and spec.event != "pre-compact":
+            return WriteResult(before, target.body, target, changed=False, warnings=warnings)
+        changes = describe(before, draft.checkpoint)
+        if spec.dry_run:
+            return WriteResult(draft.checkpoint, draft.body, target, changes=changes, previous=before,
+                               file_conflicts=list(draft.file_conflicts), warnings=warnings)
+
+        own = None
+        if spec.log:  # from here on the write is durable: whatever happens to the body, readers replay it
+            entry = self._entry(draft.checkpoint, write_id, now, spec, changes)
+            try:
+                self.store.add_revision(target, entry, self._summary(draft.checkpoint.meta.revision, now, spec,
+                                                                     changes))
+                own = entry
+            except RemoteError as exc:  # not logged (or not known to be): the body alone must take it
+                warnings.append(f"the history comment could not be posted ({exc}); the revision is in the body "
+                                "only, so a writer that read before it may overwrite it")
+        try:
+            stored, draft = self._publish(spec, draft, now, write_id, own, again)
+        except RemoteError as exc:
+            if own is None:
+                raise
+            stored = None  # logged: every reader has it; the next write brings the body up to date
+            warnings.append(f"the revision is logged, but the body could not be written ({exc}); "
+                            "'ghstate resume' shows it, and the next write brings the body up to date")
+        warnings.extend(self.store.notices)
+        self.store.notices.clear()
+        return WriteResult(draft.checkpoint, draft.body, stored or target, changes=changes,
+                           conflicts=list(draft.conflicts), file_conflicts=list(draft.file_conflicts),
+                           warnings=warnings, previous=before)
+
+    def _publish(self, spec: WriteSpec, draft: _Draft, now: str, write_id: str, own: LogEntry | None,
+                 again: Callable[[Checkpoint], Intent] | None) -> tuple[Stored, _Draft]:
+        """Write the draft's body; write again while other writers' logged changes are missing from it."""
+        read = draft.view.checkpoint
+        file_conflicts = draft.file_conflicts
+        fresh = self.store.reread(draft.target)
+        for _ in range(ROUNDS):
+            if fresh is not None:  # changed since it was read: build on what is there now
+                draft = self._draft(spec, fresh, now, write_id, own, read, again)
+                draft.file_conflicts = file_conflicts
+            labels = spec.labels(draft.target.labels, draft.checkpoint) if spec.labels else None
+            title = draft.checkpoint.title
+            title_change = title if title != (draft.target.title or title) else None
+            try:
+                stored = self.store.update(draft.target, draft.body, title=title_change, labels=labels)
+            except Changed as exc:  # edited while a failed write waited to be resent
+                fresh = exc.fresh
+                continue
+            state = LogState.of(draft.checkpoint)
+            if state.complete(stored.comments):
+                return stored, draft
+            lacking = [e for e in self.store.log(stored, state.seen) if e.replayable and not state.holds(e)]
+            if not lacking:
+                return stored, draft  # only comments that are not writes (a person's) came meanwhile
+            fresh = self.store.get(stored.number)
+        self.store.notices.append(f"other writers kept changing #{draft.target.number} while this revision was "
+                                  f"written ({ROUNDS} rounds); every change is logged and 'ghstate resume' shows it, "
+                                  "and the next write brings the body up to date")
+        return stored, draft
+
+    # ----------------------------------------------------------------------------- pieces
 
     def _stamp(self, cp: Checkpoint, revision: int, now: str, spec: WriteSpec) -> Checkpoint:
         if not spec.record_tree and cp.meta.revision:
@@ -192,82 +307,66 @@ class Writer:
         actual = section_digests(parse(body).checkpoint)
         if actual != cp.meta.other.get(DIGESTS_KEY):  # the digests describe what the body reads back as
             body = render.replace_marker(body, with_digests(cp, actual))
-        if not templating.is_builtin(self.env, "checkpoint.md.j2"):  # a repository's own template
-            template = self.env.get_template("checkpoint.md.j2").filename
-            expected = parse(render.render_body(cp, templating.environment())).checkpoint
-            if not splice.same_state(parse(body).checkpoint, expected):
-                raise InputError(f"the template {template} writes a body that does not read back as the "
-                                 "checkpoint (sections or the marker are lost); nothing was written: fix it, "
-                                 "or remove it to use the built-in one")
+        if self.builtin is not None:  # a repository's own template
+            template = self.env.get_template("checkpoint.md.j2").filename or "checkpoint.md.j2"
+            checks.check_template(body, render.render_body(cp, self.builtin), template)
         if self.store.kind == "github":
-            if len(body) > self.max_body_chars:
-                raise InputError(
-                    f"the checkpoint would be {len(body):,} characters; the limit is {self.max_body_chars:,} "
-                    "(GitHub accepts 65,536): compact finished phases and long items, then try again")
+            checks.check_size(body, self.max_body_chars)
             if not spec.allow_secrets:
-                self._refuse_secrets(target, cp, body)
+                before = checkpoint_of(target) if target else Checkpoint()
+                checks.check_secrets(target.body if target else "", before, body, cp)
         return body
 
-    def _refuse_secrets(self, target: Stored | None, cp: Checkpoint, body: str) -> None:
-        """Scan what this write adds for credentials: new lines of the body, and those fields of the
-        hidden marker that changed (the marker line itself changes on every write, so scanning it
-        whole would let one value allowed once block every later write)."""
-        old_body = target.body if target else ""
-        found = scan(new_lines(MARKER_LINE.sub("", old_body), MARKER_LINE.sub("", body)))
-        if not found:
-            before = checkpoint_of(target) if target else Checkpoint()
-            for name, old, new in (("title", before.title, cp.title), ("branch", before.meta.branch, cp.meta.branch)):
-                found = [s.located(f"the hidden marker's {name}") for s in scan(new)][:1] if new != old else []
-                if found:
-                    break
-            else:
-                known = set(before.executions)
-                added = " ".join(f"{e.agent} {e.role} {e.session} {e.transcript}" for e in cp.executions
-                                 if e not in known)
-                found = [s.located("the hidden marker's executions") for s in scan(added)][:1]
-        if found:
-            raise SecretFound(f"refusing to write to GitHub: {found[0].describe()}; remove it, "
-                              "or pass --allow-secrets if it is not a secret")
+    def _entry(self, cp: Checkpoint, write_id: str, now: str, spec: WriteSpec, changes: list[str]) -> LogEntry:
+        e = spec.execution
+        revision = Revision(revision=cp.meta.revision, at=now, event=spec.event, changes=tuple(changes),
+                            agent=e.agent if e else "", role=e.role if e else "", session=e.session if e else "")
+        return LogEntry(revision, write_id, spec.intent)
 
-    def history_text(self, revision: Revision) -> str:
-        data = json.dumps(revision.as_dict(), ensure_ascii=False, separators=(",", ":"))
-        data = data.replace("<", "\\u003c").replace(">", "\\u003e")
-        who = ", ".join(x for x in (revision.role, f"session {revision.session}" if revision.session else "") if x)
-        who = f"{revision.agent or 'ghstate'}{f' ({who})' if who else ''}"
-        return self.env.get_template("comment.md.j2").render(revision=revision, who=who, data=data).strip()
+    def _summary(self, number: int, now: str, spec: WriteSpec, changes: list[str]) -> str:
+        e = spec.execution
+        who = ", ".join(x for x in ((e.role if e else ""), f"session {e.session}" if e and e.session else "") if x)
+        who = f"{(e.agent if e else '') or 'ghstate'}{f' ({who})' if who else ''}"
+        revision = Revision(revision=number, at=now, event=spec.event, changes=tuple(changes))
+        return self.env.get_template("comment.md.j2").render(revision=revision, who=who, data="").strip()
 
-    def _keep_pending(self, spec: WriteSpec, target: Stored | None) -> Path:
-        """Save a write GitHub could not take, as what it asked for: its intent, replayed by ``push``
-        on the checkpoint as it is then. ``base_sections`` (the section digests of what the write had
-        read) keep a --file input merging against what it was made from, not against later revisions;
-        ``new_id`` makes a replayed create carry the marker id of the one whose answer was lost."""
-        assert self.pending is not None
-        intent = dict(spec.intent)
-        if target is not None and "incoming" in intent:
+    def _keep_pending(self, spec: WriteSpec, target: Stored | None) -> str:
+        """Keep a write GitHub could not take as what it asked for; ``push`` replays it. A --file input
+        keeps the section digests of what it had read, so that it merges against what it was made from,
+        not against later revisions."""
+        assert self.pending is not None and isinstance(spec.intent, Intent)
+        intent = spec.intent
+        if target is not None and intent.incoming is not None and intent.base is None:
             digests = checkpoint_of(target).meta.other.get(DIGESTS_KEY)
             if isinstance(digests, dict):
-                intent["base_sections"] = digests
-        record = {
-            "kind": "ghstate-pending",
-            "repo": self.repo,
-            "api_url": self.api_url,
-            "issue": target.number if target else spec.number,
-            "branch": spec.tree.branch,
-            "commit": spec.tree.commit,
-            "title": spec.title,
-            "event": spec.event,
-            "intent": intent,
-            "saved_at": self.clock(),
-            "execution": render.execution_dict(spec.execution) if spec.execution else None,
-            "log": spec.log if isinstance(spec.log, bool) else True,
-            "lookup": spec.lookup,
-            "create": spec.create,
-            "allow_secrets": spec.allow_secrets,
-            "reapply": spec.reapply,
-            "new_id": spec.new_id if target is None else "",
-        }
+                intent = replace(intent, base=tuple(sorted((k, v) for k, v in digests.items() if isinstance(v, str))))
+        record = PendingWrite(
+            intent=intent, repo=self.repo, api_url=self.api_url, issue=target.number if target else spec.number,
+            branch=spec.tree.branch, commit=spec.tree.commit, title=spec.title, event=spec.event,
+            saved_at=self.clock(), execution=spec.execution, log=spec.log, lookup=spec.lookup, create=spec.create,
+            allow_secrets=spec.allow_secrets, new_id=spec.new_id if target is None else "",
+        )
         try:
-            return self.pending.save_pending(record)
+            return str(self.pending.save_pending(record))
         except OSError as exc:
             raise GhstateError(f"GitHub could not be reached and the local copy could not be saved "
                                f"either ({exc}); nothing was written") from exc
+
+
+def _keep_theirs(cp: Checkpoint, read: Checkpoint, now: Checkpoint,
+                 sets: frozenset[str]) -> tuple[Checkpoint, list[str]]:
+    """A text this write sets that someone else changed since it was read (a person's web edit): this
+    write's stands, theirs is kept beside it as "… (concurrent edit)"."""
+    conflicts = []
+    for key in ("title", "goal", "resume", "verification"):
+        theirs, mine = getattr(now, key), getattr(cp, key)
+        if key in sets and theirs and theirs != getattr(read, key) and theirs != mine:
+            _, kept = merge_unknown_base(key, cp, now)
+            cp = cp._replace(extra=(*cp.extra, *kept))
+            conflicts.append("the title" if key == "title" else HEADINGS[key])
+    return cp, conflicts
+
+
+def _resolved(spec: WriteSpec, cp: Checkpoint) -> WriteSpec:
+    """``spec`` with its intent made concrete from the checkpoint as read (a function of it, for CI)."""
+    return replace(spec, intent=spec.intent(cp)) if callable(spec.intent) else spec

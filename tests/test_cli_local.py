@@ -7,6 +7,7 @@ import json
 import pytest
 from conftest import SAMPLE, git
 
+from ghstate.cli import cli
 from ghstate.parse import parse
 
 
@@ -262,10 +263,31 @@ def test_a_failed_create_leaves_no_empty_checkpoint(repo, run, sample_file, monk
     def full_disk(path, text):
         raise OSError(28, "No space left on device", str(path))
 
-    monkeypatch.setattr("ghstate.stores.local.atomic_write", full_disk)
+    monkeypatch.setattr("ghstate.stores.local._written", full_disk)
     result = run("checkpoint", "--file", str(sample_file), code=1)
     assert result.stderr.startswith("Error: cannot use ") and "No space left on device" in result.stderr
     assert not list((repo / ".ghstate").glob("*.md"))
+
+
+@pytest.mark.parametrize("step", ["os.fsync", "os.link"])
+def test_a_create_killed_at_any_step_leaves_no_checkpoint(repo, run, sample_file, monkeypatch, step):
+    """Killed while the body is being written, or right before it is put in place: no N.md at all."""
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt  # what a signal does to the process at that moment
+
+    monkeypatch.setattr(step, killed)
+    result = run.runner.invoke(cli, ["checkpoint", "--file", str(sample_file)])
+    monkeypatch.undo()
+    assert result.exit_code != 0
+    assert not list((repo / ".ghstate").glob("*.md"))
+    assert "No open checkpoints" in run("list").stdout + run("list").stderr
+
+
+def test_an_empty_file_left_by_an_older_version_is_no_checkpoint(repo, run):
+    (repo / ".ghstate").mkdir()
+    (repo / ".ghstate" / "1.md").write_text("")
+    listing = run("list")
+    assert "#1" not in listing.stdout
 
 
 def test_a_store_that_is_not_a_folder_is_a_clear_error(repo, run, sample_file, monkeypatch):

@@ -93,7 +93,7 @@ def test_update_by_number_costs_four_requests(gh, run, sleeps, throttled):
     out = run("checkpoint", "7", "--done", "Phase 2", "--decision", "keep v1").stdout
     assert "Updated checkpoint #7 (revision 4): Phase 2 done; +1 decision" in out
     assert [(m, s) for m, _, s in [(m, u, None) for m, u, _ in gh.calls]] and len(gh.calls) == 4
-    assert [m for m, _, _ in gh.calls] == ["GET", "GET", "PATCH", "POST"]
+    assert [m for m, _, _ in gh.calls] == ["GET", "POST", "GET", "PATCH"]
     cp = state_of(gh, 7)
     assert cp.phases[1].done and cp.decisions[-1] == "keep v1" and cp.meta.revision == 4
     assert sleeps == [] and throttled == []
@@ -104,7 +104,7 @@ def test_update_by_branch_costs_four_requests(gh, run):
     gh.add_issue(8, "<!-- ghstate:v1 {\"revision\":1,\"branch\":\"other\"} -->\n## Goal\nx\n")
     run("checkpoint", "--risk", "new risk")
     assert [(m, u.split("/hello")[1].split("?")[0]) for m, u, _ in gh.calls] == [
-        ("GET", "/issues"), ("GET", "/issues/7"), ("PATCH", "/issues/7"), ("POST", "/issues/7/comments")]
+        ("GET", "/issues"), ("POST", "/issues/7/comments"), ("GET", "/issues/7"), ("PATCH", "/issues/7")]
     assert state_of(gh, 7).risks[-1] == "new risk"
     assert "new risk" not in body_of(gh, 8)
 
@@ -207,6 +207,13 @@ def test_both_sides_change_the_resume_instruction(gh, run):
     assert "Agent: start at 2b" in body and "Human: start at 3" in body
 
 
+
+def offline(gh, times=99, status=None, **kwargs):
+    """GitHub stops taking writes to #7: the revision comment and the body both fail."""
+    gh.fail("POST", r"/issues/7/comments$", status, times=times, **kwargs)
+    gh.fail("PATCH", r"/issues/7$", status, times=times, **kwargs)
+
+
 # ------------------------------------------------------------------------------------ faults
 
 
@@ -296,7 +303,7 @@ def test_outage_keeps_the_checkpoint_and_push_publishes_it(gh, run, sample_file,
 
 def test_outage_during_update_then_push_merges_with_edits_made_meanwhile(gh, run, repo):
     existing(gh)
-    gh.fail("PATCH", r"/issues/7$", None, times=99)
+    offline(gh, times=99)
     run("checkpoint", "7", "--done", "2", "--decision", "offline decision", code=1)
     gh.faults.clear()
     gh.edit(7, body_of(gh, 7).replace("## Open questions\n", "## Open questions\n- asked on GitHub meanwhile\n"))
@@ -413,7 +420,7 @@ def test_pending_new_checkpoint_stays_new(gh, run, tmp_path):
 
 def test_pending_write_keeps_allow_secrets(gh, run):
     existing(gh)
-    gh.fail("PATCH", r"/issues/7$", None, times=99)
+    offline(gh, times=99)
     run("checkpoint", "7", "--decision", "password = hunter2hunter2 is the test fixture", "--allow-secrets", code=1)
     gh.faults.clear()
     assert "updated #7" in run("push").stdout
@@ -498,7 +505,7 @@ def test_a_kept_file_write_is_published_after_newer_revisions(gh, run):
     written_by_ghstate(gh, run)
     state = json.loads(run("show", "7", "--json").stdout)
     state["goal"] = "written while offline"
-    gh.fail("PATCH", r"/issues/7$", None, times=99)
+    offline(gh, times=99)
     run("checkpoint", "7", "--file", "-", input=json.dumps(state), code=1)
     gh.faults.clear()
     run("checkpoint", "7", "--decision", "a newer revision, made once GitHub was back")
@@ -549,7 +556,7 @@ def test_an_answer_that_breaks_off_is_retried_then_kept(gh, run, repo):
     import requests
 
     existing(gh)
-    gh.fail("PATCH", r"/issues/7$", None, times=99, exception=requests.exceptions.ChunkedEncodingError)
+    offline(gh, times=99, exception=requests.exceptions.ChunkedEncodingError)
     result = run("checkpoint", "7", "--risk", "r", code=1)
     assert "broke off" in result.stderr and "ghstate push" in result.stderr
     assert "internal error" not in result.stderr and len(list((repo / ".ghstate" / "pending").iterdir())) == 1
@@ -586,7 +593,7 @@ def test_a_lost_create_is_not_made_twice_by_push(gh, run, tmp_path):
 
 def test_kept_writes_never_overwrite_each_other(gh, run, repo, monkeypatch):
     existing(gh)
-    gh.fail("PATCH", r"/issues/7$", None, times=99)
+    offline(gh, times=99)
     monkeypatch.setattr("os.getpid", lambda: 1)  # ghstate as PID 1 of a container, twice in one second
     run("checkpoint", "7", "--risk", "a", code=1)
     run("checkpoint", "7", "--risk", "b", code=1)
@@ -627,7 +634,7 @@ def test_a_kept_file_write_merges_against_what_it_had_read_not_against_later_rev
     written_by_ghstate(gh, run)
     fresh = tmp_path / "cp.md"
     fresh.write_text(SAMPLE.replace("Start at Phase 2.", "Start at Phase 2, matcher first."))
-    gh.fail("PATCH", r"/issues/7$", None, times=99)
+    offline(gh, times=99)
     run("checkpoint", "7", "--file", str(fresh), code=1)
     gh.faults.clear()
     run("checkpoint", "7", "--decision", "newer decision", "--risk", "newer risk")
@@ -639,7 +646,7 @@ def test_a_kept_file_write_merges_against_what_it_had_read_not_against_later_rev
 
 def test_kept_writes_are_replayed_in_the_order_they_were_made(gh, run):
     existing(gh)
-    gh.fail("PATCH", r"/issues/7$", None, times=999)
+    offline(gh, times=999)
     for i in range(6):
         run("checkpoint", "7", "--resume-at", f"step {i}", code=1)
     gh.faults.clear()
@@ -689,7 +696,7 @@ def test_a_lost_create_without_its_label_is_still_found(gh, run, sample_file):
 
 def test_a_checkpoint_gone_from_view_keeps_the_write(gh, run, repo):
     existing(gh)
-    gh.fail("PATCH", r"/issues/7$", 404, message="Not Found")
+    offline(gh, status=404, message="Not Found")
     result = run("checkpoint", "7", "--risk", "r", code=1)
     assert "kept locally" in result.stderr and "once that is fixed" in result.stderr
 
@@ -726,11 +733,11 @@ def test_an_unreachable_host_is_given_up_on_quickly(gh, run, sleeps):
 
 def test_after_a_kept_write_fails_the_later_ones_wait_behind_it(gh, run):
     existing(gh)
-    gh.fail("PATCH", r"/issues/7$", None, times=999)
+    offline(gh, times=999)
     run("checkpoint", "7", "--resume-at", "step 1", code=1)
     run("checkpoint", "7", "--resume-at", "step 2", code=1)
     gh.faults.clear()
-    gh.fail("PATCH", r"/issues/7$", 500, times=5)
+    offline(gh, status=500, times=5)
     assert "Held back" in run("push", code=1).stderr
     gh.faults.clear()
     run("push")
@@ -739,13 +746,13 @@ def test_after_a_kept_write_fails_the_later_ones_wait_behind_it(gh, run):
 
 def test_a_malformed_kept_write_is_reported_and_the_others_go(gh, run, repo):
     existing(gh)
-    gh.fail("PATCH", r"/issues/7$", None, times=999)
+    offline(gh, times=999)
     run("checkpoint", "7", "--file", "-", input=json.dumps({"goal": "kept"}), code=1)
     run("checkpoint", "7", "--risk", "r", code=1)
     gh.faults.clear()
     first = sorted((repo / ".ghstate" / "pending").glob("*.json"))[0]
     record = json.loads(first.read_text())
-    record["intent"]["incoming"]["state"]["phases"] = "not a list"
+    record["intent"]["incoming"]["phases"] = "not a list"
     record["issue"] = 99  # another checkpoint, so the second write is not held back
     first.write_text(json.dumps(record))
     result = run("push", code=1)
@@ -755,7 +762,7 @@ def test_a_malformed_kept_write_is_reported_and_the_others_go(gh, run, repo):
 
 def test_a_replayed_write_adds_no_anonymous_execution(gh, run):
     existing(gh)
-    gh.fail("PATCH", r"/issues/7$", None, times=999)
+    offline(gh, times=999)
     run("checkpoint", "7", "--risk", "r", code=1)
     gh.faults.clear()
     run("push")

@@ -6,8 +6,9 @@ import click
 
 from ghstate import gitinfo
 from ghstate.commands.common import CONTROL, ISSUE, emit_json, load_input, make_app, store_options
-from ghstate.edit import Edits, edits_to_dict, make_change
+from ghstate.edit import Edits
 from ghstate.errors import NotFound
+from ghstate.intent import Intent
 from ghstate.model import Execution
 from ghstate.state_json import to_json
 from ghstate.writer import WriteSpec
@@ -56,11 +57,10 @@ def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: st
                   "--resume-at": (resume_at,), "--agent": (agent,), "--role": (role,), "--session": (session,)})
     edits = Edits(title=title, goal=goal, resume=resume_at, done=done, undo=undo, phases=phase,
                   decisions=decision, questions=question, risks=risk, reads=read)
-    intent: dict = {"edits": edits_to_dict(edits)}
+    intent = Intent(edits=edits)
     if file_ is not None:
         incoming, present, _ = load_input(file_)
-        intent["incoming"] = {"state": to_json(incoming), "present": sorted(present)}
-        intent["force"] = force
+        intent = Intent(edits=edits, incoming=incoming, present=present, force=force)
         title = title or incoming.title or None
     elif not edits:
         raise click.UsageError("nothing to write: give --file PATH or flags such as --phase, --done, "
@@ -76,7 +76,6 @@ def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: st
     reviewing = (settings.role or "editor") != "editor"
     spec = WriteSpec(
         number=issue,
-        change=make_change(intent),
         intent=intent,
         tree=tree,
         fingerprints=gitinfo.fingerprints(settings.root if settings.in_git else None, tree.dirty),
@@ -98,7 +97,7 @@ def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: st
                        "(or --new to start one)") from None
     warnings = [*result.warnings, *(f"both sides changed {c}; theirs is kept beside it" for c in result.conflicts)]
     warnings += [f"the file and the checkpoint both changed {c} since the file was made; both are kept"
-                 for c in spec.change.conflicts]  # type: ignore[attr-defined]
+                 for c in result.file_conflicts]
     for warning in warnings:
         click.echo(f"Warning: {warning}", err=True)
     stored = result.stored

@@ -163,8 +163,10 @@ def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, po
 def _run(result: str, issue_ref: str, junit: str, phase: str, block_after_text: str, post_prompt: bool) -> None:
     from ghstate.commands.common import make_app
     from ghstate.errors import ConfigError, GhstateError, NotFound
+    from ghstate.intent import Intent, Verification
     from ghstate.junit import load_reports
-    from ghstate.writer import Writer, WriteSpec, utc_now
+    from ghstate.model import WorkTree, find_phase
+    from ghstate.writer import WriteSpec, utc_now
 
     env = dict(os.environ)
     if issue_ref and not issue_ref.isdigit():
@@ -188,27 +190,20 @@ def _run(result: str, issue_ref: str, junit: str, phase: str, block_after_text: 
             annotate("warning", warning)
         reports = found or None
     now = utc_now()
-    ticked: list[str] = []
 
-    def change(cp: Checkpoint) -> Checkpoint:
+    def intent(cp: Checkpoint) -> Intent:
+        """The result as data, made from the verification recorded so far: it is logged as it is."""
         data = next_verification(cp.verification_data, result=result, reports=reports, block_after=block_after,
                                  env=env, branch=branch, now=now)
         text = app.env.get_template("verification.md.j2").render(v=data).strip()
-        cp = cp._replace(verification=text, verification_data=data)
-        if result == "success" and phase:
-            from ghstate.model import find_phase
-
+        tick = phase if result == "success" and phase else ""
+        if tick:
             try:
-                index = find_phase(cp.phases, phase)
+                find_phase(cp.phases, tick)
             except LookupError as exc:
                 annotate("warning", f"phase not ticked: {exc}")
-            else:
-                if not cp.phases[index].done:
-                    phases = list(cp.phases)
-                    phases[index] = phases[index]._replace(done=True)
-                    ticked[:] = [phases[index].name]
-                    cp = cp._replace(phases=tuple(phases))
-        return cp
+                tick = ""
+        return Intent(verification=Verification(text, data), tick=tick)
 
     def labels(current: tuple[str, ...], cp: Checkpoint) -> tuple[str, ...]:
         status = (cp.verification_data or {}).get("status")
@@ -221,19 +216,13 @@ def _run(result: str, issue_ref: str, junit: str, phase: str, block_after_text: 
             kept.append(policy.blocked_label)
         return tuple(kept)
 
-    def log_it(before: Checkpoint, after: Checkpoint) -> bool:  # a history comment on transitions only
-        old = (before.verification_data or {}).get("status")
-        return old != (after.verification_data or {}).get("status") or bool(ticked)
-
     spec = WriteSpec(
-        number=number, change=change, intent={}, event="ci", labels=labels, log=log_it, record_tree=False,
-        tree=_tree(branch), create=False, reapply=True,  # two runs at once: each counts, none is "merged" away
+        intent, number=number, event="ci", labels=labels, record_tree=False, tree=WorkTree(branch=branch),
+        create=False,
         execution=Execution(agent="github-actions", role="ci", session=env.get("GITHUB_RUN_ID", ""), event="ci"),
     )
-    writer = Writer(app.store, env=app.env, max_body_chars=policy.max_body_chars, pending=None,
-                    repo=app.settings.repo, api_url=app.settings.api_url)
     try:
-        written = writer.write(spec)
+        written = app.writer(keep_pending=False).write(spec)
     except NotFound as exc:
         annotate("notice", f"{exc}; nothing recorded" if number else
                  f"no open checkpoint for branch {branch or '(unknown)'}; nothing recorded")
@@ -241,6 +230,8 @@ def _run(result: str, issue_ref: str, junit: str, phase: str, block_after_text: 
         return
     cp, stored = written.checkpoint, written.stored
     assert stored is not None
+    before = {p.name for p in written.previous.phases if p.done} if written.previous else set()
+    ticked = [p.name for p in cp.phases if p.done and p.name not in before]
     data = cp.verification_data or {}
     previous = ((written.previous.verification_data or {}).get("status") if written.previous else None)
     if post_prompt and data.get("status") == "blocked" and previous != "blocked":
@@ -248,7 +239,7 @@ def _run(result: str, issue_ref: str, junit: str, phase: str, block_after_text: 
 
         prompt = present.prompt(cp, source=f"GitHub issue #{stored.number} ({stored.location})", env=app.env)
         try:
-            app.store.post_comment(stored, "<!-- ghstate:prompt -->\n" + prompt, allow_secrets=True)  # type: ignore[attr-defined]
+            app.github().post_comment(stored, "<!-- ghstate:prompt -->\n" + prompt, allow_secrets=True)
         except GhstateError as exc:  # the result itself is recorded: only the comment is missing
             annotate("warning", f"the rehydration prompt could not be posted ({exc})")
     write_outputs({"issue": str(stored.number), "status": str(data.get("status", ""))})
@@ -260,8 +251,3 @@ def _run(result: str, issue_ref: str, junit: str, phase: str, block_after_text: 
         annotate("warning", warning)
     click.echo(f"Recorded {result} on #{stored.number} ({data.get('status')}): {stored.location}")
 
-
-def _tree(branch: str) -> Any:
-    from ghstate.gitinfo import WorkTree
-
-    return WorkTree(branch=branch)

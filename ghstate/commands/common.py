@@ -14,13 +14,14 @@ import click
 
 from ghstate import config, gitinfo, templating
 from ghstate.errors import ConfigError, InputError, NotFound
-from ghstate.lookup import checkpoint_of, locate
+from ghstate.lookup import current, locate
 from ghstate.model import Checkpoint
 from ghstate.parse import Parsed, ParseError, parse
 from ghstate.stores import Store, Stored
 from ghstate.stores.local import LocalStore
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.stores.github import GitHubStore
     from ghstate.writer import Writer
 
 
@@ -76,12 +77,29 @@ class App:
     def env(self) -> Any:
         return templating.environment(self.settings.templates_dir, cache_dir=self.settings.cache_dir)
 
-    def writer(self) -> Writer:
+    def writer(self, *, keep_pending: bool = True) -> Writer:
+        """The writer for this store; ``keep_pending``: a write GitHub cannot take is kept for 'push'."""
         from ghstate.writer import Writer
 
         s = self.settings
-        return Writer(self.store, env=self.env, max_body_chars=s.policy.max_body_chars, pending=self.local,
-                      repo=s.repo, api_url=s.api_url)
+        builtin = None if templating.is_builtin(self.env, "checkpoint.md.j2") else templating.environment()
+        return Writer(self.store, env=self.env, builtin=builtin, max_body_chars=s.policy.max_body_chars,
+                      pending=self.local if keep_pending else None, repo=s.repo, api_url=s.api_url)
+
+    def flush_notices(self) -> None:
+        """Say what the store noticed and did not fail on (ignored history comments, unread pages)."""
+        for notice in dict.fromkeys(self.store.notices):
+            click.echo(f"Warning: {notice}", err=True)
+        self.store.notices.clear()
+
+    def github(self) -> GitHubStore:
+        """The GitHub store, for what only GitHub does (comments, labels); a clear error elsewhere."""
+        from ghstate.stores.github import GitHubStore
+
+        if not isinstance(self.store, GitHubStore):
+            raise ConfigError("this needs the GitHub store: set GH_TOKEN (or GITHUB_TOKEN) and -R OWNER/NAME, "
+                              "or pass --store github")
+        return self.store
 
     def label(self, number: int) -> str:
         return f"#{number}" if self.store.kind == "github" else f"local #{number}"
@@ -121,7 +139,7 @@ class App:
                                "give an ISSUE number, or create one with 'ghstate checkpoint'")
         else:
             stored = self.store.get(number)
-        return stored, checkpoint_of(stored)
+        return stored, current(self.store, stored)
 
 
 def make_app(*, need_token: bool = True, github: dict[str, Any] | None = None, **overrides: Any) -> App:
@@ -140,7 +158,9 @@ def make_app(*, need_token: bool = True, github: dict[str, Any] | None = None, *
         store = GitHubStore.connect(settings, **(github or {}))
     else:
         store = local
-    return App(settings, store, local)
+    app = App(settings, store, local)
+    ctx.call_on_close(app.flush_notices)
+    return app
 
 
 # ------------------------------------------------------------------------------------ input

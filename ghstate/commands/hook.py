@@ -107,13 +107,13 @@ def session_start() -> None:
         app = _app(event)
         from ghstate import gitinfo
         from ghstate.commands.resume import resume_text
-        from ghstate.lookup import checkpoint_of, locate
+        from ghstate.lookup import current, locate
 
         tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
         stored = locate(app.store, None, tree.branch)
         if stored is None:
             return  # nothing to say
-        cp = checkpoint_of(stored)
+        cp = current(app.store, stored)
         if source == "startup":
             line = resume_text(app, stored, cp, "short", tree).strip()
             context = (f"This branch has a ghstate checkpoint: {line}. If this session continues that task, "
@@ -145,6 +145,7 @@ def pre_compact() -> None:
         event = _read_event()
         assert event is not None
         app = _app(event)
+        from ghstate.intent import Intent
         from ghstate.model import Execution
         from ghstate.writer import WriteSpec
 
@@ -158,13 +159,12 @@ def pre_compact() -> None:
                               event=f"pre-compact:{trigger}" if trigger else "pre-compact",
                               transcript=transcript or "")
         tree = app.tree()
-        spec = WriteSpec(number=None, change=lambda cp: cp, intent={}, tree=tree, execution=execution,
-                         event="pre-compact", create=False, log=False, record_tree=False, reapply=True,
-                         keep_pending=False)
+        spec = WriteSpec(Intent(), tree=tree, execution=execution, event="pre-compact", create=False, log=False,
+                         record_tree=False)
         from ghstate.errors import NotFound
 
         try:
-            app.writer().write(spec)
+            app.writer(keep_pending=False).write(spec)
         except NotFound:
             return  # no checkpoint for this branch: nothing to record
 

@@ -6,7 +6,7 @@ import click
 
 from ghstate import present
 from ghstate.commands.common import ISSUE, emit_json, make_app, store_options
-from ghstate.lookup import checkpoint_of
+from ghstate.lookup import current
 
 
 @click.command(name="list")
@@ -23,10 +23,9 @@ def list_(as_json: bool) -> None:
     app = make_app()
     rows = []
     stored_list = app.store.list_open()
-    for notice in app.store.notices:
-        click.echo(f"Warning: {notice}", err=True)
+    app.flush_notices()
     for stored in stored_list:
-        cp = checkpoint_of(stored)
+        cp = current(app.store, stored)
         nxt = cp.next_phase
         status = (cp.verification_data or {}).get("status") or ("recorded" if cp.verification else None)
         rows.append({

@@ -2,61 +2,44 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
-from ghstate.commands.common import App, make_app, store_options
-from ghstate.edit import make_change
-from ghstate.errors import ConfigError, GhstateError, InputError
+from ghstate.commands.common import make_app, store_options
+from ghstate.errors import ConfigError, GhstateError
 from ghstate.model import WorkTree
-from ghstate.parse import execution_from_dict
+from ghstate.stores.local import PendingWrite
 from ghstate.writer import Writer, WriteResult, WriteSpec
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.stores.github import GitHubStore
 
-def _target(record: dict[str, Any]) -> str:
+
+def _target(record: PendingWrite) -> str:
     """What a kept write is for: an issue, or the new checkpoint of a branch."""
-    issue = record.get("issue")
-    return f"#{issue}" if issue else f"a new checkpoint for {record.get('branch') or 'no branch'}"
+    return f"#{record.issue}" if record.issue else f"a new checkpoint for {record.branch or 'no branch'}"
 
 
-def _new_id(record: dict[str, Any]) -> str:
-    new_id = record.get("new_id")
-    if isinstance(new_id, str) and new_id:
-        return new_id
-    older = re.search(r'"id":"([^"]+)"', str(record.get("unique") or ""))  # records kept by an earlier version
-    return older.group(1) if older else ""
-
-
-def _publish(app: App, writer: Writer, record: dict[str, Any]) -> WriteResult:
+def _publish(store: GitHubStore, writer: Writer, record: PendingWrite) -> WriteResult:
     """Replay one kept write on the checkpoint as it is now."""
-    issue = record.get("issue")
-    new_id = _new_id(record)
-    if not issue and new_id:  # a create whose answer was lost may have landed
-        landed = app.store.find_open(f'"id":"{new_id}"')  # type: ignore[attr-defined]
+    issue = record.issue
+    if not issue and record.new_id:  # a create whose answer was lost may have landed
+        landed = store.find_open(f'"id":"{record.new_id}"')
         issue = landed.number if landed else None
-    execution = record.get("execution")
-    intent = record.get("intent") or {}
-    try:
-        change = make_change(intent)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"the kept write is malformed ({exc}); move it out of the pending folder") from None
     return writer.write(WriteSpec(
+        record.intent,
         number=issue,
-        change=change,
-        intent=intent,
-        tree=WorkTree(record.get("branch") or "", record.get("commit") or ""),
-        execution=execution_from_dict(execution) if isinstance(execution, dict) else None,
-        event=record.get("event") or "push",
-        title=record.get("title"),
-        log=bool(record.get("log", True)),
-        lookup=bool(record.get("lookup", True)),
-        create=bool(record.get("create", True)),
-        allow_secrets=bool(record.get("allow_secrets", False)),
-        reapply=bool(record.get("reapply", False)),
-        new_id=new_id,
+        tree=WorkTree(record.branch, record.commit),
+        execution=record.execution,
+        event=record.event,
+        title=record.title,
+        log=record.log,
+        lookup=record.lookup,
+        create=record.create,
+        allow_secrets=record.allow_secrets,
+        new_id=record.new_id,
     ))
 
 
@@ -79,30 +62,34 @@ def push(dry_run: bool) -> None:
     if not records:
         click.echo("Nothing to push.", err=True)
         return
-    if app.store.kind != "github":
+    from ghstate.stores.github import GitHubStore
+
+    if not isinstance(app.store, GitHubStore):
         raise ConfigError(f"{len(records)} write{'s are' if len(records) != 1 else ' is'} waiting in "
                           f"{app.local.pending_dir}, but GitHub is not configured: set GH_TOKEN (or GITHUB_TOKEN) "
                           "and -R OWNER/NAME, then run 'ghstate push' again")
-    writer = Writer(app.store, env=app.env, max_body_chars=app.settings.policy.max_body_chars, pending=None,
-                    repo=app.settings.repo, api_url=app.settings.api_url)
+    writer = app.writer(keep_pending=False)
     failures = 0
     held: set[str] = set()  # checkpoints with an earlier write that failed: later ones keep their order
     for path, record in records:
         name = app.display_path(str(path))
-        if record.get("repo") != app.settings.repo:
-            click.echo(f"Skipped {name}: it is for {record.get('repo')}; run 'ghstate push -R {record.get('repo')}'",
-                       err=True)
+        if isinstance(record, GhstateError):
+            failures += 1
+            click.echo(f"Could not publish {name}: {record}", err=True)
+            continue
+        if record.repo != app.settings.repo:
+            click.echo(f"Skipped {name}: it is for {record.repo}; run 'ghstate push -R {record.repo}'", err=True)
             continue
         target = _target(record)
         if dry_run:
-            click.echo(f"Would publish {name} to {target} (saved {record.get('saved_at', '?')})")
+            click.echo(f"Would publish {name} to {target} (saved {record.saved_at or '?'})")
             continue
         if target in held:
             failures += 1
             click.echo(f"Held back {name}: an earlier kept write for {target} is not published yet", err=True)
             continue
         try:
-            result = _publish(app, writer, record)
+            result = _publish(app.store, writer, record)
         except GhstateError as exc:
             failures += 1
             held.add(target)

@@ -78,14 +78,14 @@ def resume(issue: int | None, fmt: str, post: bool) -> None:
     stored, cp = app.find(issue, tree=tree)
     notes, skipped = [], 0
     if app.store.kind == "github" and fmt in ("prompt", "json"):
-        notes, skipped = app.store.notes_since(stored, cp.meta.updated_at, app.settings.policy)  # type: ignore[attr-defined]
+        notes, skipped = app.github().notes_since(stored, cp.meta.updated_at, app.settings.policy)
     text = resume_text(app, stored, cp, fmt, tree, notes, skipped)
     click.echo(text, nl=False)
     if post:
         if app.store.kind != "github":
             raise ConfigError("--post needs the GitHub store; the prompt was printed above")
         prompt = text if fmt == "prompt" else resume_text(app, stored, cp, "prompt", tree, notes, skipped)
-        url = app.store.post_comment(stored, prompt, allow_secrets=False)  # type: ignore[attr-defined]
+        url = app.github().post_comment(stored, prompt, allow_secrets=False)
         click.echo(f"Posted the prompt: {url}", err=True)
 
 

@@ -6,9 +6,11 @@ Both stores speak in raw bodies and never parse them: what a body means is ``par
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from typing import NamedTuple, Protocol
 
 from ghstate.model import Revision
+from ghstate.writelog import LogEntry
 
 
 class Stored(NamedTuple):
@@ -21,7 +23,7 @@ class Stored(NamedTuple):
     labels: tuple[str, ...] = ()
     state: str = "open"
     version: str = ""  # what tells a re-read whether it changed (ETag, file stamp)
-    comments: int = 0
+    comments: int = 0  # the comments (GitHub), the lines of its log (local): the log's length
 
 
 class Changed(Exception):
@@ -46,6 +48,8 @@ class Store(Protocol):
     kind: str
     notices: list[str]  # problems worth a warning that did not stop the command
 
+    def lock(self) -> AbstractContextManager[None]: ...  # writers on this machine, one at a time
+
     def get(self, number: int) -> Stored: ...
 
     def list_open(self) -> list[Stored]: ...
@@ -59,6 +63,8 @@ class Store(Protocol):
     def update(self, stored: Stored, body: str, title: str | None = None,
                labels: tuple[str, ...] | None = None) -> Stored: ...
 
-    def add_revision(self, stored: Stored, revision: Revision, text: str) -> None: ...
+    def add_revision(self, stored: Stored, entry: LogEntry, summary: str) -> None: ...
+
+    def log(self, stored: Stored, after: int, pages: int = ...) -> list[LogEntry]: ...  # entries after ``after``
 
     def revisions(self, number: int) -> list[Revision]: ...

@@ -1,6 +1,8 @@
 """The GitHub store: checkpoint issues through PyGithub. The only module that imports ``github``.
 
 Request budget (asserted in the tests): resume ≤ 2, create ≤ 4, update ≤ 4 with the history comment.
+The write log (``ghstate.writelog``) lives in the issue's comments: each revision comment carries its
+write's intent in a hidden line, and only comments by trusted authors, unedited, count.
 
 PyGithub's own throttle (0.25 s between requests, 1 s between writes) and its urllib3 retry are both
 off on purpose: a checkpoint makes two to four requests, so the throttle would only add seconds, and
@@ -13,6 +15,7 @@ first one landed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import re
@@ -30,6 +33,7 @@ from ghstate.config import Policy, Settings
 from ghstate.errors import NotFound, RemoteError
 from ghstate.model import Revision
 from ghstate.stores import Changed, Note, Stored
+from ghstate.writelog import LogEntry
 
 T = TypeVar("T")
 TIMEOUT = 10  # seconds per request
@@ -39,6 +43,7 @@ LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+(\{.*?\})\s*-->", re.DOTALL)
 PROMPT_MARKER = "<!-- ghstate:prompt -->"
 TRANSIENT = {500, 502, 503, 504}
 MAX_PAGES = 10  # open checkpoints looked through for a branch: 1,000 is more than any repository keeps
+LOG_PAGES = 3  # pages of comments (100 each) read for the write log before a notice says some were not
 ACTIONS_BOT = "github-actions[bot]"  # ghstate ci's comments come from it; only GitHub can post as it
 
 
@@ -79,7 +84,12 @@ class GitHubStore:
         self._waited = 0.0  # counted apart from the clock, so that a budget holds whatever sleeping does
         self._issues: dict[int, Issue] = {}
         self._own_etag: set[int] = set()  # issues whose ETag came from their own GET, not from a list
+        self._comments: dict[tuple[int, int], dict[int, Any]] = {}  # (issue, count) -> position -> comment
         self.notices: list[str] = []  # problems after a write landed: warnings, not failures
+
+    def lock(self) -> contextlib.AbstractContextManager[None]:
+        """Nothing to hold: GitHub has no lock; the write log keeps concurrent writers' changes."""
+        return contextlib.nullcontext()
 
     @classmethod
     def connect(cls, settings: Settings, timeout: int = TIMEOUT, **kwargs: Any) -> GitHubStore:
@@ -359,8 +369,55 @@ class GitHubStore:
 
     # -------------------------------------------------------------------------------- comments
 
-    def add_revision(self, stored: Stored, revision: Revision, text: str) -> None:
-        self.post_comment(stored, text, allow_secrets=True)
+    def add_revision(self, stored: Stored, entry: LogEntry, summary: str) -> None:
+        data = json.dumps(entry.to_data(), ensure_ascii=False, separators=(",", ":"))
+        data = data.replace("<", "\\u003c").replace(">", "\\u003e")  # the comment cannot be closed early
+        self.post_comment(stored, f"{summary}\n<!-- ghstate:log {data} -->", allow_secrets=True)
+
+    def _comments_after(self, stored: Stored, after: int, pages: int = LOG_PAGES) -> dict[int, Any]:
+        """The comments at positions after ``after`` (1-based), and at least the last page, by position:
+        one request a page of 100, at most ``pages`` pages (the newest)."""
+        count = stored.comments
+        per_page = self.client.per_page
+        last = (count - 1) // per_page
+        first = max(min(after // per_page, last), last - pages + 1, 0)
+        cached = self._comments.get((stored.number, count))
+        if cached is not None and min(cached, default=0) <= first * per_page + 1:
+            return cached
+        if first * per_page > after and after:
+            self.notices.append(f"issue #{stored.number} has {first * per_page - after} comments since its body "
+                                "was written that were not read; only the newest were checked for writes it lacks")
+        issue = self._issue(stored.number)
+        listing = issue.get_comments()
+        found: dict[int, Any] = {}
+        for page in range(first, last + 1):
+            got = self._call(f"reading comments of issue #{stored.number}", lambda p=page: list(listing.get_page(p)),
+                             number=stored.number)
+            for index, comment in enumerate(got):
+                found[page * per_page + index + 1] = comment
+        self._comments[(stored.number, count)] = found
+        return found
+
+    def log(self, stored: Stored, after: int, pages: int = LOG_PAGES) -> list[LogEntry]:
+        """The write log after position ``after``: ghstate's revision comments by trusted authors. Others
+        that carry a log line come back with a ``problem`` (forged, edited), to be reported, never used.
+        At most ``pages`` pages of 100 comments, the newest (a reader reads one)."""
+        if stored.comments <= after:
+            return []
+        return [entry for position, comment in sorted(self._comments_after(stored, after, pages).items())
+                if position > after and (entry := self._entry(comment, position)) is not None]
+
+    def _entry(self, comment: Any, position: int) -> LogEntry | None:
+        data = read_log_marker(comment.body or "")
+        if data is None:
+            return None
+        login = comment.user.login if comment.user else ""
+        problem = ""
+        if not (self._trusted(comment.author_association or "", login) or login == ACTIONS_BOT):
+            problem = f"posted by {login or 'an unknown author'}, who is not trusted"
+        elif comment.updated_at and comment.created_at and comment.updated_at != comment.created_at:
+            problem = "edited after it was posted"
+        return LogEntry.from_data(data, position=position, author=login, problem=problem)
 
     def post_comment(self, stored: Stored, text: str, *, allow_secrets: bool = False) -> str:
         if not allow_secrets:
@@ -386,7 +443,10 @@ class GitHubStore:
                 raise _CannotTell() from None
             return None
 
-        return self._call(f"commenting on issue #{stored.number}", post, landed=landed, number=stored.number)
+        try:
+            return self._call(f"commenting on issue #{stored.number}", post, landed=landed, number=stored.number)
+        except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
+            raise RemoteError(str(exc), status=404) from None
 
     def _trusted(self, association: str, login: str) -> bool:
         return association in self.policy.trusted_associations or login in self.policy.trusted_authors
@@ -397,16 +457,11 @@ class GitHubStore:
         One request: the last page of comments (the issue says how many there are)."""
         if not stored.comments:
             return [], 0
-        issue = self._issue(stored.number)
         after = _parse_time(since)
-        last_page = (stored.comments - 1) // self.client.per_page
-
-        def fetch() -> list[Any]:
-            return list(issue.get_comments().get_page(last_page))
-
+        comments = self._comments_after(stored, stored.comments)  # the last page (or more, if already read)
         notes: list[Note] = []
         skipped = 0
-        for comment in self._call(f"reading comments of issue #{stored.number}", fetch, number=stored.number):
+        for _, comment in sorted(comments.items()):
             if after and comment.updated_at and comment.updated_at < after:
                 continue
             login = comment.user.login if comment.user else ""
@@ -426,14 +481,9 @@ class GitHubStore:
         def fetch() -> list[Any]:
             return list(issue.get_comments())
 
-        out = []
-        for comment in self._call(f"reading the history of issue #{number}", fetch, number=number):
-            data = read_log_marker(comment.body or "")
-            login = comment.user.login if comment.user else ""
-            if data is None or not (self._trusted(comment.author_association or "", login) or login == ACTIONS_BOT):
-                continue
-            out.append(Revision.from_dict({**data, "author": login}))
-        return out
+        entries = [self._entry(comment, position) for position, comment in
+                   enumerate(self._call(f"reading the history of issue #{number}", fetch, number=number), start=1)]
+        return [e.revision for e in entries if e is not None and not e.problem]
 
     def ensure_labels(self, labels: list[tuple[str, str, str]]) -> list[str]:
         """Create labels that do not exist (``ghstate init``); returns the ones created."""

@@ -1,8 +1,9 @@
 """The local store: ``.ghstate/`` at the git root, one markdown file per checkpoint.
 
 ``1.md``, ``2.md``, … hold exactly the body an issue would carry, written atomically (temporary file,
-fsync, rename). ``log/N.jsonl`` keeps the revision history; ``pending/`` keeps writes meant for
-GitHub that could not be made yet. A lock file serialises writers on one machine.
+fsync, rename; a new one appears whole or not at all). ``log/N.jsonl`` is the write log, one entry a
+line, as the comments are on GitHub; ``pending/`` keeps writes meant for GitHub that could not be made
+yet. A lock file serialises writers on one machine.
 """
 
 from __future__ import annotations
@@ -13,17 +14,23 @@ import os
 import re
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ghstate.errors import InputError, NotFound
-from ghstate.model import Revision
+from ghstate.intent import Intent, pack, unpack
+from ghstate.model import Execution, Revision
+from ghstate.parse import execution_from_dict
+from ghstate.render import execution_dict
 from ghstate.stores import Stored
+from ghstate.writelog import LogEntry
 
 _NUMBERED = re.compile(r"^([1-9][0-9]{0,8})\.md$")
 
 
-def atomic_write(path: Path, text: str) -> None:
+def _written(path: Path, text: str) -> str:
+    """A temporary file beside ``path`` holding ``text``, on disk; its name."""
     import tempfile
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -33,11 +40,35 @@ def atomic_write(path: Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def atomic_write(path: Path, text: str) -> None:
+    tmp = _written(path, text)
+    try:
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def atomic_create(path: Path, text: str) -> bool:
+    """Write ``path`` whole, only if it does not exist (False then). A process killed at any moment
+    leaves either no ``path`` or all of it, never an empty placeholder."""
+    tmp = _written(path, text)
+    try:
+        os.link(tmp, path)  # fails if path exists: create-if-absent, with its content already there
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 class LocalStore:
@@ -85,6 +116,8 @@ class LocalStore:
         try:
             raw = path.read_bytes()
             stat = path.stat()
+            if not raw:  # left by a create that an earlier version did not finish: not a checkpoint
+                raise FileNotFoundError(path)
         except FileNotFoundError:
             known = self.numbers()
             hint = f"local checkpoints are {', '.join(map(str, known))}" if known else "there are none yet"
@@ -93,7 +126,8 @@ class LocalStore:
             body = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise InputError(f"{path} is not UTF-8 text; restore it from git or delete it") from None
-        return Stored(number, "", body, str(path), version=f"{stat.st_mtime_ns}:{stat.st_size}")
+        return Stored(number, "", body, str(path), version=f"{stat.st_mtime_ns}:{stat.st_size}",
+                      comments=len(self._log_lines(number)))
 
     def _readable(self, numbers: Iterable[int]) -> Iterator[Stored]:
         """The checkpoints of ``numbers`` that can be read; the others become notices, not failures."""
@@ -113,23 +147,13 @@ class LocalStore:
         return self._readable(reversed(self.numbers()))
 
     def create(self, title: str, body: str, unique: str = "") -> Stored:
-        """Allocate the next number (callers hold the lock) and write the body."""
+        """Write the body under the next free number (callers hold the lock)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         number = (max(self.numbers(), default=0)) + 1
-        while True:
-            try:
-                fd = os.open(self.path(number), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                number += 1
-                continue
-            os.close(fd)
-            break
-        try:
-            atomic_write(self.path(number), body)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(self.path(number))  # an empty placeholder must not pass for a checkpoint
-            raise
+        while not atomic_create(self.path(number), body):
+            number += 1
+        with contextlib.suppress(FileNotFoundError):  # a log left by a checkpoint that was deleted
+            self._log_path(number).unlink()
         return self.get(number)
 
     def reread(self, stored: Stored) -> Stored | None:
@@ -143,25 +167,47 @@ class LocalStore:
 
     # -------------------------------------------------------------------------------- history
 
-    def add_revision(self, stored: Stored, revision: Revision, text: str = "") -> None:
+    def add_revision(self, stored: Stored, entry: LogEntry, summary: str = "") -> None:
+        """Append an entry to the write log. One ``write`` of a whole line with O_APPEND, flushed to
+        disk: a process killed meanwhile leaves at most a torn last line, which readers skip."""
         path = self._log_path(stored.number)
         path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps(entry.to_data(), ensure_ascii=False, separators=(",", ":")) + "\n"
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(revision.as_dict(), ensure_ascii=False) + "\n")
+            if fh.tell() and not self._ends_with_newline(path):
+                fh.write("\n")  # a torn line from a killed writer stays one (unreadable) line
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
 
-    def revisions(self, number: int) -> list[Revision]:
-        self.get(number)  # a clear error for a checkpoint that does not exist
+    @staticmethod
+    def _ends_with_newline(path: Path) -> bool:
+        with open(path, "rb") as fh:
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) == b"\n"
+
+    def _log_lines(self, number: int) -> list[str]:
         try:
-            lines = self._log_path(number).read_text(encoding="utf-8").splitlines()
+            return self._log_path(number).read_text(encoding="utf-8").splitlines()
         except FileNotFoundError:
             return []
+
+    def log(self, stored: Stored, after: int, pages: int = 0) -> list[LogEntry]:
         out = []
-        for line in lines:
-            with contextlib.suppress(ValueError):
+        for position, line in enumerate(self._log_lines(stored.number)[after:], start=after + 1):
+            try:
                 data = json.loads(line)
-                if isinstance(data, dict):
-                    out.append(Revision.from_dict(data))
+            except ValueError:
+                data = None
+            if isinstance(data, dict):
+                out.append(LogEntry.from_data(data, position=position))
+            else:
+                out.append(LogEntry(Revision(0), position=position, problem="not a log entry"))
         return out
+
+    def revisions(self, number: int) -> list[Revision]:
+        stored = self.get(number)  # a clear error for a checkpoint that does not exist
+        return [e.revision for e in self.log(stored, 0) if not e.problem or e.revision.revision]
 
     # -------------------------------------------------------------------------------- pending
 
@@ -169,15 +215,16 @@ class LocalStore:
     def pending_dir(self) -> Path:
         return self.directory / "pending"
 
-    def save_pending(self, record: dict[str, Any]) -> Path:
+    def save_pending(self, record: PendingWrite) -> Path:
         """Keep a write meant for GitHub until ``ghstate push``; returns the file it is in."""
         self.pending_dir.mkdir(parents=True, exist_ok=True)
-        target = record.get("issue") or "new"  # named by the nanosecond, so that push replays in order
+        target = record.issue or "new"  # named by the nanosecond, so that push replays in order
         path = self.pending_dir / f"{time.time_ns():020d}-{target}-{os.getpid()}-{os.urandom(3).hex()}.json"
-        atomic_write(path, json.dumps(record, ensure_ascii=False, indent=1) + "\n")
+        atomic_write(path, json.dumps(record.to_data(), ensure_ascii=False, indent=1) + "\n")
         return path
 
-    def pending(self) -> list[tuple[Path, dict[str, Any]]]:
+    def pending(self) -> list[tuple[Path, PendingWrite | InputError]]:
+        """The kept writes, oldest first; one that cannot be read comes as the error that says so."""
         try:
             names = sorted(os.listdir(self.pending_dir))
         except FileNotFoundError:
@@ -187,9 +234,88 @@ class LocalStore:
             if not name.endswith(".json"):
                 continue
             path = self.pending_dir / name
+            record: PendingWrite | InputError
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                record = PendingWrite.from_data(json.loads(path.read_text(encoding="utf-8")))
             except (OSError, ValueError) as exc:
-                raise InputError(f"pending write {path} cannot be read ({exc}); fix or move it aside") from None
-            out.append((path, data))
+                record = InputError(f"the kept write is malformed ({exc}); move it out of the pending folder")
+            out.append((path, record))
         return out
+
+
+@dataclass(frozen=True)
+class PendingWrite:
+    """A write GitHub could not take, kept as what it asked for: replayed by ``push`` on the checkpoint
+    as it is then. ``new_id`` makes a replayed create carry the marker id of one whose answer was lost."""
+
+    intent: Intent
+    repo: str | None = None
+    api_url: str = ""
+    issue: int | None = None
+    branch: str = ""
+    commit: str = ""
+    title: str | None = None
+    event: str = "checkpoint"
+    saved_at: str = ""
+    execution: Execution | None = None
+    log: bool = True
+    lookup: bool = True
+    create: bool = True
+    allow_secrets: bool = False
+    new_id: str = ""
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "kind": "ghstate-pending", "version": 2, "repo": self.repo, "api_url": self.api_url, "issue": self.issue,
+            "branch": self.branch, "commit": self.commit, "title": self.title, "event": self.event,
+            "intent": pack(self.intent.to_data()), "saved_at": self.saved_at,
+            "execution": execution_dict(self.execution) if self.execution else None, "log": self.log,
+            "lookup": self.lookup, "create": self.create, "allow_secrets": self.allow_secrets, "new_id": self.new_id,
+        }
+
+    @classmethod
+    def from_data(cls, data: Any) -> PendingWrite:
+        if not isinstance(data, dict) or data.get("kind") != "ghstate-pending":
+            raise ValueError("not a pending write of ghstate")
+
+        def text(key: str) -> str:
+            return data[key] if isinstance(data.get(key), str) else ""
+
+        intent_data = unpack(data.get("intent") or {})
+        if data.get("version") != 2:  # kept by an earlier version: the JSON state, the digests it had read
+            intent_data = _older_intent(intent_data)
+        issue = data.get("issue")
+        execution = data.get("execution")
+        older_id = re.search(r'"id":"([^"]+)"', str(data.get("unique") or ""))
+        return cls(
+            intent=Intent.from_data(intent_data), repo=data.get("repo") if isinstance(data.get("repo"), str) else None,
+            api_url=text("api_url"), issue=issue if isinstance(issue, int) and not isinstance(issue, bool) else None,
+            branch=text("branch"), commit=text("commit"), title=data.get("title") or None,
+            event=text("event") or "push", saved_at=text("saved_at"),
+            execution=execution_from_dict(execution) if isinstance(execution, dict) else None,
+            log=bool(data.get("log", True)), lookup=bool(data.get("lookup", True)),
+            create=bool(data.get("create", True)), allow_secrets=bool(data.get("allow_secrets", False)),
+            new_id=text("new_id") or (older_id.group(1) if older_id else ""),
+        )
+
+
+def _older_intent(data: Any) -> dict[str, Any]:
+    """A pending intent as versions before the write log kept it."""
+    if not isinstance(data, dict):
+        raise ValueError("its intent is not an object")
+    from ghstate.intent import sections_to_data
+    from ghstate.state_json import StateError, from_json
+
+    out = {k: data[k] for k in ("edits", "force", "verification", "tick") if k in data}
+    incoming = data.get("incoming")
+    if isinstance(incoming, dict):
+        try:
+            state = from_json(incoming.get("state"))
+        except StateError as exc:
+            raise ValueError(f"its state is invalid ({exc})") from None
+        present = frozenset(k for k in incoming.get("present") or () if isinstance(k, str))
+        out["incoming"] = sections_to_data(state, present)
+        out["present"] = sorted(present)
+    if isinstance(data.get("base_sections"), dict):
+        out["base"] = data["base_sections"]
+    return out

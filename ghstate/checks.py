@@ -1,0 +1,44 @@
+"""What a body must pass before it is written: pure checks, each raising the error a user acts on."""
+
+from __future__ import annotations
+
+from ghstate.errors import InputError, SecretFound
+from ghstate.model import Checkpoint
+from ghstate.parse import MARKER_LINE, parse
+from ghstate.secrets import new_lines, scan
+from ghstate.splice import same_state
+
+GITHUB_LIMIT = 65_536  # characters GitHub accepts in an issue body or a comment
+
+
+def check_size(body: str, limit: int) -> None:
+    if len(body) > limit:
+        raise InputError(f"the checkpoint would be {len(body):,} characters; the limit is {limit:,} (GitHub accepts "
+                         f"{GITHUB_LIMIT:,}): compact finished phases and long items, then try again")
+
+
+def check_secrets(before_body: str, before: Checkpoint, body: str, cp: Checkpoint) -> None:
+    """Refuse credentials in what this write adds: new lines of the body, and the fields of the hidden
+    marker that changed (the marker line itself changes on every write, so scanning it whole would let
+    one value allowed once block every later write)."""
+    found = scan(new_lines(MARKER_LINE.sub("", before_body), MARKER_LINE.sub("", body)))
+    if not found:
+        for name, old, new in (("title", before.title, cp.title), ("branch", before.meta.branch, cp.meta.branch)):
+            found = [s.located(f"the hidden marker's {name}") for s in scan(new)][:1] if new != old else []
+            if found:
+                break
+        else:
+            known = set(before.executions)
+            added = " ".join(f"{e.agent} {e.role} {e.session} {e.transcript}" for e in cp.executions if e not in known)
+            found = [s.located("the hidden marker's executions") for s in scan(added)][:1]
+    if found:
+        raise SecretFound(f"refusing to write to GitHub: {found[0].describe()}; remove it, "
+                          "or pass --allow-secrets if it is not a secret")
+
+
+def check_template(body: str, reference: str, template: str) -> None:
+    """A repository's own template must write a body that reads back as the shipped one's does."""
+    if not same_state(parse(body).checkpoint, parse(reference).checkpoint):
+        raise InputError(f"the template {template} writes a body that does not read back as the checkpoint "
+                         "(sections or the marker are lost); nothing was written: fix it, or remove it to use "
+                         "the built-in one")

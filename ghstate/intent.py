@@ -1,0 +1,257 @@
+"""What a write asks for, as data: the one change type that is applied, logged and kept.
+
+An ``Intent`` is applied to the checkpoint as it is *now*, never to the one a writer happened to read:
+that is how concurrent writers, a person's web edit and a write kept for ``push`` all compose. The same
+frozen value travels in three places: the write itself, the intent log (the hidden data of each revision
+comment, replayed by readers when the body does not reflect it yet) and a pending write kept while
+GitHub is unreachable. ``to_data``/``from_data`` are its one serialisation.
+
+Pure: no I/O, no templates. CI's verification arrives already rendered (text and data).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from dataclasses import dataclass, field, fields
+from typing import Any, NamedTuple
+
+from ghstate.edit import Edits, apply_edits, apply_incoming, base_digests
+from ghstate.model import DIGESTS_KEY, SECTION_KEYS, Checkpoint, Extra, Phase, Step, find_phase
+
+PACK_OVER = 16_000  # serialised intents larger than this are compressed (a comment holds 65,536 characters)
+
+
+class Verification(NamedTuple):
+    """A CI result as the checkpoint keeps it: the section's text and the marker's data."""
+
+    text: str
+    data: dict[str, Any] | None
+
+
+class Applied(NamedTuple):
+    checkpoint: Checkpoint
+    conflicts: tuple[str, ...] = ()  # sections both the file and the checkpoint had changed (both kept)
+
+
+@dataclass(frozen=True)
+class Intent:
+    """One write's change. ``incoming``/``present``: a body or state given with --file and the sections
+    it names; ``base``: the section digests of what the file was made from (None: not known; see
+    ``edit.base_digests``); ``force``: its sections replace, unmerged. ``edits``: the incremental flags.
+    ``verification``/``tick``: a CI result and the phase it ticks."""
+
+    edits: Edits = field(default_factory=Edits)
+    incoming: Checkpoint | None = None
+    present: frozenset[str] = frozenset()
+    base: tuple[tuple[str, str], ...] | None = None
+    force: bool = False
+    verification: Verification | None = None
+    tick: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.edits) or self.incoming is not None or self.verification is not None or bool(self.tick)
+
+    def apply(self, cp: Checkpoint, *, masked: frozenset[str] = frozenset()) -> Applied:
+        """This change on ``cp``. ``masked``: fields (see ``sets``) a later write already set, which a
+        replay of this older one must not set back."""
+        conflicts: list[str] = []
+        if self.incoming is not None:
+            base = None if self.force else base_digests(cp, self.incoming, dict(self.base) if self.base else None)
+            present = frozenset(k for k in self.present if k not in masked)
+            cp, found = apply_incoming(cp, self.incoming, present, base, force=self.force)
+            conflicts.extend(found)
+        if self.edits:
+            cp = apply_edits(cp, _mask_edits(self.edits, masked, cp.phases))
+        if self.verification is not None and "verification" not in masked:
+            cp = cp._replace(verification=self.verification.text, verification_data=self.verification.data)
+        if self.tick:
+            try:
+                index = find_phase(cp.phases, self.tick)
+            except LookupError:
+                index = -1  # CI names a phase the checkpoint no longer has: the result is recorded anyway
+            if index >= 0 and not cp.phases[index].done and f"phase:{_norm(cp.phases[index].name)}" not in masked:
+                phases = list(cp.phases)
+                phases[index] = phases[index]._replace(done=True)
+                cp = cp._replace(phases=tuple(phases))
+        return Applied(cp, tuple(conflicts))
+
+    def sets(self, cp: Checkpoint) -> frozenset[str]:
+        """The single-valued fields this change sets on ``cp`` (a later write wins on each): the title,
+        goal, resume instruction, verification, sections a file replaces, and each phase it ticks or
+        unticks. Additions (items, phases) are not among them: they compose in any order."""
+        out: set[str] = set()
+        for name, value in (("title", self.edits.title), ("goal", self.edits.goal), ("resume", self.edits.resume)):
+            if value is not None:
+                out.add(name)
+        for ref in (*self.edits.done, *self.edits.undo, *((self.tick,) if self.tick else ())):
+            try:
+                out.add(f"phase:{_norm(cp.phases[find_phase(cp.phases, ref)].name)}")
+            except LookupError:
+                continue
+        if self.incoming is not None:
+            out.update(k for k in self.present if k in ("goal", "resume", "verification"))
+        if self.verification is not None:
+            out.add("verification")
+        return frozenset(out)
+
+    # --------------------------------------------------------------------------- serialisation
+
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        edits = {f.name: list(v) if isinstance(v, tuple) else v
+                 for f in fields(Edits) if (v := getattr(self.edits, f.name))}
+        if edits:
+            data["edits"] = edits
+        if self.incoming is not None:
+            data["incoming"] = sections_to_data(self.incoming, self.present)
+            data["present"] = sorted(self.present)
+        if self.base is not None:
+            data["base"] = dict(self.base)
+        if self.force:
+            data["force"] = True
+        if self.verification is not None:
+            data["verification"] = {"text": self.verification.text, "data": self.verification.data}
+        if self.tick:
+            data["tick"] = self.tick
+        return data
+
+    @classmethod
+    def from_data(cls, data: Any) -> Intent:
+        """The inverse of ``to_data``; ValueError for data that is not an intent."""
+        if not isinstance(data, dict):
+            raise ValueError("an intent is a JSON object")
+        edits_data = data.get("edits") or {}
+        if not isinstance(edits_data, dict):
+            raise ValueError("'edits' is not an object")
+        values: dict[str, Any] = {}
+        for f in fields(Edits):
+            value = edits_data.get(f.name)
+            if value is None:
+                continue
+            if isinstance(value, list):
+                if not all(isinstance(v, str) for v in value):
+                    raise ValueError(f"'edits.{f.name}' holds something other than text")
+                value = tuple(value)
+            elif not isinstance(value, str):
+                raise ValueError(f"'edits.{f.name}' is not text")
+            values[f.name] = value
+        incoming = None
+        present: frozenset[str] = frozenset()
+        if data.get("incoming") is not None:
+            present = frozenset(k for k in data.get("present") or () if k in SECTION_KEYS)
+            incoming = sections_from_data(data["incoming"])
+        base = data.get("base")
+        base_pairs = (tuple(sorted((str(k), v) for k, v in base.items() if isinstance(v, str)))
+                      if isinstance(base, dict) else None)
+        verification = None
+        v = data.get("verification")
+        if isinstance(v, dict):
+            verification = Verification(str(v.get("text") or ""), v.get("data") if isinstance(v.get("data"), dict)
+                                        else None)
+        tick = data.get("tick")
+        return cls(edits=Edits(**values), incoming=incoming, present=present, base=base_pairs,
+                   force=data.get("force") is True, verification=verification,
+                   tick=tick if isinstance(tick, str) else "")
+
+
+def pack(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` as it goes into a comment or a file: compressed when large."""
+    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    if len(raw) <= PACK_OVER:
+        return data
+    return {"z": base64.b64encode(zlib.compress(raw.encode("utf-8"), 9)).decode("ascii")}
+
+
+def unpack(data: Any) -> Any:
+    if isinstance(data, dict) and set(data) == {"z"} and isinstance(data["z"], str):
+        try:
+            return json.loads(zlib.decompress(base64.b64decode(data["z"], validate=True)).decode("utf-8"))
+        except (ValueError, zlib.error) as exc:
+            raise ValueError(f"a packed intent does not unpack ({exc})") from None
+    return data
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _mask_edits(edits: Edits, masked: frozenset[str], phases: tuple[Phase, ...]) -> Edits:
+    if not masked:
+        return edits
+
+    def keep(ref: str) -> bool:
+        try:
+            return f"phase:{_norm(phases[find_phase(phases, ref)].name)}" not in masked
+        except LookupError:
+            return True  # apply_edits reports the unknown phase
+
+    return Edits(
+        title=None if "title" in masked else edits.title,
+        goal=None if "goal" in masked else edits.goal,
+        resume=None if "resume" in masked else edits.resume,
+        done=tuple(r for r in edits.done if keep(r)),
+        undo=tuple(r for r in edits.undo if keep(r)),
+        phases=edits.phases, decisions=edits.decisions, questions=edits.questions, risks=edits.risks,
+        reads=edits.reads,
+    )
+
+
+# ------------------------------------------------------------------------ sections as plain data
+# The markdown of each section exactly as the model holds it: not the JSON state of the contract,
+# whose strings are a person's literal text.
+
+
+def sections_to_data(cp: Checkpoint, keys: frozenset[str]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    if cp.title:
+        data["title"] = cp.title
+    for key in sorted(keys):
+        value = getattr(cp, key)
+        if key == "phases":
+            data[key] = [[p.name, p.done, [[s.text, s.done] for s in p.steps], p.detail] for p in value]
+        elif isinstance(value, tuple):
+            data[key] = list(value)
+        else:
+            data[key] = value
+    if "verification" in keys and cp.verification_data is not None:
+        data["verification_data"] = cp.verification_data
+    extra = [[e.heading, e.body, e.level, e.after] for e in cp.extra]
+    if extra:
+        data["extra"] = extra
+    if cp.meta.id:
+        data["id"] = cp.meta.id
+    digests = cp.meta.other.get(DIGESTS_KEY)
+    if isinstance(digests, dict):
+        data["digests"] = digests  # what the file was made from, when ghstate wrote it (see base_digests)
+    return data
+
+
+def sections_from_data(data: Any) -> Checkpoint:
+    if not isinstance(data, dict):
+        raise ValueError("'incoming' is not an object")
+    try:
+        values: dict[str, Any] = {}
+        for key in SECTION_KEYS:
+            if key not in data:
+                continue
+            value = data[key]
+            if key == "phases":
+                values[key] = tuple(Phase(str(n), bool(d), tuple(Step(str(t), sd if sd is None else bool(sd))
+                                                                 for t, sd in steps), str(detail))
+                                    for n, d, steps, detail in value)
+            elif isinstance(value, list):
+                values[key] = tuple(str(v) for v in value)
+            else:
+                values[key] = str(value)
+        extra = tuple(Extra(h if h is None else str(h), str(b), int(level), a if a is None else str(a))
+                      for h, b, level, a in data.get("extra") or ())
+        vdata = data.get("verification_data")
+        cp = Checkpoint(title=str(data.get("title") or ""), extra=extra,
+                        verification_data=vdata if isinstance(vdata, dict) else None, **values)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"'incoming' is malformed ({exc})") from None
+    digests = data.get("digests")
+    return cp.with_meta(id=data["id"] if isinstance(data.get("id"), str) else "",
+                        other={DIGESTS_KEY: digests} if isinstance(digests, dict) else {})

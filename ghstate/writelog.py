@@ -1,0 +1,138 @@
+"""The write log: every write is also an entry in an append-only log, and the body says which it holds.
+
+GitHub has no compare-and-set for an issue body, so two writers can overwrite each other's PATCH. A
+comment, though, is only ever added. Each write therefore posts its intent as a revision comment
+*before* it writes the body, and the body's marker records how far it reflects the log:
+
+- ``seen``: every logged write among the first ``seen`` comments is in this body;
+- ``own``: the writer of this body logged this many comments after those (its own);
+- ``applied``: the ids of writes after ``seen`` that this body holds (its own, replayed ones).
+
+When the checkpoint has exactly ``seen + own`` comments, the body is complete and nothing is read.
+Otherwise the entries after ``seen`` are read and those the body does not hold are replayed in log
+order: a reader (``resume``, ``show``) sees every logged write, and a writer writes them back, so the
+body converges. A replayed write never sets back a single-valued field (resume instruction, a tick) that
+a later write in the log already set. Pure: entries come from the stores.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from ghstate.intent import Intent, pack, unpack
+from ghstate.model import Checkpoint, Revision
+
+LOG_KEY = "log"  # marker key
+MAX_APPLIED = 20
+
+
+class LogEntry(NamedTuple):
+    """One write as the log keeps it: who and what (``revision``), and what it asked for (``intent``)."""
+
+    revision: Revision
+    write: str = ""  # the write's id, unique; "" for history written before the log carried intents
+    intent: Intent | None = None
+    position: int = 0  # 1-based place among the checkpoint's comments (lines of the local log)
+    problem: str = ""  # why it is not replayed ("edited after it was posted", …); "" when trusted
+
+    def to_data(self) -> dict[str, Any]:
+        data = self.revision.as_dict()
+        data.pop("author", None)  # the store knows who posted it; the entry does not say it of itself
+        if self.write:
+            data["write"] = self.write
+        if self.intent is not None:
+            data["intent"] = pack(self.intent.to_data())
+        return data
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any], *, position: int = 0, author: str = "", problem: str = "") -> LogEntry:
+        write = data.get("write") if isinstance(data.get("write"), str) else ""
+        intent = None
+        if data.get("intent") is not None:
+            try:
+                intent = Intent.from_data(unpack(data["intent"]))
+            except ValueError as exc:
+                problem = problem or f"its intent cannot be read ({exc})"
+        revision = Revision.from_dict({**data, "author": author})
+        return cls(revision, write, intent, position, problem)
+
+    @property
+    def replayable(self) -> bool:
+        return bool(self.write) and self.intent is not None and not self.problem
+
+
+class LogState(NamedTuple):
+    """What the body's marker says of the log (see the module docstring)."""
+
+    seen: int = 0
+    own: int = 0
+    applied: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, cp: Checkpoint) -> LogState:
+        data = cp.meta.other.get(LOG_KEY)
+        if not isinstance(data, dict):
+            return cls()
+        seen, own, applied = data.get("seen"), data.get("own"), data.get("applied")
+        return cls(
+            seen=seen if isinstance(seen, int) and not isinstance(seen, bool) and seen >= 0 else 0,
+            own=own if isinstance(own, int) and not isinstance(own, bool) and own >= 0 else 0,
+            applied=tuple(a for a in applied if isinstance(a, str)) if isinstance(applied, list) else (),
+        )
+
+    def complete(self, count: int) -> bool:
+        """True when a checkpoint with ``count`` comments has no logged write this body lacks."""
+        return count == self.seen + self.own
+
+    def holds(self, entry: LogEntry) -> bool:
+        return entry.position <= self.seen or entry.write in self.applied
+
+    def data(self) -> dict[str, Any]:
+        return {"seen": self.seen, "own": self.own, "applied": list(self.applied[-MAX_APPLIED:])}
+
+
+def with_log(cp: Checkpoint, state: LogState) -> Checkpoint:
+    return cp.with_meta(other={**cp.meta.other, LOG_KEY: state.data()})
+
+
+class Replayed(NamedTuple):
+    checkpoint: Checkpoint
+    replayed: tuple[LogEntry, ...]  # the writes the body lacked, now applied
+    ignored: tuple[LogEntry, ...]  # entries after ``seen`` that are not trusted intents (reported)
+    applied: tuple[str, ...]  # ids of the writes after ``seen`` the result holds
+
+
+def missing(state: LogState, entries: list[LogEntry]) -> list[LogEntry]:
+    """The logged writes a body with ``state`` does not hold, in log order."""
+    return [e for e in entries if e.replayable and not state.holds(e)]
+
+
+def replay(cp: Checkpoint, entries: list[LogEntry]) -> Replayed:
+    """``cp`` with the logged writes it lacks applied in log order. ``entries``: the log after the
+    marker's ``seen`` (more is harmless)."""
+    state = LogState.of(cp)
+    ordered = sorted(entries, key=lambda e: e.position)
+    lacking = missing(state, ordered)
+    held = [e for e in ordered if e.replayable and state.holds(e)]
+    out = cp
+    for entry in lacking:
+        assert entry.intent is not None
+        later = [e for e in held if e.position > entry.position]
+        masked = frozenset().union(*(e.intent.sets(out) for e in later if e.intent is not None))
+        out = entry.intent.apply(out, masked=masked).checkpoint
+        held.append(entry)
+    if lacking:
+        newest = max(e.revision.revision for e in lacking)
+        out = out.with_meta(revision=max(out.meta.revision, newest))
+    ignored = tuple(e for e in ordered if e.problem and e.position > state.seen)
+    applied = tuple(dict.fromkeys((*state.applied, *(e.write for e in lacking))))
+    return Replayed(out, tuple(lacking), ignored, applied)
+
+
+def ignored_notice(entries: tuple[LogEntry, ...]) -> str:
+    """One warning for history comments that were not replayed, or ""."""
+    if not entries:
+        return ""
+    shown = "; ".join(f"comment {e.position} ({e.problem})" for e in entries[:3])
+    more = f" and {len(entries) - 3} more" if len(entries) > 3 else ""
+    return f"{len(entries)} history comment{'s' if len(entries) != 1 else ''} ignored: {shown}{more}"
