@@ -122,7 +122,7 @@ class Intent:
         """The inverse of ``to_data``; ValueError for data that is not an intent."""
         if not isinstance(data, dict):
             raise ValueError("an intent is a JSON object")
-        edits_data = data.get("edits") or {}
+        edits_data = data.get("edits", {})
         if not isinstance(edits_data, dict):
             raise ValueError("'edits' is not an object")
         values: dict[str, Any] = {}

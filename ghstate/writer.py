@@ -45,7 +45,10 @@ from ghstate.stores import Changed, Store, Stored
 from ghstate.stores.local import LocalStore, PendingWrite
 from ghstate.writelog import LogEntry, LogState, Replayed, ignored_notice, replay, with_log
 
-ROUNDS = 4  # writes of one revision while other writers keep landing before the last one is given up
+# Writes of one revision while other writers' revisions keep landing. Each round that fails means another
+# writer logged a revision since this one read: with fewer concurrent writers than this, the last write
+# always completes (and the body converges); beyond it, readers still replay every logged revision.
+ROUNDS = 10
 
 
 def utc_now() -> str:
@@ -242,6 +245,8 @@ class Writer:
             except RemoteError as exc:  # not logged (or not known to be): the body alone must take it
                 warnings.append(f"the history comment could not be posted ({exc}); the revision is in the body "
                                 "only, so a writer that read before it may overwrite it")
+                spec = replace(spec, log=False)  # the body must not count on a comment that may not be there
+                draft = self._draft(spec, target, now, write_id)
         try:
             stored, draft = self._publish(spec, draft, now, write_id, own, again)
         except RemoteError as exc:

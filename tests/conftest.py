@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import responses
 from click.testing import CliRunner
+from hypothesis import HealthCheck, settings
 
 from ghstate.cli import cli
 
@@ -20,6 +21,16 @@ CLEAN_ENV = ("GH_TOKEN", "GITHUB_TOKEN", "GITHUB_REPOSITORY", "GITHUB_API_URL", 
              "GHSTATE_AGENT", "GHSTATE_ROLE", "GHSTATE_SESSION", "GHSTATE_DEBUG", "GITHUB_ACTIONS",
              "GITHUB_EVENT_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_SHA", "GITHUB_REF_NAME",
              "GITHUB_HEAD_REF", "GITHUB_RUN_ID", "GITHUB_SERVER_URL")
+
+
+# Hypothesis runs derandomized by default, so that CI and every developer see the same examples; a soak
+# draws fresh ones, many more (HYPOTHESIS_PROFILE=soak, GHSTATE_SOAK=N multiplies each test's budget).
+# Every counterexample a soak finds becomes an @example of its test before the fix.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("soak", derandomize=False, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_report_header(config):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from hypothesis import assume
 from hypothesis import strategies as st
 
@@ -103,3 +105,8 @@ def checkpoints(draw) -> Checkpoint:
         executions=draw(executions),
         meta=draw(meta),
     )
+
+
+def examples(n: int) -> int:
+    """A test's number of examples: ``n`` in CI, ``n`` times GHSTATE_SOAK in a soak run by hand."""
+    return n * max(1, int(os.environ.get("GHSTATE_SOAK", "1") or 1))

@@ -1,0 +1,120 @@
+"""A store double that behaves as GitHub does for the writer's protocol, and records every call.
+
+Issues with bodies and comments, in memory. As on GitHub: no compare-and-set, a write replaces the body
+whatever happened meanwhile, comments are only added, an issue says how many comments it has, and a
+re-read tells whether the body changed since it was read. Log entries go through their serialisation
+(as a comment's hidden data would), so what the writer logs is what a reader gets back.
+
+``before`` (when set) is called before every operation, with its name: the interleaving tests use it to
+let one writer at a time take one step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ghstate.errors import NotFound
+from ghstate.model import Revision
+from ghstate.stores import Stored
+from ghstate.writelog import LogEntry
+
+
+class MemoryStore:
+    kind = "github"
+
+    def __init__(self) -> None:
+        self.bodies: dict[int, str] = {}
+        self.versions: dict[int, int] = {}
+        self.comments: dict[int, list[dict[str, Any]]] = {}
+        self.history: dict[int, list[str]] = {}  # every body an issue had, as GitHub's edit history keeps it
+        self.calls: list[tuple[str, int]] = []
+        self.notices: list[str] = []
+        self.before: Callable[[str], None] | None = None
+
+    # ------------------------------------------------------------------------------ helpers
+
+    def _step(self, name: str, number: int) -> None:
+        if self.before is not None:
+            self.before(name)
+        self.calls.append((name, number))
+
+    def _stored(self, number: int) -> Stored:
+        return Stored(number, "Checkpoint", self.bodies[number], f"mem://{number}", labels=("ghstate",),
+                      version=str(self.versions[number]), comments=len(self.comments[number]))
+
+    def add_issue(self, number: int, body: str) -> None:
+        self.bodies[number] = body
+        self.versions[number] = 1
+        self.comments[number] = []
+        self.history[number] = [body]
+
+    def web_edit(self, number: int, body: str) -> None:
+        """A person saves the body in the web UI (no log entry, no marker change of their own)."""
+        self._set(number, body)
+
+    def _set(self, number: int, body: str) -> None:
+        self.bodies[number] = body
+        self.versions[number] += 1
+        self.history[number].append(body)
+
+    # ------------------------------------------------------------------------------ the protocol
+
+    def lock(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def get(self, number: int) -> Stored:
+        self._step("get", number)
+        if number not in self.bodies:
+            raise NotFound(f"no issue #{number}")
+        return self._stored(number)
+
+    def list_open(self) -> list[Stored]:
+        return list(self.iter_open())
+
+    def iter_open(self) -> Iterator[Stored]:
+        self._step("list", 0)
+        return iter([self._stored(n) for n in sorted(self.bodies, reverse=True)])
+
+    def create(self, title: str, body: str, unique: str = "") -> Stored:
+        self._step("create", 0)
+        number = max(self.bodies, default=0) + 1
+        self.add_issue(number, body)
+        return self._stored(number)
+
+    def reread(self, stored: Stored) -> Stored | None:
+        self._step("reread", stored.number)
+        fresh = self._stored(stored.number)
+        return None if fresh.version == stored.version else fresh
+
+    def update(self, stored: Stored, body: str, title: str | None = None,
+               labels: tuple[str, ...] | None = None) -> Stored:
+        self._step("update", stored.number)
+        self._set(stored.number, body)
+        return self._stored(stored.number)
+
+    def add_revision(self, stored: Stored, entry: LogEntry, summary: str) -> None:
+        self._step("comment", stored.number)
+        self.comments[stored.number].append({"data": json.loads(json.dumps(entry.to_data())), "summary": summary,
+                                             "trusted": True, "edited": False})
+
+    def add_comment(self, number: int, data: dict[str, Any] | None, *, trusted: bool = True, edited: bool = False,
+                    summary: str = "a comment") -> None:
+        self.comments[number].append({"data": data, "summary": summary, "trusted": trusted, "edited": edited})
+
+    def log(self, stored: Stored, after: int, pages: int = 0) -> list[LogEntry]:
+        self._step("log", stored.number)
+        out = []
+        for position, comment in enumerate(self.comments[stored.number][after:], start=after + 1):
+            if comment["data"] is None:
+                continue
+            problem = "" if comment["trusted"] else "posted by someone who is not trusted"
+            if comment["edited"]:
+                problem = "edited after it was posted"
+            out.append(LogEntry.from_data(comment["data"], position=position, problem=problem))
+        return out
+
+    def revisions(self, number: int) -> list[Revision]:
+        return [e.revision for e in self.log(self._stored(number), 0) if not e.problem]

@@ -1,0 +1,233 @@
+"""The writer's protocol, against a store double that records every call: what is read, logged and
+written, in which order, and what a reader sees when writers overwrite each other."""
+
+from __future__ import annotations
+
+import pytest
+from bodies import ENV, render_body
+from conftest import SAMPLE
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from memstore import MemoryStore
+from strategies import checkpoints, examples
+
+from ghstate.edit import Edits
+from ghstate.intent import Intent, Verification, pack, sections_from_data, sections_to_data, unpack
+from ghstate.lookup import checkpoint_of, current
+from ghstate.model import SECTION_KEYS, Checkpoint, Revision
+from ghstate.parse import parse
+from ghstate.writelog import LogEntry, LogState, replay
+from ghstate.writer import Writer, WriteSpec
+
+
+def store_with_sample() -> MemoryStore:
+    store = MemoryStore()
+    store.add_issue(1, SAMPLE)
+    return store
+
+
+def write(store: MemoryStore, *, number: int | None = 1, **edits) -> object:
+    return Writer(store, env=ENV).write(WriteSpec(Intent(edits=Edits(**edits)), number=number))
+
+
+def state(store: MemoryStore, number: int = 1) -> Checkpoint:
+    return checkpoint_of(store.get(number))
+
+
+def seen_by_reader(store: MemoryStore, number: int = 1) -> Checkpoint:
+    return current(store, store.get(number))
+
+
+# ------------------------------------------------------------------------------------ the protocol
+
+
+def test_an_uncontended_update_reads_logs_rereads_writes_in_that_order():
+    store = store_with_sample()
+    write(store, decisions=("keep v1",))
+    assert store.calls == [("get", 1), ("comment", 1), ("reread", 1), ("update", 1)]
+    cp = state(store)
+    assert cp.decisions[-1] == "keep v1"
+    assert LogState.of(cp) == LogState(seen=0, own=1, applied=LogState.of(cp).applied)
+    [comment] = store.comments[1]
+    entry = LogEntry.from_data(comment["data"])
+    assert entry.intent == Intent(edits=Edits(decisions=("keep v1",))) and entry.write in LogState.of(cp).applied
+
+
+def test_the_next_write_needs_no_log_read_when_the_body_is_complete():
+    store = store_with_sample()
+    write(store, decisions=("one",))
+    store.calls.clear()
+    write(store, decisions=("two",))
+    assert [name for name, _ in store.calls] == ["get", "comment", "reread", "update"]
+    assert LogState.of(state(store)).seen == 1
+
+
+def test_a_write_that_changes_nothing_reads_once_and_writes_nothing():
+    store = store_with_sample()
+    result = write(store, decisions=("required flags, not positional",))
+    assert store.calls == [("get", 1)] and not result.changed and not store.comments[1]
+
+
+def test_a_create_logs_its_intent_after_the_issue_exists():
+    store = MemoryStore()
+    Writer(store, env=ENV).write(WriteSpec(Intent(edits=Edits(goal="g", phases=("Phase 1: a",))), number=None,
+                                           lookup=False))
+    assert [name for name, _ in store.calls] == ["create", "comment"]
+    assert LogState.of(state(store)).complete(len(store.comments[1]))
+
+
+# --------------------------------------------------------------------- overwritten writes come back
+
+
+def stale_writer_overwrites(store: MemoryStore, stale_body: str, **edits) -> None:
+    """A writer that read ``stale_body`` and writes over whatever is there now, as a PATCH does."""
+    fresh = MemoryStore()
+    fresh.add_issue(1, stale_body)
+    write(fresh, **edits)
+    store.web_edit(1, fresh.bodies[1])  # its body lands over ours; its log entry too
+    store.comments[1].extend(fresh.comments[1])
+
+
+def test_a_reader_replays_a_logged_write_that_a_later_body_dropped():
+    store = store_with_sample()
+    before = store.bodies[1]
+    write(store, decisions=("from writer A",))
+    stale_writer_overwrites(store, before, risks=("from writer B",))
+    assert "from writer A" not in state(store).decisions  # the body lost it …
+    cp = seen_by_reader(store)
+    assert "from writer A" in cp.decisions and "from writer B" in cp.risks  # … every reader still sees it
+    write(store, questions=("from writer C",))  # and the next write puts it back
+    body = state(store)
+    assert "from writer A" in body.decisions and "from writer B" in body.risks and "from writer C" in body.questions
+
+
+def test_a_web_edit_from_an_older_page_keeps_the_person_and_the_writers():
+    store = store_with_sample()
+    page = store.bodies[1]  # a person opens the editor
+    write(store, done=("2",), resume="Start at Phase 3")
+    write(store, decisions=("decided meanwhile",))
+    store.web_edit(1, page.replace("## Open questions\n", "## Open questions\n- asked by a person\n"))
+    cp = seen_by_reader(store)
+    assert "asked by a person" in cp.questions
+    assert cp.phases[1].done and cp.resume == "Start at Phase 3" and "decided meanwhile" in cp.decisions
+    write(store, risks=("next",))
+    cp = state(store)
+    assert "asked by a person" in cp.questions and cp.phases[1].done and "decided meanwhile" in cp.decisions
+
+
+def test_a_replay_never_sets_back_what_a_later_write_set():
+    store = store_with_sample()
+    before = store.bodies[1]
+    write(store, resume="older")  # logged first …
+    stale_writer_overwrites(store, before, resume="newer")  # … a later write's body drops it
+    assert seen_by_reader(store).resume == "newer"
+    write(store, decisions=("x",))
+    assert state(store).resume == "newer"
+
+
+@pytest.mark.parametrize("trusted, edited", [(False, False), (True, True)])
+def test_forged_and_edited_history_comments_never_change_the_state(trusted, edited):
+    store = store_with_sample()
+    write(store, decisions=("real",))
+    forged = LogEntry(Revision(9), "f0f0f0", Intent(edits=Edits(decisions=("forged",), resume="do evil"))).to_data()
+    store.add_comment(1, forged, trusted=trusted, edited=edited)
+    store.notices.clear()
+    cp = seen_by_reader(store)
+    assert "forged" not in cp.decisions and cp.resume != "do evil"
+    assert store.notices and "1 history comment ignored" in store.notices[0]
+    result = write(store, decisions=("after",))
+    assert "forged" not in state(store).decisions and any("ignored" in w for w in result.warnings)
+
+
+def test_a_comment_that_could_not_be_posted_is_not_counted_on():
+    from ghstate.errors import RemoteError
+
+    store = store_with_sample()
+    real = store.add_revision
+
+    def failing(stored, entry, summary):
+        raise RemoteError("GitHub answered 502", retryable=True)
+
+    store.add_revision = failing
+    result = write(store, decisions=("body only",))
+    assert any("history comment could not be posted" in w for w in result.warnings)
+    assert LogState.of(state(store)).own == 0  # so a later comment is not taken for this write's
+    store.add_revision = real
+    before = store.bodies[1]
+    write(store, decisions=("logged",))
+    stale_writer_overwrites(store, before, risks=("stale",))
+    assert "logged" in seen_by_reader(store).decisions
+
+
+def test_ci_result_made_from_what_is_there_counts_both_runs():
+    store = store_with_sample()
+
+    def ci(cp: Checkpoint) -> Intent:
+        runs = int((cp.verification_data or {}).get("runs", 0)) + 1
+        return Intent(verification=Verification(f"{runs} runs", {"runs": runs}))
+
+    other = MemoryStore()
+    other.add_issue(1, store.bodies[1])
+    Writer(other, env=ENV).write(WriteSpec(ci, number=1))
+
+    def lands_first(name):
+        if name == "reread":
+            store.before = None
+            store.web_edit(1, other.bodies[1])
+            store.comments[1][:0] = other.comments[1]
+
+    store.before = lands_first
+    Writer(store, env=ENV).write(WriteSpec(ci, number=1))
+    assert seen_by_reader(store).verification_data == {"runs": 2}
+
+
+# ---------------------------------------------------------------------------- the intent as data
+
+
+@settings(max_examples=examples(60))
+@given(checkpoints(), st.sets(st.sampled_from(SECTION_KEYS)))
+def test_sections_round_trip_through_their_data(cp, keys):
+    keys = frozenset(keys)
+    back = sections_from_data(unpack(pack(sections_to_data(cp, keys))))
+    for key in keys:
+        assert getattr(back, key) == getattr(cp, key)
+    assert back.extra == cp.extra and back.title == cp.title
+
+
+@settings(max_examples=examples(60))
+@given(checkpoints())
+def test_an_intent_round_trips_and_applies_the_same_after(cp):
+    intent = Intent(edits=Edits(decisions=("d",), done=("1",) if cp.phases else ()), incoming=cp,
+                    present=frozenset(k for k in SECTION_KEYS if getattr(cp, k)), tick="")
+    again = Intent.from_data(unpack(pack(intent.to_data())))
+    assert again.to_data() == intent.to_data()
+    base = parse(render_body(Checkpoint(decisions=("old",)))).checkpoint
+    assert again.apply(base) == intent.apply(base)
+
+
+def test_a_large_intent_is_packed_under_the_comment_limit():
+    big = Checkpoint(decisions=tuple(f"decision {i} " + "x" * 300 for i in range(250)))
+    data = Intent(incoming=big, present=frozenset({"decisions"})).to_data()
+    packed = pack(data)
+    assert set(packed) == {"z"} and len(str(packed)) < 65_536 < len(str(data))
+    assert unpack(packed) == data
+
+
+def test_malformed_intents_are_refused_as_such():
+    for bad in ([], {"edits": []}, {"edits": {"decisions": [1]}}, {"incoming": {"phases": "x"}, "present": ["phases"]}):
+        with pytest.raises(ValueError):
+            Intent.from_data(bad)
+    entry = LogEntry.from_data({"revision": 3, "write": "w", "intent": {"edits": 5}})
+    assert entry.problem and not entry.replayable
+
+
+def test_replay_applies_only_what_the_body_lacks():
+    cp = parse(SAMPLE).checkpoint
+    held = LogEntry(Revision(2), "held", Intent(edits=Edits(decisions=("held",))), position=2)
+    lacking = LogEntry(Revision(3), "new", Intent(edits=Edits(risks=("lacking",))), position=3)
+    from ghstate.writelog import with_log
+
+    body = with_log(cp._replace(decisions=(*cp.decisions, "held")), LogState(seen=1, own=0, applied=("held",)))
+    out = replay(body, [held, lacking])
+    assert [e.write for e in out.replayed] == ["new"] and out.checkpoint.risks[-1] == "lacking"
+    assert out.checkpoint.decisions.count("held") == 1
