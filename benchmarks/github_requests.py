@@ -9,57 +9,29 @@ round trip to github.com (~50–150 ms) per request to estimate the real thing.
 
 from __future__ import annotations
 
-import http.server
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 try:
-    from github_fake import FakeGitHub  # noqa: E402
+    from github_fake import served  # noqa: E402
 except ModuleNotFoundError as exc:  # the stub is the test suite's fake GitHub
     raise SystemExit(f"{exc}: install the test dependencies first: pip install '.[test]'") from None
 
 
-class Stub(http.server.ThreadingHTTPServer):
-    fake: FakeGitHub
-
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    server: Stub
-
-    def _any(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else None
-        fake = self.server.fake
-        request = SimpleNamespace(method=self.command, url=fake.base + self.path, headers=self.headers, body=body)
-        status, headers, text = fake.route(request)
-        data = text.encode()
-        self.send_response(status)
-        for key, value in headers.items():
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _any
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 def main() -> None:
-    server = Stub(("127.0.0.1", 0), Handler)
-    port = server.server_address[1]
-    fake = server.fake = FakeGitHub(None, base=f"http://127.0.0.1:{port}")
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    with served() as fake:
+        run_all(fake)
+
+
+def run_all(fake) -> None:
+    port = fake.base.rsplit(":", 1)[1]
 
     script = Path(sys.executable).parent / "ghstate"
     cmd = [str(script)] if script.exists() else [sys.executable, "-m", "ghstate"]
@@ -100,7 +72,25 @@ def main() -> None:
                            capture_output=True)
             times.append((time.perf_counter() - start) * 1000)
         print(f"  update, median of {len(times)}: {statistics.median(times):.0f} ms wall (process start included)")
-    server.shutdown()
+        contended(fake, cmd, env, tmp)
+
+
+def contended(fake, cmd: list[str], env: dict[str, str], cwd: str, writers: int = 6) -> None:
+    """``writers`` processes updating checkpoint 1 at the same moment: requests and wall time."""
+    before = len(fake.calls)
+    start = time.perf_counter()
+    procs = [subprocess.Popen([*cmd, "checkpoint", "1", "--decision", f"contended decision {k}"], cwd=cwd, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for k in range(writers)]
+    failed = [p.communicate()[1] for p in procs if p.wait() != 0]
+    elapsed = (time.perf_counter() - start) * 1000
+    made = fake.calls[before:]
+    by_method = {m: sum(1 for x, _, _ in made if x == m) for m in ("GET", "POST", "PATCH")}
+    body = fake.issues[1]["body"]
+    kept = sum(f"contended decision {k}" in body for k in range(writers))
+    print(f"\n{writers} writers at once on one checkpoint: {len(made)} requests "
+          f"({', '.join(f'{n} {m}' for m, n in by_method.items())}), {len(made) / writers:.1f} per writer "
+          f"(4 uncontended), {elapsed:.0f} ms wall for all; {kept}/{writers} decisions in the body"
+          + (f"; {len(failed)} failed" if failed else ""))
 
 
 if __name__ == "__main__":

@@ -8,15 +8,19 @@ connections, answers lost after the write happened) and concurrent edits are inj
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
+import http.server
 import json
 import re
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -295,3 +299,51 @@ class FakeGitHub:
             self.labels.add(body["name"])
             return self._json(201, self._label(body["name"]))
         return self._missing()
+
+
+# ------------------------------------------------------------------------------ over real HTTP
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    """Hands each request to the fake, one at a time (GitHub answers each request atomically)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def _any(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else None
+        server = self.server
+        fake = server.fake  # type: ignore[attr-defined]
+        request = SimpleNamespace(method=self.command, url=fake.base + self.path, headers=self.headers, body=body)
+        with server.lock:  # type: ignore[attr-defined]
+            status, headers, text = fake.route(request)
+        data = text.encode()
+        self.send_response(status)
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _any
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def served(**kwargs: Any) -> Iterator[FakeGitHub]:
+    """A FakeGitHub behind a real HTTP server on 127.0.0.1, for other processes (``fake.base`` is its URL)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server.daemon_threads = True
+    server.lock = threading.Lock()  # type: ignore[attr-defined]
+    fake = FakeGitHub(None, base=f"http://127.0.0.1:{server.server_address[1]}", **kwargs)
+    fake.lock = server.lock  # type: ignore[attr-defined]
+    server.fake = fake  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -53,6 +53,8 @@ class MemoryStore:
 
     def web_edit(self, number: int, body: str) -> None:
         """A person saves the body in the web UI (no log entry, no marker change of their own)."""
+        if self.before is not None:
+            self.before("save")
         self._set(number, body)
 
     def _set(self, number: int, body: str) -> None:
