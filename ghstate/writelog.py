@@ -111,7 +111,9 @@ def replay(cp: Checkpoint, entries: list[LogEntry]) -> Replayed:
     """``cp`` with the logged writes it lacks applied in log order. ``entries``: the log after the
     marker's ``seen`` (more is harmless)."""
     state = LogState.of(cp)
-    ordered = sorted(entries, key=lambda e: e.position)
+    last = {e.write: e.position for e in entries if e.replayable}  # a write logged again supersedes itself
+    ordered = sorted((e for e in entries if not e.replayable or last[e.write] == e.position),
+                     key=lambda e: e.position)
     lacking = missing(state, ordered)
     held = [e for e in ordered if e.replayable and state.holds(e)]
     out = cp

@@ -271,6 +271,14 @@ class Writer:
             if fresh is not None:  # changed since it was read: build on what is there now
                 draft = self._draft(spec, fresh, now, write_id, own, read, again)
                 draft.file_conflicts = file_conflicts
+                if own is not None and own.intent is not None and draft.intent.to_data() != own.intent.to_data():
+                    # made anew from what is there (CI's count): the log must say so too, or a reader
+                    # replaying it after a stale save would count what this write superseded
+                    own = own._replace(intent=draft.intent)
+                    self.store.add_revision(fresh, own, self._summary(own.revision.revision, now, spec,
+                                                                      list(own.revision.changes)))
+                    fresh = self.store.get(fresh.number)
+                    continue
             labels = spec.labels(draft.target.labels, draft.checkpoint) if spec.labels else None
             title = draft.checkpoint.title
             title_change = title if title != (draft.target.title or title) else None

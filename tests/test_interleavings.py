@@ -128,6 +128,7 @@ def web_edit(store: MemoryStore, text: str):
 
 @settings(max_examples=examples(150))
 @example(kinds=["decision"] * 4, person=True, choices=[24, 44])  # the person saves last: the next write converges
+@example(kinds=["ci", "ci"], person=True, choices=[1, 1, 2, 2])  # a CI result made anew is logged anew
 @given(st.lists(ACTIONS, min_size=2, max_size=7), st.booleans(), st.lists(st.integers(0, 50), max_size=400))
 def test_no_reported_write_is_lost_in_any_interleaving(kinds, person, choices):
     store = MemoryStore()
