@@ -51,29 +51,35 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except GhstateError as exc:
-            if os.environ.get("GHSTATE_DEBUG") == "1":
+            if _debugging():
                 raise
             raise click.ClickException(_one_line(str(exc))) from None
         except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt, BrokenPipeError):
             raise
         except OSError as exc:
-            if os.environ.get("GHSTATE_DEBUG") == "1":
+            if _debugging():
                 raise
             path = f" {exc.filename}" if exc.filename else ""
             raise click.ClickException(_one_line(
                 f"cannot use{path}: {exc.strerror or exc}; check that the folder exists and is writable "
                 "(the local store is .ghstate/ at the git root, or GHSTATE_DIR)")) from None
         except Exception as exc:
-            if type(exc).__module__.startswith("jinja2") and os.environ.get("GHSTATE_DEBUG") != "1":
+            if type(exc).__module__.startswith("jinja2") and not _debugging():
                 name = getattr(exc, "filename", None) or getattr(exc, "name", None) or "a template"
                 raise click.ClickException(_one_line(
                     f"the template {name} cannot be used ({exc}); fix it, or remove it to use the built-in "
                     "one")) from None
-            if os.environ.get("GHSTATE_DEBUG") == "1":
+            if _debugging():
                 raise
             raise click.ClickException(_one_line(
                 f"internal error ({type(exc).__name__}: {exc}); run again with GHSTATE_DEBUG=1 for a traceback "
                 "and report it")) from None
+
+
+def _debugging() -> bool:
+    from ghstate.config import debugging  # only when something failed: the start-up path stays light
+
+    return debugging()
 
 
 def _one_line(message: str) -> str:

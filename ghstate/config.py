@@ -45,7 +45,6 @@ class Settings(NamedTuple):
     agent: str = ""
     role: str = ""
     session: str = ""
-    debug: bool = False
     cache_dir: str | None = None  # compiled templates; None disables the cache
 
     def __repr__(self) -> str:
@@ -212,7 +211,6 @@ def build(
         agent=agent or env.get("GHSTATE_AGENT", ""),
         role=role or env.get("GHSTATE_ROLE", ""),
         session=session or env.get("GHSTATE_SESSION", ""),
-        debug=env.get("GHSTATE_DEBUG") == "1",
         cache_dir=_cache_dir(env),
     )
 
@@ -224,3 +222,8 @@ def _cache_dir(env: dict[str, str]) -> str | None:
         return None
     base = env.get("XDG_CACHE_HOME") or (str(Path(env["HOME"]) / ".cache") if env.get("HOME") else "")
     return str(Path(base) / "ghstate" / f"templates-{__version__}") if base else None
+
+
+def debugging() -> bool:
+    """GHSTATE_DEBUG=1: failures show their traceback instead of one line."""
+    return os.environ.get("GHSTATE_DEBUG") == "1"

@@ -6,8 +6,6 @@ from __future__ import annotations
 class GhstateError(Exception):
     """A failure with a message that says what failed, why, and what to do."""
 
-    exit_code = 1
-
 
 class InputError(GhstateError):
     """Bad input: a file that is missing, empty, binary, or not a checkpoint."""

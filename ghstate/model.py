@@ -36,7 +36,6 @@ for _key, _heading, _aliases in SECTIONS:
     for _name in (_heading.lower(), *_aliases):
         ALIASES[_name] = _key
 
-PHASE_STATUSES = ("done", "in_progress", "pending", "blocked")
 _BLOCKED = re.compile(r"\((?:blocked|BLOCKED|Blocked)\b[^)]*\)|\bBLOCKED\b|🚫")
 _IN_PROGRESS = re.compile(r"\((?:in progress|in-progress|wip|WIP)\b[^)]*\)", re.IGNORECASE)
 
@@ -139,9 +138,6 @@ class Checkpoint(NamedTuple):
     @property
     def file_paths(self) -> list[str]:
         return [path for item in self.files for path in file_paths_of(item)]
-
-    def section_is_empty(self, key: str) -> bool:
-        return not getattr(self, key)
 
     def with_meta(self, **changes: Any) -> Checkpoint:
         return self._replace(meta=self.meta._replace(**changes))

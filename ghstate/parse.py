@@ -70,7 +70,6 @@ class Parsed(NamedTuple):
     present: frozenset[str]  # sections whose heading appears, even if empty
     findings: tuple[Finding, ...] = ()
     lines: dict[str, int] = {}  # "resume" / "phases.2" / "decisions.0" (".end": last line) -> line
-    has_marker: bool = False
     spans: tuple[Span, ...] = ()  # every headed section, in document order
     marker_lines: tuple[int, int] | None = None  # [start, end) of the hidden marker
     title_heading: bool = False  # the title was read from a leading "# heading", not the marker

@@ -23,8 +23,9 @@ REGEN = os.environ.get("GHSTATE_REGEN_GOLDEN") == "1"
 
 
 def _compare(path: Path, actual: str) -> None:
-    if REGEN or not path.exists():
+    if REGEN:
         path.write_text(actual, encoding="utf-8", newline="")
+    assert path.exists(), f"{path.name} is missing: write it with GHSTATE_REGEN_GOLDEN=1, then read it"
     assert actual == path.read_text(encoding="utf-8"), f"{path.name} differs (GHSTATE_REGEN_GOLDEN=1 rewrites)"
 
 
@@ -43,3 +44,10 @@ def test_golden_pair(source):
 
 def test_golden_cases_exist():
     assert len(CASES) >= 7
+
+
+def test_a_missing_golden_file_fails_rather_than_being_written(tmp_path, monkeypatch):
+    monkeypatch.setattr(__import__(__name__), "REGEN", False)
+    with pytest.raises(AssertionError, match="is missing"):
+        _compare(tmp_path / "new.json", "{}")
+    assert not (tmp_path / "new.json").exists()

@@ -155,7 +155,9 @@ def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, po
         _run(result, issue_ref.strip().lstrip("#"), junit, phase.strip(), block_after.strip(),
              flag in ("1", "true", "yes", "on"))
     except Exception as exc:  # noqa: BLE001 - the user's job must not fail because of ghstate
-        if os.environ.get("GHSTATE_DEBUG") == "1":
+        from ghstate.config import debugging
+
+        if debugging():
             raise
         annotate("warning", f"{' '.join(str(exc).split()) or type(exc).__name__}; the result was not recorded")
 

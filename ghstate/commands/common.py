@@ -229,6 +229,3 @@ def parse_text(text: str, name: str) -> Parsed:
 def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
-
-def config_error(message: str) -> ConfigError:
-    return ConfigError(message)

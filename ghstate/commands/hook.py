@@ -70,7 +70,9 @@ def _quietly(fn: Any) -> None:
             if timed:
                 signal.alarm(0)
     except Exception as exc:  # noqa: BLE001 - a hook must never break the session it serves
-        if os.environ.get("GHSTATE_DEBUG") == "1":
+        from ghstate.config import debugging
+
+        if debugging():
             raise
         message = " ".join(str(exc).split()) or type(exc).__name__
         click.echo(f"ghstate hook: {message}", err=True)

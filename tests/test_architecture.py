@@ -1,0 +1,69 @@
+"""The README's architecture, checked: a pure core that does no I/O, and one adapter per outside system."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "ghstate"
+
+# The core: model, parse, render, merge and everything pure around them. Commands and adapters may use
+# these; these use none of them.
+CORE = ("model", "markup", "parse", "render", "present", "splice", "merge", "edit", "intent", "writelog",
+        "checks", "lint", "secrets", "state_json", "drift", "lookup")
+# What doing I/O takes: processes, sockets and HTTP, the GitHub SDK, the template loader, the CLI.
+BLOCKED = ("subprocess", "socket", "ssl", "http", "urllib3", "requests", "github", "jinja2", "click", "tempfile",
+           "shutil", "glob", "ghstate.gitinfo", "ghstate.probes", "ghstate.config", "ghstate.templating",
+           "ghstate.stores.local", "ghstate.stores.github", "ghstate.writer", "ghstate.commands")
+
+PROBE = """
+import importlib.abc, sys
+blocked = {blocked!r}
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if any(name == b or name.startswith(b + ".") for b in blocked):
+            raise ImportError(f"the core imported {{name}}")
+        return None
+sys.meta_path.insert(0, Block())
+for name in {core!r}:
+    importlib.import_module("ghstate." + name)
+print("ok")
+"""
+
+
+def test_the_core_imports_nothing_that_does_io():
+    probe = PROBE.format(blocked=BLOCKED, core=CORE)
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "ok", result.stderr
+
+
+@pytest.mark.parametrize("name", CORE)
+def test_a_core_module_reads_no_environment_and_opens_no_file(name):
+    tree = ast.parse((PACKAGE / f"{name}.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv") and \
+                isinstance(node.value, ast.Name) and node.value.id == "os":
+            pytest.fail(f"ghstate/{name}.py:{node.lineno} reads the environment")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open":
+            pytest.fail(f"ghstate/{name}.py:{node.lineno} opens a file")
+
+
+def test_only_the_github_store_imports_github():
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        if any(n == "github" or n.startswith("github.") for n in names):
+            assert path == PACKAGE / "stores" / "github.py", f"{path} imports github"
+
+
+def test_processes_are_started_in_the_adapters_only():
+    """git by gitinfo, `gh auth token` by config, nothing else: a command never shells out itself."""
+    for path in PACKAGE.rglob("*.py"):
+        if "import subprocess" in path.read_text():
+            assert path.name in ("gitinfo.py", "config.py"), f"{path} starts processes"
