@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ghstate.model import Checkpoint
 from ghstate.parse import branch_of, parse
-from ghstate.stores import Store, Stored
+from ghstate.errors import NotFound
+from ghstate.stores import Partial, Store, Stored
 from ghstate.writelog import LogState, ignored_notice, replay
 
 
@@ -35,7 +36,12 @@ def locate(store: Store, number: int | None, branch: str) -> Stored | None:
     branch (outside git, a detached HEAD) that is the most recent one written without a branch."""
     if number is not None:
         return store.get(number)
-    for stored in store.iter_open():
-        if branch_of(stored.body) == branch:
-            return stored
+    try:
+        for stored in store.iter_open():
+            if branch_of(stored.body) == branch:
+                return stored
+    except Partial as exc:  # it may be among those not read: neither "none" nor a second one for the branch
+        where = f"branch {branch}" if branch else "this folder"
+        raise NotFound(f"no open checkpoint for {where} among the ones read ({exc}); give its ISSUE number, "
+                       "or close finished checkpoints") from None
     return None

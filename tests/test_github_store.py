@@ -837,3 +837,16 @@ def test_the_revision_comment_carries_the_intent_and_the_body_names_it(gh, run):
     assert data["intent"] == {"edits": {"resume": "Start at Phase 3", "done": ["2"]}}
     log = state_of(gh, 7).meta.other["log"]
     assert log["own"] == 1 and data["write"] in log["applied"]
+
+
+def test_a_lookup_that_could_not_read_every_checkpoint_never_guesses(gh, run, monkeypatch):
+    monkeypatch.setattr("ghstate.stores.github.MAX_PAGES", 1)
+    for number in range(1, 102):  # 101 open checkpoints of other branches: one page of 100 is read
+        gh.add_issue(number, f'<!-- ghstate:v1 {{"revision":1,"branch":"other-{number}"}} -->\n## Goal\nx\n')
+    result = run("checkpoint", "--decision", "d", code=1)
+    assert "among the ones read" in result.stderr and "give its ISSUE number" in result.stderr
+    assert gh.count("POST", r"/issues$") == 0  # no second checkpoint for the branch
+    result = run("resume", code=1)
+    assert "only the 100 most recently updated open checkpoints were read" in result.stderr
+    assert "no open checkpoint for branch feature/x in" not in result.stderr
+    assert "more open checkpoints than were read" in run("list").stderr

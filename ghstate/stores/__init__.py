@@ -34,6 +34,14 @@ class Changed(Exception):
         self.fresh = fresh
 
 
+class Partial(Exception):
+    """A listing that stopped before the end (too many open checkpoints to read them all)."""
+
+    def __init__(self, read: int) -> None:
+        super().__init__(f"only the {read:,} most recently updated open checkpoints were read")
+        self.read = read
+
+
 class Note(NamedTuple):
     """A comment on a checkpoint that a resume may show."""
 

@@ -32,7 +32,7 @@ from ghstate import __version__
 from ghstate.config import Policy, Settings
 from ghstate.errors import NotFound, RemoteError
 from ghstate.model import Revision
-from ghstate.stores import Changed, Note, Stored
+from ghstate.stores import Changed, Note, Partial, Stored
 from ghstate.writelog import LogEntry
 
 T = TypeVar("T")
@@ -263,7 +263,13 @@ class GitHubStore:
         return self._call(f"reading issue #{number} of {self.repo_name}", fetch, number=number)
 
     def list_open(self) -> list[Stored]:
-        return list(self.iter_open())
+        found: list[Stored] = []
+        try:
+            found.extend(self.iter_open())
+        except Partial as exc:
+            self.notices.append(f"{self.repo_name} has more open checkpoints than were read ({exc}); close "
+                                "finished ones")
+        return found
 
     def iter_open(self) -> Iterator[Stored]:
         """Open checkpoints, most recently updated first, a page (100) per request as they are needed,
@@ -278,14 +284,16 @@ class GitHubStore:
                     yield self._stored(issue)
             if len(page) < self.client.per_page:
                 return
-        self.notices.append(f"{self.repo_name} has more than {MAX_PAGES * self.client.per_page:,} open checkpoints; "
-                            "only the most recently updated were looked at: close finished ones, or give ISSUE")
+        raise Partial(MAX_PAGES * self.client.per_page)
 
     def find_open(self, unique: str) -> Stored | None:
         """The open checkpoint whose body holds ``unique`` (a marker id): one that was created although
         the answer to its creation was lost. Also among the newest issues without the label: GitHub
         drops labels silently when the token may not set them."""
-        found = next((s for s in self.iter_open() if unique in s.body), None)
+        try:
+            found = next((s for s in self.iter_open() if unique in s.body), None)
+        except Partial:
+            found = None  # not among the newest: the newest issues are looked at below
         if found is not None:
             return found
         newest = self._repo.get_issues(state="open", sort="created", direction="desc")
