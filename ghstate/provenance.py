@@ -62,8 +62,8 @@ def record(previous: Any, cp: Checkpoint, revision: int, *, commit: str = "", at
     out = {"v": 1, **{k: v for k, v in out.items() if v}}
     used = {r for k, v in out.items() if isinstance(v, dict) for r in v.values()}
     used |= {out["resume"][1]} if "resume" in out else set()
-    revs = {k: v for k, v in (prev.get("revs") or {}).items() if k.isdigit() and int(k) in used and isinstance(v, dict)} \
-        if isinstance(prev.get("revs"), dict) else {}
+    old_revs = prev.get("revs") if isinstance(prev.get("revs"), dict) else {}
+    revs = {k: v for k, v in old_revs.items() if k.isdigit() and int(k) in used and isinstance(v, dict)}
     if revision in used:
         this: dict[str, str] = {"c": commit[:10], "t": at}
         if execution is not None:

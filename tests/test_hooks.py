@@ -20,7 +20,7 @@ def event(name: str, repo: Path) -> str:
     return json.dumps(data)
 
 
-@pytest.mark.parametrize("source", ["clear", "compact", "resume"])
+@pytest.mark.parametrize("source", ["clear", "compact"])
 def test_session_start_gives_the_full_prompt(repo, run, sample_file, source):
     run("checkpoint", "--file", str(sample_file))
     result = run("hook", "session-start", input=event(f"session-start-{source}.json", repo))
