@@ -79,20 +79,26 @@ def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinf
     if fmt == "markdown":  # the body as stored, its marker's digests those of what it holds now
         body = render.replace_marker(stored.body, with_digests(cp))
         return body if body.endswith("\n") else body + "\n"
-    seen_obs = observe(app, cp, tree)
-    facts = present.PromptFacts(seen_obs.drift, seen_obs.statuses, notes or [], skipped, seen_obs.findings,
-                                seen_obs.reread_stale)
     label = app.label(stored.number)
+    observed: list[Observed] = []
+
+    def obs() -> Observed:  # git and the runtime probes only when the answer needs them
+        if not observed:
+            observed.append(observe(app, cp, tree))
+        return observed[0]
+
     if fmt == "short":
-        return present.short(cp, label=label, drift=seen_obs.drift, env=app.env) + "\n"
+        return present.short(cp, label=label, drift=obs().drift, env=app.env) + "\n"
 
     def full() -> fit.Fitted:
+        o = obs()
+        facts = present.PromptFacts(o.drift, o.statuses, notes or [], skipped, o.findings, o.reread_stale)
         return present.fitted_prompt(cp, source=app.describe_source(stored), env=app.env, facts=facts,
                                      budget=budget, show_command=f"ghstate show {stored.number}")
 
     kind, text, found = "full", "", None
     if delivery is not None:
-        kind, text, found = deliver(app, stored, cp, delivery, seen_obs, full)
+        kind, text, found = deliver(app, stored, cp, delivery, obs, full)
     fitted = full() if kind == "full" or fmt == "json" else None
     if fitted is not None and kind == "full":
         text = fitted.text
@@ -102,11 +108,11 @@ def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinf
         from ghstate.state_json import to_json
 
         data = to_json(with_digests(cp), issue=stored.number, url=stored.location,
-                       drift=seen_obs.drift.as_dict(), runtime_status=seen_obs.statuses)
+                       drift=obs().drift.as_dict(), runtime_status=obs().statuses)
         data["notes"] = [{"author": n.author, "created_at": n.created_at, "body": n.body} for n in notes or []]
         data["notes_left_out"] = skipped
-        data["findings"] = seen_obs.findings
-        data["reread_stale"] = seen_obs.reread_stale
+        data["findings"] = obs().findings
+        data["reread_stale"] = obs().reread_stale
         assert fitted is not None
         data["fit"] = fit_json(fitted, budget)
         if delivery is not None:
@@ -124,7 +130,7 @@ def fit_json(fitted: fit.Fitted, budget: int) -> dict:
                      "later_phase_names": sel.later_names}}
 
 
-def deliver(app: App, stored: Stored, cp: Checkpoint, delivery: tuple[str, str], obs: Observed,
+def deliver(app: App, stored: Stored, cp: Checkpoint, delivery: tuple[str, str], obs: Callable[[], Observed],
             full: Callable[[], fit.Fitted]) -> tuple[str, str, seen.Changes | None]:
     """Once per session and revision: (kind, text, changes) for a session starting with ``source``,
     recorded in the seen-file so that the next start of the same session knows what it was given."""
@@ -132,7 +138,7 @@ def deliver(app: App, stored: Stored, cp: Checkpoint, delivery: tuple[str, str],
     label = app.label(stored.number)
     if not session:  # nothing to remember it by: the full prompt, or the pointer at startup
         if source == "startup":
-            return "pointer", present.pointer_line(present.short(cp, label=label, drift=obs.drift, env=app.env),
+            return "pointer", present.pointer_line(present.short(cp, label=label, drift=obs().drift, env=app.env),
                                                    stored.number), None
         return "full", "", None
     key = f"{app.store.kind}:{stored.number}"
@@ -146,14 +152,14 @@ def deliver(app: App, stored: Stored, cp: Checkpoint, delivery: tuple[str, str],
             return "line", present.already_seen_line(label, stored.number, cp.meta.revision), None
         if decision.kind == "changes":
             assert decision.changes is not None and record is not None
-            text = present.changes_prompt(cp, decision.changes, label=label, env=app.env, findings=obs.findings)
+            text = present.changes_prompt(cp, decision.changes, label=label, env=app.env, findings=obs().findings)
             fitted = full()
             if len(text) >= len(fitted.text):  # so much changed that the whole prompt says it better
                 book.put(session, key, seen.snapshot(cp, full=True))
                 return "full", fitted.text, decision.changes
             book.put(session, key, seen.snapshot(cp, full=bool(record.get("full"))))
             return "changes", text, decision.changes
-    return "pointer", present.pointer_line(present.short(cp, label=label, drift=obs.drift, env=app.env),
+    return "pointer", present.pointer_line(present.short(cp, label=label, drift=obs().drift, env=app.env),
                                            stored.number), None
 
 
