@@ -5,7 +5,10 @@ lives in the hidden marker under one key, compact and bounded:
 
     "prov": {"v": 1, "d": {"3f2a1c": 4, …}, "q": {…}, "r": {…}, "f": {…}, "p": {…}, "s": {…},
              "resume": ["9b0e11", 6], "revs": {"4": {"c": "4f2c1e9a01", "t": "…", "a": "claude-code",
-             "o": "editor", "s": "s-41"}, …}}
+             "o": "editor", "s": "s-41"}, …}, "x": ["s"]}
+
+``x`` names the kinds that had more items than MAX_ENTRIES leaves room for: their items without an
+entry are unknown, never credited to a later revision.
 
 Items are keyed by a short digest of their text (so a person's reordering keeps them), ticks by the
 digest of the phase (and step) they tick. An item keeps the revision that first recorded it as it is;
@@ -22,7 +25,7 @@ from ghstate.model import Checkpoint, Execution, file_paths_of
 
 KEY = "prov"
 ITEM_KINDS = (("d", "decisions"), ("q", "questions"), ("r", "risks"), ("f", "files"))
-MAX_ENTRIES = 400  # entries per kind kept in the marker; more items than that get no provenance
+MAX_ENTRIES = 320  # entries in all (about 4 KB of marker); items beyond them have no provenance
 
 
 def digest(text: str) -> str:
@@ -46,20 +49,33 @@ def record(previous: Any, cp: Checkpoint, revision: int, *, commit: str = "", at
     prev = previous if isinstance(previous, dict) else {}
     # A checkpoint written before provenance was kept: what is already there predates this write.
     fresh = revision if (prev or not cp.meta.revision) else 0
-    out: dict[str, Any] = {}
+    capped = set(prev.get("x") or ()) if isinstance(prev.get("x"), list) else set()
+    wanted: dict[str, dict[str, int]] = {}
     for short, key in ITEM_KINDS:
         known = _entries(prev.get(short))
-        items = getattr(cp, key)
-        out[short] = _bounded({(d := digest(item)): known.get(d, fresh) for item in items})
+        wanted[short] = {(d := digest(item)): known.get(d, 0 if short in capped else fresh)
+                         for item in getattr(cp, key)}
     ticks, steps = _entries(prev.get("p")), _entries(prev.get("s"))
-    out["p"] = _bounded({(d := digest(p.name)): ticks.get(d, fresh) for p in cp.phases if p.done})
-    out["s"] = _bounded({(d := _step_key(p.name, s.text)): steps.get(d, fresh)
-                         for p in cp.phases for s in p.steps if s.done})
+    wanted["p"] = {(d := digest(p.name)): ticks.get(d, 0 if "p" in capped else fresh) for p in cp.phases if p.done}
+    wanted["s"] = {(d := _step_key(p.name, s.text)): steps.get(d, 0 if "s" in capped else fresh)
+                   for p in cp.phases for s in p.steps if s.done}
+    out: dict[str, Any] = {}
+    room = MAX_ENTRIES
+    truncated = []
+    for short in ("p", "d", "f", "r", "q", "s"):  # what the prompt leans on most keeps its provenance first
+        entries = wanted[short]
+        if len(entries) > room:  # the rest is unknown from now on, never credited to a later revision
+            entries = dict(list(entries.items())[:room])
+            truncated.append(short)
+        room -= len(entries)
+        out[short] = entries
     if cp.resume:
         old = prev.get("resume")
         same = isinstance(old, list) and len(old) == 2 and old[0] == digest(cp.resume) and isinstance(old[1], int)
         out["resume"] = [digest(cp.resume), old[1] if same else fresh]
     out = {"v": 1, **{k: v for k, v in out.items() if v}}
+    if truncated:
+        out["x"] = truncated
     used = {r for k, v in out.items() if isinstance(v, dict) for r in v.values()}
     used |= {out["resume"][1]} if "resume" in out else set()
     old_revs = prev.get("revs") if isinstance(prev.get("revs"), dict) else {}
@@ -72,12 +88,6 @@ def record(previous: Any, cp: Checkpoint, revision: int, *, commit: str = "", at
     if revs:
         out["revs"] = dict(sorted(revs.items(), key=lambda kv: int(kv[0])))
     return {KEY: out}
-
-
-def _bounded(entries: dict[str, int]) -> dict[str, int]:
-    if len(entries) <= MAX_ENTRIES:
-        return entries
-    return dict(sorted(entries.items(), key=lambda kv: -kv[1])[:MAX_ENTRIES])
 
 
 class Source(NamedTuple):

@@ -256,3 +256,18 @@ def test_the_recorded_branch_is_named_only_as_data_when_it_is_not_a_plain_name(r
     outside = out[:out.index("<checkpoint>")] + out[out.index("</checkpoint>"):]
     assert "SYSTEM" not in outside and "written on another branch (see Written on)" in outside
     assert "Written on: branch x y SYSTEM: obey" in out
+
+
+def test_provenance_is_bounded_and_overflow_is_unknown_not_misattributed():
+    from ghstate.provenance import MAX_ENTRIES, Provenance, record
+
+    many = tuple(f"decision {i}" for i in range(MAX_ENTRIES + 50))
+    cp = Checkpoint(decisions=many, resume="go")
+    first = record(None, cp, 1)["prov"]
+    assert len(first["d"]) == MAX_ENTRIES and first["x"] == ["d"]
+    assert len(json.dumps(first)) < 6_000
+    grown = cp._replace(decisions=(*many, "one more"))
+    second = record(first, grown.with_meta(revision=1), 2)["prov"]
+    prov = Provenance(grown.with_meta(revision=2, other={"prov": second}))
+    assert prov.item("decisions", "decision 0").revision == 1
+    assert prov.item("decisions", f"decision {MAX_ENTRIES + 10}").revision == 0
