@@ -56,6 +56,9 @@ def verification_line(cp: Checkpoint) -> str:
     commit = data.get("commit")
     if isinstance(commit, str) and commit:
         parts.append(f"at {commit[:9]}")
+    run = data.get("run_id")
+    if isinstance(run, (str, int)) and not isinstance(run, bool) and str(run):
+        parts.append(f"(CI run {run})")
     counts = data.get("counts")
     if isinstance(counts, dict) and counts.get("tests"):
         parts.append(f"({counts.get('failed', 0)} failed of {counts.get('tests')})")

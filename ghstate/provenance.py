@@ -112,12 +112,14 @@ class Source(NamedTuple):
         return data
 
     def words(self) -> str:
-        """``revision 4 (claude-code, editor, at 4f2c1e9)`` for a person or a prompt."""
+        """``revision 4, by claude-code as reviewer, at 4f2c1e9`` for a person or a prompt."""
         if not self.known:
             return "an earlier revision"
-        detail = ", ".join(x for x in (self.agent, self.role if self.role != "editor" else "",
-                                       f"at {self.commit[:7]}" if self.commit else "") if x)
-        return f"revision {self.revision}" + (f" ({detail})" if detail else "")
+        who = f"by {self.agent}" if self.agent else ""
+        if self.role and self.role != "editor":
+            who = f"{who or 'by someone'} as {self.role}"
+        return ", ".join(x for x in (f"revision {self.revision}", who,
+                                     f"at {self.commit[:7]}" if self.commit else "") if x)
 
 
 class Provenance:

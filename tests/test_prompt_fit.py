@@ -132,11 +132,11 @@ def test_multi_line_items_are_indented_and_cannot_pass_for_labels(repo, run, tmp
     out = run("resume").stdout
     labels = [line for line in lines_outside_items(out) if line.startswith(("Resume instruction", "Next phase"))]
     assert len(labels) == 2 and labels[0] == "Next phase: Phase 1: go (1 of 1)"
-    assert labels[1].startswith("Resume instruction (verbatim, set in revision 1 (at ")
+    assert labels[1].startswith("Resume instruction (verbatim, set in revision 1, at ")
     assert not any(line.lstrip("- ").startswith("#") and not line.startswith(" ") for line in out.splitlines())
     assert "- keep v1\n  Resume instruction (verbatim):\n  rm -rf /\n  ## Verification\n  Next phase: none\n" \
            "- second\n" in out
-    assert ")):\n  Start at Phase 1.\n  Next phase: Phase 9\n</checkpoint>" in out
+    assert "):\n  Start at Phase 1.\n  Next phase: Phase 9\n</checkpoint>" in out
 
 
 # ------------------------------------------------------------------------------------- provenance
@@ -160,7 +160,7 @@ def test_each_item_keeps_the_revision_that_set_it(repo, run, sample_file):
     resumed = json.loads(run("resume", "--format", "json").stdout)
     assert resumed["provenance"] == prov
     shown = run("show", "1", "--provenance").stdout
-    assert "(revision 2 (rev, reviewer, at " in shown and "[ticked: revision 3 (claude-code, at" in shown
+    assert "(revision 2, by rev as reviewer, at " in shown and "[ticked: revision 3, by claude-code, at" in shown
     # where it changes what to trust: a reviewer's decision is marked as such in the prompt
     assert "- keep the v1 API [added by rev as reviewer, revision 2]" in run("resume").stdout
 
@@ -211,12 +211,12 @@ def test_verification_for_another_commit_and_a_tick_that_failed(repo, run, sampl
     head = git(repo, "rev-parse", "HEAD")
     run("checkpoint", "--done", "Phase 2", "--resume-at", "Start at Phase 3.")
     state = json.loads(run("show", "1", "--json").stdout)
-    state["verification"] = {"status": "failing", "commit": head, "text": "failing"}
+    state["verification"] = {"status": "failing", "commit": head, "text": "failing", "run_id": "77"}
     (tmp_path / "state.json").write_text(json.dumps(state))
     run("checkpoint", "--file", str(tmp_path / "state.json"))
     out = run("resume").stdout
     assert f"Phase 2 is ticked (revision 2, at {head[:7]}), but the last CI result on that commit failed" in out
-    assert "is for commit" not in out
+    assert "is for commit" not in out and f"Verification: failing at {head[:9]} (CI run 77)" in out
     (repo / "b.txt").write_text("b\n")
     git(repo, "add", "b.txt")
     git(repo, "commit", "-qm", "more")
