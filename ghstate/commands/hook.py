@@ -106,7 +106,7 @@ def session_start() -> None:
         source = event.get("source") or "startup"
         app = _app(event)
         from ghstate import gitinfo
-        from ghstate.commands.resume import hook_context
+        from ghstate.commands.rehydrate import hook_context
         from ghstate.lookup import checkpoint_of, locate
 
         tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
