@@ -15,6 +15,7 @@ from ghstate.provenance import Provenance
 
 _HEX = re.compile(r"^[0-9a-f]{4,40}$")
 FAILED = ("failing", "blocked", "failure", "failed")
+STATUSES = ("passing", "success", "cancelled", "unknown", *FAILED)
 
 
 def named_phases(cp: Checkpoint) -> list[int]:
@@ -67,7 +68,7 @@ def findings(cp: Checkpoint, *, head: str = "", commits_since: int | None = None
                    f"the instruction unless the instruction says why.")
     data = cp.verification_data or {}
     vcommit = commit_text(data.get("commit"))
-    status = data.get("status") if isinstance(data.get("status"), str) else ""
+    status = data.get("status") if data.get("status") in STATUSES else ""  # said outside the data block
     if vcommit and head and not head.startswith(vcommit):
         since = f" ({commits_since} commit{'s' if commits_since != 1 else ''} since the checkpoint)" \
             if commits_since else ""
