@@ -75,7 +75,7 @@ def _reread_stale(app: App, cp: Checkpoint, drift: drift_mod.Drift) -> dict[str,
 
 
 def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinfo.WorkTree,
-                notes: list | None = None, skipped: int = 0, budget: int = 0,
+                notes: list | Callable[[], tuple[list, int]] | None = None, skipped: int = 0, budget: int = 0,
                 delivery: tuple[str, str] | None = None) -> str:
     """``delivery``: (session id, SessionStart source): give what that session has not seen yet."""
     if fmt == "markdown":  # the body as stored, its marker's digests those of what it holds now
@@ -83,6 +83,17 @@ def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinf
         return body if body.endswith("\n") else body + "\n"
     label = app.label(stored.number)
     observed: list[Observed] = []
+    if callable(notes):  # comments from GitHub: fetched only when the whole prompt is given
+        fetch, notes = notes, None
+
+        def comments() -> tuple[list, int]:
+            nonlocal notes, skipped
+            if notes is None:
+                notes, skipped = fetch()
+            return notes, skipped
+    else:
+        def comments() -> tuple[list, int]:
+            return notes or [], skipped
 
     def obs() -> Observed:  # git and the runtime probes only when the answer needs them
         if not observed:
@@ -94,7 +105,8 @@ def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinf
 
     def full() -> fit.Fitted:
         o = obs()
-        facts = present.PromptFacts(o.drift, o.statuses, notes or [], skipped, o.findings, o.reread_stale)
+        shown, left = comments()
+        facts = present.PromptFacts(o.drift, o.statuses, shown, left, o.findings, o.reread_stale)
         return present.fitted_prompt(cp, source=app.describe_source(stored), env=app.env, facts=facts,
                                      budget=budget, show_command=f"ghstate show {stored.number}")
 
@@ -111,8 +123,9 @@ def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinf
 
         data = to_json(with_digests(cp), issue=stored.number, url=stored.location,
                        drift=obs().drift.as_dict(), runtime_status=obs().statuses)
-        data["notes"] = [{"author": n.author, "created_at": n.created_at, "body": n.body} for n in notes or []]
-        data["notes_left_out"] = skipped
+        shown, left = comments()
+        data["notes"] = [{"author": n.author, "created_at": n.created_at, "body": n.body} for n in shown]
+        data["notes_left_out"] = left
         data["findings"] = obs().findings
         data["reread_stale"] = obs().reread_stale
         assert fitted is not None
@@ -169,9 +182,9 @@ def hook_context(app: App, stored: Stored, cp: Checkpoint, tree: gitinfo.WorkTre
     """What a SessionStart hook injects (see ``deliver``), fitted into the host's budget."""
     source = event.get("source") or "startup"
     session = event.get("session_id") if isinstance(event.get("session_id"), str) else ""
-    notes, skipped = [], 0
-    if app.store.kind == "github" and source != "startup":
-        notes, skipped = app.store.notes_since(stored, cp.meta.updated_at)  # type: ignore[attr-defined]
+    notes: Callable[[], tuple[list, int]] | None = None
+    if app.store.kind == "github" and source != "startup":  # comments: asked for only when given in full
+        notes = lambda: app.store.notes_since(stored, cp.meta.updated_at)  # type: ignore[attr-defined] # noqa: E731
     budget = fit.host_budget(fit.DEFAULT_HOST, app.settings.policy.prompt_budget)
-    return resume_text(app, stored, cp, "prompt", tree, notes, skipped, budget=budget,
+    return resume_text(app, stored, cp, "prompt", tree, notes, budget=budget,
                        delivery=(session, source)).strip()
