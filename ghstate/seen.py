@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -200,6 +199,3 @@ def forget(directory: Path, session: str) -> None:
     if session and (directory / FILE).exists():
         with book(directory) as b:
             b.forget(session)
-
-
-__all__ = ["Book", "Changes", "Decision", "book", "changes", "decide", "forget", "snapshot", "os"]
