@@ -83,9 +83,14 @@ def hook_times(runs: int) -> None:
             context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"] if proc.stdout else ""
             return elapsed, len(context)
 
-        figures: dict[str, list[tuple[float, int]]] = {"first (whole prompt)": [], "again (one line)": [],
+        figures: dict[str, list[tuple[float, int]]] = {"floor: python -c 'import click, jinja2, markdown_it'": [],
+                                                       "first (whole prompt)": [], "again (one line)": [],
                                                        "resume after a decision (the change)": []}
         for i in range(runs):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "import click, jinja2, markdown_it"], check=True)
+            figures["floor: python -c 'import click, jinja2, markdown_it'"].append(
+                ((time.perf_counter() - start) * 1000, 0))
             figures["first (whole prompt)"].append(hook("compact", f"s{i}"))
             figures["again (one line)"].append(hook("compact", f"s{i}"))
             subprocess.run([*ghstate, "checkpoint", "--decision", f"decision {i} of the benchmark"], cwd=work,
@@ -93,7 +98,7 @@ def hook_times(runs: int) -> None:
             figures["resume after a decision (the change)"].append(hook("resume", f"s{i}"))
     print(f"\nSessionStart hook on the large task (wall time, median of {runs}; a fresh process each)")
     for name, values in figures.items():
-        print(f"  {name:<40} {statistics.median(v[0] for v in values):7.1f} ms   "
+        print(f"  {name:<54} {statistics.median(v[0] for v in values):7.1f} ms   "
               f"{statistics.median(v[1] for v in values):>6,.0f} chars injected")
 
 
