@@ -178,13 +178,14 @@ def deliver(app: App, stored: Stored, cp: Checkpoint, delivery: tuple[str, str],
                                            stored.number), None
 
 
-def hook_context(app: App, stored: Stored, cp: Checkpoint, tree: gitinfo.WorkTree, event: dict) -> str:
-    """What a SessionStart hook injects (see ``deliver``), fitted into the host's budget."""
+def hook_context(app: App, stored: Stored, cp: Checkpoint, tree: gitinfo.WorkTree, event: dict,
+                 host: str = fit.DEFAULT_HOST) -> str:
+    """What a SessionStart hook of ``host`` injects (see ``deliver``), fitted into that host's budget."""
     source = event.get("source") or "startup"
     session = event.get("session_id") if isinstance(event.get("session_id"), str) else ""
     notes: Callable[[], tuple[list, int]] | None = None
     if app.store.kind == "github" and source != "startup":  # comments: asked for only when given in full
         notes = lambda: app.store.notes_since(stored, cp.meta.updated_at)  # type: ignore[attr-defined] # noqa: E731
-    budget = fit.host_budget(fit.DEFAULT_HOST, app.settings.policy.prompt_budget)
+    budget = fit.host_budget(host, app.settings.policy.prompt_budget)
     return resume_text(app, stored, cp, "prompt", tree, notes, budget=budget,
                        delivery=(session, source)).strip()
