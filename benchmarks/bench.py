@@ -142,13 +142,13 @@ def main() -> None:
     from ghstate.parse import parse
     from ghstate.templating import environment
 
-    env = environment()
+    templates = environment()
 
     def render_body(cp):
-        return render.render_body(cp, env)
+        return render.render_body(cp, templates)
 
     def prompt(cp, source):
-        return present.prompt(cp, source=source, env=env)
+        return present.prompt(cp, source=source, env=templates)
 
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, {runs} runs per figure (median)")
     env = {k: v for k, v in os.environ.items() if k not in ("GH_TOKEN", "GITHUB_TOKEN", "GITHUB_REPOSITORY")}
@@ -195,7 +195,7 @@ def main() -> None:
 
     def fresh_update(new, text: str) -> str:  # what a write does: read the stored body, write over it
         fresh_parse(text)
-        return render_update(new, text, env)
+        return render_update(new, text, templates)
 
     parse_ms = in_process_ms(lambda: fresh_parse(body), runs)
     render_ms = in_process_ms(lambda: render_body(cp), runs)
@@ -230,6 +230,13 @@ def main() -> None:
     big_prompt = prompt(cp, source="GitHub issue #24 (https://github.com/o/r/issues/24)")
     print(f"  65,536-character body: prompt {len(big_prompt):,} chars "
           f"({len(big_prompt) / len(body):.0%} of the body: finished phases are compacted to their names)")
+    from ghstate import fit
+
+    budget = fit.host_budget("claude-code")
+    fitted = present.prompt(cp, source="GitHub issue #24 (https://github.com/o/r/issues/24)", env=templates,
+                            budget=budget, show_command="ghstate show 24")
+    print(f"  the same, fitted for Claude Code's hook ({budget:,}): {len(fitted):,} chars "
+          "(benchmarks/prompt_size.py has more)")
     print(json.dumps({"floor_ms": round(floor, 1), "version_ms": round(version, 1), "resume_ms": round(resume, 1),
                       "parse_ms": round(parse_ms, 1), "render_ms": round(render_ms, 1),
                       "prompt_overhead_chars": len(text) - state_chars}))

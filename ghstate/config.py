@@ -31,6 +31,7 @@ class Policy(NamedTuple):
     block_after: int = 3
     max_item_chars: int = 400
     max_body_chars: int = 60_000
+    prompt_budget: int = 0  # characters for `resume` (0: no limit); hooks use at most their host's limit
 
 
 class Settings(NamedTuple):
@@ -114,6 +115,8 @@ def policy_from_dict(data: dict[str, Any], origin: str) -> Policy:
         raise ConfigError(f"store in {origin} must be one of {', '.join(STORES)}, not {policy.store!r}")
     if policy.block_after < 1:
         raise ConfigError(f"block_after in {origin} must be at least 1")
+    if policy.prompt_budget < 0:
+        raise ConfigError(f"prompt_budget in {origin} must be 0 (no limit) or a number of characters")
     if not 1_000 <= policy.max_body_chars <= 65_536:
         raise ConfigError(f"max_body_chars in {origin} must be between 1000 and 65536")
     return policy

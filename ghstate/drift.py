@@ -21,6 +21,8 @@ class Drift(NamedTuple):
     rewritten: int = 0  # commits of the recorded history that HEAD no longer has
     known: bool = True  # False when there is no recorded commit or no repository to compare with
     detached: bool = False  # HEAD is detached now (and no rebase says which branch it belongs to)
+    uncommitted: tuple[str, ...] = ()  # of changed_files, those with changes not committed (work in the tree)
+    head: str = ""  # the commit checked out now ("" when unknown)
 
     @property
     def moved(self) -> bool:
@@ -40,6 +42,8 @@ class Drift(NamedTuple):
             "rewritten": self.rewritten,
             "known": self.known,
             "detached": self.detached,
+            "uncommitted": list(self.uncommitted[:MAX_LISTED]),
+            "head": self.head,
         }
 
 
@@ -74,6 +78,9 @@ def compute(cp: Checkpoint, tree: WorkTree, changes: Changes, fingerprints: dict
     known = in_repository and recorded_in_repository(cp)
     detached = known and not tree.branch and bool(tree.commit)
     branch_changed = bool(cp.meta.branch and (tree.branch or detached) and cp.meta.branch != tree.branch)
+    dirty = set(tree.dirty)
+    dirty_folders = tuple(p for p in dirty if p.endswith("/"))
+    uncommitted = tuple(f for f in changed if f in dirty or f.startswith(dirty_folders)) if dirty else ()
     return Drift(
         commits_since=changes.commits_since,
         changed_files=tuple(changed),
@@ -85,4 +92,6 @@ def compute(cp: Checkpoint, tree: WorkTree, changes: Changes, fingerprints: dict
         rewritten=changes.commits_dropped,
         known=known,
         detached=detached,
+        uncommitted=uncommitted,
+        head=tree.commit,
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ghstate import provenance
 from ghstate.errors import InputError
 from ghstate.model import (
     DIGESTS_KEY,
@@ -223,7 +224,8 @@ def stamp(cp: Checkpoint, *, revision: int, now: str, branch: str, commit: str, 
     history = cp.meta.other.get(HISTORY_KEY) if isinstance(cp.meta.other.get(HISTORY_KEY), list) else []
     if previous is not None and previous != digests:
         history = [{**previous, "revision": cp.meta.revision}, *history]
-    other = {**cp.meta.other, DIGESTS_KEY: digests}
+    other = {**cp.meta.other, DIGESTS_KEY: digests, **provenance.record(
+        cp.meta.other.get(provenance.KEY), cp, revision, commit=commit or cp.meta.commit, at=now, execution=execution)}
     if history:
         other[HISTORY_KEY] = history[:HISTORY]
     return cp._replace(

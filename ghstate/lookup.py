@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ghstate.errors import NotFound
 from ghstate.model import Checkpoint
 from ghstate.parse import branch_of, parse
-from ghstate.errors import NotFound
 from ghstate.stores import Partial, Store, Stored
 from ghstate.writelog import LogState, ignored_notice, replay
 

@@ -26,6 +26,8 @@ from ghstate.model import (
     section_key,
 )
 from ghstate.parse import clean_text, execution_from_dict
+from ghstate.provenance import KEY as PROVENANCE_KEY
+from ghstate.provenance import Provenance
 from ghstate.render import execution_dict
 
 SCHEMA = 1
@@ -84,6 +86,7 @@ def to_json(
         "drift": drift,
         "extra": [{"heading": e.heading, "level": e.level, "after": e.after, "body": e.body} for e in cp.extra],
         "meta": meta,
+        **({"provenance": Provenance(cp).as_json()} if PROVENANCE_KEY in cp.meta.other else {}),
     }
 
 

@@ -169,24 +169,32 @@ class Writer:
 
     # ------------------------------------------------------------------------------ update
 
-    def _view(self, stored: Stored, own: LogEntry | None = None, *, recompute: bool = False) -> Replayed:
-        """The checkpoint in ``stored`` with every logged write it lacks replayed. ``own``: this write,
-        once logged (it is among the entries, or is added if the log does not show it yet); with
+    def _view(self, stored: Stored, own: LogEntry | None = None, *,
+              recompute: bool = False) -> tuple[Replayed, bool]:
+        """The checkpoint in ``stored`` with every logged write it lacks replayed, and whether the whole
+        log was checked (False when it could not be read: the body is built on as it is). ``own``: this
+        write, once logged (it is among the entries, or is added if the log does not show it yet); with
         ``recompute``, left out, as the caller makes it anew from what is there now."""
         cp = checkpoint_of(stored)
         state = LogState.of(cp)
+        checked = True
         if state.complete(stored.comments - (1 if own else 0)) and (own is None or own.write not in state.applied):
             entries = [own._replace(position=stored.comments)] if own is not None else []
         elif stored.comments > state.seen:
-            entries = self.store.log(stored, state.seen)
+            try:
+                entries = self.store.log(stored, state.seen)
+            except RemoteError as exc:
+                self.store.notices.append(f"the history of #{stored.number} could not be read ({exc}); this "
+                                          "revision was written over the body as it was")
+                entries, checked = [], False
             if own is not None and all(e.write != own.write for e in entries):
                 entries.append(own._replace(position=stored.comments + 1))
         else:
             entries = []
         if own is not None and recompute:
             view = replay(cp, [e for e in entries if e.write != own.write])
-            return view._replace(applied=(*view.applied, own.write))
-        return replay(cp, entries)
+            return view._replace(applied=(*view.applied, own.write)), checked
+        return replay(cp, entries), checked
 
     def _draft(self, spec: WriteSpec, target: Stored, now: str, write_id: str, own: LogEntry | None = None,
                read: Checkpoint | None = None, again: Callable[[Checkpoint], Intent] | None = None) -> _Draft:
@@ -194,7 +202,7 @@ class Writer:
         is newer: a value someone else changed meanwhile that this write sets too is kept beside it.
         ``again``: an intent made from the checkpoint (CI's next result) is made anew from ``target``,
         so that two CI runs at once both count."""
-        view = self._view(target, own, recompute=again is not None)
+        view, checked = self._view(target, own, recompute=again is not None)
         if own is None or again is not None:
             spec = replace(spec, intent=again) if again is not None else spec
             spec = _resolved(spec, view.checkpoint)
@@ -211,6 +219,8 @@ class Writer:
                          applied=tuple(dict.fromkeys((*view.applied, write_id))))
         if own is not None and any(e.write == own.write for e in view.replayed):
             state = state._replace(seen=target.comments, own=0)  # its comment is among those read
+        if not checked:  # claim no more than was checked: readers look at the rest
+            state = LogState(seen=LogState.of(checkpoint_of(target)).seen, own=0, applied=state.applied)
         others = [e.revision.revision for e in view.replayed if e.write != write_id]
         revision = max([checkpoint_of(target).meta.revision, *others]) + 1
         if own is not None:
@@ -290,7 +300,13 @@ class Writer:
             state = LogState.of(draft.checkpoint)
             if state.complete(stored.comments):
                 return stored, draft
-            lacking = [e for e in self.store.log(stored, state.seen) if e.replayable and not state.holds(e)]
+            try:
+                lacking = [e for e in self.store.log(stored, state.seen) if e.replayable and not state.holds(e)]
+            except RemoteError as exc:  # written; whether another write went in meanwhile cannot be told now
+                self.store.notices.append(f"the history of #{stored.number} could not be read after the write "
+                                          f"({exc}); any revision logged meanwhile is shown by 'ghstate resume' "
+                                          "and written back by the next write")
+                return stored, draft
             if not lacking:
                 return stored, draft  # only comments that are not writes (a person's) came meanwhile
             fresh = self.store.get(stored.number)

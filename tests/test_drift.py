@@ -51,7 +51,8 @@ def test_branch_changed(repo, run, sample_file):
     git(repo, "checkout", "-q", "-b", "elsewhere")
     d = drift(run, "1")
     assert d["branch_changed"] and d["branch"] == "elsewhere" and d["recorded_branch"] == "feature/x"
-    assert "the branch is now elsewhere, not the one the checkpoint was written on" in run("resume", "1").stdout
+    out = run("resume", "1").stdout
+    assert "the tree is on branch elsewhere; the checkpoint was written on branch `feature/x`" in out
 
 
 def test_recorded_commit_rewritten_away(repo, run, sample_file):

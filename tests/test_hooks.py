@@ -20,7 +20,7 @@ def event(name: str, repo: Path) -> str:
     return json.dumps(data)
 
 
-@pytest.mark.parametrize("source", ["clear", "compact", "resume"])
+@pytest.mark.parametrize("source", ["clear", "compact"])
 def test_session_start_gives_the_full_prompt(repo, run, sample_file, source):
     run("checkpoint", "--file", str(sample_file))
     result = run("hook", "session-start", input=event(f"session-start-{source}.json", repo))
@@ -118,3 +118,123 @@ def test_fields_of_the_wrong_type_are_reported_and_ignored(repo, run, sample_fil
     result = run("hook", "session-start", input=json.dumps({"source": ["clear"], "cwd": 42}))
     assert "ignored 'source'" in result.stderr and "ignored 'cwd'" in result.stderr
     assert json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"].startswith("This branch has")
+
+
+# ------------------------------------------------------------- once per session and revision, fitted
+
+
+def start(run, repo, source: str, session: str = "abc123") -> str:
+    data = json.loads(event(f"session-start-{source}.json", repo))
+    data["session_id"] = session
+    result = run("hook", "session-start", input=json.dumps(data))
+    assert result.stderr == ""
+    return json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"] if result.stdout else ""
+
+
+def test_the_large_task_fits_claude_codes_limit_and_keeps_what_matters(repo, run, tmp_path):
+    from large_task import large_task_body
+
+    path = tmp_path / "large.md"
+    path.write_text(large_task_body())
+    assert 16_000 < len(path.read_text()) < 18_000
+    run("checkpoint", "--file", str(path))
+    cp = parse(path.read_text()).checkpoint
+    assert len(run("resume").stdout) > 10_000  # unfitted, it would be replaced by a preview
+    for source in ("clear", "compact"):
+        context = start(run, repo, source, session=f"s-{source}")
+        assert len(context) < 10_000
+        assert cp.resume in context and "Next phase: Phase 13: move the cache layer, part 2 (13 of 30)" in context
+        assert all(f"- {d}\n" in context for d in cp.decisions)
+        assert context.rstrip().splitlines()[-1].startswith("Left out to fit 9,000 characters: ")
+
+
+def test_a_second_session_start_for_the_same_session_and_revision_is_one_line(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    first = start(run, repo, "compact")
+    assert "<checkpoint>" in first
+    second = start(run, repo, "compact")
+    assert len(second.splitlines()) == 1 and "already has ghstate checkpoint local #1 at revision 1" in second
+    assert len(start(run, repo, "resume").splitlines()) == 1  # resumed, nothing changed: one line too
+    assert "<checkpoint>" in start(run, repo, "clear", session="another")  # another session: the whole prompt
+
+
+def test_resume_after_one_decision_injects_only_the_change(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    start(run, repo, "clear")
+    run("checkpoint", "--decision", "keep the v1 API")
+    context = start(run, repo, "resume")
+    assert "changed since this session last saw it (revision 1 → 2)" in context
+    assert "New locked decisions (settled, do not reopen):\n- keep the v1 API" in context
+    assert "required flags, not positional" not in context and "Next phase" not in context
+    assert "src/parser.ts" not in context and context.count("<checkpoint>") == 1
+    assert len(start(run, repo, "resume").splitlines()) == 1  # and once only
+
+
+def test_resume_after_a_tick_says_the_next_phase_and_the_stale_instruction(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    start(run, repo, "compact")
+    run("checkpoint", "--done", "Phase 2")
+    context = start(run, repo, "resume")
+    assert "Done since: Phase 2: matcher abstraction" in context
+    assert "Next phase, now: Phase 3: wire config" in context
+    assert "The resume instruction names phase 2 of 3, which is done" in context
+
+
+def test_startup_stays_one_line_and_an_unseen_resume_points_at_the_checkpoint(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    start(run, repo, "compact")
+    for source, session in (("startup", "abc123"), ("startup", "new"), ("resume", "never-seen")):
+        context = start(run, repo, source, session=session)
+        assert len(context.splitlines()) == 1 and context.startswith("This branch has a ghstate checkpoint")
+
+
+def test_a_compaction_forgets_what_the_session_was_given(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    assert "<checkpoint>" in start(run, repo, "compact")
+    run("hook", "pre-compact", input=event("pre-compact-auto.json", repo))  # session abc123 compacts again
+    assert "<checkpoint>" in start(run, repo, "compact")
+
+
+def test_the_seen_file_is_small_bounded_and_survives_damage(repo, run, sample_file):
+    from ghstate import seen
+
+    run("checkpoint", "--file", str(sample_file))
+    for i in range(seen.MAX_SESSIONS + 8):
+        start(run, repo, "clear", session=f"s{i}")
+    path = repo / ".ghstate" / seen.FILE
+    data = json.loads(path.read_text())
+    assert len(data["sessions"]) == seen.MAX_SESSIONS and "s0" not in data["sessions"]
+    assert path.stat().st_size < 20_000
+    path.write_text("{not json")
+    assert "<checkpoint>" in start(run, repo, "clear", session="s39")  # forgotten with the damage: full again
+    assert json.loads(path.read_text())["sessions"].keys() == {"s39"}
+
+
+def test_concurrent_session_starts_inject_the_prompt_once(repo, run, sample_file):
+    import os
+    import subprocess
+    import sys
+
+    run("checkpoint", "--file", str(sample_file))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "GHSTATE_STORE": "local"}
+    data = json.dumps({"session_id": "same", "source": "compact", "cwd": str(repo), "hook_event_name": "SessionStart"})
+    procs = [subprocess.Popen([sys.executable, "-m", "ghstate", "hook", "session-start"], cwd=repo, env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    outs = [p.communicate(data, timeout=60) for p in procs]
+    assert all(err == "" for _, err in outs), outs
+    contexts = [json.loads(out)["hookSpecificOutput"]["additionalContext"] for out, _ in outs]
+    assert sum("<checkpoint>" in c for c in contexts) == 1
+    assert sum(len(c.splitlines()) == 1 for c in contexts) == 3
+
+
+def test_resume_json_gives_the_same_delivery(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    first = json.loads(run("resume", "--session", "x", "--source", "clear", "--format", "json").stdout)
+    assert first["delivery"]["kind"] == "full" and "<checkpoint>" in first["delivery"]["text"]
+    run("checkpoint", "--risk", "the cache may go stale")
+    data = json.loads(run("resume", "--session", "x", "--format", "json").stdout)
+    assert data["delivery"]["kind"] == "changes" and data["delivery"]["changes"]["risks"] == ["the cache may go stale"]
+    assert data["provenance"]["risks"][1]["revision"] == 2
+    again = json.loads(run("resume", "--session", "x", "--format", "json").stdout)
+    assert again["delivery"]["kind"] == "line"

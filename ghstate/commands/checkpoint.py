@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ghstate import gitinfo
+from ghstate import gitinfo, trust
 from ghstate.commands.common import CONTROL, ISSUE, emit_json, load_input, make_app, store_options
 from ghstate.edit import Edits
 from ghstate.errors import NotFound
@@ -98,6 +98,7 @@ def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: st
     warnings = [*result.warnings, *(f"both sides changed {c}; theirs is kept beside it" for c in result.conflicts)]
     warnings += [f"the file and the checkpoint both changed {c} since the file was made; both are kept"
                  for c in result.file_conflicts]
+    warnings += [w for w in [trust.write_warning(result.previous, result.checkpoint)] if w and result.changed]
     for warning in warnings:
         click.echo(f"Warning: {warning}", err=True)
     stored = result.stored

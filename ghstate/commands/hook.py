@@ -108,7 +108,7 @@ def session_start() -> None:
         source = event.get("source") or "startup"
         app = _app(event)
         from ghstate import gitinfo
-        from ghstate.commands.resume import resume_text
+        from ghstate.commands.rehydrate import hook_context
         from ghstate.lookup import current, locate
 
         tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
@@ -116,15 +116,7 @@ def session_start() -> None:
         if stored is None:
             return  # nothing to say
         cp = current(app.store, stored)
-        if source == "startup":
-            line = resume_text(app, stored, cp, "short", tree).strip()
-            context = (f"This branch has a ghstate checkpoint: {line}. If this session continues that task, "
-                       f"run `ghstate resume {stored.number}` and follow it.")
-        else:
-            notes, skipped = ([], 0)
-            if app.store.kind == "github":
-                notes, skipped = app.store.notes_since(stored, cp.meta.updated_at)
-            context = resume_text(app, stored, cp, "prompt", tree, notes, skipped).strip()
+        context = hook_context(app, stored, cp, tree, {**event, "source": source})  # once per session and revision
         click.echo(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
                                                       "additionalContext": context}}))
 
@@ -163,8 +155,10 @@ def pre_compact() -> None:
         tree = app.tree()
         spec = WriteSpec(Intent(), tree=tree, execution=execution, event="pre-compact", create=False, log=False,
                          record_tree=False)
+        from ghstate import seen
         from ghstate.errors import NotFound
 
+        seen.forget(app.settings.state_dir, event.get("session_id") or "")  # its context is about to go
         try:
             app.writer(keep_pending=False).write(spec)
         except NotFound:

@@ -4,52 +4,11 @@ from __future__ import annotations
 
 import click
 
-from ghstate import drift as drift_mod
-from ghstate import gitinfo, present, render
-from ghstate.commands.common import ISSUE, App, emit_json, make_app, store_options
+from ghstate import gitinfo, present
+from ghstate.commands.common import ISSUE, emit_json, make_app, store_options
+from ghstate.commands.rehydrate import resume_text
 from ghstate.errors import ConfigError
-from ghstate.model import Checkpoint, runtime_entry, with_digests
-from ghstate.stores import Stored
-
-
-def observe(app: App, cp: Checkpoint, tree: gitinfo.WorkTree) -> tuple[drift_mod.Drift, list[str]]:
-    """Check reality: drift of the working tree since the checkpoint, and the runtime probes."""
-    root = app.settings.root if app.settings.in_git else None
-    changes = (gitinfo.changes_since(root, cp.meta.commit) if drift_mod.recorded_in_repository(cp)
-               else gitinfo.Changes(False))
-    changes = changes._replace(changed_files=app.own_files_removed(changes.changed_files))
-    recorded = cp.meta.other.get(drift_mod.FINGERPRINTS_KEY)
-    fingerprints = gitinfo.fingerprints(root, tuple(recorded)) if isinstance(recorded, dict) else {}
-    drift = drift_mod.compute(cp, tree, changes, fingerprints, in_repository=root is not None)
-    statuses = []
-    if cp.runtime:
-        from ghstate import probes
-
-        statuses = probes.probe_all([runtime_entry(item)[1] for item in cp.runtime])
-    return drift, statuses
-
-
-def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinfo.WorkTree,
-                notes: list | None = None, skipped: int = 0) -> str:
-    if fmt == "markdown":  # the body as stored, its marker's digests those of what it holds now
-        body = render.replace_marker(stored.body, with_digests(cp))
-        return body if body.endswith("\n") else body + "\n"
-    drift, statuses = observe(app, cp, tree)
-    if fmt == "json":
-        import json
-
-        from ghstate.state_json import to_json
-
-
-        data = to_json(with_digests(cp), issue=stored.number, url=stored.location, drift=drift.as_dict(),
-                       runtime_status=statuses)
-        data["notes"] = [{"author": n.author, "created_at": n.created_at, "body": n.body} for n in notes or []]
-        data["notes_left_out"] = skipped
-        return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
-    if fmt == "short":
-        return present.short(cp, label=app.label(stored.number), drift=drift, env=app.env) + "\n"
-    return present.prompt(cp, source=app.describe_source(stored), drift=drift, runtime_status=statuses,
-                         notes=notes, skipped_notes=skipped, env=app.env).rstrip("\n") + "\n"
+from ghstate.model import with_digests
 
 
 @click.command()
@@ -59,17 +18,27 @@ def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinf
               show_default=True, help="prompt: for a fresh session; short: one line; json: the state; "
               "markdown: the body as stored.")
 @click.option("--post", is_flag=True, help="Also post the prompt as a comment on the issue (GitHub store).")
-def resume(issue: int | None, fmt: str, post: bool) -> None:
-    """Print the rehydration prompt for a fresh session. Reads only, unless --post.
+@click.option("--budget", type=click.IntRange(min=0), default=None, metavar="CHARS",
+              help="Fit the prompt into CHARS characters by leaving out whole items of the lowest rank "
+              "(default: prompt_budget of the config; 0: no limit).")
+@click.option("--session", "session_id", metavar="ID", help="Give what session ID has not been given yet "
+              "(as the SessionStart hook does); remembered in the local store folder.")
+@click.option("--source", type=click.Choice(["startup", "resume", "clear", "compact"]), default="resume",
+              show_default=True, help="With --session: how the session starts.")
+def resume(issue: int | None, fmt: str, post: bool, budget: int | None, session_id: str | None, source: str
+           ) -> None:
+    """Print the rehydration prompt for a fresh session. Reads only, unless --post (or --session).
 
     ISSUE defaults to the open checkpoint of the current git branch. The prompt names the next phase,
     repeats locked decisions, lists files to re-read, quotes the resume instruction and reports what
-    changed on this machine since the checkpoint (commits, files, branch, dev servers).
+    changed on this machine since the checkpoint (commits, files, branch, dev servers) and what in
+    it contradicts itself or the tree. With --budget it fits by rank and names what it left out.
 
     \b
     Examples:
       ghstate resume            # the current branch's checkpoint
       ghstate resume 24 --format short
+      ghstate resume 24 --budget 8000 --format json
       ghstate resume 24 --post  # leave the prompt on the issue for the next session
     """
     app = make_app()
@@ -79,12 +48,16 @@ def resume(issue: int | None, fmt: str, post: bool) -> None:
     notes, skipped = [], 0
     if app.store.kind == "github" and fmt in ("prompt", "json"):
         notes, skipped = app.github().notes_since(stored, cp.meta.updated_at, app.settings.policy)
-    text = resume_text(app, stored, cp, fmt, tree, notes, skipped)
+    if budget is None:
+        budget = app.settings.policy.prompt_budget
+    delivery = (session_id, source) if session_id else None
+    text = resume_text(app, stored, cp, fmt, tree, notes, skipped, budget=budget, delivery=delivery)
     click.echo(text, nl=False)
     if post:
         if app.store.kind != "github":
             raise ConfigError("--post needs the GitHub store; the prompt was printed above")
-        prompt = text if fmt == "prompt" else resume_text(app, stored, cp, "prompt", tree, notes, skipped)
+        prompt = text if fmt == "prompt" and not delivery else resume_text(app, stored, cp, "prompt", tree, notes,
+                                                                           skipped, budget=budget)
         url = app.github().post_comment(stored, prompt, allow_secrets=False)
         click.echo(f"Posted the prompt: {url}", err=True)
 
@@ -92,13 +65,15 @@ def resume(issue: int | None, fmt: str, post: bool) -> None:
 @click.command()
 @click.argument("issue", type=ISSUE, required=False)
 @store_options
-@click.option("--json", "as_json", is_flag=True, help="Print the state as JSON.")
-def show(issue: int | None, as_json: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the state as JSON (with provenance per item).")
+@click.option("--provenance", is_flag=True, help="Say which revision (agent, commit, time) set each item.")
+def show(issue: int | None, as_json: bool, provenance: bool) -> None:
     """Show a checkpoint as a person reads it in a terminal.
 
     \b
     Examples:
       ghstate show 24
+      ghstate show 24 --provenance
       ghstate show 24 --json | jq .next_phase
     """
     app = make_app()
@@ -109,4 +84,5 @@ def show(issue: int | None, as_json: bool) -> None:
         emit_json(to_json(with_digests(cp), issue=stored.number, url=stored.location))
         return
     location = stored.location if app.store.kind == "github" else app.display_path(stored.location)
-    click.echo(present.show(cp, label=app.label(stored.number), location=location, env=app.env).rstrip("\n"))
+    click.echo(present.show(cp, label=app.label(stored.number), location=location, env=app.env,
+                            provenance=provenance).rstrip("\n"))

@@ -57,6 +57,23 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``path`` (created if missing) for the duration."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as fh:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows: no advisory locks, writes stay atomic
+            yield
+            return
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
 def atomic_create(path: Path, text: str) -> bool:
     """Write ``path`` whole, only if it does not exist (False then). A process killed at any moment
     leaves either no ``path`` or all of it, never an empty placeholder."""
@@ -93,21 +110,9 @@ class LocalStore:
             return []
         return sorted(int(m.group(1)) for m in map(_NUMBERED.match, names) if m)
 
-    @contextlib.contextmanager
-    def lock(self) -> Iterator[None]:
+    def lock(self) -> contextlib.AbstractContextManager[None]:
         """Serialise writers on this machine (two agents in one repository)."""
-        self.directory.mkdir(parents=True, exist_ok=True)
-        with open(self.directory / ".lock", "a+b") as fh:
-            try:
-                import fcntl
-            except ImportError:  # pragma: no cover - Windows: no advisory locks, writes stay atomic
-                yield
-                return
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        return file_lock(self.directory / ".lock")
 
     # ----------------------------------------------------------------------------- checkpoints
 

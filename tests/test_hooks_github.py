@@ -1,0 +1,28 @@
+"""The SessionStart hook on the GitHub store: comments only when the whole prompt is given, and a
+one-line answer costs no more than finding the checkpoint and checking the log."""
+
+from __future__ import annotations
+
+import json
+
+from test_github_store import existing, gh, sleeps  # noqa: F401 - fixtures
+
+
+def start(run, repo, source: str, session: str = "s-1") -> str:
+    data = {"session_id": session, "source": source, "cwd": str(repo), "hook_event_name": "SessionStart"}
+    result = run("hook", "session-start", input=json.dumps(data))
+    assert result.stderr == ""
+    return json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_comments_reach_the_whole_prompt_and_a_repeat_asks_for_nothing_more(gh, run, repo):  # noqa: F811
+    existing(gh)
+    gh.add_comment(7, "please also handle --fuzzy=0", login="maintainer", association="MEMBER")
+    context = start(run, repo, "compact")
+    assert "GitHub issue #7" in context and "please also handle --fuzzy=0" in context
+    gh.calls.clear()
+    again = start(run, repo, "compact")
+    assert len(again.splitlines()) == 1 and "already has ghstate checkpoint #7 at revision 3" in again
+    # Finding the branch's checkpoint, and the newest page of comments: one came since the body was
+    # written, and it might be a revision the body lacks (the write log); nothing more.
+    assert [m for m, _, _ in gh.calls] == ["GET", "GET"]
