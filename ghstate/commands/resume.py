@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import click
 
 from ghstate import drift as drift_mod
 from ghstate import gitinfo, render
-from ghstate.commands.common import ISSUE, App, emit_json, make_app, store_options
+from ghstate.commands.common import ISSUE, App, make_app, store_options
 from ghstate.errors import ConfigError
 from ghstate.model import Checkpoint, runtime_entry, with_digests
 from ghstate.stores import Stored
@@ -73,20 +75,42 @@ def resume(issue: int | None, fmt: str, post: bool) -> None:
       ghstate resume 24 --post  # leave the prompt on the issue for the next session
     """
     app = make_app()
+    reading = read_resume(app, issue, fmt)
+    click.echo(reading.text, nl=False)
+    if post:
+        if app.store.kind != "github":
+            raise ConfigError("--post needs the GitHub store; the prompt was printed above")
+        prompt = reading.text if fmt == "prompt" else reading.render("prompt")
+        url = app.store.post_comment(reading.stored, prompt, allow_secrets=False)  # type: ignore[attr-defined]
+        click.echo(f"Posted the prompt: {url}", err=True)
+
+
+class Reading(NamedTuple):
+    """A checkpoint read back for a fresh session, and what it was read with."""
+
+    app: App
+    stored: Stored
+    checkpoint: Checkpoint
+    tree: gitinfo.WorkTree
+    notes: list
+    skipped: int
+    text: str
+
+    def render(self, fmt: str) -> str:
+        return resume_text(self.app, self.stored, self.checkpoint, fmt, self.tree, self.notes, self.skipped)
+
+
+def read_resume(app: App, issue: int | None, fmt: str) -> Reading:
+    """ISSUE (or the branch's checkpoint) in one of resume's formats: what ``ghstate resume`` prints and
+    the MCP server's ``resume`` tool answers. Reads only."""
     # Only the branch is needed to find the checkpoint: read it from HEAD rather than run git status.
     tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
     stored, cp = app.find(issue, tree=tree)
     notes, skipped = [], 0
     if app.store.kind == "github" and fmt in ("prompt", "json"):
         notes, skipped = app.store.notes_since(stored, cp.meta.updated_at, app.settings.policy)  # type: ignore[attr-defined]
-    text = resume_text(app, stored, cp, fmt, tree, notes, skipped)
-    click.echo(text, nl=False)
-    if post:
-        if app.store.kind != "github":
-            raise ConfigError("--post needs the GitHub store; the prompt was printed above")
-        prompt = text if fmt == "prompt" else resume_text(app, stored, cp, "prompt", tree, notes, skipped)
-        url = app.store.post_comment(stored, prompt, allow_secrets=False)  # type: ignore[attr-defined]
-        click.echo(f"Posted the prompt: {url}", err=True)
+    reading = Reading(app, stored, cp, tree, notes, skipped, "")
+    return reading._replace(text=reading.render(fmt))
 
 
 @click.command()
@@ -101,12 +125,18 @@ def show(issue: int | None, as_json: bool) -> None:
       ghstate show 24
       ghstate show 24 --json | jq .next_phase
     """
-    app = make_app()
+    click.echo(show_text(make_app(), issue, as_json).rstrip("\n"))
+
+
+def show_text(app: App, issue: int | None, as_json: bool) -> str:
+    """What ``ghstate show`` prints (and the MCP server's ``show`` tool answers)."""
     stored, cp = app.find(issue, tree=gitinfo.head_tree(app.settings.root if app.settings.in_git else None))
     if as_json:
+        import json
+
         from ghstate.state_json import to_json
 
-        emit_json(to_json(with_digests(cp), issue=stored.number, url=stored.location))
-        return
+        return json.dumps(to_json(with_digests(cp), issue=stored.number, url=stored.location), ensure_ascii=False,
+                          indent=2) + "\n"
     location = stored.location if app.store.kind == "github" else app.display_path(stored.location)
-    click.echo(render.show(cp, label=app.label(stored.number), location=location, env=app.env).rstrip("\n"))
+    return render.show(cp, label=app.label(stored.number), location=location, env=app.env).rstrip("\n") + "\n"
