@@ -10,6 +10,13 @@ from github_fake import FakeGitHub
 from ghstate.parse import parse
 
 
+@pytest.fixture(autouse=True)
+def argv(monkeypatch):
+    """Hooks call plain `ghstate` unless a test says otherwise (under `python -m pytest`, argv[0] would be
+    pytest's __main__.py, which init takes for `python -m ghstate`)."""
+    monkeypatch.setattr("sys.argv", ["pytest"])
+
+
 def test_init_twice_over_existing_settings(repo, run):
     claude = repo / ".claude"
     claude.mkdir()
