@@ -65,7 +65,7 @@ def _read(path: Path) -> str | None:
     if not path.exists():
         return None
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8")  # line endings as they are: CRLF stays CRLF
     except UnicodeDecodeError:
         from ghstate.errors import InputError
 
