@@ -31,6 +31,10 @@ def find_host(name: str) -> str | None:
     return None
 
 
+pytestmark = pytest.mark.skipif(not any(find_host(n) for n in ("claude", "codex", "gemini")),
+                                reason="no agent host is installed (set GHSTATE_HOSTS_BIN to their folder)")
+
+
 def host(name: str) -> str:
     found = find_host(name)
     if found is None:
