@@ -163,3 +163,63 @@ def test_claude_code_gives_the_model_the_checkpoint_at_startup_and_after_compact
     ask("--resume", first["session_id"], "say OK again")
     after = json.dumps(model.bodies)
     assert "Next phase: Phase 2: matcher abstraction" in after and "<checkpoint>" in after
+
+
+class GeminiStub(http.server.ThreadingHTTPServer):
+    """Answers the Gemini API with "OK" and keeps every request body."""
+
+    bodies: list
+
+
+class _Gemini(http.server.BaseHTTPRequestHandler):
+    server: GeminiStub
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            self.server.bodies.append(json.loads(raw or b"{}"))
+        except ValueError:
+            pass
+        answer = {"candidates": [{"content": {"parts": [{"text": "OK"}], "role": "model"}, "finishReason": "STOP"}],
+                  "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}}
+        streamed = "alt=sse" in self.path
+        data = (f"data: {json.dumps(answer)}\n\n" if streamed else json.dumps(answer)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream" if streamed else "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_gemini_cli_gives_the_model_the_checkpoint_and_the_servers_instructions(repo, trusted, tmp_path):
+    import time
+
+    gemini = host("gemini")
+    stub = GeminiStub(("127.0.0.1", 0), _Gemini)
+    stub.bodies = []
+    threading.Thread(target=stub.serve_forever, daemon=True).start()
+    home = Path(trusted["HOME"])
+    auth = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    (home / ".gemini" / "settings.json").write_text(json.dumps(auth))
+    env = {**trusted, "GEMINI_API_KEY": "test", "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{stub.server_address[1]}"}
+    try:
+        with subprocess.Popen([gemini, "-p", "say OK"], cwd=repo, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) as proc:
+            deadline = time.monotonic() + 150
+            try:  # the first request to the model is enough: it carries the session's context
+                while not stub.bodies and time.monotonic() < deadline and proc.poll() is None:
+                    time.sleep(0.2)
+            finally:
+                proc.kill()
+    finally:
+        stub.shutdown()
+        stub.server_close()
+    assert stub.bodies, "Gemini CLI sent nothing to the model"
+    seen = json.dumps(stub.bodies[0])
+    assert "<hook_context>This branch has a ghstate checkpoint: local #1" in seen
+    assert "call the `resume` tool of the ghstate MCP server" in seen
+    assert "call resume first" in seen  # the MCP server's instructions, from its initialize answer
