@@ -223,3 +223,70 @@ def test_gemini_cli_gives_the_model_the_checkpoint_and_the_servers_instructions(
     assert "<hook_context>This branch has a ghstate checkpoint: local #1" in seen
     assert "call the `resume` tool of the ghstate MCP server" in seen
     assert "call resume first" in seen  # the MCP server's instructions, from its initialize answer
+
+
+class ResponsesStub(http.server.ThreadingHTTPServer):
+    """Answers the OpenAI Responses API (streamed) with "OK" and keeps every request body."""
+
+    bodies: list
+
+
+class _Responses(http.server.BaseHTTPRequestHandler):
+    server: ResponsesStub
+    protocol_version = "HTTP/1.1"
+
+    def _send(self, data: bytes, kind: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            self.server.bodies.append(json.loads(raw or b"{}"))
+        except ValueError:
+            pass
+        item = {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed",
+                "content": [{"type": "output_text", "text": "OK", "annotations": []}]}
+        usage = {"input_tokens": 1, "input_tokens_details": None, "output_tokens": 1, "output_tokens_details": None,
+                 "total_tokens": 2}
+        events = [("response.created", {"response": {"id": "resp_1"}}),
+                  ("response.output_item.added", {"output_index": 0, "item": {**item, "content": []}}),
+                  ("response.output_text.delta", {"output_index": 0, "content_index": 0, "item_id": "msg_1",
+                                                  "delta": "OK"}),
+                  ("response.output_item.done", {"output_index": 0, "item": item}),
+                  ("response.completed", {"response": {"id": "resp_1", "usage": usage}})]
+        data = "".join(f"event: {n}\ndata: {json.dumps({'type': n, **d})}\n\n" for n, d in events)
+        self._send(data.encode(), "text/event-stream")
+
+    def do_GET(self) -> None:
+        self._send(b'{"data": [], "models": []}', "application/json")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_codex_gives_the_model_the_checkpoint_and_agents_md(repo, trusted):
+    codex = host("codex")
+    stub = ResponsesStub(("127.0.0.1", 0), _Responses)
+    stub.bodies = []
+    threading.Thread(target=stub.serve_forever, daemon=True).start()
+    config = Path(trusted["HOME"]) / ".codex" / "config.toml"
+    config.write_text(f'model_provider = "stub"\nmodel = "gpt-5.1-codex"\n\n[model_providers.stub]\nname = "stub"\n'
+                      f'base_url = "http://127.0.0.1:{stub.server_address[1]}/v1"\nwire_api = "responses"\n'
+                      f'env_key = "OPENAI_API_KEY"\n\n' + config.read_text())
+    try:
+        proc = subprocess.run([codex, "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "say OK"],
+                              cwd=repo, env={**trusted, "OPENAI_API_KEY": "sk-test"}, capture_output=True, text=True,
+                              timeout=180)
+    finally:
+        stub.shutdown()
+        stub.server_close()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert stub.bodies, "Codex sent nothing to the model"
+    seen = json.dumps(stub.bodies[0])
+    assert "This branch has a ghstate checkpoint: local #1" in seen  # the SessionStart hook's context
+    assert "call the `resume` tool of the ghstate MCP server" in seen
+    assert "Working state: ghstate checkpoints" in seen  # the AGENTS.md block
