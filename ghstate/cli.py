@@ -25,7 +25,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "render": ("plumbing", "render", "Turn a JSON state into the canonical markdown body."),
     "push": ("push", "push", "Publish checkpoints kept locally while GitHub was unreachable."),
     "init": ("init", "init", "Set a repository up: labels, issue form, agent hooks and commands."),
-    "hook": ("hook", "hook", "Claude Code hook entry points (session-start, pre-compact)."),
+    "hook": ("hook", "hook", "Agent host hook entry points (session-start, pre-compact)."),
     "ci": ("ci", "ci", "Record a CI result on the checkpoint (what the GitHub Action runs)."),
     "mcp": ("serve_mcp", "mcp", "Serve the checkpoint to any agent host as an MCP server (stdio)."),
 }

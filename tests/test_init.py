@@ -341,3 +341,44 @@ def test_host_files_point_at_ghstate_where_it_is(repo, run, monkeypatch):
     taken = snapshot(repo)
     run("init", "--agent", "all")
     assert snapshot(repo) == taken
+
+
+# ------------------------------------------------------------------------------------ the text transforms
+
+
+@pytest.mark.parametrize("user", ["", 'model = "o3"', 'model = "o3"\n',
+                                  'model = "o3"\r\n\r\n[profiles.x]\r\nmodel = "a"\r\n'])
+def test_codex_table_is_appended_after_the_users_bytes(user):
+    import tomllib
+
+    from ghstate.hosts import with_codex_server
+
+    new = with_codex_server(user, "config.toml", "ghstate")
+    assert new.startswith(user)
+    assert tomllib.loads(new)["mcp_servers"]["ghstate"]["args"] == ["mcp", "--agent", "codex"]
+    if "\r\n" in user:  # the user's line endings
+        assert "\n" not in new.replace("\r\n", "")
+    else:
+        assert "\r\n" not in new
+    assert with_codex_server(new, "config.toml", "ghstate") is None  # and it is there only once
+
+
+def test_hooks_that_cannot_run_here_are_repointed_for_every_host():
+    from ghstate.hosts import CODEX_HOOKS, GEMINI_HOOKS, add_hooks
+
+    for table, host in ((CODEX_HOOKS, "codex"), (GEMINI_HOOKS, "gemini")):
+        settings: dict = {}
+        assert add_hooks(settings, "x", table, "ghstate", host)
+        assert add_hooks(settings, "x", table, "/opt/venv/bin/ghstate", host)
+        commands = [h["command"] for entries in settings["hooks"].values() for e in entries for h in e["hooks"]]
+        assert commands == [f"/opt/venv/bin/ghstate hook {h.sub} --host {host}" for h in table]
+        assert not add_hooks(settings, "x", table, "/opt/venv/bin/ghstate", host)
+
+
+def test_json_keeps_the_users_indentation_and_line_endings():
+    from ghstate.hosts import add_mcp_server, edit_json, mcp_entry
+
+    user = '{\r\n\t"mcpServers": {\r\n\t\t"docs": {\r\n\t\t\t"command": "npx"\r\n\t\t}\r\n\t}\r\n}\r\n'
+    new = edit_json(user, "mcp.json", lambda d: add_mcp_server(d, "mcp.json", mcp_entry("ghstate", "cursor")))
+    assert new.startswith('{\r\n\t"mcpServers": {\r\n\t\t"docs": {\r\n\t\t\t"command": "npx"\r\n\t\t},\r\n')
+    assert "\n" not in new.replace("\r\n", "")
