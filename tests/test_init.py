@@ -217,7 +217,7 @@ def without(data: dict, path: tuple[str, ...]) -> dict:
 
 
 def test_init_all_twice_keeps_every_users_entries_and_duplicates_nothing(repo, run):
-    import tomllib
+    from ghstate.hosts import tomllib
 
     before = user_files(repo)
     first = run("init", "--agent", "all").stdout
@@ -265,10 +265,42 @@ def test_init_all_twice_keeps_every_users_entries_and_duplicates_nothing(repo, r
     rule = (repo / ".cursor/rules/ghstate.mdc").read_text()
     assert rule.startswith("---\ndescription: ") and "\nalwaysApply: true\n---\n" in rule
 
+    claude = json.loads((repo / ".claude/settings.json").read_text())
+    assert json.dumps(without(without(claude, ("hooks", "PreCompact")), ("hooks", "SessionStart", 1)),
+                      indent=2) + "\n" == before[".claude/settings.json"]
+    codex_all = json.loads((repo / ".codex/hooks.json").read_text())
+    assert json.dumps(without(without(codex_all, ("hooks", "PreCompact")), ("hooks", "SessionStart", 1)),
+                      indent=2) + "\n" == before[".codex/hooks.json"]
+    assert_valid(repo)
+
     taken = snapshot(repo)
     second = run("init", "--agent", "all").stdout
     assert snapshot(repo) == taken  # nothing duplicated, nothing rewritten
     assert "added" not in second and "written" not in second
+
+
+def assert_valid(repo) -> None:
+    """Every file init writes parses as its host reads it: JSON, TOML, and the rule's YAML front matter."""
+    import yaml
+
+    from ghstate.hosts import tomllib
+
+    for path in repo.rglob("*"):
+        if not path.is_file() or ".git/" in str(path) or ".ghstate/" in str(path):
+            continue
+        text = path.read_text()
+        if path.suffix == ".json":
+            assert isinstance(json.loads(text), dict), path
+        elif path.suffix == ".toml":
+            tomllib.loads(text)
+        elif path.suffix == ".mdc":
+            front = yaml.safe_load(text.split("---\n")[1])
+            assert isinstance(front.get("alwaysApply"), bool) and isinstance(front.get("description", ""), str)
+        elif path.suffix == ".yml":
+            yaml.safe_load(text)
+    for name in ("resume", "checkpoint"):
+        command = tomllib.loads((repo / f".gemini/commands/ghstate/{name}.toml").read_text())
+        assert set(command) == {"description", "prompt"} and "{{args}}" in command["prompt"]
 
 
 def test_init_writes_only_the_hosts_the_repository_uses(repo, run):
@@ -331,7 +363,7 @@ def test_codex_table_of_the_user_is_kept_unless_forced(repo, run):
 def test_host_files_point_at_ghstate_where_it_is(repo, run, monkeypatch):
     monkeypatch.setattr("sys.argv", ["/opt/my tools/venv/bin/ghstate", "init"])
     run("init", "--agent", "all")
-    import tomllib
+    from ghstate.hosts import tomllib
 
     codex = tomllib.loads((repo / ".codex/config.toml").read_text())["mcp_servers"]["ghstate"]
     assert codex["command"] == "/opt/my tools/venv/bin/ghstate"
@@ -349,9 +381,7 @@ def test_host_files_point_at_ghstate_where_it_is(repo, run, monkeypatch):
 @pytest.mark.parametrize("user", ["", 'model = "o3"', 'model = "o3"\n',
                                   'model = "o3"\r\n\r\n[profiles.x]\r\nmodel = "a"\r\n'])
 def test_codex_table_is_appended_after_the_users_bytes(user):
-    import tomllib
-
-    from ghstate.hosts import with_codex_server
+    from ghstate.hosts import tomllib, with_codex_server
 
     new = with_codex_server(user, "config.toml", "ghstate")
     assert new.startswith(user)

@@ -174,6 +174,8 @@ def test_tools_on_the_fake_github(repo):
                 assert not (await client.call_tool("lint", {"issue": 1})).is_error
                 body = (await client.read_resource("ghstate://checkpoint/1")).contents[0].text
                 assert parse(body).checkpoint.phases[1].done
+                got = await client.get_prompt("resume", {})
+                assert "please also cover the fuzzy flag" in got.messages[0].content.text
                 resources = (await client.list_resources()).resources
                 assert [(str(r.uri), r.name) for r in resources] == [("ghstate://checkpoint/1", "Parser work")]
                 secret = await client.call_tool("checkpoint", {"issue": 1, "decision": ["use ghp_" + "a" * 36]})
