@@ -24,36 +24,34 @@ TEXTS = {"type": "array", "items": {"type": "string"}}
 TOOLS: dict[str, dict[str, Any]] = {
     "resume": {
         "description": (
-            "Read the task's checkpoint to continue it in this session: the rehydration prompt (next phase, "
-            "locked decisions, files to re-read, exact resume instruction, drift since the checkpoint). Call "
-            "it first in a fresh or compacted session. Reads only."),
+            "The task's checkpoint as a prompt to continue from: next phase, locked decisions, files to re-read, "
+            "the exact resume instruction, drift since. Call it first in a fresh or compacted session."),
         "schema": {"issue": ISSUE, "format": {
             "type": "string", "enum": ["prompt", "short", "json", "markdown"],
-            "description": "prompt (default), short (one line), json (the state), markdown (the body as stored)."}},
+            "description": "prompt (default), short, json or markdown (the body as stored)."}},
         "read_only": True,
     },
     "checkpoint": {
         "description": (
-            "Save the working state before the context is cleared or at a milestone: tick phases, add "
-            "decisions, questions, risks, files to re-read, set the resume instruction; or write a whole "
-            "markdown body. Creates the branch's checkpoint when it has none. Keep items short; never put "
-            "transcripts or secrets in them."),
+            "Save the task's working state before the context is cleared or at a milestone: tick phases, add "
+            "decisions, questions, risks, files to re-read, set the exact resume instruction; or write a whole "
+            "body. Creates the branch's checkpoint when it has none. Short items; no transcripts or secrets."),
         "schema": {
             "issue": ISSUE,
-            "body": {"type": "string", "description": "A whole checkpoint (markdown sections or JSON state); "
-                                                      "only the sections it has are written."},
+            "body": {"type": "string", "description": "A whole checkpoint, markdown or JSON state; only the "
+                                                      "sections it has are written."},
             "title": {"type": "string"},
             "goal": {"type": "string"},
-            "done": {**TEXTS, "description": "Phases to tick: name, label ('Phase 2') or 1-based number."},
-            "undo": {**TEXTS, "description": "Phases to untick."},
+            "done": {**TEXTS, "description": "Phases to tick: name, label ('Phase 2') or number."},
+            "undo": TEXTS,
             "phase": {**TEXTS, "description": "Phases to add."},
             "decision": {**TEXTS, "description": "Locked decisions to add."},
-            "question": {**TEXTS, "description": "Open questions to add."},
-            "risk": {**TEXTS, "description": "Remaining risks to add."},
-            "read": {**TEXTS, "description": "Files to re-read to add."},
-            "resume_at": {"type": "string", "description": "The exact resume instruction."},
-            "new": {"type": "boolean", "description": "Start a new checkpoint even if the branch has one."},
-            "dry_run": {"type": "boolean", "description": "Return the body that would be written; write nothing."},
+            "question": TEXTS,
+            "risk": TEXTS,
+            "read": {**TEXTS, "description": "Files to re-read."},
+            "resume_at": {"type": "string", "description": "The exact next action."},
+            "new": {"type": "boolean", "description": "Start another checkpoint for this branch."},
+            "dry_run": {"type": "boolean"},
         },
         "read_only": False,
     },
