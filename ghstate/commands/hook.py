@@ -109,7 +109,6 @@ def session_start(host: str) -> None:
     naming the checkpoint and how to load it, since a new session may be about something else.
 
     \b
-    \b
     Examples:
       echo '{"hook_event_name":"SessionStart","source":"clear","cwd":"."}' | ghstate hook session-start
       echo '{"hook_event_name":"SessionStart","source":"compact","cwd":"."}' | ghstate hook session-start --host codex
