@@ -189,8 +189,16 @@ def test_tools_on_the_fake_github(repo):
         assert "ghp_" not in fake.issues[1]["body"] and fake.problems() == []
 
 
-def test_stdout_holds_only_protocol_messages(repo):
-    """Raw JSON-RPC over pipes: every line the server prints is a JSON-RPC message, errors included."""
+# ghstate mcp with a tool that prints to stdout as a careless library would
+NOISY = ("import sys; import ghstate.mcp_tools as t; real = t._RUN['resume']; "
+         "t._RUN['resume'] = lambda app, args: (print('stray output'), real(app, args))[1]; "
+         "from ghstate.cli import main; sys.argv = ['ghstate', 'mcp']; main()")
+
+
+@pytest.mark.parametrize("command", [["-m", "ghstate", "mcp"], ["-c", NOISY]], ids=["plain", "stray-print"])
+def test_stdout_holds_only_protocol_messages(repo, command):
+    """Raw JSON-RPC over pipes: every line the server prints is a JSON-RPC message, errors included, even
+    when something inside a tool prints."""
     messages = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
@@ -203,7 +211,7 @@ def test_stdout_holds_only_protocol_messages(repo):
         {"jsonrpc": "2.0", "id": 5, "method": "prompts/get", "params": {"name": "nope"}},
     ]
     lines, answers = [], {}
-    with subprocess.Popen([sys.executable, "-m", "ghstate", "mcp"], cwd=repo, env=server_env(), text=True,
+    with subprocess.Popen([sys.executable, *command], cwd=repo, env=server_env(), text=True,
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
         try:
             for message in messages:  # one at a time: each request's answer is read before the next is sent
@@ -228,6 +236,7 @@ def test_stdout_holds_only_protocol_messages(repo):
     assert "Next phase: Phase 2" in answers[4]["result"]["content"][0]["text"]
     assert "error" in answers[5]
     assert "Traceback" not in stderr
+    assert ("stray output" in stderr) == (command[0] == "-c")
 
 
 def test_without_the_sdk_the_command_says_how_to_install_it(repo, run, monkeypatch):
