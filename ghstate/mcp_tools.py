@@ -68,7 +68,7 @@ TOOLS: dict[str, dict[str, Any]] = {
     },
 }
 
-# checkpoint's list arguments and the CLI flags they stand for (the same checks, the same words)
+# checkpoint's arguments that are CLI flags too, and those flags: the same checks, the same messages
 _FLAGS = {"title": "--title", "goal": "--goal", "done": "--done", "undo": "--undo", "phase": "--phase",
           "decision": "--decision", "question": "--question", "risk": "--risk", "read": "--read",
           "resume_at": "--resume-at"}
