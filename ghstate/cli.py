@@ -25,8 +25,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "render": ("plumbing", "render", "Turn a JSON state into the canonical markdown body."),
     "push": ("push", "push", "Publish checkpoints kept locally while GitHub was unreachable."),
     "init": ("init", "init", "Set a repository up: labels, issue form, agent hooks and commands."),
-    "hook": ("hook", "hook", "Claude Code hook entry points (session-start, pre-compact)."),
+    "hook": ("hook", "hook", "Agent host hook entry points (session-start, pre-compact)."),
     "ci": ("ci", "ci", "Record a CI result on the checkpoint (what the GitHub Action runs)."),
+    "mcp": ("serve_mcp", "mcp", "Serve the checkpoint to any agent host as an MCP server (stdio)."),
 }
 
 
@@ -50,30 +51,28 @@ class Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except GhstateError as exc:
-            if _debugging():
-                raise
-            raise click.ClickException(_one_line(str(exc))) from None
         except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt, BrokenPipeError):
             raise
-        except OSError as exc:
-            if _debugging():
-                raise
-            path = f" {exc.filename}" if exc.filename else ""
-            raise click.ClickException(_one_line(
-                f"cannot use{path}: {exc.strerror or exc}; check that the folder exists and is writable "
-                "(the local store is .ghstate/ at the git root, or GHSTATE_DIR)")) from None
         except Exception as exc:
-            if type(exc).__module__.startswith("jinja2") and not _debugging():
-                name = getattr(exc, "filename", None) or getattr(exc, "name", None) or "a template"
-                raise click.ClickException(_one_line(
-                    f"the template {name} cannot be used ({exc}); fix it, or remove it to use the built-in "
-                    "one")) from None
             if _debugging():
                 raise
-            raise click.ClickException(_one_line(
-                f"internal error ({type(exc).__name__}: {exc}); run again with GHSTATE_DEBUG=1 for a traceback "
-                "and report it")) from None
+            raise click.ClickException(failure_message(exc)) from None
+
+
+def failure_message(exc: Exception) -> str:
+    """The one line (after ``Error: ``) that tells a user what failed: the CLI's and the MCP server's."""
+    if isinstance(exc, GhstateError):
+        return _one_line(str(exc))
+    if isinstance(exc, OSError):
+        path = f" {exc.filename}" if exc.filename else ""
+        return _one_line(
+            f"cannot use{path}: {exc.strerror or exc}; check that the folder exists and is writable "
+            "(the local store is .ghstate/ at the git root, or GHSTATE_DIR)")
+    if type(exc).__module__.startswith("jinja2"):
+        name = getattr(exc, "filename", None) or getattr(exc, "name", None) or "a template"
+        return _one_line(f"the template {name} cannot be used ({exc}); fix it, or remove it to use the built-in one")
+    return _one_line(f"internal error ({type(exc).__name__}: {exc}); run again with GHSTATE_DEBUG=1 for a traceback "
+                     "and report it")
 
 
 def _debugging() -> bool:

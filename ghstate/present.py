@@ -290,6 +290,10 @@ def already_seen_line(label: str, number: int, revision: int) -> str:
             f"since; `ghstate resume {number}` prints it again.")
 
 
-def pointer_line(short_line: str, number: int) -> str:
+def pointer_line(short_line: str, number: int, mcp: bool = False) -> str:
+    """The one line a session gets at startup. ``mcp``: the host has ghstate's MCP server (not Claude Code,
+    whose slash commands run the CLI)."""
+    how = (f"call the `resume` tool of the ghstate MCP server (or run `ghstate resume {number}`)" if mcp
+           else f"run `ghstate resume {number}`")
     return (f"This branch has a ghstate checkpoint: {short_line}. If this session continues that task, "
-            f"run `ghstate resume {number}` and follow it.")
+            f"{how} and follow it.")

@@ -238,3 +238,77 @@ def test_resume_json_gives_the_same_delivery(repo, run, sample_file):
     assert data["provenance"]["risks"][1]["revision"] == 2
     again = json.loads(run("resume", "--session", "x", "--format", "json").stdout)
     assert again["delivery"]["kind"] == "line"
+
+
+# ------------------------------------------------------------------------------------ other hosts
+# Inputs are the hosts' documented shapes: Codex's from the JSON Schemas its binary (0.169) embeds,
+# kept in fixtures/hosts/codex; Gemini CLI's from its hooks reference (0.61: source startup|resume|clear,
+# a timestamp, PreCompress with a trigger).
+
+CODEX_SCHEMAS = Path(__file__).parent / "fixtures" / "hosts" / "codex"
+
+
+def codex_schema(name: str) -> dict:
+    return json.loads((CODEX_SCHEMAS / f"{name}.schema.json").read_text())
+
+
+def test_codex_fixtures_are_what_codex_sends():
+    jsonschema = pytest.importorskip("jsonschema")
+    for fixture, schema in (("codex-session-start-compact.json", "session-start.command.input"),
+                            ("codex-session-start-startup.json", "session-start.command.input"),
+                            ("codex-pre-compact-auto.json", "pre-compact.command.input")):
+        jsonschema.validate(json.loads((FIXTURES / fixture).read_text()), codex_schema(schema))
+
+
+@pytest.mark.parametrize(("fixture", "full"), [("codex-session-start-compact.json", True),
+                                               ("codex-session-start-startup.json", False)])
+def test_codex_session_start_answers_in_codex_shape(repo, run, sample_file, fixture, full):
+    jsonschema = pytest.importorskip("jsonschema")
+    run("checkpoint", "--file", str(sample_file))
+    result = run("hook", "session-start", "--host", "codex", input=event(fixture, repo))
+    out = json.loads(result.stdout)
+    jsonschema.validate(out, codex_schema("session-start.command.output"))  # Codex rejects anything else
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert result.stderr == ""  # transcript_path: null is not worth a word
+    if full:
+        assert "Next phase: Phase 2: matcher abstraction" in context and "<checkpoint>" in context
+    else:
+        assert context.startswith("This branch has a ghstate checkpoint: local #1")
+        assert "call the `resume` tool of the ghstate MCP server (or run `ghstate resume 1`)" in context
+
+
+def test_codex_pre_compact_records_codex(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    result = run("hook", "pre-compact", "--host", "codex", input=event("codex-pre-compact-auto.json", repo))
+    assert (result.stdout, result.stderr) == ("", "")
+    last = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint.executions[-1]
+    assert (last.agent, last.session, last.event) == ("codex", "019a7c2e-5b1d-7c40-9f3e-2d8a41b6c0aa",
+                                                      "pre-compact:auto")
+
+
+@pytest.mark.parametrize(("fixture", "full"), [("gemini-session-start-clear.json", True),
+                                               ("gemini-session-start-startup.json", False)])
+def test_gemini_session_start_answers_in_gemini_shape(repo, run, sample_file, fixture, full):
+    run("checkpoint", "--file", str(sample_file))
+    result = run("hook", "session-start", "--host", "gemini", input=event(fixture, repo))
+    out = json.loads(result.stdout)
+    assert set(out) == {"hookSpecificOutput"}  # Gemini reads hookSpecificOutput.additionalContext
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert isinstance(context, str) and result.stderr == ""
+    assert ("<checkpoint>" in context) == full
+    if not full:
+        assert "call the `resume` tool of the ghstate MCP server" in context
+
+
+def test_gemini_pre_compress_records_gemini(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    result = run("hook", "pre-compact", "--host", "gemini", input=event("gemini-pre-compress-auto.json", repo))
+    assert (result.stdout, result.stderr) == ("", "")
+    last = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint.executions[-1]
+    assert (last.agent, last.event) == ("gemini-cli", "pre-compact:auto")
+    assert last.transcript.endswith("session-2026-11-23T12-00-6f1c2b3a.json")
+
+
+def test_an_unknown_host_is_a_usage_error(repo, run):
+    result = run("hook", "session-start", "--host", "vim", input="{}", code=2)
+    assert "'vim' is not one of" in result.stderr

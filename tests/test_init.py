@@ -10,6 +10,13 @@ from github_fake import FakeGitHub
 from ghstate.parse import parse
 
 
+@pytest.fixture(autouse=True)
+def argv(monkeypatch):
+    """Hooks call plain `ghstate` unless a test says otherwise (under `python -m pytest`, argv[0] would be
+    pytest's __main__.py, which init takes for `python -m ghstate`)."""
+    monkeypatch.setattr("sys.argv", ["pytest"])
+
+
 def test_init_twice_over_existing_settings(repo, run):
     claude = repo / ".claude"
     claude.mkdir()
@@ -145,3 +152,263 @@ def test_init_run_as_a_module_writes_hooks_that_run(repo, run, monkeypatch):
     run("init")
     command = json.loads((repo / ".claude" / "settings.json").read_text())["hooks"]["PreCompact"][0]["hooks"][0]
     assert command["command"] == f"{sys.executable} -m ghstate hook pre-compact"
+
+
+# ------------------------------------------------------------------------------------ every host
+
+USER_TOML = """\
+# my Codex settings
+model = "o3"   # keep this comment
+approval_policy = "on-request"
+
+[mcp_servers.docs]
+command = "npx"
+args = ["-y", "docs-mcp"]
+
+[mcp_servers.docs.env]
+DOCS_TOKEN_ENV = "DOCS"
+
+[profiles.fast]
+model = "o4-mini"
+"""
+
+USER_AGENTS = "# Agents\n\nRun `make test` before committing.\n"
+
+
+def user_files(repo) -> dict[str, str]:
+    """Each host's files as a user already has them, with entries of their own."""
+    files = {
+        ".mcp.json": json.dumps({"mcpServers": {"docs": {"type": "stdio", "command": "npx", "args": ["docs-mcp"]}}},
+                                indent=2) + "\n",
+        ".claude/settings.json": json.dumps({"model": "opus", "hooks": {"SessionStart": [
+            {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hi"}]}]}}, indent=2) + "\n",
+        ".codex/config.toml": USER_TOML,
+        ".codex/hooks.json": json.dumps({"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [
+            {"type": "command", "command": "./scripts/banner.sh", "timeout": 5}]}]}}, indent=2) + "\n",
+        ".gemini/settings.json": json.dumps({"ui": {"theme": "GitHub"}, "mcpServers": {"docs": {
+            "command": "npx", "args": ["docs-mcp"], "timeout": 30000}}, "hooks": {"BeforeTool": [
+                {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "./audit.sh"}]}]}},
+                                            indent=4) + "\n",
+        ".gemini/commands/deploy.toml": 'prompt = "Deploy it"\n',
+        ".cursor/mcp.json": json.dumps({"mcpServers": {"docs": {"url": "https://docs.example/mcp"}}}, indent=2),
+        ".cursor/rules/style.mdc": "---\nalwaysApply: true\n---\nUse tabs.\n",
+        "AGENTS.md": USER_AGENTS,
+    }
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_bytes(text.encode())
+    return files
+
+
+def snapshot(repo) -> dict:
+    return {str(p.relative_to(repo)): p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git/" not in str(p)}
+
+
+def without(data: dict, path: tuple[str, ...]) -> dict:
+    """``data`` with the entry at ``path`` taken out (ghstate's own), and emptied parents removed."""
+    import copy
+
+    data = copy.deepcopy(data)
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    del node[path[-1]]
+    return data
+
+
+def test_init_all_twice_keeps_every_users_entries_and_duplicates_nothing(repo, run):
+    from ghstate.hosts import tomllib
+
+    before = user_files(repo)
+    first = run("init", "--agent", "all").stdout
+    for target in (".mcp.json", ".codex/config.toml", ".cursor/mcp.json"):
+        assert f"{target}" in first
+    assert "MCP server and hooks added" in first and "ghstate block written" in first
+
+    # JSON: the user's entries are all there, and with ghstate's taken out again the file is the user's, byte for byte
+    mcp = json.loads((repo / ".mcp.json").read_text())
+    assert mcp["mcpServers"]["ghstate"] == {"type": "stdio", "command": "ghstate",
+                                            "args": ["mcp", "--agent", "claude-code"]}
+    assert json.dumps(without(mcp, ("mcpServers", "ghstate")), indent=2) + "\n" == before[".mcp.json"]
+    gemini = json.loads((repo / ".gemini/settings.json").read_text())
+    assert gemini["mcpServers"]["ghstate"] == {"command": "ghstate", "args": ["mcp", "--agent", "gemini-cli"]}
+    session = gemini["hooks"]["SessionStart"][0]
+    assert session["matcher"] == "*" and session["hooks"][0]["timeout"] == 15000  # milliseconds
+    assert session["hooks"][0]["command"] == "ghstate hook session-start --host gemini"
+    assert gemini["hooks"]["PreCompress"][0]["hooks"][0]["command"] == "ghstate hook pre-compact --host gemini"
+    user_gemini = without(without(without(gemini, ("mcpServers", "ghstate")), ("hooks", "SessionStart")),
+                          ("hooks", "PreCompress"))
+    assert json.dumps(user_gemini, indent=4) + "\n" == before[".gemini/settings.json"]
+    codex_hooks = json.loads((repo / ".codex/hooks.json").read_text())["hooks"]["SessionStart"]
+    assert codex_hooks[0]["hooks"][0]["command"] == "./scripts/banner.sh"
+    assert codex_hooks[1] == {"matcher": "startup|resume|clear|compact", "hooks": [{
+        "type": "command", "command": "ghstate hook session-start --host codex", "timeout": 15,
+        "statusMessage": "Loading the ghstate checkpoint"}]}
+    cursor = json.loads((repo / ".cursor/mcp.json").read_text())
+    assert cursor["mcpServers"]["docs"] == {"url": "https://docs.example/mcp"}
+    assert cursor["mcpServers"]["ghstate"]["args"] == ["mcp", "--agent", "cursor"]
+
+    # TOML is never re-serialised: the user's bytes come first, unchanged, then ghstate's table
+    codex = (repo / ".codex/config.toml").read_text()
+    assert codex.startswith(USER_TOML)
+    config = tomllib.loads(codex)
+    assert config["model"] == "o3" and config["profiles"]["fast"]["model"] == "o4-mini"
+    assert config["mcp_servers"]["docs"]["env"] == {"DOCS_TOKEN_ENV": "DOCS"}
+    assert config["mcp_servers"]["ghstate"] == {"command": "ghstate", "args": ["mcp", "--agent", "codex"]}
+
+    agents = (repo / "AGENTS.md").read_text()
+    assert agents.startswith(USER_AGENTS) and agents.count("<!-- ghstate:begin") == 1
+    assert (repo / ".gemini/commands/ghstate/resume.toml").is_file()
+    assert tomllib.loads((repo / ".gemini/commands/ghstate/checkpoint.toml").read_text())["prompt"]
+    assert (repo / ".gemini/commands/deploy.toml").read_text() == before[".gemini/commands/deploy.toml"]
+    assert (repo / ".cursor/rules/style.mdc").read_text() == before[".cursor/rules/style.mdc"]
+    rule = (repo / ".cursor/rules/ghstate.mdc").read_text()
+    assert rule.startswith("---\ndescription: ") and "\nalwaysApply: true\n---\n" in rule
+
+    claude = json.loads((repo / ".claude/settings.json").read_text())
+    assert json.dumps(without(without(claude, ("hooks", "PreCompact")), ("hooks", "SessionStart", 1)),
+                      indent=2) + "\n" == before[".claude/settings.json"]
+    codex_all = json.loads((repo / ".codex/hooks.json").read_text())
+    assert json.dumps(without(without(codex_all, ("hooks", "PreCompact")), ("hooks", "SessionStart", 1)),
+                      indent=2) + "\n" == before[".codex/hooks.json"]
+    assert_valid(repo)
+
+    taken = snapshot(repo)
+    second = run("init", "--agent", "all").stdout
+    assert snapshot(repo) == taken  # nothing duplicated, nothing rewritten
+    assert "added" not in second and "written" not in second
+
+
+def assert_valid(repo) -> None:
+    """Every file init writes parses as its host reads it: JSON, TOML, and the rule's YAML front matter."""
+    import yaml
+
+    from ghstate.hosts import tomllib
+
+    for path in repo.rglob("*"):
+        if not path.is_file() or ".git/" in str(path) or ".ghstate/" in str(path):
+            continue
+        text = path.read_text()
+        if path.suffix == ".json":
+            assert isinstance(json.loads(text), dict), path
+        elif path.suffix == ".toml":
+            tomllib.loads(text)
+        elif path.suffix == ".mdc":
+            front = yaml.safe_load(text.split("---\n")[1])
+            assert isinstance(front.get("alwaysApply"), bool) and isinstance(front.get("description", ""), str)
+        elif path.suffix == ".yml":
+            yaml.safe_load(text)
+    for name in ("resume", "checkpoint"):
+        command = tomllib.loads((repo / f".gemini/commands/ghstate/{name}.toml").read_text())
+        assert set(command) == {"description", "prompt"} and "{{args}}" in command["prompt"]
+
+
+def test_init_writes_only_the_hosts_the_repository_uses(repo, run):
+    (repo / ".codex").mkdir()
+    out = run("init").stdout
+    assert ".codex/config.toml" in out and ".codex/hooks.json" in out and "AGENTS.md" in out
+    assert not (repo / ".claude").exists() and not (repo / ".gemini").exists() and not (repo / ".mcp.json").exists()
+
+
+def test_agent_lists_and_bad_names(repo, run):
+    run("init", "--agent", "gemini,cursor", "--agent", "claude")
+    assert (repo / ".gemini/settings.json").is_file() and (repo / ".cursor/mcp.json").is_file()
+    assert (repo / ".mcp.json").is_file() and not (repo / ".codex").exists()
+    result = run("init", "--agent", "vscode", code=2)
+    assert "'vscode' is not one of claude, codex, gemini, cursor, all" in result.stderr
+
+
+def test_agents_block_is_rewritten_where_it_stands(repo, run):
+    stale = ("# Agents\r\n\r\n<!-- ghstate:begin old -->\r\nold advice\r\n<!-- ghstate:end -->\r\n\r\n"
+             "## Testing\r\nRun `make test`.\r\n<!-- ghstate:begin copy -->\r\ncopy\r\n<!-- ghstate:end -->\r\n")
+    (repo / "AGENTS.md").write_bytes(stale.encode())
+    run("init", "--agent", "codex")
+    text = (repo / "AGENTS.md").read_bytes().decode()
+    assert text.startswith("# Agents\r\n\r\n<!-- ghstate:begin: written by 'ghstate init'")
+    assert text.count("<!-- ghstate:begin") == 1 and "old advice" not in text and "copy" not in text
+    assert "\r\n\r\n## Testing\r\nRun `make test`.\r\n" in text and "\n" not in text.replace("\r\n", "")
+    assert "call the `resume` tool" in text
+
+
+@pytest.mark.parametrize(("target", "text", "message"), [
+    ("AGENTS.md", "intro\n<!-- ghstate:begin -->\nhalf a block\n", "without '<!-- ghstate:end -->'"),
+    (".codex/config.toml", 'mcp_servers = { docs = { command = "npx" } }\n', "is not valid TOML"),
+    (".codex/config.toml", "model = \n", "is not valid TOML"),
+    (".gemini/settings.json", "{\"mcpServers\": []}", "'mcpServers' in"),
+    (".codex/hooks.json", "[]", "is not a JSON object"),
+])
+def test_a_file_init_cannot_merge_into_stops_it_before_any_write(repo, run, target, text, message):
+    (repo / target).parent.mkdir(parents=True, exist_ok=True)
+    (repo / target).write_text(text)
+    taken = snapshot(repo)
+    result = run("init", "--agent", "all", code=1)
+    assert result.stderr.startswith("Error: ") and message in result.stderr and len(result.stderr.splitlines()) == 1
+    assert snapshot(repo) == taken
+
+
+def test_codex_table_of_the_user_is_kept_unless_forced(repo, run):
+    (repo / ".codex").mkdir()
+    mine = ('model = "o3"\n\n[mcp_servers.ghstate]\ncommand = "/opt/ghstate/bin/ghstate"\nargs = ["mcp"]\n\n'
+            '[mcp_servers.ghstate.env]\nGHSTATE_STORE = "local"\n\n[profiles.fast]\nmodel = "o4-mini"\n')
+    (repo / ".codex/config.toml").write_text(mine)
+    assert "MCP server already there" in run("init", "--agent", "codex").stdout
+    assert (repo / ".codex/config.toml").read_text() == mine
+    run("init", "--agent", "codex", "--force")
+    forced = (repo / ".codex/config.toml").read_text()
+    assert forced.startswith('model = "o3"\n\n[mcp_servers.ghstate]\n')
+    assert forced.endswith('[profiles.fast]\nmodel = "o4-mini"\n')
+    assert "/opt/ghstate" not in forced and "GHSTATE_STORE" not in forced and forced.count("[mcp_servers.ghstate]") == 1
+
+
+def test_host_files_point_at_ghstate_where_it_is(repo, run, monkeypatch):
+    monkeypatch.setattr("sys.argv", ["/opt/my tools/venv/bin/ghstate", "init"])
+    run("init", "--agent", "all")
+    from ghstate.hosts import tomllib
+
+    codex = tomllib.loads((repo / ".codex/config.toml").read_text())["mcp_servers"]["ghstate"]
+    assert codex["command"] == "/opt/my tools/venv/bin/ghstate"
+    assert json.loads((repo / ".mcp.json").read_text())["mcpServers"]["ghstate"]["command"] == codex["command"]
+    hook = json.loads((repo / ".codex/hooks.json").read_text())["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    assert hook == "'/opt/my tools/venv/bin/ghstate' hook session-start --host codex"
+    taken = snapshot(repo)
+    run("init", "--agent", "all")
+    assert snapshot(repo) == taken
+
+
+# ------------------------------------------------------------------------------------ the text transforms
+
+
+@pytest.mark.parametrize("user", ["", 'model = "o3"', 'model = "o3"\n',
+                                  'model = "o3"\r\n\r\n[profiles.x]\r\nmodel = "a"\r\n'])
+def test_codex_table_is_appended_after_the_users_bytes(user):
+    from ghstate.hosts import tomllib, with_codex_server
+
+    new = with_codex_server(user, "config.toml", "ghstate")
+    assert new.startswith(user)
+    assert tomllib.loads(new)["mcp_servers"]["ghstate"]["args"] == ["mcp", "--agent", "codex"]
+    if "\r\n" in user:  # the user's line endings
+        assert "\n" not in new.replace("\r\n", "")
+    else:
+        assert "\r\n" not in new
+    assert with_codex_server(new, "config.toml", "ghstate") is None  # and it is there only once
+
+
+def test_hooks_that_cannot_run_here_are_repointed_for_every_host():
+    from ghstate.hosts import CODEX_HOOKS, GEMINI_HOOKS, add_hooks
+
+    for table, host in ((CODEX_HOOKS, "codex"), (GEMINI_HOOKS, "gemini")):
+        settings: dict = {}
+        assert add_hooks(settings, "x", table, "ghstate", host)
+        assert add_hooks(settings, "x", table, "/opt/venv/bin/ghstate", host)
+        commands = [h["command"] for entries in settings["hooks"].values() for e in entries for h in e["hooks"]]
+        assert commands == [f"/opt/venv/bin/ghstate hook {h.sub} --host {host}" for h in table]
+        assert not add_hooks(settings, "x", table, "/opt/venv/bin/ghstate", host)
+
+
+def test_json_keeps_the_users_indentation_and_line_endings():
+    from ghstate.hosts import add_mcp_server, edit_json, mcp_entry
+
+    user = '{\r\n\t"mcpServers": {\r\n\t\t"docs": {\r\n\t\t\t"command": "npx"\r\n\t\t}\r\n\t}\r\n}\r\n'
+    new = edit_json(user, "mcp.json", lambda d: add_mcp_server(d, "mcp.json", mcp_entry("ghstate", "cursor")))
+    assert new.startswith('{\r\n\t"mcpServers": {\r\n\t\t"docs": {\r\n\t\t\t"command": "npx"\r\n\t\t},\r\n')
+    assert "\n" not in new.replace("\r\n", "")

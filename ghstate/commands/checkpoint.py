@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import click
 
 from ghstate import gitinfo, trust
-from ghstate.commands.common import CONTROL, ISSUE, emit_json, load_input, make_app, store_options
+from ghstate.commands.common import CONTROL, ISSUE, App, emit_json, load_input, make_app, store_options
 from ghstate.edit import Edits
-from ghstate.errors import NotFound
+from ghstate.errors import InputError, NotFound
 from ghstate.intent import Intent
-from ghstate.model import Execution
+from ghstate.model import Checkpoint, Execution
 from ghstate.state_json import to_json
-from ghstate.writer import WriteSpec
+from ghstate.writer import WriteResult, WriteSpec
 
 
 @click.command()
@@ -52,46 +54,111 @@ def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: st
     """
     if issue is not None and force_new:
         raise click.UsageError("give either ISSUE or --new, not both")
-    _check_flags({"--title": (title,), "--goal": (goal,), "--done": done, "--undo": undo, "--phase": phase,
-                  "--decision": decision, "--question": question, "--risk": risk, "--read": read,
-                  "--resume-at": (resume_at,), "--agent": (agent,), "--role": (role,), "--session": (session,)})
+    try:
+        check_changes({"--title": (title,), "--goal": (goal,), "--done": done, "--undo": undo, "--phase": phase,
+                       "--decision": decision, "--question": question, "--risk": risk, "--read": read,
+                       "--resume-at": (resume_at,), "--agent": (agent,), "--role": (role,),
+                       "--session": (session,)})
+    except ChangeError as exc:
+        if exc.flag is None:
+            raise click.UsageError(str(exc)) from None
+        raise click.BadParameter(str(exc), param_hint=exc.flag) from None
     edits = Edits(title=title, goal=goal, resume=resume_at, done=done, undo=undo, phases=phase,
                   decisions=decision, questions=question, risks=risk, reads=read)
-    intent = Intent(edits=edits)
+    incoming = None
     if file_ is not None:
-        incoming, present, _ = load_input(file_)
-        intent = Intent(edits=edits, incoming=incoming, present=present, force=force)
-        title = title or incoming.title or None
+        cp, present, _ = load_input(file_)
+        incoming = (cp, present)
     elif not edits:
         raise click.UsageError("nothing to write: give --file PATH or flags such as --phase, --done, "
                                "--decision, --resume-at")
     app = make_app(agent=agent, role=role, session=session)
+    outcome = run_checkpoint(app, CheckpointRequest(issue=issue, edits=edits, incoming=incoming, force=force,
+                                                    title=title, force_new=force_new, dry_run=dry_run,
+                                                    log=not no_log, allow_secrets=allow_secrets))
+    for warning in outcome.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    result = outcome.result
+    if dry_run:
+        click.echo(result.body, nl=False)
+        return
+    if as_json:
+        assert result.stored is not None
+        emit_json(to_json(result.checkpoint, issue=result.stored.number, url=result.stored.location))
+        return
+    click.echo("\n".join(outcome.lines()))
+
+
+@dataclass(frozen=True)
+class CheckpointRequest:
+    """What one checkpoint write asks for, whoever asks (the CLI's flags, the MCP server's tool)."""
+
+    issue: int | None = None
+    edits: Edits = field(default_factory=Edits)
+    incoming: tuple[Checkpoint, frozenset[str]] | None = None  # a whole body or state, and the sections it names
+    force: bool = False
+    title: str | None = None
+    force_new: bool = False
+    dry_run: bool = False
+    log: bool = True
+    allow_secrets: bool = False
+    event: str = "checkpoint"
+
+
+@dataclass(frozen=True)
+class CheckpointOutcome:
+    result: WriteResult
+    warnings: tuple[str, ...]
+    label: str  # "#24" or "local #3"
+    location: str  # the issue URL, or the local path as a person would type it
+
+    def lines(self) -> list[str]:
+        """What the CLI prints after a write (and the MCP tool answers)."""
+        result = self.result
+        if not result.changed:
+            first = f"No changes: {self.label} is up to date (revision {result.checkpoint.meta.revision})."
+        else:
+            verb = "Created" if result.created else "Updated"
+            summary = "; ".join(result.changes)
+            first = (f"{verb} checkpoint {self.label} (revision {result.checkpoint.meta.revision})"
+                     f"{': ' + summary if summary else ''}")
+        return [first, self.location]
+
+
+def run_checkpoint(app: App, request: CheckpointRequest) -> CheckpointOutcome:
+    """Write one revision: the one place where a checkpoint request becomes a WriteSpec and is written."""
+    intent = Intent(edits=request.edits)
+    title = request.title
+    if request.incoming is not None:
+        incoming, present = request.incoming
+        intent = Intent(edits=request.edits, incoming=incoming, present=present, force=request.force)
+        title = title or incoming.title or None
     settings = app.settings
     tree = app.tree()
     execution = None
     if settings.agent or settings.role or settings.session:
         execution = Execution(agent=settings.agent, role=settings.role or "editor", session=settings.session,
-                              event="checkpoint")
+                              event=request.event)
     # A reviewer (or any role but editor) adds to the task; the working tree it records stays the editor's.
     reviewing = (settings.role or "editor") != "editor"
     spec = WriteSpec(
-        number=issue,
+        number=request.issue,
         intent=intent,
         tree=tree,
         fingerprints=gitinfo.fingerprints(settings.root if settings.in_git else None, tree.dirty),
         execution=execution,
         title=title,
-        lookup=not force_new,
-        create=not reviewing or force_new,
+        lookup=not request.force_new,
+        create=not reviewing or request.force_new,
         record_tree=not reviewing,
-        dry_run=dry_run,
-        log=not no_log,
-        allow_secrets=allow_secrets,
+        dry_run=request.dry_run,
+        log=request.log,
+        allow_secrets=request.allow_secrets,
     )
     try:
         result = app.writer().write(spec)
     except NotFound as exc:
-        if not reviewing or issue is not None:
+        if not reviewing or request.issue is not None:
             raise
         raise NotFound(f"{exc}; a {settings.role} adds to an existing checkpoint: give its ISSUE number "
                        "(or --new to start one)") from None
@@ -99,44 +166,38 @@ def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: st
     warnings += [f"the file and the checkpoint both changed {c} since the file was made; both are kept"
                  for c in result.file_conflicts]
     warnings += [w for w in [trust.write_warning(result.previous, result.checkpoint)] if w and result.changed]
-    for warning in warnings:
-        click.echo(f"Warning: {warning}", err=True)
     stored = result.stored
-    if dry_run:
-        click.echo(result.body, nl=False)
-        return
-    assert stored is not None
+    if stored is None:  # a dry run
+        return CheckpointOutcome(result, tuple(warnings), "", "")
     location = stored.location if app.store.kind == "github" else app.display_path(stored.location)
-    if as_json:
-        emit_json(to_json(result.checkpoint, issue=stored.number, url=stored.location))
-        return
-    label = app.label(stored.number)
-    if not result.changed:
-        click.echo(f"No changes: {label} is up to date (revision {result.checkpoint.meta.revision}).")
-    else:
-        verb = "Created" if result.created else "Updated"
-        summary = "; ".join(result.changes)
-        click.echo(f"{verb} checkpoint {label} (revision {result.checkpoint.meta.revision})"
-                   f"{': ' + summary if summary else ''}")
-    click.echo(location)
-
+    return CheckpointOutcome(result, tuple(warnings), app.label(stored.number), location)
 
 
 _ONE_LINE = ("--agent", "--role", "--session")
 _NOT_EMPTY = ("--done", "--undo", "--phase", "--decision", "--question", "--risk", "--read")
 
 
-def _check_flags(values: dict[str, tuple[str | None, ...]]) -> None:
-    """Flag values that cannot be meant are usage errors (exit 2), before anything is read or written."""
+class ChangeError(InputError):
+    """A change that cannot be meant (a control character, an empty item, --done and --undo of one phase).
+    ``flag`` names the option it came from, or None when it is about two of them."""
+
+    def __init__(self, message: str, flag: str | None = None) -> None:
+        super().__init__(message)
+        self.flag = flag
+
+
+def check_changes(values: dict[str, tuple[str | None, ...]]) -> None:
+    """Refuse values that cannot be meant, before anything is read or written. Keys are the CLI's flag
+    names; the CLI reports a ChangeError as a usage error (exit 2), the MCP server as a tool error."""
     for flag, given in values.items():
         for value in (v for v in given if v is not None):
             if CONTROL.search(value):
-                raise click.BadParameter("holds a control character (terminal output?)", param_hint=flag)
+                raise ChangeError("holds a control character (terminal output?)", flag)
             if flag in _ONE_LINE and ("\n" in value or "\r" in value):
-                raise click.BadParameter("must be one line", param_hint=flag)
+                raise ChangeError("must be one line", flag)
             if flag in _NOT_EMPTY and not value.strip():
-                raise click.BadParameter("is empty", param_hint=flag)
-    both = ({" ".join(x.split()).lower() for x in values["--done"] if x}
-            & {" ".join(x.split()).lower() for x in values["--undo"] if x})
+                raise ChangeError("is empty", flag)
+    both = ({" ".join(x.split()).lower() for x in values.get("--done", ()) if x}
+            & {" ".join(x.split()).lower() for x in values.get("--undo", ()) if x})
     if both:
-        raise click.UsageError(f"--done and --undo both name {sorted(both)[0]!r}; give one of them")
+        raise ChangeError(f"--done and --undo both name {sorted(both)[0]!r}; give one of them")

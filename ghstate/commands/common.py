@@ -187,6 +187,13 @@ def read_input(path: str) -> tuple[str, str]:
     except UnicodeDecodeError as exc:
         raise InputError(f"{name} is not UTF-8 text (bad byte at offset {exc.start}); "
                          "save it as UTF-8 and try again") from None
+    return check_text(text, name), name
+
+
+def check_text(text: str, name: str) -> str:
+    """The text itself, when it can be a checkpoint: not empty, no NUL or other control characters."""
+    if "\x00" in text:
+        raise InputError(f"{name} is binary (it contains NUL bytes), not a markdown or JSON checkpoint")
     if not text.strip():
         raise InputError(f"{name} is empty; give a markdown body or a JSON state")
     control = CONTROL.search(text)
@@ -194,14 +201,20 @@ def read_input(path: str) -> tuple[str, str]:
         raise InputError(f"{name} holds a control character ({control.group(0)!r}, line "
                          f"{text.count(chr(10), 0, control.start()) + 1}); it is binary or terminal output, "
                          "not a markdown or JSON checkpoint")
-    return text, name
+    return text
 
 
 def load_input(path: str) -> tuple[Checkpoint, frozenset[str], str]:
     """A checkpoint from a markdown body or a JSON state, the sections it names, and its name."""
+    text, name = read_input(path)
+    cp, present = load_text(text, name)
+    return cp, present, name
+
+
+def load_text(text: str, name: str) -> tuple[Checkpoint, frozenset[str]]:
+    """A checkpoint from checked text (a markdown body or a JSON state) and the sections it names."""
     from ghstate.state_json import StateError, from_json, looks_like_json
 
-    text, name = read_input(path)
     if looks_like_json(text):
         try:
             data = json.loads(text)
@@ -214,9 +227,9 @@ def load_input(path: str) -> tuple[Checkpoint, frozenset[str], str]:
         from ghstate.model import SECTION_KEYS
 
         present = frozenset(k for k in SECTION_KEYS if k in data)
-        return cp, present, name
+        return cp, present
     parsed = parse_text(text, name)
-    return parsed.checkpoint, parsed.present, name
+    return parsed.checkpoint, parsed.present
 
 
 def parse_text(text: str, name: str) -> Parsed:

@@ -1,4 +1,10 @@
-"""``ghstate hook session-start|pre-compact``: Claude Code hook entry points.
+"""``ghstate hook session-start|pre-compact``: hook entry points for Claude Code, Codex CLI and Gemini CLI.
+
+The three hosts send the same input fields (``source``, ``session_id``, ``transcript_path``, ``cwd``,
+``trigger``) and read the same answer, ``hookSpecificOutput.additionalContext`` (Codex checks its
+shape strictly: ``hookEventName`` and nothing else unknown). What differs is told by ``--host``, which
+``ghstate init`` writes into each host's hook command: the sources a host sends (Gemini CLI has no
+``compact``), the agent recorded, and the pointer given at startup (MCP hosts call the resume tool).
 
 Hooks run inside someone else's session, so they never fail it: whatever stdin holds, they exit 0,
 print nothing when there is nothing to say, report problems on stderr only, and finish within a few
@@ -16,6 +22,9 @@ from typing import Any
 import click
 
 MAX_INPUT = 1 << 20
+HOST_AGENTS = {"claude": "claude-code", "codex": "codex", "gemini": "gemini-cli"}
+HOST = click.option("--host", type=click.Choice(list(HOST_AGENTS)), default="claude", show_default=True,
+                    help="The agent host that runs the hook ('ghstate init' writes it).")
 GITHUB_BUDGET = 4.0  # seconds for all GitHub requests of one hook
 DEADLINE = 8  # seconds for the whole hook, whatever a server or a disk does; then it gives up quietly
 
@@ -30,7 +39,9 @@ def _read_event() -> dict[str, Any] | None:
     if not isinstance(data, dict):
         raise ValueError("the hook input is not a JSON object")
     for key in ("cwd", "source", "session_id", "transcript_path", "trigger"):
-        if key in data and not isinstance(data[key], str):
+        if key in data and data[key] is None:  # Codex sends "transcript_path": null when there is none
+            del data[key]
+        elif key in data and not isinstance(data[key], str):
             click.echo(f"ghstate hook: ignored {key!r} in the hook input (not a string)", err=True)
             del data[key]
     return data
@@ -81,7 +92,8 @@ def _quietly(fn: Any) -> None:
 
 @click.group()
 def hook() -> None:
-    """Claude Code hook entry points (read the hook's JSON on stdin; always exit 0).
+    """Hook entry points for Claude Code, Codex CLI and Gemini CLI (read the hook's JSON on stdin;
+    always exit 0).
 
     \b
     Example (.claude/settings.json, as 'ghstate init' writes it):
@@ -91,15 +103,17 @@ def hook() -> None:
 
 
 @hook.command("session-start")
-def session_start() -> None:
+@HOST
+def session_start(host: str) -> None:
     """Give a fresh session the branch's checkpoint as context.
 
     After /clear, a compaction or a resumed session: the full rehydration prompt. At startup: one line
     naming the checkpoint and how to load it, since a new session may be about something else.
 
     \b
-    Example:
+    Examples:
       echo '{"hook_event_name":"SessionStart","source":"clear","cwd":"."}' | ghstate hook session-start
+      echo '{"hook_event_name":"SessionStart","source":"compact","cwd":"."}' | ghstate hook session-start --host codex
     """
 
     def run() -> None:
@@ -116,7 +130,8 @@ def session_start() -> None:
         if stored is None:
             return  # nothing to say
         cp = current(app.store, stored)
-        context = hook_context(app, stored, cp, tree, {**event, "source": source})  # once per session and revision
+        context = hook_context(app, stored, cp, tree, {**event, "source": source},  # once per session and revision
+                               host=HOST_AGENTS[host])
         click.echo(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
                                                       "additionalContext": context}}))
 
@@ -124,11 +139,13 @@ def session_start() -> None:
 
 
 @hook.command("pre-compact")
-def pre_compact() -> None:
+@HOST
+def pre_compact(host: str) -> None:
     """Record the session that is about to be compacted on the branch's checkpoint.
 
     Adds an execution (agent, session id, transcript file) as a new revision without a history
     comment; the checkpoint's sections are left as they are. Silent when the branch has no checkpoint.
+    Claude Code and Codex call it on PreCompact, Gemini CLI on PreCompress.
 
     \b
     Example:
@@ -148,7 +165,7 @@ def pre_compact() -> None:
         if app.store.kind == "github":
             transcript = Path(transcript).name  # a local path (a home folder, a user name) stays local
         trigger = event.get("trigger") if event.get("trigger") in ("manual", "auto") else ""
-        execution = Execution(agent=app.settings.agent or "claude-code", role=app.settings.role or "editor",
+        execution = Execution(agent=app.settings.agent or HOST_AGENTS[host], role=app.settings.role or "editor",
                               session=app.settings.session or session or "",
                               event=f"pre-compact:{trigger}" if trigger else "pre-compact",
                               transcript=transcript or "")

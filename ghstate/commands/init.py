@@ -1,37 +1,37 @@
-"""``ghstate init``: set a repository up for ghstate. Safe to run again: it only adds what is missing."""
+"""``ghstate init``: set a repository up for ghstate and its agent hosts. Safe to run again: it only adds
+what is missing, and what it cannot read stops it before anything is written."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
+from ghstate import hosts
 from ghstate.commands.common import make_app, store_options
-from ghstate.errors import InputError
 from ghstate.stores.local import atomic_write
 from ghstate.templating import builtin_templates
 
-HOOKS = (
-    ("SessionStart", "startup|resume|clear|compact", "ghstate hook session-start"),
-    ("PreCompact", "manual|auto", "ghstate hook pre-compact"),
-)
-FILES = (
-    ("issue-form.yml", ".github/ISSUE_TEMPLATE/ghstate-checkpoint.yml"),
-    ("claude-checkpoint.md", ".claude/commands/checkpoint.md"),
-    ("claude-resume.md", ".claude/commands/resume.md"),
-)
+# (template, target) of the files each host gets as they are; edited ones are kept unless --force
+FILES = {
+    None: (("issue-form.yml", ".github/ISSUE_TEMPLATE/ghstate-checkpoint.yml"),),
+    "claude": (("claude-checkpoint.md", ".claude/commands/checkpoint.md"),
+               ("claude-resume.md", ".claude/commands/resume.md")),
+    "gemini": (("gemini-checkpoint.toml", ".gemini/commands/ghstate/checkpoint.toml"),
+               ("gemini-resume.toml", ".gemini/commands/ghstate/resume.toml")),
+    "cursor": (("cursor-rule.mdc", ".cursor/rules/ghstate.mdc"),),
+}
+# Kept for callers of the Claude Code hook table by its old name.
+HOOKS = tuple((h.event, h.matcher, f"ghstate hook {h.sub}") for h in hosts.CLAUDE_HOOKS)
 
 
-def write_file(target: Path, text: str, force: bool) -> str:
-    if target.exists():
-        if target.read_text(encoding="utf-8", errors="replace") == text:
-            return "unchanged"
-        if not force:
-            return "exists, kept as it is (--force replaces it)"
-    atomic_write(target, text)
-    return "written"
+class Change(NamedTuple):
+    """One file init would write: its new text (None: it stays as it is) and what to report."""
+
+    target: str
+    text: str | None
+    outcome: str
 
 
 def ghstate_command() -> str:
@@ -51,109 +51,153 @@ def ghstate_command() -> str:
     return "ghstate" if found and Path(found).resolve() == me else shlex.quote(str(me))
 
 
-def _ours(command: object, sub: str) -> list[str] | None:
-    """The words of a hook command that runs ``ghstate hook SUB`` (however ghstate is named), else None."""
-    import shlex
-
-    if not isinstance(command, str):
-        return None
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    if words[-2:] != ["hook", sub] or not any(Path(w).stem == "ghstate" for w in words[:-2]):
-        return None
-    return words
-
-
 def merge_hooks(settings: dict[str, Any], origin: str, program: str = "ghstate") -> bool:
-    """Add ghstate's hooks to Claude Code settings, touching nothing else; a bare ``ghstate`` hook
-    that cannot run here (ghstate is not on PATH) is pointed at ``program``. True when it changed them."""
-    hooks = settings.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise InputError(f"'hooks' in {origin} is not an object; fix it, then run 'ghstate init' again")
-    changed = False
-    for event, matcher, command in HOOKS:
-        sub = command.rsplit(" ", 1)[-1]
-        entries = hooks.setdefault(event, [])
-        if not isinstance(entries, list):
-            raise InputError(f"'hooks.{event}' in {origin} is not a list; fix it, then run 'ghstate init' again")
-        present = False
-        for entry in entries:
-            listed = entry.get("hooks") if isinstance(entry, dict) else None
-            for hook in listed if isinstance(listed, list) else []:
-                words = _ours(hook.get("command") if isinstance(hook, dict) else None, sub)
-                if words is None:
-                    continue
-                present = True
-                if words[0] == "ghstate" and program != "ghstate":
-                    hook["command"] = f"{program} hook {sub}"
-                    changed = True
-        if not present:
-            entries.append({"matcher": matcher, "hooks": [{"type": "command", "command": f"{program} hook {sub}",
-                                                           "timeout": 15}]})
-            changed = True
-    return changed
+    """Add ghstate's hooks to Claude Code settings, touching nothing else (see hosts.add_hooks)."""
+    return hosts.add_hooks(settings, origin, hosts.CLAUDE_HOOKS, program, "claude")
 
 
 def read_settings(path: Path) -> dict[str, Any]:
     """Claude Code's settings file as it is (empty when there is none); a clear error when unusable."""
+    return hosts.load_json(_read(path), str(path))
+
+
+def _read(path: Path) -> str | None:
     if not path.exists():
-        return {}
+        return None
     try:
-        settings = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path} is not valid JSON ({exc}); fix it, then run 'ghstate init' again "
+        return path.read_bytes().decode("utf-8")  # line endings as they are: CRLF stays CRLF
+    except UnicodeDecodeError:
+        from ghstate.errors import InputError
+
+        raise InputError(f"{path} is not UTF-8 text; fix it, then run 'ghstate init' again "
                          "(nothing was changed)") from None
-    if not isinstance(settings, dict):
-        raise InputError(f"{path} is not a JSON object; fix it, then run 'ghstate init' again (nothing was changed)")
-    return settings
+
+
+def choose_hosts(given: tuple[str, ...], root: Path) -> list[str]:
+    """--agent values (repeated or comma-separated, 'all'), else the hosts the repository uses, else claude."""
+    chosen: list[str] = []
+    for value in given:
+        for name in filter(None, (v.strip().lower() for v in value.split(","))):
+            if name == "all":
+                chosen.extend(hosts.HOSTS)
+            elif name in hosts.HOSTS:
+                chosen.append(name)
+            else:
+                raise click.BadParameter(f"{name!r} is not one of {', '.join(hosts.HOSTS)}, all", param_hint="--agent")
+    chosen = chosen or hosts.detect(root) or ["claude"]
+    return [h for h in hosts.HOSTS if h in chosen]
+
+
+def plan(root: Path, chosen: list[str], program: str, force: bool) -> list[Change]:
+    """Every file init writes and its new text, worked out before anything is written."""
+    changes: list[Change] = []
+
+    def json_file(target: str, edit: Any, done: str, kept: str) -> None:
+        path = root / target
+        new = hosts.edit_json(_read(path), str(path), edit)
+        changes.append(Change(target, new, done if new is not None else kept))
+
+    def template(source: str, target: str) -> None:
+        text = (builtin_templates() / source).read_text(encoding="utf-8")
+        path = root / target
+        current = _read(path) if path.exists() else None
+        if current == text:
+            changes.append(Change(target, None, "unchanged"))
+        elif current is not None and not force:
+            changes.append(Change(target, None, "exists, kept as it is (--force replaces it)"))
+        else:
+            changes.append(Change(target, text, "written"))
+
+    for source, target in FILES[None]:
+        template(source, target)
+    if "claude" in chosen:
+        json_file(".claude/settings.json", lambda d: merge_hooks(d, str(root / ".claude/settings.json"), program),
+                  "hooks added", "hooks already there")
+        json_file(".mcp.json", lambda d: hosts.add_mcp_server(d, str(root / ".mcp.json"),
+                                                              hosts.mcp_entry(program, "claude", typed=True)),
+                  "MCP server added", "MCP server already there")
+    if "codex" in chosen:
+        path = root / ".codex/config.toml"
+        new = hosts.with_codex_server(_read(path), str(path), program, force)
+        changes.append(Change(".codex/config.toml", new, "MCP server added" if new is not None
+                              else "MCP server already there"))
+        json_file(".codex/hooks.json", lambda d: hosts.add_hooks(d, str(root / ".codex/hooks.json"),
+                                                                 hosts.CODEX_HOOKS, program, "codex"),
+                  "hooks added", "hooks already there")
+    if "gemini" in chosen:
+        origin = str(root / ".gemini/settings.json")
+
+        def gemini(data: dict[str, Any]) -> bool:
+            server = hosts.add_mcp_server(data, origin, hosts.mcp_entry(program, "gemini"))
+            return hosts.add_hooks(data, origin, hosts.GEMINI_HOOKS, program, "gemini") | server
+
+        json_file(".gemini/settings.json", gemini, "MCP server and hooks added", "MCP server and hooks already there")
+    if "cursor" in chosen:
+        json_file(".cursor/mcp.json", lambda d: hosts.add_mcp_server(d, str(root / ".cursor/mcp.json"),
+                                                                     hosts.mcp_entry(program, "cursor")),
+                  "MCP server added", "MCP server already there")
+    for host in chosen:
+        for source, target in FILES.get(host, ()):
+            template(source, target)
+    if set(chosen) - {"claude"} or (root / "AGENTS.md").exists():
+        body = (builtin_templates() / "agents-md.md").read_text(encoding="utf-8")
+        new = hosts.with_agents_block(_read(root / "AGENTS.md"), body)
+        changes.append(Change("AGENTS.md", new, "ghstate block written" if new is not None
+                              else "ghstate block up to date"))
+    return changes
 
 
 @click.command()
 @store_options
-@click.option("--force", is_flag=True, help="Replace the issue form and command files even if they were edited.")
-def init(force: bool) -> None:
-    """Set a repository up: labels, issue form, Claude Code hooks and command files.
+@click.option("--agent", "agents", multiple=True, metavar="HOST",
+              help="claude, codex, gemini, cursor or all; repeat it or give a comma list (default: the hosts the "
+              "repository already uses, else claude).")
+@click.option("--force", is_flag=True, help="Replace the issue form, command and rule files even if they were edited.")
+def init(agents: tuple[str, ...], force: bool) -> None:
+    """Set a repository up: labels, issue form, and each agent host's MCP server, hooks and commands.
 
-    Creates the ghstate labels (GitHub store), writes .github/ISSUE_TEMPLATE/ghstate-checkpoint.yml,
-    adds the SessionStart and PreCompact hooks to .claude/settings.json without touching your other
-    settings, and writes .claude/commands/checkpoint.md and resume.md. Running it again changes nothing.
+    Creates the ghstate labels (GitHub store) and .github/ISSUE_TEMPLATE/ghstate-checkpoint.yml. For
+    each host it registers the 'ghstate mcp' server and the session-start hook in the host's own
+    files, merged into what is there (your entries are kept), and writes its command or rule files;
+    for Codex, Gemini CLI and Cursor it also keeps a marked ghstate block in AGENTS.md. Running it
+    again changes nothing.
 
     \b
-    Example:
-      ghstate init
+    Examples:
+      ghstate init                      # the hosts this repository uses (else Claude Code)
+      ghstate init --agent codex
+      ghstate init --agent all
     """
     app = make_app()
     root = app.settings.root
     policy = app.settings.policy
-    report: list[tuple[str, str]] = []
-    settings_path = root / ".claude" / "settings.json"
-    settings = read_settings(settings_path)
+    chosen = choose_hosts(agents, root)
     program = ghstate_command()
-    changed_hooks = merge_hooks(settings, str(settings_path), program)  # a problem with the file stops init first
+    changes = plan(root, chosen, program, force)  # a file init cannot read stops it here, before any write
+    report: list[tuple[str, str]] = []
     if app.store.kind == "github":
         labels = [(policy.label, "1d76db", "Working state kept by ghstate"),
                   (policy.ci_failing_label, "d93f0b", "ghstate: CI is failing on this task"),
                   (policy.blocked_label, "b60205", "ghstate: CI failed too often in a row; needs a person")]
-        created = set(app.store.ensure_labels(labels))  # type: ignore[attr-defined]
+        created = set(app.github().ensure_labels(labels))
         for name, _, _ in labels:
             report.append((f"label {name}", "created" if name in created else "exists"))
     else:
         report.append(("labels", "skipped: the local store has none (run with a GitHub token to create them)"))
-
-    for source, target in FILES:
-        text = (builtin_templates() / source).read_text(encoding="utf-8")
-        report.append((target, write_file(root / target, text, force)))
-
-    if changed_hooks:
-        atomic_write(settings_path, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
-        report.append((".claude/settings.json", "hooks added"))
-    else:
-        report.append((".claude/settings.json", "hooks already there"))
-
+    for change in changes:
+        if change.text is not None:
+            atomic_write(root / change.target, change.text)
+        report.append((change.target, change.outcome))
     if program != "ghstate":
         report.append(("note", f"ghstate is not on PATH here: the hooks call {program}"))
+    if set(chosen) & {"claude", "codex", "gemini", "cursor"} and not _sdk_installed():
+        report.append(("note", "the MCP server needs the MCP SDK: pip install 'ghstate[mcp]'"))
     width = max(len(name) for name, _ in report)
     for name, outcome in report:
         click.echo(f"{name:<{width}}  {outcome}")
+
+
+def _sdk_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("mcp") is not None

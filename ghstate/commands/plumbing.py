@@ -71,15 +71,25 @@ def lint(target: str | None) -> None:
         text, name = stored.body, (stored.location if app.store.kind == "github"
                                    else app.display_path(stored.location))
         max_item = app.settings.policy.max_item_chars
+    lines, failure = lint_report(text, name, max_item)
+    for line in lines:
+        click.echo(line)
+    if failure:
+        raise LintFailed(failure)
+
+
+def lint_report(text: str, name: str, max_item_chars: int) -> tuple[list[str], str | None]:
+    """One line per problem, and the failure message when any is an error (what ``ghstate lint`` prints
+    and the MCP server's ``lint`` tool answers)."""
     parsed = parse_text(text, name)
-    problems = lint_rules(parsed, text, max_item_chars=max_item)
-    for problem in problems:
-        click.echo(problem.format(name))
+    problems = lint_rules(parsed, text, max_item_chars=max_item_chars)
     errors = sum(p.severity == "error" for p in problems)
+    failure = None
     if errors:
         warnings = len(problems) - errors
-        raise LintFailed(f"{name}: {errors} error{'s' if errors != 1 else ''} and {warnings} "
-                         f"warning{'s' if warnings != 1 else ''}; fix the errors listed above")
+        failure = (f"{name}: {errors} error{'s' if errors != 1 else ''} and {warnings} "
+                   f"warning{'s' if warnings != 1 else ''}; fix the errors listed above")
+    return [problem.format(name) for problem in problems], failure
 
 
 class LintFailed(GhstateError):

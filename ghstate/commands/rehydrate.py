@@ -76,8 +76,9 @@ def _reread_stale(app: App, cp: Checkpoint, drift: drift_mod.Drift) -> dict[str,
 
 def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinfo.WorkTree,
                 notes: list | Callable[[], tuple[list, int]] | None = None, skipped: int = 0, budget: int = 0,
-                delivery: tuple[str, str] | None = None) -> str:
-    """``delivery``: (session id, SessionStart source): give what that session has not seen yet."""
+                delivery: tuple[str, str] | None = None, mcp: bool = False) -> str:
+    """``delivery``: (session id, SessionStart source): give what that session has not seen yet. ``mcp``:
+    the session's host reaches ghstate through its MCP server (the startup line says so)."""
     if fmt == "markdown":  # the body as stored, its marker's digests those of what it holds now
         body = render.replace_marker(stored.body, with_digests(cp))
         return body if body.endswith("\n") else body + "\n"
@@ -112,7 +113,7 @@ def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinf
 
     kind, text, found = "full", "", None
     if delivery is not None:
-        kind, text, found = deliver(app, stored, cp, delivery, obs, full)
+        kind, text, found = deliver(app, stored, cp, delivery, obs, full, mcp)
     fitted = full() if kind == "full" or fmt == "json" else None
     if fitted is not None and kind == "full":
         text = fitted.text
@@ -146,7 +147,7 @@ def fit_json(fitted: fit.Fitted, budget: int) -> dict:
 
 
 def deliver(app: App, stored: Stored, cp: Checkpoint, delivery: tuple[str, str], obs: Callable[[], Observed],
-            full: Callable[[], fit.Fitted]) -> tuple[str, str, seen.Changes | None]:
+            full: Callable[[], fit.Fitted], mcp: bool = False) -> tuple[str, str, seen.Changes | None]:
     """Once per session and revision: (kind, text, changes) for a session starting with ``source``,
     recorded in the seen-file so that the next start of the same session knows what it was given."""
     session, source = delivery
@@ -154,7 +155,7 @@ def deliver(app: App, stored: Stored, cp: Checkpoint, delivery: tuple[str, str],
     if not session:  # nothing to remember it by: the full prompt, or the pointer at startup
         if source == "startup":
             return "pointer", present.pointer_line(present.short(cp, label=label, drift=obs().drift, env=app.env),
-                                                   stored.number), None
+                                                   stored.number, mcp), None
         return "full", "", None
     key = f"{app.store.kind}:{stored.number}"
     with seen.book(app.settings.state_dir) as book:
@@ -175,7 +176,7 @@ def deliver(app: App, stored: Stored, cp: Checkpoint, delivery: tuple[str, str],
             book.put(session, key, seen.snapshot(cp, full=bool(record.get("full"))))
             return "changes", text, decision.changes
     return "pointer", present.pointer_line(present.short(cp, label=label, drift=obs().drift, env=app.env),
-                                           stored.number), None
+                                           stored.number, mcp), None
 
 
 def hook_context(app: App, stored: Stored, cp: Checkpoint, tree: gitinfo.WorkTree, event: dict,
@@ -188,4 +189,4 @@ def hook_context(app: App, stored: Stored, cp: Checkpoint, tree: gitinfo.WorkTre
         notes = lambda: app.github().notes_since(stored, cp.meta.updated_at)  # noqa: E731
     budget = fit.host_budget(host, app.settings.policy.prompt_budget)
     return resume_text(app, stored, cp, "prompt", tree, notes, budget=budget,
-                       delivery=(session, source)).strip()
+                       delivery=(session, source), mcp=host != fit.DEFAULT_HOST).strip()

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import click
 
 from ghstate import gitinfo, present
-from ghstate.commands.common import ISSUE, emit_json, make_app, store_options
+from ghstate.commands.common import ISSUE, App, make_app, store_options
 from ghstate.commands.rehydrate import resume_text
 from ghstate.errors import ConfigError
-from ghstate.model import with_digests
+from ghstate.model import Checkpoint, with_digests
+from ghstate.stores import Stored
 
 
 @click.command()
@@ -42,6 +45,38 @@ def resume(issue: int | None, fmt: str, post: bool, budget: int | None, session_
       ghstate resume 24 --post  # leave the prompt on the issue for the next session
     """
     app = make_app()
+    reading = read_resume(app, issue, fmt, budget=budget, delivery=(session_id, source) if session_id else None)
+    click.echo(reading.text, nl=False)
+    if post:
+        if app.store.kind != "github":
+            raise ConfigError("--post needs the GitHub store; the prompt was printed above")
+        prompt = reading.text if fmt == "prompt" and not session_id else reading.render("prompt")
+        url = app.github().post_comment(reading.stored, prompt, allow_secrets=False)
+        click.echo(f"Posted the prompt: {url}", err=True)
+
+
+class Reading(NamedTuple):
+    """A checkpoint read back for a fresh session, and what it was read with."""
+
+    app: App
+    stored: Stored
+    checkpoint: Checkpoint
+    tree: gitinfo.WorkTree
+    notes: list
+    skipped: int
+    budget: int | None
+    text: str
+
+    def render(self, fmt: str, delivery: tuple[str, str] | None = None) -> str:
+        return resume_text(self.app, self.stored, self.checkpoint, fmt, self.tree, self.notes, self.skipped,
+                           budget=self.budget, delivery=delivery)
+
+
+def read_resume(app: App, issue: int | None, fmt: str, *, budget: int | None = None,
+                delivery: tuple[str, str] | None = None) -> Reading:
+    """ISSUE (or the branch's checkpoint) in one of resume's formats: what ``ghstate resume`` prints and
+    the MCP server's ``resume`` tool answers. Reads only (``delivery``, a session and how it starts,
+    remembers what that session was given in the local store folder)."""
     # Only the branch is needed to find the checkpoint: read it from HEAD rather than run git status.
     tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
     stored, cp = app.find(issue, tree=tree)
@@ -50,16 +85,8 @@ def resume(issue: int | None, fmt: str, post: bool, budget: int | None, session_
         notes, skipped = app.github().notes_since(stored, cp.meta.updated_at, app.settings.policy)
     if budget is None:
         budget = app.settings.policy.prompt_budget
-    delivery = (session_id, source) if session_id else None
-    text = resume_text(app, stored, cp, fmt, tree, notes, skipped, budget=budget, delivery=delivery)
-    click.echo(text, nl=False)
-    if post:
-        if app.store.kind != "github":
-            raise ConfigError("--post needs the GitHub store; the prompt was printed above")
-        prompt = text if fmt == "prompt" and not delivery else resume_text(app, stored, cp, "prompt", tree, notes,
-                                                                           skipped, budget=budget)
-        url = app.github().post_comment(stored, prompt, allow_secrets=False)
-        click.echo(f"Posted the prompt: {url}", err=True)
+    reading = Reading(app, stored, cp, tree, notes, skipped, budget, "")
+    return reading._replace(text=reading.render(fmt, delivery))
 
 
 @click.command()
@@ -76,13 +103,19 @@ def show(issue: int | None, as_json: bool, provenance: bool) -> None:
       ghstate show 24 --provenance
       ghstate show 24 --json | jq .next_phase
     """
-    app = make_app()
+    click.echo(show_text(make_app(), issue, as_json, provenance=provenance).rstrip("\n"))
+
+
+def show_text(app: App, issue: int | None, as_json: bool, *, provenance: bool = False) -> str:
+    """What ``ghstate show`` prints (and the MCP server's ``show`` tool answers)."""
     stored, cp = app.find(issue, tree=gitinfo.head_tree(app.settings.root if app.settings.in_git else None))
     if as_json:
+        import json
+
         from ghstate.state_json import to_json
 
-        emit_json(to_json(with_digests(cp), issue=stored.number, url=stored.location))
-        return
+        return json.dumps(to_json(with_digests(cp), issue=stored.number, url=stored.location), ensure_ascii=False,
+                          indent=2) + "\n"
     location = stored.location if app.store.kind == "github" else app.display_path(stored.location)
-    click.echo(present.show(cp, label=app.label(stored.number), location=location, env=app.env,
-                            provenance=provenance).rstrip("\n"))
+    return present.show(cp, label=app.label(stored.number), location=location, env=app.env,
+                        provenance=provenance).rstrip("\n") + "\n"

@@ -1,0 +1,299 @@
+"""What ``ghstate init --agent`` writes into each agent host's own files, as pure text transforms.
+
+Each function takes a file's current text (None when it does not exist) and returns its new text, or
+None when nothing needs to change. The user's content is kept: JSON is re-serialised in its own
+indentation and key order with only ghstate's entries added; TOML is never re-serialised (ghstate's
+table is appended, or replaced in place, as text); AGENTS.md gets one marked block, rewritten where
+it stands. Formats followed (November 2026): Claude Code 2.1 (.mcp.json, settings.json hooks),
+Codex CLI 0.169 (config.toml [mcp_servers], .codex/hooks.json), Gemini CLI 0.61 (settings.json
+mcpServers and hooks, timeouts in ms, commands/*.toml), Cursor (.cursor/mcp.json, rules/*.mdc).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ghstate.errors import InputError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+HOSTS = ("claude", "codex", "gemini", "cursor")
+AGENT_NAMES = {"claude": "claude-code", "codex": "codex", "gemini": "gemini-cli", "cursor": "cursor"}
+SERVER = "ghstate"
+
+
+class Hook(NamedTuple):
+    """One hook ghstate adds to a host: the event, its matcher (None: all), the hook subcommand and the
+    fields of the hook entry besides type and command (each host's own: timeout units, names)."""
+
+    event: str
+    matcher: str | None
+    sub: str
+    extra: dict[str, Any]
+
+
+CLAUDE_HOOKS = (
+    Hook("SessionStart", "startup|resume|clear|compact", "session-start", {"timeout": 15}),
+    Hook("PreCompact", "manual|auto", "pre-compact", {"timeout": 15}),
+)
+# Codex: the same sources as Claude Code (compact included), timeouts in seconds.
+CODEX_HOOKS = (
+    Hook("SessionStart", "startup|resume|clear|compact", "session-start",
+         {"timeout": 15, "statusMessage": "Loading the ghstate checkpoint"}),
+    Hook("PreCompact", "manual|auto", "pre-compact", {"timeout": 15}),
+)
+# Gemini CLI: lifecycle matchers are exact strings ("*" matches every source: startup, resume, clear;
+# there is no compact source), timeouts in milliseconds; PreCompress is its pre-compaction event.
+GEMINI_HOOKS = (
+    Hook("SessionStart", "*", "session-start",
+         {"name": "ghstate-session-start", "timeout": 15000, "description": "The branch's ghstate checkpoint"}),
+    Hook("PreCompress", "*", "pre-compact", {"name": "ghstate-pre-compact", "timeout": 15000}),
+)
+
+BLOCK_BEGIN = "<!-- ghstate:begin: written by 'ghstate init'; what is between these markers is replaced -->"
+BLOCK_END = "<!-- ghstate:end -->"
+_BEGIN = re.compile(r"^<!-- ghstate:begin\b.*?-->[ \t]*\r?$", re.M)
+_END = re.compile(r"^<!-- ghstate:end\b.*?-->[ \t]*(?:\r?\n|$)", re.M)
+
+
+def detect(root: Path) -> list[str]:
+    """The hosts a repository already uses, from their files."""
+    signs = {"claude": (".claude", "CLAUDE.md", ".mcp.json"), "codex": (".codex",),
+             "gemini": (".gemini", "GEMINI.md"), "cursor": (".cursor", ".cursorrules")}
+    return [host for host in HOSTS if any((root / name).exists() for name in signs[host])]
+
+
+def command_words(program: str) -> list[str]:
+    """``ghstate``, a quoted path, or ``python -m ghstate`` as an argument vector."""
+    return shlex.split(program)
+
+
+def hook_command(program: str, sub: str, host: str) -> str:
+    return f"{program} hook {sub}" + ("" if host == "claude" else f" --host {host}")
+
+
+# ------------------------------------------------------------------------------------ JSON
+
+
+def load_json(text: str | None, origin: str) -> dict[str, Any]:
+    if text is None:
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"{origin} is not valid JSON ({exc}); fix it, then run 'ghstate init' again "
+                         "(nothing was changed)") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{origin} is not a JSON object; fix it, then run 'ghstate init' again (nothing was changed)")
+    return data
+
+
+def dump_json(data: dict[str, Any], like: str | None) -> str:
+    """JSON in the indentation of the file it replaces (two spaces for a new one), key order kept."""
+    indent: int | str = 2
+    if like:
+        m = re.search(r"\n([ \t]+)\S", like)
+        if m:
+            indent = len(m.group(1)) if set(m.group(1)) == {" "} else m.group(1)
+    newline = "\r\n" if like and "\r\n" in like else "\n"
+    text = json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
+    return text.replace("\n", newline)
+
+
+def edit_json(text: str | None, origin: str, change: Callable[[dict[str, Any]], bool]) -> str | None:
+    """Apply ``change`` (True when it changed something) to a JSON file's object; its new text or None."""
+    data = load_json(text, origin)
+    if not change(data):
+        return None
+    return dump_json(data, text)
+
+
+def _object(parent: dict[str, Any], key: str, origin: str) -> dict[str, Any]:
+    value = parent.setdefault(key, {})
+    if not isinstance(value, dict):
+        raise InputError(f"'{key}' in {origin} is not an object; fix it, then run 'ghstate init' again")
+    return value
+
+
+def add_mcp_server(data: dict[str, Any], origin: str, entry: dict[str, Any]) -> bool:
+    """``mcpServers.ghstate`` (Claude Code, Gemini CLI, Cursor): added when missing; one the user
+    configured is kept as it is, unless it is ghstate's bare command that cannot run here."""
+    servers = _object(data, "mcpServers", origin)
+    current = servers.get(SERVER)
+    if current is None:
+        servers[SERVER] = entry
+        return True
+    if isinstance(current, dict) and current.get("command") == "ghstate" and entry["command"] != "ghstate":
+        current["command"] = entry["command"]
+        current["args"] = entry["args"]
+        return True
+    return False
+
+
+def _ours(command: object, sub: str) -> list[str] | None:
+    """The words of a hook command that runs ``ghstate hook SUB`` (however ghstate is named), else None."""
+    if not isinstance(command, str):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    for i in range(1, len(words) - 1):
+        if words[i] == "hook" and words[i + 1] == sub and any(Path(w).stem == "ghstate" for w in words[:i]):
+            return words
+    return None
+
+
+def add_hooks(settings: dict[str, Any], origin: str, hooks: tuple[Hook, ...], program: str, host: str) -> bool:
+    """Add ghstate's hooks to a host's settings (the ``hooks`` object of Claude Code, Codex and Gemini
+    CLI share one shape), touching nothing else; a bare ``ghstate`` hook that cannot run here (ghstate
+    is not on PATH) is pointed at ``program``. True when it changed them."""
+    table = _object(settings, "hooks", origin)
+    changed = False
+    for hook in hooks:
+        entries = table.setdefault(hook.event, [])
+        if not isinstance(entries, list):
+            raise InputError(f"'hooks.{hook.event}' in {origin} is not a list; fix it, then run 'ghstate init' again")
+        present = False
+        for entry in entries:
+            listed = entry.get("hooks") if isinstance(entry, dict) else None
+            for item in listed if isinstance(listed, list) else []:
+                words = _ours(item.get("command") if isinstance(item, dict) else None, hook.sub)
+                if words is None:
+                    continue
+                present = True
+                if words[0] == "ghstate" and program != "ghstate":
+                    item["command"] = program + item["command"][len("ghstate"):]
+                    changed = True
+        if not present:
+            entry = {"matcher": hook.matcher} if hook.matcher is not None else {}
+            entry["hooks"] = [{"type": "command", "command": hook_command(program, hook.sub, host), **hook.extra}]
+            entries.append(entry)
+            changed = True
+    return changed
+
+
+def mcp_entry(program: str, host: str, *, typed: bool = False) -> dict[str, Any]:
+    words = command_words(program)
+    entry: dict[str, Any] = {"type": "stdio"} if typed else {}
+    entry.update(command=words[0], args=[*words[1:], "mcp", "--agent", AGENT_NAMES[host]])
+    return entry
+
+
+# ------------------------------------------------------------------------------------ TOML (Codex)
+
+
+def _toml_string(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+
+
+def codex_table(program: str) -> str:
+    words = command_words(program)
+    args = ", ".join(_toml_string(a) for a in [*words[1:], "mcp", "--agent", AGENT_NAMES["codex"]])
+    return (f"[mcp_servers.{SERVER}]\n# the ghstate MCP server (added by 'ghstate init')\n"
+            f"command = {_toml_string(words[0])}\nargs = [{args}]\n")
+
+
+def parse_toml(text: str, origin: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{origin} is not valid TOML ({exc}); fix it, then run 'ghstate init' again "
+                         "(nothing was changed)") from None
+
+
+_HEADER = re.compile(r"^[ \t]*\[\[?[ \t]*([^\]\r\n]+?)[ \t]*\]\]?[ \t]*(?:#.*)?$", re.M)
+
+
+def _our_table_span(text: str) -> tuple[int, int] | None:
+    """Where ``[mcp_servers.ghstate]`` and its sub-tables stand as text, when they are written as tables."""
+    headers = list(_HEADER.finditer(text))
+    for i, m in enumerate(headers):
+        name = re.sub(r"\s+", "", m.group(1)).replace('"', "")
+        if name == f"mcp_servers.{SERVER}":
+            end = len(text)
+            for later in headers[i + 1:]:
+                later_name = re.sub(r"\s+", "", later.group(1)).replace('"', "")
+                if not later_name.startswith(f"mcp_servers.{SERVER}."):
+                    end = later.start()
+                    break
+            return m.start(), end
+    return None
+
+
+def with_codex_server(text: str | None, origin: str, program: str, force: bool = False) -> str | None:
+    """Codex's config.toml with ``[mcp_servers.ghstate]``: appended when missing, the user's bytes
+    untouched; one already there is kept unless ``force`` (then its table is replaced where it stands)."""
+    ours = codex_table(program)
+    if text is None:
+        return ours
+    config = parse_toml(text, origin)
+    servers = config.get("mcp_servers")
+    present = isinstance(servers, dict) and SERVER in servers
+    if present:
+        current = servers[SERVER]
+        wanted = parse_toml(ours, "ghstate's table")["mcp_servers"][SERVER]
+        if not isinstance(current, dict):
+            return None
+        stale = current.get("command") == "ghstate" and wanted["command"] != "ghstate"
+        if current == wanted or not (force or stale):
+            return None
+        span = _our_table_span(text)
+        if span is None:
+            raise InputError(f"{origin} defines mcp_servers.{SERVER} in a form 'ghstate init' cannot replace in place; "
+                             f"write it as a [mcp_servers.{SERVER}] table, or edit it by hand")
+        start, end = span
+        tail = text[end:]
+        new = text[:start] + ours + ("\n" if tail.strip() else "") + tail.lstrip("\r\n")
+    else:
+        newline = "\r\n" if "\r\n" in text else "\n"
+        sep = "" if not text.strip() else ("" if text.endswith(("\n", "\r\n")) else newline) + newline
+        new = text + sep + ours.replace("\n", newline)
+    parse_toml(new, origin)  # never write what the host could not read (an inline mcp_servers table, say)
+    return new
+
+
+# ------------------------------------------------------------------------------------ AGENTS.md
+
+
+def with_agents_block(text: str | None, body: str) -> str | None:
+    """AGENTS.md with ghstate's block: rewritten where it stands (a second copy is removed), appended
+    when there is none. None when it is already as it should be."""
+    block = f"{BLOCK_BEGIN}\n{body.rstrip()}\n{BLOCK_END}\n"
+    if text is None or not text.strip():
+        return block
+    newline = "\r\n" if "\r\n" in text else "\n"
+    block = block.replace("\n", newline)
+    spans = []
+    pos = 0
+    while True:
+        begin = _BEGIN.search(text, pos)
+        if begin is None:
+            break
+        end = _END.search(text, begin.end())
+        if end is None:
+            raise InputError("AGENTS.md has a '<!-- ghstate:begin' marker without '<!-- ghstate:end -->'; "
+                             "fix it, then run 'ghstate init' again (nothing was changed)")
+        spans.append((begin.start(), end.end()))
+        pos = end.end()
+    if not spans:
+        sep = "" if text.endswith(("\n", "\r\n")) else newline
+        return text + sep + newline + block
+    out, last = [], 0
+    for i, (start, end) in enumerate(spans):
+        out.append(text[last:start])
+        if i == 0:
+            out.append(block)
+        last = end
+    out.append(text[last:])
+    new = "".join(out)
+    return None if new == text else new

@@ -1,0 +1,58 @@
+"""The fake GitHub of github_fake.py behind a real HTTP server on 127.0.0.1, for ghstate run as a
+subprocess (the MCP server, hooks), which ``responses`` in the test process cannot reach."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import SimpleNamespace
+
+from github_fake import FakeGitHub
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    fake: FakeGitHub
+    lock: threading.Lock
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def _any(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else None
+        fake = self.server.fake
+        request = SimpleNamespace(method=self.command, url=fake.base + self.path, headers=self.headers, body=body)
+        with self.server.lock:  # the fake is a plain object: one request at a time
+            status, headers, text = fake.route(request)
+        data = text.encode() if isinstance(text, str) else text
+        self.send_response(status)
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _any
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def serve_fake(repo: str = "octo/hello") -> Iterator[FakeGitHub]:
+    """A FakeGitHub listening on a loopback port; its ``base`` is the API URL to give ghstate."""
+    server = _Server(("127.0.0.1", 0), _Handler)
+    server.lock = threading.Lock()
+    port = server.server_address[1]
+    fake = server.fake = FakeGitHub(None, repo=repo, base=f"http://127.0.0.1:{port}")
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()

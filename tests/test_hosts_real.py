@@ -1,0 +1,292 @@
+"""The agent hosts themselves as judges of what `ghstate init --agent` writes (see ../shared/agent-hosts.md).
+
+Skipped unless the host binaries are found: in GHSTATE_HOSTS_BIN (a folder such as
+DIR/node_modules/.bin after `npm install --prefix DIR @anthropic-ai/claude-code @openai/codex
+@google/gemini-cli`) or on PATH. They run offline: HOME is a temporary folder that trusts the test
+repository, and the model is a loopback stub that records what each request carried.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLE
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def find_host(name: str) -> str | None:
+    folders = [os.environ.get("GHSTATE_HOSTS_BIN", ""), *os.environ.get("PATH", "").split(os.pathsep)]
+    for folder in filter(None, folders):
+        candidate = Path(folder) / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+pytestmark = pytest.mark.skipif(not any(find_host(n) for n in ("claude", "codex", "gemini")),
+                                reason="no agent host is installed (set GHSTATE_HOSTS_BIN to their folder)")
+
+
+def host(name: str) -> str:
+    found = find_host(name)
+    if found is None:
+        pytest.skip(f"{name} is not installed (set GHSTATE_HOSTS_BIN to the folder of the host binaries)")
+    return found
+
+
+@pytest.fixture
+def trusted(repo, tmp_path):
+    """An environment in which the hosts trust ``repo``, find this checkout's ghstate as `ghstate`, and
+    talk to no one but loopback; the repository set up for every host, with a checkpoint."""
+    real = str(repo.resolve())
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".codex").mkdir()
+    (home / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True, "projects": {real: {
+        "hasTrustDialogAccepted": True, "enableAllProjectMcpServers": True}}}))
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({real: "TRUST_FOLDER"}))
+    (home / ".codex" / "config.toml").write_text(f'[projects."{real}"]\ntrust_level = "trusted"\n')
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "ghstate"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m ghstate "$@"\n')
+    wrapper.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GH_", "GITHUB_", "GHSTATE_", "ANTHROPIC_",
+                                                                     "OPENAI_", "GEMINI_", "GOOGLE_"))}
+    env.update(HOME=str(home), PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", DISABLE_TELEMETRY="1",
+               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", GIT_CONFIG_GLOBAL=os.devnull)
+    for args in (["init", "--agent", "all"], ["checkpoint", "--file", "-"]):
+        proc = subprocess.run([str(wrapper), *args], cwd=repo, env=env, input=SAMPLE, capture_output=True, text=True,
+                              timeout=60)
+        assert proc.returncode == 0, proc.stderr
+    return env
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("claude", "ghstate: ghstate mcp --agent claude-code - ✔ Connected"),
+    ("gemini", "✓ ghstate: ghstate mcp --agent gemini-cli (stdio) - Connected"),
+    ("codex", "mcp --agent codex"),
+])
+def test_each_host_starts_the_ghstate_server(repo, trusted, name, expected):
+    proc = subprocess.run([host(name), "mcp", "list"], cwd=repo, env=trusted, capture_output=True, text=True,
+                          timeout=180)
+    out = proc.stdout + proc.stderr
+    assert expected in out, out
+    if name == "codex":  # codex lists what it configured (it does not connect): enabled, from .codex/config.toml
+        line = next(line for line in out.splitlines() if line.startswith("ghstate "))
+        assert "enabled" in line
+
+
+class ModelStub(http.server.ThreadingHTTPServer):
+    """Answers the Anthropic Messages API with "OK" and keeps every request body."""
+
+    bodies: list
+
+
+class _Messages(http.server.BaseHTTPRequestHandler):
+    server: ModelStub
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {}
+        self.server.bodies.append(body)
+        message = {"id": "msg_stub", "type": "message", "role": "assistant", "model": "stub", "content": [],
+                   "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
+        if "count_tokens" in self.path:
+            data, kind = json.dumps({"input_tokens": 1}).encode(), "application/json"
+        elif body.get("stream"):
+            events = [("message_start", {"type": "message_start", "message": message}),
+                      ("content_block_start", {"type": "content_block_start", "index": 0,
+                                               "content_block": {"type": "text", "text": ""}}),
+                      ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                               "delta": {"type": "text_delta", "text": "OK"}}),
+                      ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                      ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 1},
+                                         "delta": {"stop_reason": "end_turn", "stop_sequence": None}}),
+                      ("message_stop", {"type": "message_stop"})]
+            data = "".join(f"event: {n}\ndata: {json.dumps(d)}\n\n" for n, d in events).encode()
+            kind = "text/event-stream"
+        else:
+            data = json.dumps({**message, "content": [{"type": "text", "text": "OK"}],
+                               "stop_reason": "end_turn"}).encode()
+            kind = "application/json"
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def model():
+    stub = ModelStub(("127.0.0.1", 0), _Messages)
+    stub.bodies = []
+    threading.Thread(target=stub.serve_forever, daemon=True).start()
+    yield stub
+    stub.shutdown()
+    stub.server_close()
+
+
+def test_claude_code_gives_the_model_the_checkpoint_at_startup_and_after_compaction(repo, trusted, model):
+    claude = host("claude")
+    env = {**trusted, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{model.server_address[1]}",
+           "ANTHROPIC_API_KEY": "sk-test"}
+
+    def ask(*args: str) -> dict:
+        proc = subprocess.run([claude, "-p", *args, "--output-format", "json"], cwd=repo, env=env,
+                              capture_output=True, text=True, timeout=180)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    first = ask("say OK")
+    startup = json.dumps(model.bodies)
+    assert "SessionStart hook additional context: This branch has a ghstate checkpoint: local #1" in startup
+    assert "run `ghstate resume 1`" in startup
+    assert "Working state: ghstate checkpoints" in startup  # the AGENTS.md block reaches the model too
+    model.bodies.clear()
+    ask("--resume", first["session_id"], "/compact")
+    ask("--resume", first["session_id"], "say OK again")
+    after = json.dumps(model.bodies)
+    assert "Next phase: Phase 2: matcher abstraction" in after and "<checkpoint>" in after
+
+
+class GeminiStub(http.server.ThreadingHTTPServer):
+    """Answers the Gemini API with "OK" and keeps every request body."""
+
+    bodies: list
+
+
+class _Gemini(http.server.BaseHTTPRequestHandler):
+    server: GeminiStub
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            self.server.bodies.append(json.loads(raw or b"{}"))
+        except ValueError:
+            pass
+        answer = {"candidates": [{"content": {"parts": [{"text": "OK"}], "role": "model"}, "finishReason": "STOP"}],
+                  "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}}
+        streamed = "alt=sse" in self.path
+        data = (f"data: {json.dumps(answer)}\n\n" if streamed else json.dumps(answer)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream" if streamed else "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_gemini_cli_gives_the_model_the_checkpoint_and_the_servers_instructions(repo, trusted, tmp_path):
+    import time
+
+    gemini = host("gemini")
+    stub = GeminiStub(("127.0.0.1", 0), _Gemini)
+    stub.bodies = []
+    threading.Thread(target=stub.serve_forever, daemon=True).start()
+    home = Path(trusted["HOME"])
+    auth = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    (home / ".gemini" / "settings.json").write_text(json.dumps(auth))
+    env = {**trusted, "GEMINI_API_KEY": "test", "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{stub.server_address[1]}"}
+    try:
+        with subprocess.Popen([gemini, "-p", "say OK"], cwd=repo, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) as proc:
+            deadline = time.monotonic() + 150
+            try:  # the first request to the model is enough: it carries the session's context
+                while not stub.bodies and time.monotonic() < deadline and proc.poll() is None:
+                    time.sleep(0.2)
+            finally:
+                proc.kill()
+    finally:
+        stub.shutdown()
+        stub.server_close()
+    assert stub.bodies, "Gemini CLI sent nothing to the model"
+    seen = json.dumps(stub.bodies[0])
+    assert "<hook_context>This branch has a ghstate checkpoint: local #1" in seen
+    assert "call the `resume` tool of the ghstate MCP server" in seen
+    assert "call resume first" in seen  # the MCP server's instructions, from its initialize answer
+
+
+class ResponsesStub(http.server.ThreadingHTTPServer):
+    """Answers the OpenAI Responses API (streamed) with "OK" and keeps every request body."""
+
+    bodies: list
+
+
+class _Responses(http.server.BaseHTTPRequestHandler):
+    server: ResponsesStub
+    protocol_version = "HTTP/1.1"
+
+    def _send(self, data: bytes, kind: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            self.server.bodies.append(json.loads(raw or b"{}"))
+        except ValueError:
+            pass
+        item = {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed",
+                "content": [{"type": "output_text", "text": "OK", "annotations": []}]}
+        usage = {"input_tokens": 1, "input_tokens_details": None, "output_tokens": 1, "output_tokens_details": None,
+                 "total_tokens": 2}
+        events = [("response.created", {"response": {"id": "resp_1"}}),
+                  ("response.output_item.added", {"output_index": 0, "item": {**item, "content": []}}),
+                  ("response.output_text.delta", {"output_index": 0, "content_index": 0, "item_id": "msg_1",
+                                                  "delta": "OK"}),
+                  ("response.output_item.done", {"output_index": 0, "item": item}),
+                  ("response.completed", {"response": {"id": "resp_1", "usage": usage}})]
+        data = "".join(f"event: {n}\ndata: {json.dumps({'type': n, **d})}\n\n" for n, d in events)
+        self._send(data.encode(), "text/event-stream")
+
+    def do_GET(self) -> None:
+        self._send(b'{"data": [], "models": []}', "application/json")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_codex_gives_the_model_the_checkpoint_and_agents_md(repo, trusted):
+    codex = host("codex")
+    stub = ResponsesStub(("127.0.0.1", 0), _Responses)
+    stub.bodies = []
+    threading.Thread(target=stub.serve_forever, daemon=True).start()
+    config = Path(trusted["HOME"]) / ".codex" / "config.toml"
+    config.write_text(f'model_provider = "stub"\nmodel = "gpt-5.1-codex"\n\n[model_providers.stub]\nname = "stub"\n'
+                      f'base_url = "http://127.0.0.1:{stub.server_address[1]}/v1"\nwire_api = "responses"\n'
+                      f'env_key = "OPENAI_API_KEY"\n\n' + config.read_text())
+    try:
+        proc = subprocess.run([codex, "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "say OK"],
+                              cwd=repo, env={**trusted, "OPENAI_API_KEY": "sk-test"}, capture_output=True, text=True,
+                              timeout=180)
+    finally:
+        stub.shutdown()
+        stub.server_close()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert stub.bodies, "Codex sent nothing to the model"
+    seen = json.dumps(stub.bodies[0])
+    assert "This branch has a ghstate checkpoint: local #1" in seen  # the SessionStart hook's context
+    assert "call the `resume` tool of the ghstate MCP server" in seen
+    assert "Working state: ghstate checkpoints" in seen  # the AGENTS.md block
