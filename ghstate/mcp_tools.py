@@ -28,7 +28,9 @@ TOOLS: dict[str, dict[str, Any]] = {
             "the exact resume instruction, drift since. Call it first in a fresh or compacted session."),
         "schema": {"issue": ISSUE, "format": {
             "type": "string", "enum": ["prompt", "short", "json", "markdown"],
-            "description": "prompt (default), short, json or markdown (the body as stored)."}},
+            "description": "prompt (default), short, json or markdown (the body as stored)."},
+            "budget": {"type": "integer", "minimum": 1, "description": "Fit the prompt into this many characters by "
+                       "leaving out the lowest-ranked items whole (default: the project's prompt_budget)."}},
         "read_only": True,
     },
     "checkpoint": {
@@ -100,7 +102,8 @@ def arguments(name: str, given: dict[str, Any] | None) -> dict[str, Any]:
         kind = schema[key]["type"]
         if kind == "integer":
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"{name}: {key} must be a checkpoint number (1, 2, …), not {value!r}")
+                what = "a checkpoint number (1, 2, …)" if key == "issue" else "a whole number above 0"
+                raise InputError(f"{name}: {key} must be {what}, not {value!r}")
         elif kind == "boolean":
             if not isinstance(value, bool):
                 raise InputError(f"{name}: {key} must be true or false, not {value!r}")
@@ -125,7 +128,7 @@ def arguments(name: str, given: dict[str, Any] | None) -> dict[str, Any]:
 def _resume(app: Any, args: dict[str, Any]) -> str:
     from ghstate.commands.resume import read_resume
 
-    return read_resume(app, args.get("issue"), args.get("format", "prompt")).text
+    return read_resume(app, args.get("issue"), args.get("format", "prompt"), budget=args.get("budget")).text
 
 
 def _show(app: Any, args: dict[str, Any]) -> str:

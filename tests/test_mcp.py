@@ -75,6 +75,8 @@ def test_tools_resource_and_prompt_on_the_local_store(repo):
             state = json.loads(text(await client.call_tool("resume", {"format": "json"})))
             assert state["next_phase"] == "Phase 3: wire config" and state["issue"] == 1
             assert state["executions"][-1]["agent"] == "codex" and state["executions"][-1]["session"] == "s-9"
+            fitted = text(await client.call_tool("resume", {"budget": 700}))
+            assert "Start at Phase 3" in fitted and len(fitted) < len(prompt) and "ghstate show 1" in fitted
 
             shown = text(await client.call_tool("show", {"issue": 1}))
             assert "Phase 3: wire config" in shown
@@ -119,6 +121,7 @@ BAD = [
     ("checkpoint", {"body": "\x00binary"}, "Error: the body is binary"),
     ("resume", {"issue": 0}, "Error: resume: issue must be a checkpoint number"),
     ("resume", {"issue": "two"}, "Error: resume: issue must be a checkpoint number"),
+    ("resume", {"budget": 0}, "Error: resume: budget must be a whole number above 0"),
     ("resume", {"format": "yaml"}, "Error: resume: format must be one of prompt, short, json, markdown"),
     ("resume", {"issue": 99}, "Error: "),
     ("show", {"colour": True}, "Error: show takes no argument 'colour'"),
