@@ -14,6 +14,7 @@ from typing import Any
 
 import jinja2
 
+from ghstate import verify
 from ghstate.markup import CODE_INDENT, escape_item, escape_text, indent, wrap_text
 from ghstate.model import (
     HEADINGS,
@@ -205,26 +206,7 @@ FILTERS.update({"data": _data, "oneline": _oneline, "indent_first": _indent_firs
 
 def verification_line(cp: Checkpoint) -> str:
     """The latest verification in one line, from CI's data or the section's first line."""
-    data = cp.verification_data or {}
-    status = data.get("status")
-    if not status:
-        first = cp.verification.strip().split("\n", 1)[0] if cp.verification else ""
-        return first
-    parts = [str(status)]
-    commit = data.get("commit")
-    if isinstance(commit, str) and commit:
-        parts.append(f"at {commit[:9]}")
-    counts = data.get("counts")
-    if isinstance(counts, dict) and counts.get("tests"):
-        parts.append(f"({counts.get('failed', 0)} failed of {counts.get('tests')})")
-    if status != "passing":
-        detail = data.get("failure_detail")
-        if isinstance(detail, str) and detail:
-            parts.append(f"- {_oneline(detail)[:200]}")
-        consecutive = data.get("consecutive_failures")
-        if isinstance(consecutive, int) and consecutive > 1:
-            parts.append(f"[{consecutive} failures in a row]")
-    return " ".join(parts)
+    return verify.verification_line(cp.verification_data, cp.verification)
 
 
 def drift_sentence(drift: Any) -> str:

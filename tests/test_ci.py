@@ -242,11 +242,11 @@ def test_two_runs_at_once_both_count(runner, run):
     seed(runner)
 
     def another_run_lands_first():
-        from ghstate.commands.ci import next_verification
+        from ghstate.verify import Run, Verification, next_verification
 
         cp = parse(runner.issues[7]["body"]).checkpoint
-        data = next_verification(cp.verification_data, result="failure", reports=None, block_after=3,
-                                 env={"GITHUB_REPOSITORY": "octo/hello"}, branch="feature/x", now="t")
+        data = next_verification(Verification.from_dict(cp.verification_data),
+                                 Run("failure", commit="", branch="feature/x", at="t")).to_dict()
         runner.edit(7, render_body(cp._replace(verification="other run", verification_data=data)
                                    .with_meta(revision=cp.meta.revision + 1)))
 

@@ -7,11 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from ghstate.junit import JUnitError, classify, load_reports, parse_report
+from ghstate.junit import JUnitError, load_reports, parse_report, results_of
+from ghstate.verify import Run, next_verification
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "junit"
 FIXTURES = Path(__file__).parent / "fixtures" / "junit"
 CORPUS_FILES = sorted(CORPUS.glob("*.xml")) if CORPUS.is_dir() else []
+
+
+def classify(result: str, reports: list | None) -> dict:
+    """What a first run with these reports is classified as (failure_type, detail, focus)."""
+    v = next_verification(None, Run(result, commit="a" * 40, tests=results_of(reports) if reports else None))
+    return {"failure_type": v.failure_type, "failure_detail": v.failure_detail, "suggested_focus": v.suggested_focus}
 
 
 def element_counts(raw: bytes) -> dict[str, int]:

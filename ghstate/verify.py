@@ -1,0 +1,478 @@
+"""CI verification: the next verification of a task from the last one and the facts of one run.
+
+Pure: no environment, no files, no templates, no GitHub. ``ghstate ci`` gathers a run's facts once
+(``Run``), and this module decides what they mean for the task:
+
+- the status (``passing``, ``failing``, ``blocked``, ``unknown``) and failures in a row, where a
+  commit failing again (a re-run, a second workflow) is another attempt, not another failure in a row,
+  and a failure made only of flaky tests does not count either;
+- each failing test's class, from a small ledger of per-test outcomes over the task's last runs
+  (``Ledger``, kept in the checkpoint's hidden marker): ``new``, ``persistent``, ``flaky``, and
+  ``fixed`` for a test that failed before and passes now;
+- what to look at first (``suggested_focus``), new failures first.
+
+``Verification.to_dict`` / ``from_dict`` are the marker's shape; ``from_dict`` reads every shape
+earlier versions wrote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any, NamedTuple
+
+from ghstate.secrets import redact
+
+CLASSES = ("new", "persistent", "flaky", "fixed")
+STATUSES = ("passing", "failing", "blocked", "unknown")
+MAX_FAILING = 10  # failing tests listed, and names listed per class
+NAME_CHARS = 200  # a test name as shown; longer ones are clipped with "…"
+
+# The ledger's bound: at most MAX_RUNS runs of at most MAX_TESTS tests, each test a 10-hex key and
+# one character per run, each run a 12-character commit key. See LEDGER_MAX_CHARS.
+MAX_RUNS = 10
+MAX_TESTS = 40
+KEY_CHARS = 10
+COMMIT_CHARS = 12
+PASSED, FAILED, FLAKY, ABSENT = "P", "F", "R", "-"
+
+
+def clip(text: str, limit: int) -> str:
+    """One line of at most ``limit`` characters."""
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ------------------------------------------------------------------------------------ the facts
+
+
+class CaseResult(NamedTuple):
+    """One test's outcome in one run, as the reports give it."""
+
+    name: str
+    outcome: str  # passed | failed | flaky (failed, re-run, passed) | skipped
+    message: str = ""
+    build: bool = False  # stands for code that did not build or load, not for a test's assertion
+
+
+class Run(NamedTuple):
+    """The facts of one CI run, gathered once by the command."""
+
+    result: str  # success | failure | cancelled
+    commit: str = ""
+    branch: str = ""
+    run_id: str = ""
+    run_url: str = ""
+    workflow: str = ""
+    at: str = ""
+    block_after: int = 3
+    tests: tuple[CaseResult, ...] | None = None  # None: no readable report
+    counts: dict[str, int] = {}
+
+
+# ------------------------------------------------------------------------------------ the ledger
+
+
+def ledger_key(name: str) -> str:
+    """A test's key in the ledger: short, fixed-size, and free of whatever the name holds."""
+    return hashlib.sha1(name.encode("utf-8")).hexdigest()[:KEY_CHARS]
+
+
+def commit_key(commit: str) -> str:
+    """A commit's key in the ledger ("" when unknown: such runs are never "the same commit")."""
+    commit = commit.strip().lower()
+    if not commit:
+        return ""
+    if re.fullmatch(r"[0-9a-f]{7,64}", commit):
+        return commit[:COMMIT_CHARS]
+    return hashlib.sha1(commit.encode("utf-8")).hexdigest()[:COMMIT_CHARS]
+
+
+class Ledger(NamedTuple):
+    """Per-test outcomes over the task's last runs (cancelled runs are not runs here).
+
+    ``runs`` holds the commit key of each run, oldest first; ``tests`` maps a test's key to one
+    character per run: ``P`` passed, ``F`` failed, ``R`` failed and passed on a re-run within the
+    run, ``-`` not reported. Only tests that failed in one of the runs are kept. ``green`` is the
+    commit of the last passing run, however old.
+    """
+
+    runs: tuple[str, ...] = ()
+    tests: tuple[tuple[str, str], ...] = ()
+    green: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"runs": list(self.runs), "tests": dict(self.tests), "green": self.green}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Ledger:
+        if not isinstance(data, dict):
+            return cls()
+        runs = data.get("runs")
+        runs = tuple(r[:COMMIT_CHARS] for r in runs if isinstance(r, str))[-MAX_RUNS:] if isinstance(runs, list) else ()
+        tests = data.get("tests")
+        kept = []
+        if isinstance(tests, dict):
+            for key, marks in tests.items():
+                if isinstance(key, str) and isinstance(marks, str) and re.fullmatch(r"[0-9a-f]{1,16}", key):
+                    marks = "".join(m if m in "PFR-" else ABSENT for m in marks)[-len(runs):] if runs else ""
+                    kept.append((key[:KEY_CHARS], marks.rjust(len(runs), ABSENT)))
+        green = data.get("green")
+        return cls(runs, tuple(kept[-MAX_TESTS:]), green[:COMMIT_CHARS] if isinstance(green, str) else "")
+
+
+def ledger_max_chars() -> int:
+    """The most characters the ledger takes in the marker (as compact JSON, ASCII only)."""
+    full = Ledger(runs=tuple("f" * COMMIT_CHARS for _ in range(MAX_RUNS)),
+                  tests=tuple((f"{i:0{KEY_CHARS}x}", FAILED * MAX_RUNS) for i in range(MAX_TESTS)),
+                  green="f" * COMMIT_CHARS)
+    return len(json.dumps(full.to_dict(), separators=(",", ":")))
+
+
+LEDGER_MAX_CHARS = ledger_max_chars()
+
+
+def _history(marks: str, runs: tuple[str, ...]) -> list[tuple[str, str]]:
+    return [(commit, mark) for commit, mark in zip(runs, marks, strict=False) if mark != ABSENT]
+
+
+def _flaked(history: list[tuple[str, str]]) -> bool:
+    """Passed and failed on one commit, anywhere in the ledger's runs."""
+    by_commit: dict[str, set[str]] = {}
+    for commit, mark in history:
+        if mark == FLAKY:
+            return True
+        if commit:
+            by_commit.setdefault(commit, set()).add(mark)
+    return any({PASSED, FAILED} <= marks for marks in by_commit.values())
+
+
+def classify_test(outcome: str, marks: str, runs: tuple[str, ...], commit: str) -> str | None:
+    """The class of a test with this ``outcome`` now, given its ``marks`` over the ledger's ``runs``.
+
+    A failing test is ``flaky`` when it passed on this commit too (or on a re-run within this run),
+    ``persistent`` when its last result on an earlier commit was a failure, ``flaky`` again when it
+    passed and failed on one commit earlier in the ledger and has not failed since, else ``new``.
+    A passing test is ``flaky`` when it failed on this commit, ``fixed`` when its last result was a
+    failure, else it has no class.
+    """
+    history = _history(marks, runs)
+    here = {mark for c, mark in history if commit and c == commit}
+    before = [mark for c, mark in history if not commit or c != commit]
+    if outcome == "flaky":
+        return "flaky"
+    if outcome == "failed":
+        if here & {PASSED, FLAKY}:
+            return "flaky"
+        if before and before[-1] == FAILED:
+            return "persistent"
+        if _flaked(history):
+            return "flaky"
+        return "new"
+    if outcome == "passed":
+        if FAILED in here:
+            return "flaky"
+        if history and history[-1][1] == FAILED:
+            return "fixed"
+    return None
+
+
+def record(ledger: Ledger, commit: str, tests: tuple[CaseResult, ...] | None, passed: bool) -> Ledger:
+    """The ledger after one run (not a cancelled one): bounded to MAX_RUNS runs and MAX_TESTS tests."""
+    column = {ledger_key(t.name): {"passed": PASSED, "failed": FAILED, "flaky": FLAKY}.get(t.outcome, ABSENT)
+              for t in tests or ()}
+    runs = (*ledger.runs, commit)
+    rows = {key: marks + column.get(key, ABSENT) for key, marks in ledger.tests}
+    for key, mark in column.items():
+        if mark in (FAILED, FLAKY) and key not in rows:
+            rows[key] = ABSENT * len(ledger.runs) + mark
+    drop = max(0, len(runs) - MAX_RUNS)
+    runs = runs[drop:]
+    rows = {key: marks[drop:] for key, marks in rows.items()}
+    kept = [(key, marks) for key, marks in rows.items() if FAILED in marks or FLAKY in marks]
+
+    def last_failure(item: tuple[str, str]) -> int:
+        marks = item[1]
+        return max(marks.rfind(FAILED), marks.rfind(FLAKY))
+
+    if len(kept) > MAX_TESTS:  # forget the tests whose last failure is oldest
+        kept = sorted(kept, key=last_failure, reverse=True)[:MAX_TESTS]
+        kept.sort(key=lambda item: list(rows).index(item[0]))
+    return Ledger(runs, tuple(kept), commit if passed else ledger.green)
+
+
+# ------------------------------------------------------------------------------------ verification
+
+
+class FailingTest(NamedTuple):
+    name: str
+    message: str
+    cls: str = ""  # one of CLASSES ("" in records written before classes existed)
+
+    def to_dict(self) -> dict[str, str]:
+        data = {"name": self.name, "message": self.message}
+        if self.cls:
+            data["class"] = self.cls
+        return data
+
+
+class Verification(NamedTuple):
+    """CI's record of the task, kept in the checkpoint's marker (``to_dict``/``from_dict``)."""
+
+    status: str = "unknown"
+    result: str = ""
+    commit: str = ""
+    branch: str = ""
+    run_id: str = ""
+    run_url: str = ""
+    workflow: str = ""
+    at: str = ""
+    counts: dict[str, int] = {}
+    failing_tests: tuple[FailingTest, ...] = ()
+    test_classes: dict[str, tuple[str, ...]] = {}  # class → test names (at most MAX_FAILING each)
+    class_counts: dict[str, int] = {}  # class → how many tests
+    since: str = ""  # the last green commit before this run
+    failure_type: str | None = None  # test | build | cancelled | unknown
+    failure_detail: str | None = None
+    suggested_focus: str | None = None
+    attempt_count: int = 0
+    consecutive_failures: int = 0
+    failed_commit: str = ""  # the last commit whose failure counted
+    block_after: int = 3
+    ledger: Ledger = Ledger()
+    other: dict[str, Any] = {}  # keys a newer version wrote, kept
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "status": self.status, "result": self.result, "commit": self.commit, "branch": self.branch,
+            "run_id": self.run_id, "run_url": self.run_url, "workflow": self.workflow, "at": self.at,
+            "counts": dict(self.counts),
+            "failing_tests": [t.to_dict() for t in self.failing_tests],
+            "test_classes": {k: list(v) for k, v in self.test_classes.items()},
+            "class_counts": dict(self.class_counts),
+            "since": self.since,
+            "failure_type": self.failure_type, "failure_detail": self.failure_detail,
+            "suggested_focus": self.suggested_focus,
+            "attempt_count": self.attempt_count, "consecutive_failures": self.consecutive_failures,
+            "failed_commit": self.failed_commit, "block_after": self.block_after,
+            "ledger": self.ledger.to_dict(),
+        }
+        for key, value in self.other.items():
+            data.setdefault(key, value)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Verification:
+        """Any verification a checkpoint carries: this version's, an older one's, or a hand edit's."""
+        if not isinstance(data, dict):
+            return cls()
+
+        def text(key: str) -> str:
+            value = data.get(key)
+            return value if isinstance(value, str) else ""
+
+        def number(key: str, default: int = 0) -> int:
+            value = data.get(key)
+            if isinstance(value, bool):
+                return default
+            if isinstance(value, int):
+                return value
+            if isinstance(value, str) and value.strip().isdigit():
+                return int(value)
+            return default
+
+        def optional(key: str) -> str | None:
+            value = data.get(key)
+            return value if isinstance(value, str) else None
+
+        counts = data.get("counts")
+        failing = data.get("failing_tests")
+        classes = data.get("test_classes")
+        class_counts = data.get("class_counts")
+        known = set(cls._fields) - {"other"}
+        return cls(
+            status=text("status") or "unknown",
+            result=text("result"), commit=text("commit"), branch=text("branch"), run_id=text("run_id"),
+            run_url=text("run_url"), workflow=text("workflow"), at=text("at"),
+            counts={k: v for k, v in counts.items() if isinstance(v, int)} if isinstance(counts, dict) else {},
+            failing_tests=tuple(
+                FailingTest(str(t.get("name", "")), str(t.get("message", "")),
+                            t.get("class") if t.get("class") in CLASSES else "")
+                for t in failing if isinstance(t, dict)) if isinstance(failing, list) else (),
+            test_classes={k: tuple(n for n in v if isinstance(n, str)) for k, v in classes.items()
+                          if k in CLASSES and isinstance(v, list)} if isinstance(classes, dict) else {},
+            class_counts={k: v for k, v in class_counts.items() if k in CLASSES and isinstance(v, int)}
+            if isinstance(class_counts, dict) else {},
+            since=text("since"),
+            failure_type=optional("failure_type"), failure_detail=optional("failure_detail"),
+            suggested_focus=optional("suggested_focus"),
+            attempt_count=number("attempt_count"), consecutive_failures=number("consecutive_failures"),
+            # records older than failed_commit kept the failing commit in "commit" while not passing
+            failed_commit=text("failed_commit") if "failed_commit" in data else (
+                text("commit") if data.get("status") != "passing" else ""),
+            block_after=number("block_after", 3) or 3,
+            ledger=Ledger.from_dict(data.get("ledger")),
+            other={k: v for k, v in data.items() if k not in known},
+        )
+
+
+def next_verification(previous: Verification | None, run: Run) -> Verification:
+    """The task's verification after ``run``, from the one before it (None: the first run)."""
+    prev = previous or Verification()
+    tests = run.tests or ()
+    commit = commit_key(run.commit)
+    ledger = prev.ledger
+    if run.result == "cancelled":  # says nothing about the code: keep what was known, ledger too
+        classes: dict[str, list[CaseResult]] = {}
+    else:
+        rows = dict(ledger.tests)
+        classes = {name: [] for name in CLASSES}
+        for test in tests:
+            found = classify_test(test.outcome, rows.get(ledger_key(test.name), ""), ledger.runs, commit)
+            if found:
+                classes[found].append(test)
+        ledger = record(ledger, commit, run.tests, passed=run.result == "success")
+    failing = [t for t in tests if t.outcome == "failed"]
+    flaky_names = {t.name for t in classes.get("flaky", ())}
+    only_flaky = bool(failing) and all(t.name in flaky_names and not t.build for t in failing)
+
+    consecutive = prev.consecutive_failures
+    failed_commit = prev.failed_commit
+    if run.result == "success":
+        consecutive, failed_commit, status = 0, "", "passing"
+    elif run.result == "failure":
+        again = bool(consecutive) and failed_commit == run.commit != ""
+        if not (again or only_flaky):
+            consecutive += 1
+        if not only_flaky:
+            failed_commit = run.commit
+        status = "blocked" if consecutive >= run.block_after else "failing"
+    else:
+        status = prev.status if prev.status in ("passing", "failing", "blocked") else "unknown"
+
+    order = {"new": 0, "persistent": 1, "flaky": 2}
+    class_of = {t.name: cls for cls, members in classes.items() for t in members}
+    failing.sort(key=lambda t: (not t.build, order.get(class_of.get(t.name, ""), 3)))
+    since = prev.ledger.green
+    verdict = _verdict(run, failing, class_of, since)
+    return Verification(
+        status=status, result=run.result, commit=run.commit, branch=redact(run.branch), run_id=run.run_id,
+        run_url=run.run_url, workflow=run.workflow, at=run.at, counts=dict(run.counts),
+        failing_tests=tuple(FailingTest(redact(clip(t.name, NAME_CHARS)), redact(clip(t.message, NAME_CHARS)),
+                                        class_of.get(t.name, "")) for t in failing[:MAX_FAILING]),
+        test_classes={cls: tuple(redact(clip(t.name, NAME_CHARS)) for t in members[:MAX_FAILING])
+                      for cls, members in classes.items() if members},
+        class_counts={cls: len(members) for cls, members in classes.items() if members},
+        since=since if run.result != "cancelled" else prev.since,
+        **{k: redact(v) if isinstance(v, str) else v for k, v in verdict.items()},
+        attempt_count=prev.attempt_count + 1, consecutive_failures=consecutive, failed_commit=failed_commit,
+        block_after=run.block_after, ledger=ledger, other=prev.other,
+    )
+
+
+def _verdict(run: Run, failing: list[CaseResult], class_of: dict[str, str], since: str) -> dict[str, Any]:
+    """failure_type, failure_detail and suggested_focus: what the outcome means, and where to start."""
+    link = f" (run: {run.run_url})" if run.run_url else ""
+    if run.result == "success":
+        return {"failure_type": None, "failure_detail": None, "suggested_focus": None}
+    if run.result == "cancelled":
+        return {"failure_type": "cancelled", "failure_detail": "the run was cancelled before it finished",
+                "suggested_focus": f"Re-run the job before drawing conclusions{link}."}
+    if failing:
+        first = failing[0]
+        label = clip(first.name, 120)
+        more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
+        detail = clip(f"{first.name}: {first.message}", 500)
+        if first.build:
+            focus = f"Make {label} build or load again first{more}; it says: {clip(first.message, 160)}"
+            return {"failure_type": "build", "failure_detail": detail, "suggested_focus": focus}
+        cls = class_of.get(first.name, "")
+        if cls == "flaky":
+            names = ", ".join(clip(t.name, 120) for t in failing[:3])
+            focus = (f"Only flaky tests failed (each passed and failed on one commit): {names}; re-run the "
+                     f"job, and make them deterministic when there is time; its failure says: "
+                     f"{clip(first.message, 160)}")
+        else:
+            why = {"new": f", new since {since[:7]}" if since else "", "persistent": ", failing since before"}
+            focus = f"Fix {label} first{why.get(cls, '')}{more}; its failure says: {clip(first.message, 160)}"
+            flaky = [clip(t.name, 120) for t in failing if class_of.get(t.name) == "flaky"]
+            if flaky:
+                focus += f"; flaky, re-run before chasing: {', '.join(flaky[:3])}"
+        return {"failure_type": "test", "failure_detail": detail, "suggested_focus": focus}
+    if run.tests is not None:
+        return {"failure_type": "build", "failure_detail": "the job failed, but no test in the reports failed",
+                "suggested_focus": f"Read the failing step's log: the build, lint or setup broke before or "
+                                   f"around the tests{link}."}
+    return {"failure_type": "unknown", "failure_detail": "the job failed and left no readable test report",
+            "suggested_focus": f"Open the run's log to see which step failed{link}."}
+
+
+# ------------------------------------------------------------------------------------ words
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def classes_sentence(data: dict[str, Any] | None) -> str:
+    """The classes in one clause: ``2 new failures since a1b2c3d; 1 flaky: tests/test_x.py::test_y``."""
+    v = Verification.from_dict(data)
+    counts, names = v.class_counts, v.test_classes
+    parts = []
+    if counts.get("new"):
+        parts.append(_plural(counts["new"], "new failure") + (f" since {v.since[:7]}" if v.since else ""))
+    if counts.get("persistent"):
+        parts.append(f"{counts['persistent']} still failing from before")
+    for cls in ("flaky", "fixed"):
+        if counts.get(cls):
+            shown = ", ".join(clip(n, 120) for n in names.get(cls, ())[:3])
+            rest = counts[cls] - min(3, len(names.get(cls, ())))
+            parts.append(f"{counts[cls]} {cls}: {shown}{f' (and {rest} more)' if rest > 0 else ''}")
+    return "; ".join(parts)
+
+
+def verification_line(data: dict[str, Any] | None, text: str = "") -> str:
+    """The latest verification in one line, from CI's data or (hand-written) the section's first line."""
+    data = data or {}
+    status = data.get("status")
+    if not status:
+        return text.strip().split("\n", 1)[0] if text else ""
+    v = Verification.from_dict(data)
+    parts = [str(status)]
+    if v.commit:
+        parts.append(f"at {v.commit[:9]}")
+    if v.counts.get("tests"):
+        parts.append(f"({v.counts.get('failed', 0)} failed of {v.counts['tests']})")
+    if status != "passing":
+        if v.failure_detail:
+            parts.append(f"- {clip(v.failure_detail, 200)}")
+        if v.consecutive_failures > 1:
+            parts.append(f"[{v.consecutive_failures} failures in a row]")
+    line = " ".join(parts)
+    classes = classes_sentence(data)
+    return f"{line}; {classes}" if classes else line
+
+
+# ------------------------------------------------------------------------------------ markdown
+
+
+def code_span(text: str) -> str:
+    """``text`` as one inline code span that GitHub shows exactly (on one line): the fence is longer
+    than any run of backticks inside, and padded when the text starts or ends with one."""
+    text = " ".join(str(text).split("\n")) if text else ""
+    if not text:
+        return ""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text[0] == "`" or text[-1] == "`" or (text[0] == " " and text[-1] == " " and text.strip()) else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+_INLINE_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&!#])")
+
+
+def escape_inline(text: str) -> str:
+    """``text`` on one line, with every character GitHub could read as inline markup backslash-escaped
+    (CommonMark shows an escaped ASCII punctuation character as itself), so that it shows as written."""
+    return _INLINE_SPECIAL.sub(r"\\\1", " ".join(str(text or "").split()))
