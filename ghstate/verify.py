@@ -155,7 +155,8 @@ def classify_test(outcome: str, marks: str, runs: tuple[str, ...], commit: str) 
     ``persistent`` when its last result on an earlier commit was a failure, ``flaky`` again when it
     passed and failed on one commit earlier in the ledger and has not failed since, else ``new``.
     A passing test is ``flaky`` when it failed on this commit, ``fixed`` when its last result was a
-    failure, else it has no class.
+    failure and it is not known to be flaky (a flaky test passing again is not news), else it has no
+    class.
     """
     history = _history(marks, runs)
     here = {mark for c, mark in history if commit and c == commit}
@@ -173,7 +174,7 @@ def classify_test(outcome: str, marks: str, runs: tuple[str, ...], commit: str) 
     if outcome == "passed":
         if FAILED in here:
             return "flaky"
-        if history and history[-1][1] == FAILED:
+        if history and history[-1][1] == FAILED and not _flaked(history):
             return "fixed"
     return None
 
