@@ -26,7 +26,8 @@ from ghstate.secrets import redact
 
 CLASSES = ("new", "persistent", "flaky", "fixed")
 STATUSES = ("passing", "failing", "blocked", "unknown")
-MAX_FAILING = 10  # failing tests listed, and names listed per class
+MAX_FAILING = 10  # failing tests listed (with their message and class)
+MAX_CLASS_NAMES = 5  # names listed per class (the counts are whole)
 NAME_CHARS = 200  # a test name as shown; longer ones are clipped with "…"
 
 # The ledger's bound: at most MAX_RUNS runs of at most MAX_TESTS tests, each test a 10-hex key and
@@ -38,10 +39,21 @@ COMMIT_CHARS = 12
 PASSED, FAILED, FLAKY, ABSENT = "P", "F", "R", "-"
 
 
+_WEIGHT = {"<": 6, ">": 6, '"': 2, "\\": 2}  # what a character costs in the marker's JSON
+
+
 def clip(text: str, limit: int) -> str:
-    """One line of at most ``limit`` characters."""
+    """One line that takes at most ``limit`` characters in the marker (where ``<`` becomes ``\\u003c``),
+    so that what a test report holds cannot grow a checkpoint past its bound."""
     text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if sum(_WEIGHT.get(ch, 1) for ch in text) <= limit:
+        return text
+    used = 0
+    for i, ch in enumerate(text):
+        used += _WEIGHT.get(ch, 1)
+        if used > limit - 1:
+            return text[:i] + "…"
+    return text  # pragma: no cover - the sum above says otherwise
 
 
 # ------------------------------------------------------------------------------------ the facts
@@ -231,7 +243,7 @@ class Verification(NamedTuple):
     at: str = ""
     counts: dict[str, int] = {}
     failing_tests: tuple[FailingTest, ...] = ()
-    test_classes: dict[str, tuple[str, ...]] = {}  # class → test names (at most MAX_FAILING each)
+    test_classes: dict[str, tuple[str, ...]] = {}  # class → test names (at most MAX_CLASS_NAMES each)
     class_counts: dict[str, int] = {}  # class → how many tests
     since: str = ""  # the last green commit before this run
     failure_type: str | None = None  # test | build | cancelled | unknown
@@ -362,7 +374,7 @@ def next_verification(previous: Verification | None, run: Run) -> Verification:
         run_url=run.run_url, workflow=run.workflow, at=run.at, counts=dict(run.counts),
         failing_tests=tuple(FailingTest(redact(clip(t.name, NAME_CHARS)), redact(clip(t.message, NAME_CHARS)),
                                         class_of.get(t.name, "")) for t in failing[:MAX_FAILING]),
-        test_classes={cls: tuple(redact(clip(t.name, NAME_CHARS)) for t in members[:MAX_FAILING])
+        test_classes={cls: tuple(redact(clip(t.name, NAME_CHARS)) for t in members[:MAX_CLASS_NAMES])
                       for cls, members in classes.items() if members},
         class_counts={cls: len(members) for cls, members in classes.items() if members},
         since=since if run.result != "cancelled" else prev.since,

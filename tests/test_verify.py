@@ -179,3 +179,13 @@ def test_the_ledger_never_grows_past_its_bound(sequence):
         failing = [n for n, o in (tests or {}).items() if o in ("failed", "flaky")]
         if result != "cancelled" and len(failing) <= MAX_TESTS:
             assert {ledger_key(n) for n in failing} <= {k for k, _ in ledger.tests}
+
+
+def test_the_record_stays_bounded_whatever_the_reports_hold():
+    """Names and messages that swell in the marker's JSON (``<`` is written ``\\u003c``) are clipped by
+    what they cost there: 60 failing tests of 1,000 such characters keep the record under 12,000."""
+    task = Task()
+    task.run("success", A, {f"{i}{'<' * 1000}": "passed" for i in range(60)})
+    v = task.run("failure", B, {f"{i}{'<' * 1000}": "failed" for i in range(60)})
+    raw = json.dumps(v.to_dict(), ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    assert v.class_counts == {"new": 60} and len(raw) < 12_000
