@@ -189,3 +189,20 @@ def test_the_record_stays_bounded_whatever_the_reports_hold():
     v = task.run("failure", B, {f"{i}{'<' * 1000}": "failed" for i in range(60)})
     raw = json.dumps(v.to_dict(), ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
     assert v.class_counts == {"new": 60} and len(raw) < 12_000
+
+
+def test_the_decision_logic_imports_nothing_that_does_io():
+    """ghstate.verify is pure: it loads with click, Jinja2, PyGithub, requests and subprocess blocked."""
+    import subprocess
+    import sys
+
+    blocked = ("click", "jinja2", "github", "requests", "subprocess", "ghstate.config", "ghstate.gitinfo",
+               "ghstate.stores", "ghstate.writer", "ghstate.render")
+    code = ("import sys\n"
+            f"for name in {blocked!r}: sys.modules[name] = None\n"
+            "import ghstate.verify\n"
+            "loaded = sorted(m for m, mod in sys.modules.items() if m.startswith('ghstate') and mod)\n"
+            "assert loaded == ['ghstate', 'ghstate.secrets', 'ghstate.verify'], loaded\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=str(__import__("pathlib").Path(__file__).resolve().parents[1]))
+    assert proc.returncode == 0, proc.stderr
