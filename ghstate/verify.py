@@ -482,6 +482,11 @@ def code_span(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+def code_list(names: Any) -> str:
+    """Names as code spans, separated by commas."""
+    return ", ".join(code_span(name) for name in names or ())
+
+
 _INLINE_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&!#])")
 
 

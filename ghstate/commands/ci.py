@@ -126,7 +126,7 @@ def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, blo
 
     def change(cp: Checkpoint) -> Checkpoint:
         data = verify.next_verification(verify.Verification.from_dict(cp.verification_data), run).to_dict()
-        text = template.render(v=data, code=verify.code_span, text=verify.escape_inline).strip()
+        text = template.render(v=data, code=verify.code_span, codes=verify.code_list, text=verify.escape_inline).strip()
         intent = {"verification": {"text": text, "data": data}, **({"tick": tick} if tick else {})}
         return make_change(intent)(cp)
 
@@ -175,7 +175,7 @@ def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, blo
     append_file(runner.summary_path, "GITHUB_STEP_SUMMARY", app.env.get_template("summary.md.j2").render(
         number=stored.number, url=stored.location, title=cp.title, v=data, done=sum(p.done for p in cp.phases),
         total=len(cp.phases), next=nxt.name if nxt else "", ticked=", ".join(ticked),
-        code=verify.code_span, text=verify.escape_inline))
+        code=verify.code_span, codes=verify.code_list, text=verify.escape_inline))
     for warning in written.warnings:
         annotate("warning", warning)
     click.echo(f"Recorded {result} on #{stored.number} ({data.get('status')}): {stored.location}")
