@@ -336,7 +336,7 @@ def next_verification(previous: Verification | None, run: Run) -> Verification:
     tests = run.tests or ()
     commit = commit_key(run.commit)
     ledger = prev.ledger
-    if run.result == "cancelled":  # says nothing about the code: keep what was known, ledger too
+    if run.result == "cancelled":  # says nothing about the code: keep what was known, ledger and classes too
         classes: dict[str, list[CaseResult]] = {}
     else:
         rows = dict(ledger.tests)
@@ -369,15 +369,17 @@ def next_verification(previous: Verification | None, run: Run) -> Verification:
     failing.sort(key=lambda t: (not t.build, order.get(class_of.get(t.name, ""), 3)))
     since = prev.ledger.green
     verdict = _verdict(run, failing, class_of, since)
+    named = {cls: tuple(redact(clip(t.name, NAME_CHARS)) for t in members[:MAX_CLASS_NAMES])
+             for cls, members in classes.items() if members}
+    counted = {cls: len(members) for cls, members in classes.items() if members}
+    if run.result == "cancelled":
+        named, counted, since = prev.test_classes, prev.class_counts, prev.since
     return Verification(
         status=status, result=run.result, commit=run.commit, branch=redact(run.branch), run_id=run.run_id,
         run_url=run.run_url, workflow=run.workflow, at=run.at, counts=dict(run.counts),
         failing_tests=tuple(FailingTest(redact(clip(t.name, NAME_CHARS)), redact(clip(t.message, NAME_CHARS)),
                                         class_of.get(t.name, "")) for t in failing[:MAX_FAILING]),
-        test_classes={cls: tuple(redact(clip(t.name, NAME_CHARS)) for t in members[:MAX_CLASS_NAMES])
-                      for cls, members in classes.items() if members},
-        class_counts={cls: len(members) for cls, members in classes.items() if members},
-        since=since if run.result != "cancelled" else prev.since,
+        test_classes=named, class_counts=counted, since=since,
         **{k: redact(v) if isinstance(v, str) else v for k, v in verdict.items()},
         attempt_count=prev.attempt_count + 1, consecutive_failures=consecutive, failed_commit=failed_commit,
         block_after=run.block_after, ledger=ledger, other=prev.other,

@@ -103,7 +103,8 @@ def test_a_cancelled_run_between_changes_nothing():
     task.run("failure", B, {"x": "failed"})
     before = task.v.ledger
     v = task.run("cancelled", C, {"x": "failed"})  # a cancelled run's report says nothing
-    assert (v.status, v.consecutive_failures, v.ledger, task.classes()) == ("failing", 1, before, {})
+    assert (v.status, v.consecutive_failures, v.ledger, task.classes()) == ("failing", 1, before, {"new": ["x"]})
+    assert v.failure_type == "cancelled" and v.since == A[:12]
     v = task.run("failure", C, {"x": "failed"})
     assert task.classes() == {"persistent": ["x"]} and v.consecutive_failures == 2
 
@@ -206,3 +207,11 @@ def test_the_decision_logic_imports_nothing_that_does_io():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           cwd=str(__import__("pathlib").Path(__file__).resolve().parents[1]))
     assert proc.returncode == 0, proc.stderr
+
+
+def test_the_readme_states_the_bound_the_code_keeps():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert f"at most {LEDGER_MAX_CHARS:,} characters" in readme and f"last {MAX_RUNS} runs" in readme
+    assert f"at most {MAX_TESTS} tests" in readme
