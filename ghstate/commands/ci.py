@@ -7,48 +7,24 @@ missing --result) stop it, since those are mistakes in the workflow file.
 
 from __future__ import annotations
 
-import secrets as _random
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from ghstate import verify
 from ghstate.config import CiRun, ci_run
 from ghstate.model import Checkpoint, Execution
+from ghstate.runner import annotate, append_file, write_outputs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ghstate.commands.common import App
     from ghstate.writer import WriteResult
 
 RESULTS = ("success", "failure", "cancelled")
-
-
-def command_escape(text: str) -> str:
-    """A value safe inside a workflow command (``::warning::…``): no newline can start a new command."""
-    return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def annotate(kind: str, message: str) -> None:
-    click.echo(f"::{kind}::{command_escape('ghstate: ' + message)}")
-
-
-def append_file(path: str, name: str, text: str) -> None:
-    """Append to one of the runner's files (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY), when it gave one."""
-    if path:
-        try:
-            with open(path, "a", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:  # the result is recorded on the issue; only the runner's file is missing
-            annotate("warning", f"cannot write {name} ({exc.strerror or exc})")
-
-
-def write_outputs(runner: CiRun, values: dict[str, str]) -> None:
-    lines = []
-    for key, value in values.items():
-        delimiter = f"ghstate_{_random.token_hex(8)}"  # a value can never contain it
-        lines.append(f"{key}<<{delimiter}\n{value}\n{delimiter}\n")
-    append_file(runner.output_path, "GITHUB_OUTPUT", "".join(lines))
+# what CI's templates write machine text with: GitHub shows test names and messages exactly
+MARKDOWN = {"code": verify.code_span, "codes": verify.code_list, "text": verify.escape_inline}
 
 
 @click.command()
@@ -89,13 +65,10 @@ def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, po
 
 def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, block_after_text: str,
          post_prompt: bool) -> None:
-    from ghstate import verify
     from ghstate.commands.common import make_app
     from ghstate.edit import make_change
     from ghstate.errors import ConfigError, GhstateError, NotFound
-    from ghstate.junit import count, load_reports, results_of
     from ghstate.model import find_phase
-    from ghstate.writer import utc_now
 
     if issue_ref and not issue_ref.isdigit():
         raise ConfigError(f"issue must be an issue number, not {issue_ref!r}")
@@ -109,24 +82,13 @@ def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, blo
         raise ConfigError("block-after must be at least 1")
     number = int(issue_ref) if issue_ref else None
 
-    reports = None
-    if junit.strip():
-        found, warnings = load_reports(junit.replace("\n", " ").split(), Path(runner.workspace))
-        for warning in warnings:
-            annotate("warning", warning)
-        reports = found or None
-    run = verify.Run(
-        result=result, commit=runner.commit, branch=runner.branch, run_id=runner.run_id, run_url=runner.run_url,
-        workflow=runner.workflow, at=utc_now(), block_after=block_after,
-        tests=results_of(reports) if reports else None,
-        counts=count([c for r in reports or [] for c in r.cases]),
-    )
+    run = gather(runner, result, junit, block_after)
     template = app.env.get_template("verification.md.j2")
     tick = phase if result == "success" and phase else ""
 
     def change(cp: Checkpoint) -> Checkpoint:
         data = verify.next_verification(verify.Verification.from_dict(cp.verification_data), run).to_dict()
-        text = template.render(v=data, code=verify.code_span, codes=verify.code_list, text=verify.escape_inline).strip()
+        text = template.render(v=data, **MARKDOWN).strip()
         intent = {"verification": {"text": text, "data": data}, **({"tick": tick} if tick else {})}
         return make_change(intent)(cp)
 
@@ -175,10 +137,29 @@ def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, blo
     append_file(runner.summary_path, "GITHUB_STEP_SUMMARY", app.env.get_template("summary.md.j2").render(
         number=stored.number, url=stored.location, title=cp.title, v=data, done=sum(p.done for p in cp.phases),
         total=len(cp.phases), next=nxt.name if nxt else "", ticked=", ".join(ticked),
-        code=verify.code_span, codes=verify.code_list, text=verify.escape_inline))
+        **MARKDOWN))
     for warning in written.warnings:
         annotate("warning", warning)
     click.echo(f"Recorded {result} on #{stored.number} ({data.get('status')}): {stored.location}")
+
+
+def gather(runner: CiRun, result: str, junit: str, block_after: int) -> verify.Run:
+    """The facts of this run, once: the runner's, and what its JUnit reports say."""
+    from ghstate.junit import count, load_reports, results_of
+    from ghstate.writer import utc_now
+
+    reports = None
+    if junit.strip():
+        found, warnings = load_reports(junit.replace("\n", " ").split(), Path(runner.workspace))
+        for warning in warnings:
+            annotate("warning", warning)
+        reports = found or None
+    return verify.Run(
+        result=result, commit=runner.commit, branch=runner.branch, run_id=runner.run_id, run_url=runner.run_url,
+        workflow=runner.workflow, at=utc_now(), block_after=block_after,
+        tests=results_of(reports) if reports else None,
+        counts=count([c for r in reports or [] for c in r.cases]),
+    )
 
 
 def newly_done(before: Checkpoint, after: Checkpoint) -> list[str]:
