@@ -178,3 +178,20 @@ def test_the_same_test_failed_and_passed_in_one_run_is_flaky():
     assert results["example.CacheTest::keepsNewest()"].outcome == "passed"
     v = next_verification(None, Run("success", commit="a" * 40, tests=tuple(results.values())))
     assert dict(v.test_classes) == {"flaky": ("example.CacheTest::evictsOldest()",)}
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.name)
+def test_corpus_reports_classify_without_surprises(path):
+    """Each real report, as a task's first failing run then its re-run: every failing test is new,
+    then (the same failures on the same commit) still new, never flaky, and counted once."""
+    report = parse_report(path.read_bytes(), path.name)
+    results = results_of([report])
+    failing = [r for r in results if r.outcome == "failed"]
+    counts = report.counts()
+    assert len(failing) <= counts["failed"] + counts["errors"]
+    assert {r.name for r in failing} == {c.label for c in report.cases if c.status in ("failed", "error")}
+    first = next_verification(None, Run("failure", commit="a" * 40, tests=results))
+    again = next_verification(first, Run("failure", commit="a" * 40, tests=results))
+    for v in (first, again):
+        assert v.class_counts == ({"new": len(failing)} if failing else {})
+        assert v.consecutive_failures == 1
