@@ -512,3 +512,21 @@ def test_action_metadata_is_valid_for_github():
     proc = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-actions",
                            str(ROOT / "action.yml")], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_runner_is_read_once_into_one_value(tmp_path):
+    from ghstate.config import ci_run
+
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"head": {"ref": "feature/pr", "sha": "feed" * 10}}}))
+    env = {"GITHUB_REPOSITORY": "o/r", "GITHUB_SHA": "merge" * 8, "GITHUB_REF_NAME": "12/merge",
+           "GITHUB_RUN_ID": "42", "GITHUB_EVENT_PATH": str(event), "GITHUB_SERVER_URL": "https://ghe.example/",
+           "GHSTATE_DEBUG": "1"}
+    runner = ci_run(env)
+    assert (runner.branch, runner.commit, runner.debug) == ("feature/pr", "feed" * 10, True)
+    assert runner.run_url == "https://ghe.example/o/r/actions/runs/42"
+    event.write_text("{not json")
+    runner = ci_run(env)
+    assert (runner.branch, runner.commit) == ("12/merge", "merge" * 8)
+    assert ci_run({"GITHUB_HEAD_REF": "feature/head", "GITHUB_REF_NAME": "x"}).branch == "feature/head"
+    assert ci_run({}).run_url == "" and ci_run({}).workspace == "."
