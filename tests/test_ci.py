@@ -437,6 +437,7 @@ def test_new_and_persistent_failures_in_one_line_of_the_prompt(runner, run):
     ci_run(run, runner, "failure", "b" * 40)
     report(runner, test_x="failed", test_y="failed", test_z="failed")
     v = ci_run(run, runner, "failure", "c" * 40)
+    assert [m for m, _, _ in runner.calls] == ["GET", "GET", "PATCH"]  # the ledger costs no request
     assert v["test_classes"] == {"new": ["tests.t::test_y"], "persistent": ["tests.t::test_x"],
                                  "flaky": ["tests.t::test_z"]}
     assert [t["class"] for t in v["failing_tests"]] == ["new", "persistent", "flaky"]
