@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from ghstate.verify import (
     LEDGER_MAX_CHARS,
+    MAX_CLASS_NAMES,
     MAX_RUNS,
     MAX_TESTS,
     CaseResult,
@@ -76,13 +77,39 @@ def test_a_same_commit_re_run_that_passes_makes_the_test_flaky_and_unblocks():
     assert (v.status, v.consecutive_failures) == ("blocked", 2)
 
 
+def test_a_re_run_of_the_same_tests_that_fails_where_they_passed_is_flaky():
+    task = Task()
+    task.run("success", A, {"x": "passed", "y": "passed"})  # x is not tracked: it never failed
+    task.run("failure", A, {"x": "failed", "y": "passed"})  # the re-run of the green commit fails x
+    assert task.classes() == {"flaky": ["x"]} and task.v.consecutive_failures == 0
+    task = Task()
+    task.run("failure", A, {"x": "passed", "y": "failed"})  # a red run in which x passed
+    task.run("failure", A, {"x": "failed", "y": "passed"})
+    assert task.classes() == {"flaky": ["x", "y"]}
+    # another workflow on the commit (other tests ran) says nothing about x; nor does a run that stopped
+    # early (fewer tests ran, so x may not have)
+    task = Task()
+    task.run("success", A, {"lint": "passed"})
+    task.run("failure", A, {"x": "failed", "z": "passed"})
+    assert task.classes() == {"new": ["x"]} and task.v.consecutive_failures == 1
+    task = Task()
+    task.run("failure", A, {"y": "failed"})
+    task.run("failure", A, {"x": "failed", "y": "passed"})
+    assert task.classes() == {"new": ["x"], "flaky": ["y"]}
+    # skipped tests did not run: a run that skipped x tells nothing about it
+    task = Task()
+    task.run("success", A, {"x": "skipped", "y": "passed"})
+    task.run("failure", A, {"x": "failed", "y": "passed"})
+    assert task.classes() == {"new": ["x"]}
+
+
 def test_a_flaky_only_failure_does_not_hide_a_real_failure_of_the_same_commit():
     task = Task()
     task.run("success", A, {"x": "flaky"})  # Surefire's flakyFailure: failed, re-run, passed
     assert task.classes() == {"flaky": ["x"]}
-    v = task.run("failure", B, {"x": "failed", "y": "passed"})
+    v = task.run("failure", B, {"x": "failed"})
     assert (v.consecutive_failures, v.failed_commit) == (0, "")
-    v = task.run("failure", B, {"x": "failed", "y": "failed"})  # a re-run of B, now with a real failure
+    v = task.run("failure", B, {"x": "failed", "y": "failed"})  # another run of B, now with a real failure
     assert task.classes() == {"new": ["y"], "flaky": ["x"]} and v.consecutive_failures == 1
 
 
@@ -190,6 +217,53 @@ def test_the_record_stays_bounded_whatever_the_reports_hold():
     v = task.run("failure", B, {f"{i}{'<' * 1000}": "failed" for i in range(60)})
     raw = json.dumps(v.to_dict(), ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
     assert v.class_counts == {"new": 60} and len(raw) < 12_000
+
+
+def reference_classes(history: list[tuple[str, dict[str, str]]], commit: str, results: dict[str, str]) -> dict:
+    """The README's rules over the whole history, by name, with nothing bounded or encoded: what the
+    ledger must agree with while the history fits in it (every test reported in every run)."""
+    out: dict[str, list[str]] = {}
+    for name, outcome in results.items():
+        seen = [(c, r[name]) for c, r in history if name in r]
+        here = {o for c, o in seen if c == commit}
+        before = [o for c, o in seen if c != commit]
+        by_commit: dict[str, set[str]] = {}
+        for c, o in seen:
+            by_commit.setdefault(c, set()).add(o)
+        flaked = any("flaky" in os_ or {"passed", "failed"} <= os_ for os_ in by_commit.values())
+        cls = None
+        if outcome == "flaky" or (outcome == "failed" and here & {"passed", "flaky"}):
+            cls = "flaky"
+        elif outcome == "failed":
+            cls = "persistent" if before and before[-1] == "failed" else "flaky" if flaked else "new"
+        elif outcome == "passed" and "failed" in here:
+            cls = "flaky"
+        elif outcome == "passed" and seen and seen[-1][1] == "failed" and not flaked:
+            cls = "fixed"
+        if cls:
+            out.setdefault(cls, []).append(name)
+    return out
+
+
+full_runs = st.lists(st.tuples(
+    st.sampled_from(["success", "failure"]), st.sampled_from(["a1", "b2", "c3"]),
+    st.fixed_dictionaries({f"t{i}": st.sampled_from(["passed", "failed", "flaky"]) for i in range(6)}),
+), max_size=MAX_RUNS)
+
+
+@settings(max_examples=200, deadline=None)
+@given(full_runs)
+def test_the_ledger_classifies_as_the_whole_history_would(sequence):
+    task = Task()
+    history: list[tuple[str, dict[str, str]]] = []
+    for result, commit, tests in sequence:
+        if result == "success":  # a green job has no failing test
+            tests = {n: "passed" if o == "failed" else o for n, o in tests.items()}
+        v = task.run(result, commit * 20, tests)
+        expected = reference_classes(history, commit, tests)
+        assert v.class_counts == {cls: len(names) for cls, names in expected.items()}
+        assert task.classes() == {cls: names[:MAX_CLASS_NAMES] for cls, names in expected.items()}
+        history.append((commit, tests))
 
 
 def test_the_decision_logic_imports_nothing_that_does_io():
