@@ -24,7 +24,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import NamedTuple
 
-from ghstate.verify import CaseResult
+from ghstate.ledger import CaseResult
 
 MAX_REPORT_BYTES = 50 << 20
 

@@ -457,7 +457,7 @@ def test_the_body_stays_small_after_many_runs(runner, run):
         report(runner, **names)
         ci_run(run, runner, "failure" if i % 3 else "success", f"{i:040x}")
         sizes.append(len(runner.issues[7]["body"]))
-    from ghstate.verify import LEDGER_MAX_CHARS
+    from ghstate.ledger import LEDGER_MAX_CHARS
 
     marker = runner.issues[7]["body"].split("\n", 1)[0]
     ledger = json.loads(marker.removeprefix("<!-- ghstate:v1 ").removesuffix(" -->"))["verification"]["ledger"]

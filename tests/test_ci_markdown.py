@@ -11,7 +11,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ghstate import render
-from ghstate.verify import CaseResult, Run, code_list, code_span, escape_inline, next_verification
+from ghstate.ledger import CaseResult
+from ghstate.verify import Run, code_list, code_span, escape_inline, next_verification
 
 cmarkgfm = pytest.importorskip("cmarkgfm")
 

@@ -8,19 +8,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ghstate.verify import (
-    LEDGER_MAX_CHARS,
-    MAX_CLASS_NAMES,
-    MAX_RUNS,
-    MAX_TESTS,
-    CaseResult,
-    Ledger,
-    Run,
-    Verification,
-    ledger_key,
-    next_verification,
-    verification_line,
-)
+from ghstate.ledger import LEDGER_MAX_CHARS, MAX_RUNS, MAX_TESTS, CaseResult, Ledger, ledger_key
+from ghstate.verify import MAX_CLASS_NAMES, Run, Verification, next_verification, verification_line
 
 A, B, C, D, E = ("a" * 40, "b" * 40, "c" * 40, "d" * 40, "e" * 40)
 
@@ -267,7 +256,8 @@ def test_the_ledger_classifies_as_the_whole_history_would(sequence):
 
 
 def test_the_decision_logic_imports_nothing_that_does_io():
-    """ghstate.verify is pure: it loads with click, Jinja2, PyGithub, requests and subprocess blocked."""
+    """ghstate.verify and ghstate.ledger are pure: they load with click, Jinja2, PyGithub, requests and
+    subprocess blocked."""
     import subprocess
     import sys
 
@@ -277,7 +267,7 @@ def test_the_decision_logic_imports_nothing_that_does_io():
             f"for name in {blocked!r}: sys.modules[name] = None\n"
             "import ghstate.verify\n"
             "loaded = sorted(m for m, mod in sys.modules.items() if m.startswith('ghstate') and mod)\n"
-            "assert loaded == ['ghstate', 'ghstate.secrets', 'ghstate.verify'], loaded\n")
+            "assert loaded == ['ghstate', 'ghstate.ledger', 'ghstate.secrets', 'ghstate.verify'], loaded\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           cwd=str(__import__("pathlib").Path(__file__).resolve().parents[1]))
     assert proc.returncode == 0, proc.stderr
