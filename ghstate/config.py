@@ -230,3 +230,72 @@ def _cache_dir(env: dict[str, str]) -> str | None:
 def debugging() -> bool:
     """GHSTATE_DEBUG=1: failures show their traceback instead of one line."""
     return os.environ.get("GHSTATE_DEBUG") == "1"
+
+
+class CiRun(NamedTuple):
+    """What a GitHub Actions runner tells ``ghstate ci`` about the run, read once (``ci_run``)."""
+
+    repository: str = ""
+    sha: str = ""  # GITHUB_SHA: on pull requests a merge commit that is on no branch
+    ref_name: str = ""
+    head_ref: str = ""  # GITHUB_HEAD_REF: the PR's head branch, on pull_request events
+    pr_head_ref: str = ""  # pull_request.head of the event file, when there is one
+    pr_head_sha: str = ""
+    run_id: str = ""
+    server_url: str = "https://github.com"
+    workflow: str = ""
+    workspace: str = "."
+    output_path: str = ""  # GITHUB_OUTPUT
+    summary_path: str = ""  # GITHUB_STEP_SUMMARY
+    debug: bool = False
+
+    @property
+    def branch(self) -> str:
+        """The branch the run is about: the PR's head on pull requests, else the pushed ref."""
+        return self.head_ref or self.pr_head_ref or self.ref_name
+
+    @property
+    def commit(self) -> str:
+        """The commit tested: the PR's head on pull requests (GITHUB_SHA is then a merge commit)."""
+        return self.pr_head_sha or self.sha
+
+    @property
+    def run_url(self) -> str:
+        if not (self.run_id and self.repository):
+            return ""
+        return f"{self.server_url.rstrip('/')}/{self.repository}/actions/runs/{self.run_id}"
+
+
+def ci_run(env: dict[str, str] | None = None) -> CiRun:
+    """The runner's facts from its environment and its event file (a missing or broken one is no PR)."""
+    import json
+
+    env = dict(os.environ if env is None else env)
+    head: dict[str, Any] = {}
+    event_path = env.get("GITHUB_EVENT_PATH", "")
+    if event_path and Path(event_path).is_file():
+        try:
+            event = json.loads(Path(event_path).read_text(encoding="utf-8"))
+            found = (event.get("pull_request") or {}).get("head") or {}
+            head = found if isinstance(found, dict) else {}
+        except (OSError, ValueError, AttributeError):
+            head = {}
+
+    def text(value: Any) -> str:
+        return value if isinstance(value, str) else ""
+
+    return CiRun(
+        repository=env.get("GITHUB_REPOSITORY", ""),
+        sha=env.get("GITHUB_SHA", ""),
+        ref_name=env.get("GITHUB_REF_NAME", ""),
+        head_ref=env.get("GITHUB_HEAD_REF", ""),
+        pr_head_ref=text(head.get("ref")),
+        pr_head_sha=text(head.get("sha")),
+        run_id=env.get("GITHUB_RUN_ID", ""),
+        server_url=env.get("GITHUB_SERVER_URL") or "https://github.com",
+        workflow=env.get("GITHUB_WORKFLOW", ""),
+        workspace=env.get("GITHUB_WORKSPACE") or ".",
+        output_path=env.get("GITHUB_OUTPUT", ""),
+        summary_path=env.get("GITHUB_STEP_SUMMARY", ""),
+        debug=env.get("GHSTATE_DEBUG") == "1",
+    )

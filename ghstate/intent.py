@@ -23,7 +23,7 @@ from ghstate.model import DIGESTS_KEY, SECTION_KEYS, Checkpoint, Extra, Phase, S
 PACK_OVER = 16_000  # serialised intents larger than this are compressed (a comment holds 65,536 characters)
 
 
-class Verification(NamedTuple):
+class CiResult(NamedTuple):
     """A CI result as the checkpoint keeps it: the section's text and the marker's data."""
 
     text: str
@@ -47,7 +47,7 @@ class Intent:
     present: frozenset[str] = frozenset()
     base: tuple[tuple[str, str], ...] | None = None
     force: bool = False
-    verification: Verification | None = None
+    verification: CiResult | None = None
     tick: str = ""
 
     def __bool__(self) -> bool:
@@ -148,7 +148,7 @@ class Intent:
         verification = None
         v = data.get("verification")
         if isinstance(v, dict):
-            verification = Verification(str(v.get("text") or ""), v.get("data") if isinstance(v.get("data"), dict)
+            verification = CiResult(str(v.get("text") or ""), v.get("data") if isinstance(v.get("data"), dict)
                                         else None)
         tick = data.get("tick")
         return cls(edits=Edits(**values), incoming=incoming, present=present, base=base_pairs,

@@ -1,9 +1,19 @@
-"""JUnit XML reports → test results, and a CI outcome → the classification a resume can act on.
+"""JUnit XML reports → test results (what the decision logic in ``ghstate.verify`` reads).
 
 Reports come from many runners (pytest, jest-junit, Maven Surefire, Gradle, go, PHPUnit, .NET,
-TestNG) and do not agree on shape: a root ``<testsuites>`` or ``<testsuite>``, nested suites, summary
-attributes that contradict the elements, a byte-order mark, CDATA. Results are counted from the
-``<testcase>`` elements, never from the summaries, and no message or output text is dropped.
+TestNG, googletest) and do not agree on shape: a root ``<testsuites>`` or ``<testsuite>``, nested
+suites, summary attributes that contradict the elements, a byte-order mark, CDATA. Results are
+counted from the ``<testcase>`` elements, never from the summaries, and no message or output text is
+dropped. Counting follows the runners and the tools that read their reports:
+
+- ``status="disabled"`` / ``status="notrun"`` (googletest's DISABLED_ tests) count as skipped;
+- ``<flakyFailure>``/``<flakyError>`` (Surefire, Gradle's ``mergeReruns``) mean the test failed, was
+  re-run and passed: it counts as passed, and is marked flaky; ``<rerunFailure>``/``<rerunError>``
+  beside a ``<failure>`` are the other failed attempts of a test that failed every time;
+- an ``<error>`` or ``<failure>`` directly inside a ``<testsuite>``, outside any test case (a suite
+  that failed to load: ``NoClassDefFoundError``, a broken fixture module), is kept as one errored
+  entry standing for the suite, the way pytest reports a collection error, and classified as a
+  build/setup failure with its message.
 """
 
 from __future__ import annotations
@@ -12,7 +22,9 @@ import glob
 import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
+
+from ghstate.ledger import CaseResult
 
 MAX_REPORT_BYTES = 50 << 20
 
@@ -30,6 +42,8 @@ class Case(NamedTuple):
     detail: str = ""  # the full failure text (stack trace, diff)
     time: float = 0.0
     output: str = ""  # system-out and system-err of the case
+    flaky: int = 0  # failed attempts before the passing one (flakyFailure, flakyError)
+    setup: bool = False  # stands for a suite that failed to load, not for one test
 
     @property
     def label(self) -> str:
@@ -87,13 +101,20 @@ def _reason(message: str, body: str) -> str:
 
 def looks_like_build_failure(case: Case) -> bool:
     """A "test" that stands for code that did not compile or load (go's [build failed], jest's suite)."""
+    if case.setup:
+        return True
     text = f"{case.name} {case.classname} {case.message}".lower()
     return any(m in text for m in ("[build failed]", "build error", "build failed", "test suite failed to run",
                                    "setup failed", "compilation error", "failed to compile"))
 
 
+_SKIPPED_STATUS = {"disabled", "notrun", "skipped", "ignored"}  # googletest, CTest-style reporters
+_SKIPPED_RESULT = {"suppressed", "skipped"}  # googletest's result= beside status="notrun"/"run"
+
+
 def _case(element: ET.Element, suite_file: str) -> Case:
     status, message, detail = "passed", "", ""
+    flaky = 0
     output: list[str] = []
     for child in element:
         tag = _local(child.tag)
@@ -101,9 +122,15 @@ def _case(element: ET.Element, suite_file: str) -> Case:
             status = "failed" if tag == "failure" else "error"
             body = _text(child)
             message = _reason(child.get("message") or "", body) or child.get("type") or tag
-            detail = body
-        elif tag in ("failure", "error"):  # a second one (retries, teardown): keep its text too
-            detail = f"{detail}\n\n{child.get('message') or ''}\n{_text(child)}".strip()
+            detail = f"{body}\n\n{detail}".strip() if detail else body
+        elif tag in ("failure", "error", "rerunFailure", "rerunError", "flakyFailure", "flakyError"):
+            # another attempt (retries, teardown, reruns): keep its text too
+            if tag.startswith("flaky"):
+                flaky += 1
+                if status == "passed" and not message:  # why it was re-run
+                    message = _reason(child.get("message") or "", _text(child)) or child.get("type") or tag
+            attempt = "\n".join(x for x in (child.get("message") or "", _text(child)) if x)
+            detail = f"{detail}\n\n{attempt}".strip()
         elif tag == "skipped" and status == "passed":
             status = "skipped"
             message = (child.get("message") or _text(child)).strip()
@@ -111,6 +138,10 @@ def _case(element: ET.Element, suite_file: str) -> Case:
             text = _text(child)
             if text:
                 output.append(text)
+    marked = (element.get("status") or "").strip().lower()
+    if status == "passed" and (marked in _SKIPPED_STATUS or (element.get("result") or "").lower() in _SKIPPED_RESULT):
+        status = "skipped"
+        message = message or marked or "not run"
     try:
         seconds = float(element.get("time") or 0)
     except ValueError:
@@ -124,7 +155,17 @@ def _case(element: ET.Element, suite_file: str) -> Case:
         detail=detail,
         time=seconds,
         output="\n".join(output),
+        flaky=flaky if status == "passed" else 0,
     )
+
+
+def _suite_failure(element: ET.Element, problem: ET.Element, suite_file: str) -> Case:
+    """An ``<error>``/``<failure>`` of the suite itself: the suite did not load or set up."""
+    body = _text(problem)
+    message = _reason(problem.get("message") or "", body) or problem.get("type") or _local(problem.tag)
+    name = element.get("name") or suite_file or "(unnamed suite)"
+    return Case(name=f"{name} (suite failed to load)", classname="", file=suite_file, status="error",
+                message=" ".join(message.split()), detail=body, setup=True)
 
 
 def parse_report(data: bytes, source: str) -> Report:
@@ -148,6 +189,8 @@ def parse_report(data: bytes, source: str) -> Report:
                 walk(child, child.get("file") or suite_file)
             elif tag == "testcase":
                 cases.append(_case(child, suite_file))
+            elif tag in ("error", "failure") and _local(element.tag) == "testsuite":
+                cases.append(_suite_failure(element, child, suite_file))
             elif tag in ("system-out", "system-err"):
                 text = _text(child)
                 if text:
@@ -193,48 +236,22 @@ def load_reports(patterns: list[str], root: Path) -> tuple[list[Report], list[st
     return reports, warnings
 
 
-# ------------------------------------------------------------------------------ classification
+# ------------------------------------------------------------------------------ the run's facts
 
 
-def classify(result: str, reports: list[Report] | None, run_url: str = "") -> dict[str, Any]:
-    """What a CI outcome means for the task, in the seed's terms.
-
-    ``reports`` None: no readable report (none configured, or all malformed).
-    """
-    cases = [c for r in reports or [] for c in r.cases]
-    failing = [c for c in cases if c.status in ("failed", "error")]
-    run = f" (run: {run_url})" if run_url else ""
-    if result == "success":
-        return {"failure_type": None, "failure_detail": None, "suggested_focus": None}
-    if result == "cancelled":
-        return {"failure_type": "cancelled", "failure_detail": "the run was cancelled before it finished",
-                "suggested_focus": f"Re-run the job before drawing conclusions{run}."}
-    if failing:
-        broken = [c for c in failing if looks_like_build_failure(c)]
-        first = (broken or failing)[0]
-        label = clip(first.label, 120)
-        more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
-        if broken:
-            return {
-                "failure_type": "build",
-                "failure_detail": clip(f"{first.label}: {first.message or first.status}", 500),
-                "suggested_focus": f"Make {label} build or load again first{more}; it says: "
-                                   f"{clip(first.message, 160)}",
-            }
-        return {
-            "failure_type": "test",
-            "failure_detail": clip(f"{first.label}: {first.message or first.status}", 500),
-            "suggested_focus": f"Fix {label} first{more}; its failure says: {clip(first.message, 160)}",
-        }
-    if reports:
-        return {"failure_type": "build", "failure_detail": "the job failed, but no test in the reports failed",
-                "suggested_focus": f"Read the failing step's log: the build, lint or setup broke before or "
-                                   f"around the tests{run}."}
-    return {"failure_type": "unknown", "failure_detail": "the job failed and left no readable test report",
-            "suggested_focus": f"Open the run's log to see which step failed{run}."}
-
-
-def clip(text: str, limit: int) -> str:
-    """One line of at most ``limit`` characters."""
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def results_of(reports: list[Report]) -> tuple[CaseResult, ...]:
+    """One result per test across ``reports``, for the ledger: the same test reported twice in one
+    run (Gradle's re-runs without ``mergeReruns``, a re-run step) passed and failed is flaky."""
+    merged: dict[str, CaseResult] = {}
+    for case in (c for r in reports for c in r.cases):
+        outcome = {"passed": "flaky" if case.flaky else "passed", "failed": "failed", "error": "failed",
+                   "skipped": "skipped"}[case.status]
+        result = CaseResult(case.label, outcome, case.message or case.status, looks_like_build_failure(case))
+        seen = merged.get(case.label)
+        if seen is None or seen.outcome == "skipped":
+            merged[case.label] = result
+        elif outcome != "skipped" and outcome != seen.outcome:
+            failed = seen if seen.outcome == "failed" else result
+            kept = failed if "failed" in (seen.outcome, outcome) else seen
+            merged[case.label] = kept._replace(outcome="flaky")
+    return tuple(merged.values())

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from ghstate import fit
+from ghstate import fit, verify
 from ghstate.model import HEADINGS, Checkpoint, file_paths_of, runtime_entry
 from ghstate.provenance import Provenance
 from ghstate.render import Templates
@@ -47,29 +47,7 @@ FILTERS = {"data": _data, "oneline": oneline, "indent_first": _indent_first, "co
 
 def verification_line(cp: Checkpoint) -> str:
     """The latest verification in one line, from CI's data or the section's first line."""
-    data = cp.verification_data or {}
-    status = data.get("status")
-    if not status:
-        first = cp.verification.strip().split("\n", 1)[0] if cp.verification else ""
-        return first
-    parts = [str(status)]
-    commit = data.get("commit")
-    if isinstance(commit, str) and commit:
-        parts.append(f"at {commit[:9]}")
-    run = data.get("run_id")
-    if isinstance(run, (str, int)) and not isinstance(run, bool) and str(run):
-        parts.append(f"(CI run {run})")
-    counts = data.get("counts")
-    if isinstance(counts, dict) and counts.get("tests"):
-        parts.append(f"({counts.get('failed', 0)} failed of {counts.get('tests')})")
-    if status != "passing":
-        detail = data.get("failure_detail")
-        if isinstance(detail, str) and detail:
-            parts.append(f"- {oneline(detail)[:200]}")
-        consecutive = data.get("consecutive_failures")
-        if isinstance(consecutive, int) and consecutive > 1:
-            parts.append(f"[{consecutive} failures in a row]")
-    return " ".join(parts)
+    return verify.verification_line(cp.verification_data, cp.verification)
 
 
 def drift_sentence(drift: Any) -> str:

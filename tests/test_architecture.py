@@ -15,7 +15,8 @@ PACKAGE = ROOT / "ghstate"
 # The core: model, parse, render, merge and everything pure around them. Commands and adapters may use
 # these; these use none of them.
 CORE = ("model", "markup", "parse", "render", "present", "splice", "merge", "edit", "intent", "writelog",
-        "checks", "lint", "secrets", "state_json", "drift", "lookup", "fit", "trust", "provenance")
+        "checks", "lint", "secrets", "state_json", "drift", "lookup", "fit", "trust", "provenance", "verify",
+        "ledger")
 # What doing I/O takes: processes, sockets and HTTP, the GitHub SDK, the template loader, the CLI.
 BLOCKED = ("subprocess", "socket", "ssl", "http", "urllib3", "requests", "github", "jinja2", "click", "tempfile",
            "shutil", "glob", "ghstate.gitinfo", "ghstate.probes", "ghstate.config", "ghstate.templating",

@@ -242,11 +242,11 @@ def test_two_runs_at_once_both_count(runner, run):
     seed(runner)
 
     def another_run_lands_first():
-        from ghstate.commands.ci import next_verification
+        from ghstate.verify import Run, Verification, next_verification
 
         cp = parse(runner.issues[7]["body"]).checkpoint
-        data = next_verification(cp.verification_data, result="failure", reports=None, block_after=3,
-                                 env={"GITHUB_REPOSITORY": "octo/hello"}, branch="feature/x", now="t")
+        data = next_verification(Verification.from_dict(cp.verification_data),
+                                 Run("failure", commit="", branch="feature/x", at="t")).to_dict()
         runner.edit(7, render_body(cp._replace(verification="other run", verification_data=data)
                                    .with_meta(revision=cp.meta.revision + 1)))
 
@@ -378,3 +378,157 @@ def test_a_branch_name_that_looks_like_a_credential_does_not_stop_the_record(run
 def test_the_form_branch_field_may_name_the_full_ref(runner, run):
     runner.add_issue(12, "### Branch\n\nrefs/heads/feature/x\n\n### Goal\n\nShip it\n", title="Checkpoint")
     assert "Recorded success on #12" in run("ci", "--result", "success").stdout
+
+
+# ---------------------------------------------------------------------------------- the ledger, end to end
+
+
+def report(runner, **outcomes: str) -> None:
+    """reports/r.xml with one test case per keyword: passed, failed, or flaky (Surefire's flakyFailure)."""
+    from xml.sax.saxutils import quoteattr
+
+    cases = []
+    for name, outcome in outcomes.items():
+        inner = {"passed": "", "failed": '<failure message="boom">trace</failure>',
+                 "flaky": '<flakyFailure message="first try timed out"/>'}[outcome]
+        cases.append(f'<testcase classname="tests.t" name={quoteattr(name)}>{inner}</testcase>')
+    (runner.workspace / "reports" / "r.xml").write_text(f"<testsuite>{''.join(cases)}</testsuite>")
+
+
+def ci_run(run, runner, result: str, sha: str, *extra: str) -> dict:
+    runner.calls.clear()
+    run("ci", "--result", result, "--junit", "reports/*.xml", *extra, env={"GITHUB_SHA": sha})
+    assert len(runner.calls) <= 5, [m for m, _, _ in runner.calls]
+    return parse(runner.issues[7]["body"]).checkpoint.verification_data
+
+
+def test_a_flaky_test_is_named_and_does_not_block(runner, run):
+    seed(runner)
+    green, broken, later = "a1b2c3d" + "0" * 33, "b" * 40, "c" * 40
+    report(runner, test_x="passed", test_y="passed")
+    ci_run(run, runner, "success", green)
+    report(runner, test_x="failed", test_y="passed")
+    v = ci_run(run, runner, "failure", broken, "--block-after", "1")
+    assert v["status"] == "blocked" and v["test_classes"] == {"new": ["tests.t::test_x"]}
+    assert v["suggested_focus"].startswith("Fix tests.t::test_x first, new since a1b2c3d")
+    report(runner, test_x="passed", test_y="passed")  # the re-run of the same commit passes
+    v = ci_run(run, runner, "success", broken)
+    assert v["status"] == "passing" and v["test_classes"] == {"flaky": ["tests.t::test_x"]}
+    assert labels(runner) == ["ghstate"]
+    report(runner, test_x="failed", test_y="passed")  # it fails again on the next commit: flaky, not blocked
+    v = ci_run(run, runner, "failure", later, "--block-after", "1")
+    assert (v["status"], v["consecutive_failures"]) == ("failing", 0)
+    assert labels(runner) == ["ghstate", "ghstate:ci-failing"]
+    assert [(t["name"], t["class"]) for t in v["failing_tests"]] == [("tests.t::test_x", "flaky")]
+    cp = parse(runner.issues[7]["body"]).checkpoint
+    assert "- flaky: `tests.t::test_x`: `boom`" in cp.verification
+    summary = runner.files["summary"].read_text()
+    assert "| flaky (1) | `tests.t::test_x` |" in summary
+    state = json.loads(run("resume", "7", "--format", "json").stdout)["verification"]
+    assert state["test_classes"] == {"flaky": ["tests.t::test_x"]} and state["class_counts"] == {"flaky": 1}
+    assert "1 flaky: tests.t::test_x" in run("resume", "7").stdout
+
+
+def test_new_and_persistent_failures_in_one_line_of_the_prompt(runner, run):
+    seed(runner)
+    report(runner, test_x="passed", test_y="passed", test_z="passed")
+    ci_run(run, runner, "success", "a1b2c3d" + "0" * 33)
+    report(runner, test_x="failed", test_y="passed", test_z="flaky")
+    ci_run(run, runner, "failure", "b" * 40)
+    report(runner, test_x="failed", test_y="failed", test_z="failed")
+    v = ci_run(run, runner, "failure", "c" * 40)
+    # the ledger costs no request: find, log the result, re-read, write
+    assert [m for m, _, _ in runner.calls] == ["GET", "POST", "GET", "PATCH"]
+    assert v["test_classes"] == {"new": ["tests.t::test_y"], "persistent": ["tests.t::test_x"],
+                                 "flaky": ["tests.t::test_z"]}
+    assert [t["class"] for t in v["failing_tests"]] == ["new", "persistent", "flaky"]
+    prompt = run("resume", "7").stdout
+    assert ("1 new failure since a1b2c3d; 1 still failing from before; 1 flaky: tests.t::test_z") in prompt
+    report(runner, test_x="passed", test_y="passed", test_z="passed")
+    v = ci_run(run, runner, "success", "d" * 40)
+    assert v["test_classes"] == {"fixed": ["tests.t::test_x", "tests.t::test_y"]}
+    assert "Fixed: `tests.t::test_x`, `tests.t::test_y`" in parse(runner.issues[7]["body"]).checkpoint.verification
+
+
+def test_the_body_stays_small_after_many_runs(runner, run):
+    seed(runner)
+    sizes = []
+    for i in range(30):  # 60 tests failing in turn, with long names: the ledger keeps its bound
+        names = {f"test_{'n' * 150}_{(i * 7 + k) % 60}": "failed" for k in range(15)}
+        report(runner, **names)
+        ci_run(run, runner, "failure" if i % 3 else "success", f"{i:040x}")
+        sizes.append(len(runner.issues[7]["body"]))
+    from ghstate.ledger import LEDGER_MAX_CHARS
+
+    marker = runner.issues[7]["body"].split("\n", 1)[0]
+    ledger = json.loads(marker.removeprefix("<!-- ghstate:v1 ").removesuffix(" -->"))["verification"]["ledger"]
+    assert len(json.dumps(ledger, separators=(",", ":"))) <= LEDGER_MAX_CHARS
+    assert max(sizes) < 13_000 and max(sizes[20:]) <= max(sizes[10:20]) + 50, sizes  # no growth past the bound
+
+
+# ---------------------------------------------------------------------------------- what GitHub shows
+
+
+def visible(markdown: str) -> str:
+    """The text a person sees once GitHub's renderer (cmark-gfm with GitHub's extensions) is done."""
+    cmarkgfm = pytest.importorskip("cmarkgfm")
+    from html import unescape
+
+    html = cmarkgfm.github_flavored_markdown_to_html(markdown)
+    return unescape(re.sub(r"<[^>]+>", "", html))
+
+
+def test_test_names_and_messages_show_as_written_on_github(runner, run):
+    cmarkgfm = pytest.importorskip("cmarkgfm")
+    seed(runner)
+    name, message = "test_<Foo a=1>_`tick`_*x*", "assert <Foo a=1> == *bar* | ``two`` & __init__"
+    from xml.sax.saxutils import quoteattr
+
+    (runner.workspace / "reports" / "r.xml").write_text(
+        f'<testsuite><testcase classname="tests.t" name={quoteattr(name)}>'
+        f'<failure message={quoteattr(message)}/></testcase></testsuite>')
+    run("ci", "--result", "failure", "--junit", "reports/*.xml")
+    cp = parse(runner.issues[7]["body"]).checkpoint
+    assert cp.verification_data["failing_tests"][0] == {"name": f"tests.t::{name}", "message": message,
+                                                        "class": "new"}
+    html = cmarkgfm.github_flavored_markdown_to_html(runner.issues[7]["body"])
+    shown = visible(runner.issues[7]["body"])
+    assert f"new: tests.t::{name}: {message}" in shown
+    assert f"Failure (test): tests.t::{name}: {message}" in shown
+    assert re.search(r"<p>Attempts: 1; failures in a row: 1", html), "Attempts: swallowed into the list"
+    assert "ghstate:v1" not in shown  # the marker stays hidden
+    summary = runner.files["summary"].read_text()
+    cells = re.findall(r"<td>(.*?)</td>", cmarkgfm.github_flavored_markdown_to_html(summary), re.DOTALL)
+    from html import unescape
+
+    cells = [unescape(re.sub(r"<[^>]+>", "", c)) for c in cells]
+    assert f"tests.t::{name}: {message}" in cells and f"tests.t::{name}" in cells
+
+
+def test_action_metadata_is_valid_for_github():
+    """action.yml against SchemaStore's schema for action metadata, as check-jsonschema vendors it."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("check_jsonschema")
+    proc = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-actions",
+                           str(ROOT / "action.yml")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_runner_is_read_once_into_one_value(tmp_path):
+    from ghstate.config import ci_run
+
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"head": {"ref": "feature/pr", "sha": "feed" * 10}}}))
+    env = {"GITHUB_REPOSITORY": "o/r", "GITHUB_SHA": "merge" * 8, "GITHUB_REF_NAME": "12/merge",
+           "GITHUB_RUN_ID": "42", "GITHUB_EVENT_PATH": str(event), "GITHUB_SERVER_URL": "https://ghe.example/",
+           "GHSTATE_DEBUG": "1"}
+    runner = ci_run(env)
+    assert (runner.branch, runner.commit, runner.debug) == ("feature/pr", "feed" * 10, True)
+    assert runner.run_url == "https://ghe.example/o/r/actions/runs/42"
+    event.write_text("{not json")
+    runner = ci_run(env)
+    assert (runner.branch, runner.commit) == ("12/merge", "merge" * 8)
+    assert ci_run({"GITHUB_HEAD_REF": "feature/head", "GITHUB_REF_NAME": "x"}).branch == "feature/head"
+    assert ci_run({}).run_url == "" and ci_run({}).workspace == "."

@@ -23,7 +23,7 @@ from memstore import MemoryStore
 from strategies import examples
 
 from ghstate.edit import Edits
-from ghstate.intent import Intent, Verification
+from ghstate.intent import Intent, CiResult
 from ghstate.lookup import checkpoint_of, current
 from ghstate.model import Checkpoint
 from ghstate.parse import parse
@@ -103,7 +103,7 @@ def writer_action(store: MemoryStore, kind: str, k: int, log: dict):
     else:
         def intent(cp: Checkpoint) -> Intent:
             runs = int((cp.verification_data or {}).get("runs", 0)) + 1
-            return Intent(verification=Verification(f"CI run {runs}", {"runs": runs}))
+            return Intent(verification=CiResult(f"CI run {runs}", {"runs": runs}))
 
         def check(cp: Checkpoint) -> bool:
             return int((cp.verification_data or {}).get("runs", 0)) >= log["ci"]

@@ -7,11 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from ghstate.junit import JUnitError, classify, load_reports, parse_report
+from ghstate.junit import JUnitError, load_reports, parse_report, results_of
+from ghstate.verify import Run, next_verification
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "junit"
 FIXTURES = Path(__file__).parent / "fixtures" / "junit"
 CORPUS_FILES = sorted(CORPUS.glob("*.xml")) if CORPUS.is_dir() else []
+
+
+def classify(result: str, reports: list | None) -> dict:
+    """What a first run with these reports is classified as (failure_type, detail, focus)."""
+    v = next_verification(None, Run(result, commit="a" * 40, tests=results_of(reports) if reports else None))
+    return {"failure_type": v.failure_type, "failure_detail": v.failure_detail, "suggested_focus": v.suggested_focus}
 
 
 def element_counts(raw: bytes) -> dict[str, int]:
@@ -125,3 +132,66 @@ def test_one_unreadable_report_does_not_sink_the_others(tmp_path):
     (tmp_path / "reports").mkdir()
     _, warnings = load_reports(["reports"], tmp_path)
     assert warnings == ["'reports' matches only folders; give the XML files, e.g. 'reports/**/*.xml'"]
+
+
+def fixture(name: str):
+    return parse_report((FIXTURES / name).read_bytes(), name)
+
+
+def test_disabled_and_notrun_count_as_skipped():
+    report = fixture("gtest-disabled-notrun.xml")
+    assert report.counts() == {"tests": 5, "passed": 1, "failed": 1, "errors": 0, "skipped": 3}
+    skipped = {c.name: c.message for c in report.cases if c.status == "skipped"}
+    assert skipped == {"DISABLED_Slow": "notrun", "Legacy": "disabled", "SkipsOnCi": "parser_test.cc:31 not on CI"}
+
+
+def test_a_suite_that_failed_to_load_is_kept_as_a_build_failure_with_its_message():
+    report = fixture("suite-failed-to-load.xml")
+    assert report.counts() == {"tests": 2, "passed": 1, "failed": 0, "errors": 1, "skipped": 0}
+    broken = report.cases[0]
+    assert broken.setup and broken.label == "example.OrderServiceTest (suite failed to load)"
+    assert broken.message.startswith("java.lang.NoClassDefFoundError: Could not initialize class")
+    assert "missing datasource url" in broken.detail
+    verdict = classify("failure", [report])
+    assert verdict["failure_type"] == "build" and "NoClassDefFoundError" in verdict["failure_detail"]
+    assert verdict["suggested_focus"].startswith("Make example.OrderServiceTest (suite failed to load) build or load")
+
+
+def test_surefire_reruns_flaky_passes_and_failures_every_time():
+    report = fixture("surefire-flaky-rerun.xml")
+    assert report.counts() == {"tests": 3, "passed": 2, "failed": 1, "errors": 0, "skipped": 0}
+    flaky, failed, _ = report.cases
+    assert flaky.status == "passed" and flaky.flaky == 1 and "Expected: <false>" in flaky.message
+    assert "first attempt timed out" in flaky.detail  # the attempt's output is kept
+    assert failed.status == "failed" and "<502>" in failed.detail and "<500>" in failed.message
+    outcomes = {r.name: r.outcome for r in results_of([report])}
+    assert outcomes == {"example.WebhookTest::createsWebhook": "flaky", "example.WebhookTest::deletesWebhook": "failed",
+                        "example.WebhookTest::listsWebhooks": "passed"}
+
+
+def test_the_same_test_failed_and_passed_in_one_run_is_flaky():
+    report = fixture("gradle-reruns-unmerged.xml")
+    assert report.counts() == {"tests": 3, "passed": 2, "failed": 1, "errors": 0, "skipped": 0}  # as Gradle counts
+    results = {r.name: r for r in results_of([report])}
+    assert results["example.CacheTest::evictsOldest()"].outcome == "flaky"
+    assert "expected: <2> but was: <3>" in results["example.CacheTest::evictsOldest()"].message
+    assert results["example.CacheTest::keepsNewest()"].outcome == "passed"
+    v = next_verification(None, Run("success", commit="a" * 40, tests=tuple(results.values())))
+    assert dict(v.test_classes) == {"flaky": ("example.CacheTest::evictsOldest()",)}
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.name)
+def test_corpus_reports_classify_without_surprises(path):
+    """Each real report, as a task's first failing run then its re-run: every failing test is new,
+    then (the same failures on the same commit) still new, never flaky, and counted once."""
+    report = parse_report(path.read_bytes(), path.name)
+    results = results_of([report])
+    failing = [r for r in results if r.outcome == "failed"]
+    counts = report.counts()
+    assert len(failing) <= counts["failed"] + counts["errors"]
+    assert {r.name for r in failing} == {c.label for c in report.cases if c.status in ("failed", "error")}
+    first = next_verification(None, Run("failure", commit="a" * 40, tests=results))
+    again = next_verification(first, Run("failure", commit="a" * 40, tests=results))
+    for v in (first, again):
+        assert v.class_counts == ({"new": len(failing)} if failing else {})
+        assert v.consecutive_failures == 1

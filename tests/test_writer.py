@@ -12,7 +12,7 @@ from memstore import MemoryStore
 from strategies import checkpoints, examples
 
 from ghstate.edit import Edits
-from ghstate.intent import Intent, Verification, pack, sections_from_data, sections_to_data, unpack
+from ghstate.intent import Intent, CiResult, pack, sections_from_data, sections_to_data, unpack
 from ghstate.lookup import checkpoint_of, current
 from ghstate.model import SECTION_KEYS, Checkpoint, Revision
 from ghstate.parse import parse
@@ -164,7 +164,7 @@ def test_ci_result_made_from_what_is_there_counts_both_runs():
 
     def ci(cp: Checkpoint) -> Intent:
         runs = int((cp.verification_data or {}).get("runs", 0)) + 1
-        return Intent(verification=Verification(f"{runs} runs", {"runs": runs}))
+        return Intent(verification=CiResult(f"{runs} runs", {"runs": runs}))
 
     other = MemoryStore()
     other.add_issue(1, store.bodies[1])
