@@ -53,9 +53,10 @@ class Intent:
     def __bool__(self) -> bool:
         return bool(self.edits) or self.incoming is not None or self.verification is not None or bool(self.tick)
 
-    def apply(self, cp: Checkpoint, *, masked: frozenset[str] = frozenset()) -> Applied:
+    def apply(self, cp: Checkpoint, *, masked: frozenset[str] = frozenset(), lenient: bool = False) -> Applied:
         """This change on ``cp``. ``masked``: fields (see ``sets``) a later write already set, which a
-        replay of this older one must not set back."""
+        replay of this older one must not set back. ``lenient`` (a replay): a tick of a phase that is no
+        longer there is left out instead of refused."""
         conflicts: list[str] = []
         if self.incoming is not None:
             base = None if self.force else base_digests(cp, self.incoming, dict(self.base) if self.base else None)
@@ -63,7 +64,7 @@ class Intent:
             cp, found = apply_incoming(cp, self.incoming, present, base, force=self.force)
             conflicts.extend(found)
         if self.edits:
-            cp = apply_edits(cp, _mask_edits(self.edits, masked, cp.phases))
+            cp = apply_edits(cp, _mask_edits(self.edits, masked, cp.phases, lenient))
         if self.verification is not None and "verification" not in masked:
             cp = cp._replace(verification=self.verification.text, verification_data=self.verification.data)
         if self.tick:
@@ -164,12 +165,19 @@ def pack(data: dict[str, Any]) -> dict[str, Any]:
     return {"z": base64.b64encode(zlib.compress(raw.encode("utf-8"), 9)).decode("ascii")}
 
 
+UNPACKED_MAX = 1_000_000  # characters a packed intent may unpack to: what a 65,536-character body needs, and more
+
+
 def unpack(data: Any) -> Any:
     if isinstance(data, dict) and set(data) == {"z"} and isinstance(data["z"], str):
         try:
-            return json.loads(zlib.decompress(base64.b64decode(data["z"], validate=True)).decode("utf-8"))
-        except (ValueError, zlib.error) as exc:
-            raise ValueError(f"a packed intent does not unpack ({exc})") from None
+            inflate = zlib.decompressobj()
+            raw = inflate.decompress(base64.b64decode(data["z"], validate=True), UNPACKED_MAX)
+            if inflate.unconsumed_tail:
+                raise ValueError(f"it unpacks to more than {UNPACKED_MAX:,} bytes")
+            return json.loads(raw.decode("utf-8"))
+        except (ValueError, zlib.error, RecursionError) as exc:
+            raise ValueError(f"a packed intent does not unpack ({type(exc).__name__})") from None
     return data
 
 
@@ -177,15 +185,15 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
-def _mask_edits(edits: Edits, masked: frozenset[str], phases: tuple[Phase, ...]) -> Edits:
-    if not masked:
+def _mask_edits(edits: Edits, masked: frozenset[str], phases: tuple[Phase, ...], lenient: bool) -> Edits:
+    if not masked and not lenient:
         return edits
 
     def keep(ref: str) -> bool:
         try:
             return f"phase:{_norm(phases[find_phase(phases, ref)].name)}" not in masked
         except LookupError:
-            return True  # apply_edits reports the unknown phase
+            return not lenient  # apply_edits reports the unknown phase, unless this is a replay
 
     return Edits(
         title=None if "title" in masked else edits.title,

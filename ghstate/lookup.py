@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ghstate.errors import NotFound
+from ghstate.errors import NotFound, RemoteError
 from ghstate.model import Checkpoint
 from ghstate.parse import branch_of, parse
 from ghstate.stores import Partial, Store, Stored
@@ -24,7 +24,14 @@ def current(store: Store, stored: Stored) -> Checkpoint:
     state = LogState.of(cp)
     if state.complete(stored.comments) or stored.comments <= state.seen:
         return cp
-    view = replay(cp, store.log(stored, state.seen, pages=1))  # the newest page: a reader makes one request
+    try:
+        # the newest page, and the one before when the body's count ends there: one request each
+        entries = store.log(stored, state.seen, pages=2 if state.seen else 1)
+    except RemoteError as exc:
+        store.notices.append(f"the history of #{stored.number} could not be read ({exc}); shown as its body "
+                             "is, which may lack a revision logged since")
+        return cp
+    view = replay(cp, entries)
     notice = ignored_notice(view.ignored)
     if notice:
         store.notices.append(notice)

@@ -48,11 +48,11 @@ class LogEntry(NamedTuple):
     def from_data(cls, data: dict[str, Any], *, position: int = 0, author: str = "", problem: str = "") -> LogEntry:
         write = data.get("write") if isinstance(data.get("write"), str) else ""
         intent = None
-        if data.get("intent") is not None:
+        if data.get("intent") is not None and not problem:  # what an untrusted comment carries is never read
             try:
                 intent = Intent.from_data(unpack(data["intent"]))
-            except ValueError as exc:
-                problem = problem or f"its intent cannot be read ({exc})"
+            except (ValueError, RecursionError) as exc:
+                problem = f"its intent cannot be read ({type(exc).__name__}: {str(exc)[:80]})"
         revision = Revision.from_dict({**data, "author": author})
         return cls(revision, write, intent, position, problem)
 
@@ -111,22 +111,31 @@ def replay(cp: Checkpoint, entries: list[LogEntry]) -> Replayed:
     """``cp`` with the logged writes it lacks applied in log order. ``entries``: the log after the
     marker's ``seen`` (more is harmless)."""
     state = LogState.of(cp)
-    last = {e.write: e.position for e in entries if e.replayable}  # a write logged again supersedes itself
-    ordered = sorted((e for e in entries if not e.replayable or last[e.write] == e.position),
+    first = {}
+    for e in sorted(entries, key=lambda e: e.position):
+        if e.replayable:
+            first.setdefault(e.write, e.position)  # a write logged twice (a resent POST) counts once
+    ordered = sorted((e for e in entries if not e.replayable or first[e.write] == e.position),
                      key=lambda e: e.position)
     lacking = missing(state, ordered)
     held = [e for e in ordered if e.replayable and state.holds(e)]
     out = cp
+    failed: list[LogEntry] = []
     for entry in lacking:
         assert entry.intent is not None
         later = [e for e in held if e.position > entry.position]
         masked = frozenset().union(*(e.intent.sets(out) for e in later if e.intent is not None))
-        out = entry.intent.apply(out, masked=masked).checkpoint
+        try:
+            out = entry.intent.apply(out, masked=masked, lenient=True).checkpoint
+        except (ValueError, LookupError) as exc:  # data a trusted writer logged that cannot apply now
+            failed.append(entry._replace(problem=f"it cannot be applied ({exc})"))
+            continue
         held.append(entry)
+    lacking = [e for e in lacking if all(f.write != e.write for f in failed)]
     if lacking:
         newest = max(e.revision.revision for e in lacking)
         out = out.with_meta(revision=max(out.meta.revision, newest))
-    ignored = tuple(e for e in ordered if e.problem and e.position > state.seen)
+    ignored = (*(e for e in ordered if e.problem and e.position > state.seen), *failed)
     applied = tuple(dict.fromkeys((*state.applied, *(e.write for e in lacking))))
     return Replayed(out, tuple(lacking), ignored, applied)
 

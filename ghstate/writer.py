@@ -21,6 +21,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from typing import NamedTuple
 
 from ghstate import checks, render, splice
 from ghstate.drift import FINGERPRINTS_KEY
@@ -43,7 +44,7 @@ from ghstate.parse import parse
 from ghstate.render import Templates
 from ghstate.stores import Changed, Store, Stored
 from ghstate.stores.local import LocalStore, PendingWrite
-from ghstate.writelog import LogEntry, LogState, Replayed, ignored_notice, replay, with_log
+from ghstate.writelog import LogEntry, LogState, Replayed, ignored_notice, missing, replay, with_log
 
 # Writes of one revision while other writers' revisions keep landing. Each round that fails means another
 # writer logged a revision since this one read: with fewer concurrent writers than this, the last write
@@ -62,7 +63,7 @@ class WriteSpec:
     with. ``log`` False: no revision comment (the write is then not in the log, so a concurrent writer
     can overwrite it). ``labels``: the labels to set, from the current ones and the result (CI)."""
 
-    intent: Intent | Callable[[Checkpoint], Intent]  # or made from the checkpoint as read (CI's next result)
+    intent: Intent | Callable[[Checkpoint], Intent]  # or made once from the checkpoint as read (CI's result)
     number: int | None = None
     tree: WorkTree = WorkTree()
     fingerprints: dict[str, str] = field(default_factory=dict)
@@ -91,6 +92,12 @@ class WriteResult:
     file_conflicts: list[str] = field(default_factory=list)  # sections both a --file and the checkpoint changed
     warnings: list[str] = field(default_factory=list)
     previous: Checkpoint | None = None  # the checkpoint as it was read (logged writes replayed), before this write
+
+
+class _View(NamedTuple):
+    replayed: Replayed  # the checkpoint as read, with the log replayed
+    entries: tuple[LogEntry, ...]  # the log entries read (and this write's, once logged)
+    checked: int | None  # how many comments are accounted for; None: not known
 
 
 @dataclass
@@ -141,7 +148,8 @@ class Writer:
 
     def _create(self, spec: WriteSpec) -> WriteResult:
         now = self.clock()
-        spec = _resolved(spec, Checkpoint())
+        if callable(spec.intent):
+            spec = replace(spec, intent=spec.intent(Checkpoint()))
         applied = spec.intent.apply(Checkpoint())
         ours = applied.checkpoint
         if spec.title:
@@ -169,72 +177,83 @@ class Writer:
 
     # ------------------------------------------------------------------------------ update
 
-    def _view(self, stored: Stored, own: LogEntry | None = None, *,
-              recompute: bool = False) -> tuple[Replayed, bool]:
-        """The checkpoint in ``stored`` with every logged write it lacks replayed, and whether the whole
-        log was checked (False when it could not be read: the body is built on as it is). ``own``: this
-        write, once logged (it is among the entries, or is added if the log does not show it yet); with
-        ``recompute``, left out, as the caller makes it anew from what is there now."""
+    def _view(self, stored: Stored, own: LogEntry | None = None, since: int = 0) -> _View:
+        """The checkpoint in ``stored`` with every logged write it lacks replayed, in log order.
+
+        Before this write is logged (``own`` None) nothing is read when the body's marker accounts for
+        every comment. Once it is logged, the log is always read: which of the new comments is this
+        write's, and what came before and after it, decides the order. ``checked`` is how many comments
+        were accounted for; None when that is not known (the log could not be read whole, or comments
+        were deleted), and then the new body claims no more than its predecessor did. ``since``: the
+        comment count this write first read; its own comment comes after it, so the log is read from
+        there (or from the marker's count, if lower)."""
         cp = checkpoint_of(stored)
         state = LogState.of(cp)
-        checked = True
-        if state.complete(stored.comments - (1 if own else 0)) and (own is None or own.write not in state.applied):
-            entries = [own._replace(position=stored.comments)] if own is not None else []
-        elif stored.comments > state.seen:
+        count = stored.comments
+        if own is None and state.complete(count):
+            return _View(replay(cp, []), (), count)
+        checked: int | None = count
+        entries: list[LogEntry] = []
+        start = min(state.seen, since) if own is not None else state.seen
+        if count < state.seen + state.own:  # comments were deleted: positions moved under the marker
+            checked = None
+        elif count > start:
             try:
-                entries = self.store.log(stored, state.seen)
+                entries = self.store.log(stored, start)
             except RemoteError as exc:
                 self.store.notices.append(f"the history of #{stored.number} could not be read ({exc}); this "
                                           "revision was written over the body as it was")
-                entries, checked = [], False
-            if own is not None and all(e.write != own.write for e in entries):
-                entries.append(own._replace(position=stored.comments + 1))
-        else:
-            entries = []
-        if own is not None and recompute:
-            view = replay(cp, [e for e in entries if e.write != own.write])
-            return view._replace(applied=(*view.applied, own.write)), checked
-        return replay(cp, entries), checked
+                checked = None
+            if checked is not None and [e.position for e in entries] != list(range(start + 1, count + 1)):
+                checked = None  # not every comment since the marker's count was read
+        if own is not None and all(e.write != own.write for e in entries):
+            # not among the comments read (not shown yet, or moved by a deletion): replayed last, and
+            # nothing more is claimed than before
+            entries.append(own._replace(position=max(count, state.seen) + 1))
+            checked = None
+        return _View(replay(cp, entries), tuple(entries), checked)
 
     def _draft(self, spec: WriteSpec, target: Stored, now: str, write_id: str, own: LogEntry | None = None,
-               read: Checkpoint | None = None, again: Callable[[Checkpoint], Intent] | None = None) -> _Draft:
-        """The revision built on ``target``. ``read``: what the first draft was built on, when ``target``
-        is newer: a value someone else changed meanwhile that this write sets too is kept beside it.
-        ``again``: an intent made from the checkpoint (CI's next result) is made anew from ``target``,
-        so that two CI runs at once both count."""
-        view, checked = self._view(target, own, recompute=again is not None)
-        if own is None or again is not None:
-            spec = replace(spec, intent=again) if again is not None else spec
-            spec = _resolved(spec, view.checkpoint)
-            applied = spec.intent.apply(view.checkpoint)
-            cp, file_conflicts = applied.checkpoint, applied.conflicts
-        else:  # the intent is in the log now, and replayed in its place
-            cp, file_conflicts = view.checkpoint, ()
+               read: tuple[Checkpoint, int] | None = None) -> _Draft:
+        """The revision built on ``target``. ``own``: this write's log entry, once posted (it is then
+        replayed in its place in the log, not applied again). ``read``: what the first draft was built on,
+        when ``target`` is newer (with the comment count it had): a value a person changed meanwhile that
+        this write sets too is kept beside it."""
+        view = self._view(target, own, since=read[1] if read else 0)
+        replayed = view.replayed
+        if callable(spec.intent):
+            spec = replace(spec, intent=spec.intent(replayed.checkpoint))
         assert isinstance(spec.intent, Intent)
+        if own is None:
+            applied = spec.intent.apply(replayed.checkpoint)
+            cp, file_conflicts = applied.checkpoint, applied.conflicts
+        else:
+            cp, file_conflicts = replayed.checkpoint, ()
         conflicts: list[str] = []
-        if read is not None and again is None:  # (made anew from theirs, it has nothing to keep beside)
-            cp, conflicts = _keep_theirs(cp, read, checkpoint_of(target), spec.intent.sets(read))
-        state = LogState(seen=max(target.comments - (1 if own else 0), LogState.of(view.checkpoint).seen),
-                         own=1 if own is not None or spec.log else 0,
-                         applied=tuple(dict.fromkeys((*view.applied, write_id))))
-        if own is not None and any(e.write == own.write for e in view.replayed):
-            state = state._replace(seen=target.comments, own=0)  # its comment is among those read
-        if not checked:  # claim no more than was checked: readers look at the rest
-            state = LogState(seen=LogState.of(checkpoint_of(target)).seen, own=0, applied=state.applied)
-        others = [e.revision.revision for e in view.replayed if e.write != write_id]
+        if read is not None:
+            logged = frozenset().union(*(e.intent.sets(read[0]) for e in view.entries
+                                         if e.replayable and e.intent is not None and e.write != write_id))
+            cp, conflicts = _keep_theirs(cp, read[0], checkpoint_of(target), spec.intent.sets(read[0]) - logged)
+        applied_ids = tuple(dict.fromkeys((*replayed.applied, write_id)))
+        if view.checked is None:  # claim no more than was checked: readers look at the rest
+            state = LogState(seen=LogState.of(checkpoint_of(target)).seen, own=0, applied=applied_ids)
+        elif own is None:  # the next comment will be this write's
+            state = LogState(seen=view.checked, own=1 if spec.log else 0, applied=applied_ids)
+        else:  # this write's comment is among those accounted for
+            state = LogState(seen=view.checked, own=0, applied=applied_ids)
+        others = [e.revision.revision for e in replayed.replayed if e.write != write_id]
         revision = max([checkpoint_of(target).meta.revision, *others]) + 1
         if own is not None:
             revision = max(revision, own.revision.revision)  # the number its history comment gave it
         stamped = with_log(self._stamp(cp, revision, now, spec), state)
-        return _Draft(target, view, stamped, self._body(stamped, target, spec), file_conflicts, spec.intent,
+        return _Draft(target, replayed, stamped, self._body(stamped, target, spec), file_conflicts, spec.intent,
                       tuple(conflicts))
 
     def _update(self, spec: WriteSpec, target: Stored) -> WriteResult:
         now = self.clock()
         write_id = os.urandom(6).hex()
-        again = spec.intent if callable(spec.intent) else None
         draft = self._draft(spec, target, now, write_id)
-        spec = replace(spec, intent=draft.intent)
+        spec = replace(spec, intent=draft.intent)  # made once: what is logged is what is applied
         read = checkpoint_of(target)
         before = draft.view.checkpoint
         warnings = [n for n in (ignored_notice(draft.view.ignored),) if n]
@@ -258,7 +277,7 @@ class Writer:
                 spec = replace(spec, log=False)  # the body must not count on a comment that may not be there
                 draft = self._draft(spec, target, now, write_id)
         try:
-            stored, draft = self._publish(spec, draft, now, write_id, own, again)
+            stored, draft = self._publish(spec, draft, now, write_id, own)
         except RemoteError as exc:
             if own is None:
                 raise
@@ -271,24 +290,17 @@ class Writer:
                            conflicts=list(draft.conflicts), file_conflicts=list(draft.file_conflicts),
                            warnings=warnings, previous=before)
 
-    def _publish(self, spec: WriteSpec, draft: _Draft, now: str, write_id: str, own: LogEntry | None,
-                 again: Callable[[Checkpoint], Intent] | None) -> tuple[Stored, _Draft]:
+    def _publish(self, spec: WriteSpec, draft: _Draft, now: str, write_id: str,
+                 own: LogEntry | None) -> tuple[Stored, _Draft]:
         """Write the draft's body; write again while other writers' logged changes are missing from it."""
-        read = draft.view.checkpoint
+        read = (draft.view.checkpoint, draft.target.comments)
         file_conflicts = draft.file_conflicts
         fresh = self.store.reread(draft.target)
+        stored: Stored | None = None
         for _ in range(ROUNDS):
             if fresh is not None:  # changed since it was read: build on what is there now
-                draft = self._draft(spec, fresh, now, write_id, own, read, again)
+                draft = self._draft(spec, fresh, now, write_id, own, read)
                 draft.file_conflicts = file_conflicts
-                if own is not None and own.intent is not None and draft.intent.to_data() != own.intent.to_data():
-                    # made anew from what is there (CI's count): the log must say so too, or a reader
-                    # replaying it after a stale save would count what this write superseded
-                    own = own._replace(intent=draft.intent)
-                    self.store.add_revision(fresh, own, self._summary(own.revision.revision, now, spec,
-                                                                      list(own.revision.changes)))
-                    fresh = self.store.get(fresh.number)
-                    continue
             labels = spec.labels(draft.target.labels, draft.checkpoint) if spec.labels else None
             title = draft.checkpoint.title
             title_change = title if title != (draft.target.title or title) else None
@@ -301,7 +313,7 @@ class Writer:
             if state.complete(stored.comments):
                 return stored, draft
             try:
-                lacking = [e for e in self.store.log(stored, state.seen) if e.replayable and not state.holds(e)]
+                lacking = missing(state, self.store.log(stored, state.seen))
             except RemoteError as exc:  # written; whether another write went in meanwhile cannot be told now
                 self.store.notices.append(f"the history of #{stored.number} could not be read after the write "
                                           f"({exc}); any revision logged meanwhile is shown by 'ghstate resume' "
@@ -313,6 +325,9 @@ class Writer:
         self.store.notices.append(f"other writers kept changing #{draft.target.number} while this revision was "
                                   f"written ({ROUNDS} rounds); every change is logged and 'ghstate resume' shows it, "
                                   "and the next write brings the body up to date")
+        if stored is None:
+            raise RemoteError(f"#{draft.target.number} kept changing while it was being written ({ROUNDS} times); "
+                              "the revision is logged: 'ghstate resume' shows it", retryable=True)
         return stored, draft
 
     # ----------------------------------------------------------------------------- pieces
@@ -395,7 +410,3 @@ def _keep_theirs(cp: Checkpoint, read: Checkpoint, now: Checkpoint,
             conflicts.append("the title" if key == "title" else HEADINGS[key])
     return cp, conflicts
 
-
-def _resolved(spec: WriteSpec, cp: Checkpoint) -> WriteSpec:
-    """``spec`` with its intent made concrete from the checkpoint as read (a function of it, for CI)."""
-    return replace(spec, intent=spec.intent(cp)) if callable(spec.intent) else spec

@@ -110,7 +110,8 @@ class MemoryStore:
         self._step("log", stored.number)
         out = []
         for position, comment in enumerate(self.comments[stored.number][after:], start=after + 1):
-            if comment["data"] is None:
+            if comment["data"] is None:  # a person's comment
+                out.append(LogEntry(Revision(0), position=position))
                 continue
             problem = "" if comment["trusted"] else "posted by someone who is not trusted"
             if comment["edited"]:

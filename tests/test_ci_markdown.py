@@ -10,8 +10,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ghstate.templating import environment
 from ghstate.ledger import CaseResult
+from ghstate.templating import environment
 from ghstate.verify import Run, code_list, code_span, escape_inline, next_verification
 
 cmarkgfm = pytest.importorskip("cmarkgfm")

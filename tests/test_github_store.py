@@ -850,3 +850,35 @@ def test_a_lookup_that_could_not_read_every_checkpoint_never_guesses(gh, run, mo
     assert "only the 100 most recently updated open checkpoints were read" in result.stderr
     assert "no open checkpoint for branch feature/x in" not in result.stderr
     assert "more open checkpoints than were read" in run("list").stderr
+
+
+def test_a_write_near_a_page_boundary_is_seen_by_readers(gh, run):
+    """Found in review: a reader that read only the newest page missed entries 98-100."""
+    existing(gh)
+    for i in range(97):
+        gh.add_comment(7, f"note {i}", login="octo", association="MEMBER")
+    run("checkpoint", "7", "--decision", "first")  # comment 98
+    stale = body_of(gh, 7)
+    run("checkpoint", "7", "--decision", "written second")  # comment 99
+    run("checkpoint", "7", "--decision", "written third")  # comment 100
+    gh.edit(7, stale)  # a person's save from a page opened before both
+    gh.add_comment(7, "one more note", login="octo", association="MEMBER")  # comment 101: a second page
+    state = json.loads(run("resume", "7", "--format", "json").stdout)
+    assert {"written second", "written third"} <= set(state["decisions"])
+
+
+@pytest.mark.parametrize("payload", [
+    '{"a":' + "[" * 20000 + "]" * 20000 + "}",  # nesting deeper than any parser's recursion
+    '{"revision": 9, "write": "w", "intent": {"z": "' + __import__("base64").b64encode(
+        __import__("zlib").compress(b"[" * 200000 + b"]" * 200000)).decode() + '"}}',  # a tiny zip that unpacks huge
+])
+@pytest.mark.parametrize("login, association", [("mallory", "NONE"), ("octo", "MEMBER")])
+def test_a_comment_built_to_break_readers_is_reported_not_fatal(gh, run, payload, login, association):
+    """Found in review: a stranger's crafted log line crashed every reader (RecursionError)."""
+    existing(gh)
+    run("checkpoint", "7", "--decision", "real")
+    gh.add_comment(7, f"<!-- ghstate:log {payload} -->", login=login, association=association)
+    result = run("resume", "7", "--format", "json")
+    assert "real" in json.loads(result.stdout)["decisions"] and "ignored" in result.stderr
+    run("checkpoint", "7", "--risk", "still writable")
+    assert "still writable" in state_of(gh, 7).risks

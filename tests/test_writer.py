@@ -12,7 +12,7 @@ from memstore import MemoryStore
 from strategies import checkpoints, examples
 
 from ghstate.edit import Edits
-from ghstate.intent import Intent, CiResult, pack, sections_from_data, sections_to_data, unpack
+from ghstate.intent import CiResult, Intent, pack, sections_from_data, sections_to_data, unpack
 from ghstate.lookup import checkpoint_of, current
 from ghstate.model import SECTION_KEYS, Checkpoint, Revision
 from ghstate.parse import parse
@@ -159,7 +159,7 @@ def test_a_comment_that_could_not_be_posted_is_not_counted_on():
     assert "logged" in seen_by_reader(store).decisions
 
 
-def test_ci_result_made_from_what_is_there_counts_both_runs():
+def test_of_two_ci_results_at_once_the_one_logged_last_stands():
     store = store_with_sample()
 
     def ci(cp: Checkpoint) -> Intent:
@@ -178,7 +178,10 @@ def test_ci_result_made_from_what_is_there_counts_both_runs():
 
     store.before = lands_first
     Writer(store, env=ENV).write(WriteSpec(ci, number=1))
-    assert seen_by_reader(store).verification_data == {"runs": 2}
+    body = state(store)
+    assert body.verification_data == {"runs": 1} and body.verification == "1 runs"  # ours, logged last
+    assert "concurrent edit" not in store.bodies[1]  # the other is a logged write, not a person's edit
+    assert [c["data"]["intent"]["verification"]["data"] for c in store.comments[1]] == [{"runs": 1}, {"runs": 1}]
 
 
 # ---------------------------------------------------------------------------- the intent as data

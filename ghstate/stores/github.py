@@ -61,7 +61,7 @@ def read_log_marker(text: str) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(match.group(1))
-    except ValueError:
+    except (ValueError, RecursionError):  # not ours, or built to break a reader
         return None
     return data if isinstance(data, dict) else None
 
@@ -407,23 +407,28 @@ class GitHubStore:
         return found
 
     def log(self, stored: Stored, after: int, pages: int = LOG_PAGES) -> list[LogEntry]:
-        """The write log after position ``after``: ghstate's revision comments by trusted authors. Others
-        that carry a log line come back with a ``problem`` (forged, edited), to be reported, never used.
-        At most ``pages`` pages of 100 comments, the newest (a reader reads one)."""
+        """The comments after position ``after``, as the write log: ghstate's revision comments by trusted
+        authors carry their intent; other comments come back as entries with none (so that positions
+        show what was read), and a log line by an untrusted author, or edited, with a ``problem``, to be
+        reported, never read. At most ``pages`` pages of 100 comments, the newest."""
         if stored.comments <= after:
             return []
-        return [entry for position, comment in sorted(self._comments_after(stored, after, pages).items())
-                if position > after and (entry := self._entry(comment, position)) is not None]
+        return [self._entry(comment, position)
+                for position, comment in sorted(self._comments_after(stored, after, pages).items()) if position > after]
 
-    def _entry(self, comment: Any, position: int) -> LogEntry | None:
-        data = read_log_marker(comment.body or "")
-        if data is None:
-            return None
+    def _entry(self, comment: Any, position: int) -> LogEntry:
+        body = comment.body or ""
         login = comment.user.login if comment.user else ""
-        problem = ""
+        if "ghstate:log" not in body:
+            return LogEntry(Revision(0), position=position)  # a person's comment
         if not (self._trusted(comment.author_association or "", login) or login == ACTIONS_BOT):
-            problem = f"posted by {login or 'an unknown author'}, who is not trusted"
-        elif comment.updated_at and comment.created_at and comment.updated_at != comment.created_at:
+            return LogEntry(Revision(0), position=position,
+                            problem=f"posted by {login or 'an unknown author'}, who is not trusted")
+        data = read_log_marker(body)
+        if data is None:
+            return LogEntry(Revision(0), position=position, problem="its log line cannot be read")
+        problem = ""
+        if comment.updated_at and comment.created_at and comment.updated_at != comment.created_at:
             problem = "edited after it was posted"
         return LogEntry.from_data(data, position=position, author=login, problem=problem)
 
@@ -491,7 +496,7 @@ class GitHubStore:
 
         entries = [self._entry(comment, position) for position, comment in
                    enumerate(self._call(f"reading the history of issue #{number}", fetch, number=number), start=1)]
-        return [e.revision for e in entries if e is not None and not e.problem]
+        return [e.revision for e in entries if e.revision.revision and not e.problem]
 
     def ensure_labels(self, labels: list[tuple[str, str, str]]) -> list[str]:
         """Create labels that do not exist (``ghstate init``); returns the ones created."""
