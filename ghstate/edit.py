@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ghstate.errors import InputError
+from ghstate.markup import code_span, unescape_literal
 from ghstate.model import (
     DIGESTS_KEY,
     HEADINGS,
@@ -27,6 +28,7 @@ from ghstate.model import (
     section_digests,
     standalone_extras,
 )
+from ghstate.state_json import literal_markdown
 
 MAX_EXECUTIONS = 20
 
@@ -55,33 +57,49 @@ class EditError(InputError):
 
 
 def _append(items: tuple[str, ...], new: tuple[str, ...]) -> tuple[str, ...]:
+    """Literal texts added to a list of markdown items, each once: one that reads as an item already
+    there (the same visible text) is that item."""
     out = list(items)
+    seen = {unescape_literal(item) for item in items}
     for item in new:
-        text = item.strip()
-        if text and text not in out:
+        text = literal_markdown("item", item)
+        literal = unescape_literal(text)
+        if text and literal not in seen:
             out.append(text)
+            seen.add(literal)
     return tuple(out)
 
 
+def _find_phase(phases: tuple[Phase, ...], ref: str) -> int:
+    """PHASE as typed: a name as it shows (literal), or as the body writes it (markdown)."""
+    try:
+        return find_phase(phases, ref)
+    except LookupError as exc:
+        shown = tuple(p._replace(name=unescape_literal(p.name)) for p in phases)
+        try:
+            return find_phase(shown, ref)
+        except LookupError:
+            raise EditError(str(exc)) from None
+
+
 def apply_edits(cp: Checkpoint, edits: Edits) -> Checkpoint:
+    """The incremental flags, applied. Their text is literal: escaped here so that GitHub shows it as typed."""
     changes: dict[str, object] = {}
     if edits.title is not None and edits.title.strip():
         changes["title"] = " ".join(edits.title.split())
     if edits.goal is not None:
-        changes["goal"] = edits.goal.strip()
+        changes["goal"] = literal_markdown("block", edits.goal)
     if edits.resume is not None:
-        changes["resume"] = edits.resume.strip()
+        changes["resume"] = literal_markdown("block", edits.resume)
     phases = list(cp.phases)
     for name in edits.phases:
         name = " ".join(name.split())
-        if name and all(" ".join(p.name.split()).lower() != name.lower() for p in phases):
-            phases.append(Phase(name))
+        if name and all(" ".join(unescape_literal(p.name).split()).lower() != name.lower()
+                        and " ".join(p.name.split()).lower() != name.lower() for p in phases):
+            phases.append(Phase(literal_markdown("line", name)))
     for refs, done in ((edits.done, True), (edits.undo, False)):
         for ref in refs:
-            try:
-                index = find_phase(tuple(phases), ref)
-            except LookupError as exc:
-                raise EditError(str(exc)) from None
+            index = _find_phase(tuple(phases), ref)
             phases[index] = phases[index]._replace(done=done)
     if tuple(phases) != cp.phases:
         changes["phases"] = tuple(phases)
@@ -90,8 +108,8 @@ def apply_edits(cp: Checkpoint, edits: Edits) -> Checkpoint:
             changes[key] = _append(getattr(cp, key), new)
     if edits.reads:
         known = set(cp.file_paths)
-        fresh = tuple(f"`{p.strip()}`" for p in edits.reads if p.strip() and p.strip() not in known)
-        changes["files"] = _append(cp.files, fresh)
+        fresh = tuple(dict.fromkeys(code_span(p.strip()) for p in edits.reads if p.strip() and p.strip() not in known))
+        changes["files"] = (*cp.files, *fresh)
     return cp._replace(**changes) if changes else cp
 
 

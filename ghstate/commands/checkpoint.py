@@ -5,9 +5,10 @@ from __future__ import annotations
 import click
 
 from ghstate import gitinfo
-from ghstate.commands.common import CONTROL, ISSUE, emit_json, load_input, make_app, store_options
+from ghstate.commands.common import ISSUE, emit_json, load_input, make_app, store_options
 from ghstate.edit import Edits, edits_to_dict, make_change
 from ghstate.errors import NotFound
+from ghstate.markup import control_at, describe_control
 from ghstate.model import Execution
 from ghstate.state_json import to_json
 from ghstate.writer import WriteSpec
@@ -130,8 +131,10 @@ def _check_flags(values: dict[str, tuple[str | None, ...]]) -> None:
     """Flag values that cannot be meant are usage errors (exit 2), before anything is read or written."""
     for flag, given in values.items():
         for value in (v for v in given if v is not None):
-            if CONTROL.search(value):
-                raise click.BadParameter("holds a control character (terminal output?)", param_hint=flag)
+            at = control_at(value)
+            if at >= 0:
+                raise click.BadParameter(f"holds a control character ({describe_control(value, at)}); only tab and "
+                                         "newline are text (terminal output?)", param_hint=flag)
             if flag in _ONE_LINE and ("\n" in value or "\r" in value):
                 raise click.BadParameter("must be one line", param_hint=flag)
             if flag in _NOT_EMPTY and not value.strip():
