@@ -315,7 +315,9 @@ _PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _LINE_START_REF = frozenset(" \t#-=`<[\\")  # written as &#NN; at the start of a line
 _ENTITY_LIKE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});")
 _ORDERED = re.compile(r"[0-9]{1,9}[.)]")
-_AUTOLINK = re.compile(r"(?:(?:https?|ftp)(:)//|www(\.))[^\s<]*", re.IGNORECASE)
+# Every place an autolink could start (overlapping: one may start inside another's run of text).
+# It runs up to ASCII white space or "<" (cmark-gfm's autolink extension), not to other white space.
+_AUTOLINK = re.compile(r"(?=((?:https?|ftp)(:)//[^ \t\n\r\x0b\x0c<]*|www(\.)[^ \t\n\r\x0b\x0c<]*))", re.IGNORECASE)
 _NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'", "nbsp": "\u00a0"}
 
 
@@ -354,8 +356,9 @@ def _inline(text: str, i: int, tildes: bool) -> str | None:
     when it stands for itself."""
     c = text[i]
     nxt = text[i + 1] if i + 1 < len(text) else ""
-    if c == "\\":
-        return "\\\\" if nxt in _PUNCT or nxt in ("", "\n") else None
+    if c == "\\":  # doubled where it would escape what follows: punctuation, a line end, a reference
+        trailing_blank = nxt in (" ", "\t") and text[i + 2 : i + 3] in ("", "\n")
+        return "\\\\" if nxt in _PUNCT or nxt in ("", "\n") or trailing_blank else None
     if c in "*|`":
         return "\\" + c
     if c == "_":
@@ -364,7 +367,7 @@ def _inline(text: str, i: int, tildes: bool) -> str | None:
     if c == "~":
         return "\\~" if tildes else None  # one tilde alone strikes nothing through
     if c == "<":
-        return "\\<" if nxt.isascii() and (nxt.isalpha() or nxt in "/!?") else None
+        return "\\<" if nxt and nxt.isascii() and (nxt.isalpha() or nxt in "/!?") else None
     if c == "&":
         return "\\&" if _ENTITY_LIKE.match(text, i) else None
     if c == "[":
@@ -399,8 +402,9 @@ def escape_literal(text: str) -> str:
     # an escape, its trigger is escaped too, so that it stays text (not a link, but exactly as typed).
     breaks: set[int] = set()
     for m in _AUTOLINK.finditer(text):
-        trigger = m.start(1) if m.group(1) else m.start(2)
-        if any(in_span[i] or _inline(text, i, tildes) for i in range(m.start(), m.end())):
+        trigger = m.start(2) if m.group(2) else m.start(3)
+        # (the character that ends it too: a backslash before it would be the link's last character)
+        if any(in_span[i] or _inline(text, i, tildes) for i in range(m.start(), min(m.end(1) + 1, len(text)))):
             breaks.add(trigger)
     out: list[str] = []
     i = 0

@@ -67,13 +67,27 @@ def visible(html: str) -> str:
     parser = _Visible()
     parser.feed(html)
     parser.close()
-    text = "".join(parser.parts)
-    return same_text(text)
+    return _one_blank_line("".join(parser.parts))
 
 
 def same_text(typed: str) -> str:
-    """What a person can see of typed text: lines as typed, a run of blank lines as one."""
-    return re.sub(r"\n(?:[ \t]*\n)+", "\n\n", typed).strip("\n")
+    """What a person can see of typed text: lines as typed, a run of blank lines as one, and a code
+    span (a run of backticks and the next run as long, on one line) as its code between single
+    backticks, as ``visible`` gives ``<code>``: one space each side dropped when both are there."""
+    def code(m: re.Match) -> str:
+        content = m.group(2)
+        if content.startswith(" ") and content.endswith(" ") and content.strip(" "):
+            content = content[1:-1]
+        return f"`{content}`"
+
+    return _one_blank_line(_CODE_SPAN.sub(code, typed))
+
+
+def _one_blank_line(text: str) -> str:
+    return re.sub(r"\n(?:[ \t]*\n)+", "\n\n", text).strip("\n")
+
+
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 
 
 class _Tags(HTMLParser):

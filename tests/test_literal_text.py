@@ -269,6 +269,7 @@ literal = st.lists(_ALPHABET, max_size=30).map("".join)
 @example("a\n\\")
 @example("`")
 @example("\\`a`")
+@example("#\\ ")  # found by Hypothesis: a backslash before a trailing blank, which becomes &#32;
 def test_unescape_inverts_escape_for_every_text(text):
     assert unescape_literal(escape_literal(text)) == text
 
@@ -276,7 +277,8 @@ def test_unescape_inverts_escape_for_every_text(text):
 @settings(max_examples=100, deadline=None)
 @given(st.lists(literal, min_size=1, max_size=4))
 def test_json_state_of_any_literal_text_round_trips(items):
-    state = {"decisions": items, "goal": items[0], "phases": [{"name": items[-1] or "P", "steps": items[:2]}]}
+    name = items[-1] if items[-1].split() else "P"
+    state = {"decisions": items, "goal": items[0], "phases": [{"name": name, "steps": items[:2]}]}
     cp = from_json(state)
     again = to_json(parse(render_body(cp)).checkpoint)
     assert from_json(again) == cp
