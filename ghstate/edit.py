@@ -132,6 +132,7 @@ def apply_incoming(cp: Checkpoint, incoming: Checkpoint, present: frozenset[str]
     taken: set[str] = set()  # sections whose loose text comes from the file
     united: set[str] = set()  # sections whose loose text is both sides'
     added: list[Extra] = []
+    incoming = keep_markup(cp, incoming)
     keys = [key for key in SECTION_KEYS if key in present] + (["title"] if incoming.title else [])
     for key in keys:
         side = _side(key, cp, incoming, base)
@@ -155,6 +156,43 @@ def apply_incoming(cp: Checkpoint, incoming: Checkpoint, present: frozenset[str]
     order = {key: i for i, key in enumerate((None, *SECTION_KEYS))}
     changes["extra"] = tuple(sorted([*extras, *added], key=lambda e: (order[e.after], e.heading is not None)))
     return cp._replace(**changes), conflicts + extra_conflicts
+
+
+def keep_markup(cp: Checkpoint, incoming: Checkpoint) -> Checkpoint:
+    """Text of ``incoming`` that is the escape of literal text equal to what an item of ``cp`` shows,
+    where that item is a person's markup (a link, ``**bold**``), is that item: a JSON state made
+    without its ``"markdown"`` key (a script that rebuilt it) does not turn a person's markup into
+    literal text in items it did not change."""
+    def keep(old: tuple[str, ...], new: tuple[str, ...], kind: str) -> tuple[str, ...]:
+        theirs: dict[str, list[str]] = {}
+        for item in old:
+            shown = unescape_literal(item)
+            if item not in new and literal_markdown(kind, shown) != item:
+                theirs.setdefault(shown, []).append(item)
+        out = []
+        for item in new:
+            shown = unescape_literal(item)
+            if item not in old and theirs.get(shown) and literal_markdown(kind, shown) == item:
+                item = theirs[shown].pop(0)
+            out.append(item)
+        return tuple(out)
+
+    changes: dict[str, object] = {key: keep(getattr(cp, key), getattr(incoming, key), "item")
+                                  for key in ("decisions", "questions", "risks", "runtime")}
+    for key in ("goal", "resume"):
+        if getattr(incoming, key):
+            changes[key] = keep((getattr(cp, key),), (getattr(incoming, key),), "block")[0]
+    names = keep(tuple(p.name for p in cp.phases), tuple(p.name for p in incoming.phases), "line")
+    by_name = {p.name: p for p in cp.phases}
+    phases = []
+    for phase, name in zip(incoming.phases, names, strict=True):
+        before = by_name.get(name)
+        if before is not None:
+            texts = keep(tuple(s.text for s in before.steps), tuple(s.text for s in phase.steps), "item")
+            phase = phase._replace(steps=tuple(s._replace(text=t) for s, t in zip(phase.steps, texts, strict=True)))
+        phases.append(phase._replace(name=name))
+    changes["phases"] = tuple(phases)
+    return incoming._replace(**changes)
 
 
 def _extras(cp: Checkpoint, incoming: Checkpoint, base: dict[str, str] | None, force: bool, taken: set[str],

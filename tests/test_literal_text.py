@@ -283,3 +283,18 @@ def test_json_state_of_any_literal_text_round_trips(items):
     again = to_json(parse(render_body(cp)).checkpoint)
     assert from_json(again) == cp
     assert again["markdown"] == {}
+
+
+def test_a_state_rebuilt_without_its_markdown_key_keeps_a_persons_markup(repo, run, tmp_path):
+    """A script that keeps only some keys: items that still show the same keep their markup."""
+    path = tmp_path / "cp.md"
+    path.write_text("## Goal\nSee **the plan**.\n\n## Current status\n- [ ] Phase 1: [link](x)\n  - [ ] *step*\n\n"
+                    "## Decisions locked\n- **one**\n- two\n\n## Resume instruction\nGo.\n")
+    run("checkpoint", "--file", str(path))
+    data = json.loads(run("show", "1", "--json").stdout)
+    rebuilt = {"goal": data["goal"], "phases": data["phases"], "decisions": [*data["decisions"], "**three**"],
+               "resume": "Go on."}
+    run("checkpoint", "1", "--file", "-", input=json.dumps(rebuilt))
+    body = (repo / ".ghstate" / "1.md").read_text()
+    assert "See **the plan**.\n" in body and "- [ ] Phase 1: [link](x)\n  - [ ] *step*\n" in body
+    assert "- **one**\n- two\n- \\*\\*three\\*\\*\n" in body and "Go on." in body
