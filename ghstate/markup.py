@@ -351,7 +351,7 @@ def _literal_code_spans(text: str) -> dict[int, int]:
     return spans
 
 
-def _inline(text: str, i: int, tildes: bool) -> str | None:
+def _inline(text: str, i: int, tildes: bool, last_close: int = -2) -> str | None:
     """The markdown for the character at ``i`` (not at a line start, not in a code span), or None
     when it stands for itself."""
     c = text[i]
@@ -371,7 +371,9 @@ def _inline(text: str, i: int, tildes: bool) -> str | None:
     if c == "&":
         return "\\&" if _ENTITY_LIKE.match(text, i) else None
     if c == "[":
-        return "\\[" if "]" in text[i + 1 :] else None
+        if last_close == -2:
+            last_close = text.rfind("]")
+        return "\\[" if last_close > i else None
     if c in " \t" and nxt in ("\n", ""):
         return f"&#{ord(c)};"  # trailing blanks would be dropped, or make a hard break
     return None
@@ -398,14 +400,18 @@ def escape_literal(text: str) -> str:
     for start, end in spans.items():
         in_span[start:end] = [True] * (end - start)
     tildes = sum(1 for i, c in enumerate(text) if c == "~" and not in_span[i]) >= 2
+    last_close = text.rfind("]")
     # An autolink (https://…, www.…) shows its characters raw, escapes included: where one would need
     # an escape, its trigger is escaped too, so that it stays text (not a link, but exactly as typed).
     breaks: set[int] = set()
-    for m in _AUTOLINK.finditer(text):
-        trigger = m.start(2) if m.group(2) else m.start(3)
-        # (the character that ends it too: a backslash before it would be the link's last character)
-        if any(in_span[i] or _inline(text, i, tildes) for i in range(m.start(), min(m.end(1) + 1, len(text)))):
-            breaks.add(trigger)
+    if "://" in text or "www." in text.lower():
+        next_escape = [len(text)] * (len(text) + 1)  # the first position at or after i that is escaped
+        for i in range(len(text) - 1, -1, -1):
+            next_escape[i] = i if in_span[i] or _inline(text, i, tildes, last_close) else next_escape[i + 1]
+        for m in _AUTOLINK.finditer(text):
+            # (the character that ends it counts: a backslash before it would be the link's last character)
+            if next_escape[m.start()] <= m.end(1):
+                breaks.add(m.start(2) if m.group(2) else m.start(3))
     out: list[str] = []
     i = 0
     line_start = True
@@ -429,7 +435,7 @@ def escape_literal(text: str) -> str:
             continue
         line_start = False
         if piece is None:
-            piece = "\\" + c if i in breaks else _inline(text, i, tildes)
+            piece = "\\" + c if i in breaks else _inline(text, i, tildes, last_close)
         out.append(c if piece is None else piece)
         i += 1
     return "".join(out)

@@ -298,3 +298,15 @@ def test_a_state_rebuilt_without_its_markdown_key_keeps_a_persons_markup(repo, r
     body = (repo / ".ghstate" / "1.md").read_text()
     assert "See **the plan**.\n" in body and "- [ ] Phase 1: [link](x)\n  - [ ] *step*\n" in body
     assert "- **one**\n- two\n- \\*\\*three\\*\\*\n" in body and "Go on." in body
+
+
+@settings(max_examples=100, deadline=None)
+@given(literal)
+def test_escaped_text_is_left_alone_by_the_structural_escapes(text):
+    """What escape_literal writes never starts a line the section and item escapes guard, so they never
+    add a backslash that GitHub would show."""
+    from ghstate.markup import escape_item, escape_text
+
+    markdown = escape_literal(text)
+    assert escape_text(markdown) == markdown
+    assert escape_item(markdown) == markdown and escape_item(markdown, plain_step=True) == markdown
