@@ -410,7 +410,7 @@ def escape_literal(text: str) -> str:
             next_escape[i] = i if in_span[i] or _inline(text, i, tildes, last_close) else next_escape[i + 1]
         for m in _AUTOLINK.finditer(text):
             # (the character that ends it counts: a backslash before it would be the link's last character)
-            if next_escape[m.start()] <= m.end(1):
+            if next_escape[m.start()] < min(m.end(1) + 1, len(text)):
                 breaks.add(m.start(2) if m.group(2) else m.start(3))
     out: list[str] = []
     i = 0

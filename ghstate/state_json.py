@@ -150,17 +150,17 @@ class _Markdown:
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise _fail("markdown", "must be an object of strings (JSON path -> markdown)")
         self.entries: dict[str, str] = value
-        self.used: set[str] = set()
+        self.shown: dict[tuple[str, str], list[str]] = {}  # (path without indexes, literal) -> paths
+        for path, entry in value.items():
+            self.shown.setdefault((_INDEX.sub("[]", path), unescape_literal(entry)), []).append(path)
 
     def text(self, raw: str, path: str, kind: str) -> str:
-        family = _INDEX.sub("[]", path)
-        candidates = [path] + [p for p in self.entries if p != path and _INDEX.sub("[]", p) == family]
-        for candidate in candidates:
-            entry = self.entries.get(candidate)
-            if entry is not None and candidate not in self.used and unescape_literal(entry) == raw:
-                self.used.add(candidate)
-                text = clean_text(entry, block=kind == "block")
-                return " ".join(text.split("\n")).strip() if kind in ("line", "heading") else text
+        paths = self.shown.get((_INDEX.sub("[]", path), raw))
+        if paths:
+            found = path if path in paths else paths[0]
+            paths.remove(found)
+            text = clean_text(self.entries[found], block=kind == "block")
+            return " ".join(text.split("\n")).strip() if kind in ("line", "heading") else text
         return literal_markdown(kind, raw)
 
 

@@ -310,3 +310,10 @@ def test_escaped_text_is_left_alone_by_the_structural_escapes(text):
     markdown = escape_literal(text)
     assert escape_text(markdown) == markdown
     assert escape_item(markdown) == markdown and escape_item(markdown, plain_step=True) == markdown
+
+
+@pytest.mark.parametrize("text", ["dev server: http://127.0.0.1:3000/health", "see www.example.com",
+                                  "https://example.com/a_b?c=d#e"])
+def test_links_that_need_no_escape_stay_links(text):
+    assert escape_literal(text) == text
+    assert "<a href=" in github_html(text)
