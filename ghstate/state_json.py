@@ -141,27 +141,47 @@ _INDEX = re.compile(r"\[[0-9]+\]")
 
 
 class _Markdown:
-    """The ``markdown`` key of a JSON state, used once per entry: the markdown of a text whose
-    literal form is still the one given, at its own path or, after items moved, at another index."""
+    """The ``markdown`` key of a JSON state: the markdown of a text whose literal form is still the one
+    given, at its own path or, for an item that moved, at the index it moved to (each used once)."""
 
-    def __init__(self, value: Any) -> None:
+    def __init__(self, value: Any, state: dict[str, Any]) -> None:
         if value is None:
             value = {}
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise _fail("markdown", "must be an object of strings (JSON path -> markdown)")
-        self.entries: dict[str, str] = value
-        self.shown: dict[tuple[str, str], list[str]] = {}  # (path without indexes, literal) -> paths
+        self.own: dict[str, str] = {}  # path -> markdown, where the path still holds what it shows
+        self.moved: dict[tuple[str, str], list[str]] = {}  # (path without indexes, literal) -> markdown
         for path, entry in value.items():
-            self.shown.setdefault((_INDEX.sub("[]", path), unescape_literal(entry)), []).append(path)
+            shown = unescape_literal(entry)
+            if _at(state, path) == shown:
+                self.own[path] = entry
+            else:
+                self.moved.setdefault((_INDEX.sub("[]", path), shown), []).append(entry)
 
     def text(self, raw: str, path: str, kind: str) -> str:
-        paths = self.shown.get((_INDEX.sub("[]", path), raw))
-        if paths:
-            found = path if path in paths else paths[0]
-            paths.remove(found)
-            text = clean_text(self.entries[found], block=kind == "block")
-            return " ".join(text.split("\n")).strip() if kind in ("line", "heading") else text
-        return literal_markdown(kind, raw)
+        entry = self.own.get(path)
+        if entry is None:
+            moved = self.moved.get((_INDEX.sub("[]", path), raw))
+            entry = moved.pop(0) if moved else None
+        if entry is None:
+            return literal_markdown(kind, raw)
+        text = clean_text(entry, block=kind == "block")
+        return " ".join(text.split("\n")).strip() if kind in ("line", "heading") else text
+
+
+_STEP = re.compile(r"\.?([A-Za-z_]+)|\[([0-9]+)\]")
+
+
+def _at(state: Any, path: str) -> Any:
+    """The value at a JSON path such as ``phases[1].steps[0].name``, or None."""
+    value = state
+    for m in _STEP.finditer(path):
+        if m.group(1) is not None:
+            value = value.get(m.group(1)) if isinstance(value, dict) else None
+        else:
+            index = int(m.group(2))
+            value = value[index] if isinstance(value, list) and index < len(value) else None
+    return value
 
 
 def _check_controls(value: Any, path: str) -> None:
@@ -416,7 +436,7 @@ def from_json(obj: Any) -> Checkpoint:
     if schema != SCHEMA:
         raise _fail("schema", f"this ghstate reads schema {SCHEMA}, not {schema!r}")
     _check_controls(obj, "")
-    md = _Markdown(obj.get("markdown"))
+    md = _Markdown(obj.get("markdown"), obj)
     verification, verification_data = _verification(obj, md)
     values: dict[str, Any] = {key: _strings(obj, key, md) for key in LIST_SECTIONS if key not in ("files", "runtime")}
     return Checkpoint(
