@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ghstate import provenance
 from ghstate.errors import InputError
+from ghstate.markup import code_span, unescape_literal
 from ghstate.model import (
     DIGESTS_KEY,
     HEADINGS,
@@ -28,6 +29,7 @@ from ghstate.model import (
     section_digests,
     standalone_extras,
 )
+from ghstate.state_json import literal_markdown
 
 MAX_EXECUTIONS = 20
 
@@ -56,33 +58,49 @@ class EditError(InputError):
 
 
 def _append(items: tuple[str, ...], new: tuple[str, ...]) -> tuple[str, ...]:
+    """Literal texts added to a list of markdown items, each once: one that reads as an item already
+    there (the same visible text) is that item."""
     out = list(items)
+    seen = {unescape_literal(item) for item in items}
     for item in new:
-        text = item.strip()
-        if text and text not in out:
+        text = literal_markdown("item", item)
+        literal = unescape_literal(text)
+        if text and literal not in seen:
             out.append(text)
+            seen.add(literal)
     return tuple(out)
 
 
+def _find_phase(phases: tuple[Phase, ...], ref: str) -> int:
+    """PHASE as typed: a name as it shows (literal), or as the body writes it (markdown)."""
+    try:
+        return find_phase(phases, ref)
+    except LookupError as exc:
+        shown = tuple(p._replace(name=unescape_literal(p.name)) for p in phases)
+        try:
+            return find_phase(shown, ref)
+        except LookupError:
+            raise EditError(str(exc)) from None
+
+
 def apply_edits(cp: Checkpoint, edits: Edits) -> Checkpoint:
+    """The incremental flags, applied. Their text is literal: escaped here so that GitHub shows it as typed."""
     changes: dict[str, object] = {}
     if edits.title is not None and edits.title.strip():
         changes["title"] = " ".join(edits.title.split())
     if edits.goal is not None:
-        changes["goal"] = edits.goal.strip()
+        changes["goal"] = literal_markdown("block", edits.goal)
     if edits.resume is not None:
-        changes["resume"] = edits.resume.strip()
+        changes["resume"] = literal_markdown("block", edits.resume)
     phases = list(cp.phases)
     for name in edits.phases:
         name = " ".join(name.split())
-        if name and all(" ".join(p.name.split()).lower() != name.lower() for p in phases):
-            phases.append(Phase(name))
+        if name and all(" ".join(unescape_literal(p.name).split()).lower() != name.lower()
+                        and " ".join(p.name.split()).lower() != name.lower() for p in phases):
+            phases.append(Phase(literal_markdown("line", name)))
     for refs, done in ((edits.done, True), (edits.undo, False)):
         for ref in refs:
-            try:
-                index = find_phase(tuple(phases), ref)
-            except LookupError as exc:
-                raise EditError(str(exc)) from None
+            index = _find_phase(tuple(phases), ref)
             phases[index] = phases[index]._replace(done=done)
     if tuple(phases) != cp.phases:
         changes["phases"] = tuple(phases)
@@ -91,8 +109,8 @@ def apply_edits(cp: Checkpoint, edits: Edits) -> Checkpoint:
             changes[key] = _append(getattr(cp, key), new)
     if edits.reads:
         known = set(cp.file_paths)
-        fresh = tuple(f"`{p.strip()}`" for p in edits.reads if p.strip() and p.strip() not in known)
-        changes["files"] = _append(cp.files, fresh)
+        fresh = tuple(dict.fromkeys(code_span(p.strip()) for p in edits.reads if p.strip() and p.strip() not in known))
+        changes["files"] = (*cp.files, *fresh)
     return cp._replace(**changes) if changes else cp
 
 
@@ -115,6 +133,7 @@ def apply_incoming(cp: Checkpoint, incoming: Checkpoint, present: frozenset[str]
     taken: set[str] = set()  # sections whose loose text comes from the file
     united: set[str] = set()  # sections whose loose text is both sides'
     added: list[Extra] = []
+    incoming = keep_markup(cp, incoming)
     keys = [key for key in SECTION_KEYS if key in present] + (["title"] if incoming.title else [])
     for key in keys:
         side = _side(key, cp, incoming, base)
@@ -138,6 +157,43 @@ def apply_incoming(cp: Checkpoint, incoming: Checkpoint, present: frozenset[str]
     order = {key: i for i, key in enumerate((None, *SECTION_KEYS))}
     changes["extra"] = tuple(sorted([*extras, *added], key=lambda e: (order[e.after], e.heading is not None)))
     return cp._replace(**changes), conflicts + extra_conflicts
+
+
+def keep_markup(cp: Checkpoint, incoming: Checkpoint) -> Checkpoint:
+    """Text of ``incoming`` that is the escape of literal text equal to what an item of ``cp`` shows,
+    where that item is a person's markup (a link, ``**bold**``), is that item: a JSON state made
+    without its ``"markdown"`` key (a script that rebuilt it) does not turn a person's markup into
+    literal text in items it did not change."""
+    def keep(old: tuple[str, ...], new: tuple[str, ...], kind: str) -> tuple[str, ...]:
+        theirs: dict[str, list[str]] = {}
+        for item in old:
+            shown = unescape_literal(item)
+            if item not in new and literal_markdown(kind, shown) != item:
+                theirs.setdefault(shown, []).append(item)
+        out = []
+        for item in new:
+            shown = unescape_literal(item)
+            if item not in old and theirs.get(shown) and literal_markdown(kind, shown) == item:
+                item = theirs[shown].pop(0)
+            out.append(item)
+        return tuple(out)
+
+    changes: dict[str, object] = {key: keep(getattr(cp, key), getattr(incoming, key), "item")
+                                  for key in ("decisions", "questions", "risks", "runtime")}
+    for key in ("goal", "resume"):
+        if getattr(incoming, key):
+            changes[key] = keep((getattr(cp, key),), (getattr(incoming, key),), "block")[0]
+    names = keep(tuple(p.name for p in cp.phases), tuple(p.name for p in incoming.phases), "line")
+    by_name = {p.name: p for p in cp.phases}
+    phases = []
+    for phase, name in zip(incoming.phases, names, strict=True):
+        before = by_name.get(name)
+        if before is not None:
+            texts = keep(tuple(s.text for s in before.steps), tuple(s.text for s in phase.steps), "item")
+            phase = phase._replace(steps=tuple(s._replace(text=t) for s, t in zip(phase.steps, texts, strict=True)))
+        phases.append(phase._replace(name=name))
+    changes["phases"] = tuple(phases)
+    return incoming._replace(**changes)
 
 
 def _extras(cp: Checkpoint, incoming: Checkpoint, base: dict[str, str] | None, force: bool, taken: set[str],

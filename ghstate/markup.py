@@ -293,3 +293,201 @@ def unescape_item(text: str, plain_step: bool = False) -> str:
     elif plain_step and _CHECKBOX_ESCAPED.match(text):
         first = first[1:]
     return first + sep + rest
+
+
+# ---------------------------------------------------------------------------------- literal text
+#
+# Text that ghstate takes from flags and from a JSON state is literal: a person reading the issue on
+# GitHub must see exactly what was typed, except code spans, which stay code. ``escape_literal`` turns
+# such text into the markdown that GitHub (cmark-gfm with its extensions) shows as that text;
+# ``unescape_literal`` reads it back. Only ASCII punctuation is backslash-escaped and only numeric
+# character references are added, so ``unescape_literal`` (CommonMark's own reading of escapes and
+# references) inverts ``escape_literal`` exactly, for every text: the pair is a bijection between
+# literal text and its image. Markdown outside the image (a person's ``**bold**``) is not ghstate's.
+#
+# The first character of a line is written as a character reference (``&#35;``) when it could open a
+# block (heading, list, quote, fence, HTML, setext underline, indented code), so that no line of the
+# result starts like the lines ``escape_text`` and ``escape_item`` guard: their escapes never touch
+# literal text, and what ghstate escaped is never escaped twice.
+
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
+_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+_LINE_START_REF = frozenset(" \t#-=`<[\\")  # written as &#NN; at the start of a line
+_ENTITY_LIKE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});")
+_ORDERED = re.compile(r"[0-9]{1,9}[.)]")
+# Every place an autolink could start (overlapping: one may start inside another's run of text).
+# It runs up to ASCII white space or "<" (cmark-gfm's autolink extension), not to other white space.
+_AUTOLINK = re.compile(r"(?=((?:https?|ftp)(:)//[^ \t\n\r\x0b\x0c<]*|www(\.)[^ \t\n\r\x0b\x0c<]*))", re.IGNORECASE)
+_NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'", "nbsp": "\u00a0"}
+
+
+def control_at(text: str) -> int:
+    """The index of the first control character that is not text (tab, newline, CR of a CRLF), or -1."""
+    m = CONTROL.search(text)
+    return m.start() if m else -1
+
+
+def describe_control(text: str, index: int) -> str:
+    """``U+001B at line 2, column 5``: where a control character stands, for an error message."""
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return f"U+{ord(text[index]):04X} at line {line}, column {column}"
+
+
+def _literal_code_spans(text: str) -> dict[int, int]:
+    """Code spans of literal text, start -> end: a backtick run and the next run of the same length,
+    on the same line (a span across lines would be cut by the block structure first)."""
+    runs = [(m.start(), m.end()) for m in re.finditer(r"`+", text)]
+    spans: dict[int, int] = {}
+    i = 0
+    while i < len(runs):
+        start, end = runs[i]
+        closer = next((j for j in range(i + 1, len(runs)) if runs[j][1] - runs[j][0] == end - start), None)
+        if closer is not None and "\n" not in text[end : runs[closer][0]]:
+            spans[start] = runs[closer][1]
+            i = closer + 1
+        else:
+            i += 1
+    return spans
+
+
+def _inline(text: str, i: int, tildes: bool, last_close: int = -2) -> str | None:
+    """The markdown for the character at ``i`` (not at a line start, not in a code span), or None
+    when it stands for itself."""
+    c = text[i]
+    nxt = text[i + 1] if i + 1 < len(text) else ""
+    if c == "\\":  # doubled where it would escape what follows: punctuation, a line end, a reference
+        trailing_blank = nxt in (" ", "\t") and text[i + 2 : i + 3] in ("", "\n")
+        return "\\\\" if nxt in _PUNCT or nxt in ("", "\n") or trailing_blank else None
+    if c in "*|`":
+        return "\\" + c
+    if c == "_":
+        prev = text[i - 1] if i else ""
+        return None if prev.isalnum() and nxt.isalnum() else "\\_"  # inside a word, _ is inert
+    if c == "~":
+        return "\\~" if tildes else None  # one tilde alone strikes nothing through
+    if c == "<":
+        return "\\<" if nxt and nxt.isascii() and (nxt.isalpha() or nxt in "/!?") else None
+    if c == "&":
+        return "\\&" if _ENTITY_LIKE.match(text, i) else None
+    if c == "[":
+        if last_close == -2:
+            last_close = text.rfind("]")
+        return "\\[" if last_close > i else None
+    if c in " \t" and nxt in ("\n", ""):
+        return f"&#{ord(c)};"  # trailing blanks would be dropped, or make a hard break
+    return None
+
+
+def _line_start(text: str, i: int) -> str | None:
+    c = text[i]
+    if c in _LINE_START_REF or text.startswith("~~~", i):
+        return f"&#{ord(c)};"
+    if c in "+>":
+        return "\\" + c
+    if c == ":" and text[i + 1 : i + 2] == "-":
+        return "\\:"  # ":-" is a table's delimiter row
+    m = _ORDERED.match(text, i)
+    if m:
+        return text[i : m.end() - 1] + "\\" + text[m.end() - 1]
+    return None
+
+
+def escape_literal(text: str) -> str:
+    """The markdown GitHub shows as ``text`` (see above). ``text`` has LF newlines."""
+    spans = _literal_code_spans(text)
+    in_span = [False] * len(text)
+    for start, end in spans.items():
+        in_span[start:end] = [True] * (end - start)
+    tildes = sum(1 for i, c in enumerate(text) if c == "~" and not in_span[i]) >= 2
+    last_close = text.rfind("]")
+    # An autolink (https://…, www.…) shows its characters raw, escapes included: where one would need
+    # an escape, its trigger is escaped too, so that it stays text (not a link, but exactly as typed).
+    breaks: set[int] = set()
+    if "://" in text or "www." in text.lower():
+        next_escape = [len(text)] * (len(text) + 1)  # the first position at or after i that is escaped
+        for i in range(len(text) - 1, -1, -1):
+            next_escape[i] = i if in_span[i] or _inline(text, i, tildes, last_close) else next_escape[i + 1]
+        for m in _AUTOLINK.finditer(text):
+            # (the character that ends it counts: a backslash before it would be the link's last character)
+            if next_escape[m.start()] < min(m.end(1) + 1, len(text)):
+                breaks.add(m.start(2) if m.group(2) else m.start(3))
+    out: list[str] = []
+    i = 0
+    line_start = True
+    while i < len(text):
+        if i in spans:
+            out.append(text[i : spans[i]])
+            i = spans[i]
+            line_start = False
+            continue
+        c = text[i]
+        if c == "\n":
+            out.append(c)
+            i += 1
+            line_start = True
+            continue
+        piece = _line_start(text, i) if line_start else None
+        if piece is not None and _ORDERED.match(text, i):
+            out.append(piece)
+            i = _ORDERED.match(text, i).end()  # type: ignore[union-attr]
+            line_start = False
+            continue
+        line_start = False
+        if piece is None:
+            piece = "\\" + c if i in breaks else _inline(text, i, tildes, last_close)
+        out.append(c if piece is None else piece)
+        i += 1
+    return "".join(out)
+
+
+def unescape_literal(markdown: str) -> str:
+    """The text GitHub shows for ``markdown``'s inline content, as far as escapes, character
+    references and code spans go: the exact inverse of ``escape_literal`` on its image."""
+    if not any(c in markdown for c in "\\&`"):
+        return markdown
+    out: list[str] = []
+    i = 0
+    n = len(markdown)
+    while i < n:
+        c = markdown[i]
+        if c == "\\" and i + 1 < n and markdown[i + 1] in _PUNCT:
+            out.append(markdown[i + 1])
+            i += 2
+        elif c == "&" and (m := _ENTITY_LIKE.match(markdown, i)):
+            out.append(_reference(m.group(0)))
+            i = m.end()
+        elif c == "`":
+            run = re.compile(r"`+").match(markdown, i)
+            assert run is not None
+            k = run.end() - i
+            closer = next((r for r in re.finditer(r"`+", markdown[run.end() :]) if len(r.group(0)) == k), None)
+            end = run.end() + closer.end() if closer else run.end()
+            out.append(markdown[i:end])
+            i = end
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _reference(ref: str) -> str:
+    body = ref[1:-1]
+    if body.startswith(("#x", "#X")):
+        code = int(body[2:], 16)
+    elif body.startswith("#"):
+        code = int(body[1:])
+    else:
+        return _NAMED.get(body, ref)
+    try:
+        return chr(code) if 0 < code < 0x110000 and not 0xD800 <= code < 0xE000 else "\ufffd"
+    except ValueError:  # pragma: no cover
+        return "\ufffd"
+
+
+def code_span(text: str) -> str:
+    """``text`` as one code span (a path), fenced by more backticks than any run it holds."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"

@@ -3,6 +3,13 @@
 ``to_json`` adds what is derived (phase status, next phase, plain file paths) and what the store or
 a resume knows (issue, url, drift, runtime status). ``from_json`` reads such an object back, checking
 every field and saying which one is wrong; derived keys are ignored, so they cannot disagree.
+
+The strings of the state are literal text, what a person sees on GitHub (see ``markup.escape_literal``):
+``to_json`` gives the literal form of each text, and ``from_json`` escapes literal text into markdown.
+Text a person wrote with markup (a link, ``**bold**``) is not the escape of its literal form; for it
+``to_json`` also gives the markdown as written under ``"markdown"`` (JSON path -> markdown), and
+``from_json`` takes that markdown back wherever the literal text it stands for is unchanged. So a state
+edited with ``jq`` keeps every item it did not touch byte for byte, and new or changed text is literal.
 """
 
 from __future__ import annotations
@@ -10,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ghstate.markup import CHECKBOX
+from ghstate.markup import CHECKBOX, code_span, control_at, describe_control, escape_literal, unescape_literal
 from ghstate.model import (
     LIST_SECTIONS,
     SECTION_KEYS,
@@ -31,7 +38,6 @@ from ghstate.provenance import Provenance
 from ghstate.render import execution_dict
 
 SCHEMA = 1
-_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 
 
 class StateError(ValueError):
@@ -47,15 +53,21 @@ def to_json(
     runtime_status: list[str] | None = None,
 ) -> dict[str, Any]:
     next_phase = cp.next_phase
+    marks: dict[str, str] = {}
+
+    def lit(markdown: str, path: str, kind: str) -> str:
+        return _literal(markdown, path, kind, marks)
+
     runtime = []
     for i, item in enumerate(cp.runtime):
-        name, check = runtime_entry(item)
+        text = lit(item, f"runtime[{i}].text", "item")
+        name, check = runtime_entry(text)
         status = runtime_status[i] if runtime_status and i < len(runtime_status) else "unknown"
-        runtime.append({"name": name, "check": check, "status": status, "text": item})
+        runtime.append({"name": name, "check": check, "status": status, "text": text})
     verification: dict[str, Any] | None = None
     if cp.verification or cp.verification_data:
         verification = dict(cp.verification_data or {"status": "unknown"})
-        verification["text"] = cp.verification
+        verification["text"] = lit(cp.verification, "verification.text", "block")
     meta = {
         "revision": cp.meta.revision,
         "branch": cp.meta.branch,
@@ -71,35 +83,124 @@ def to_json(
         "title": cp.title,
         "issue": issue,
         "url": url,
-        "goal": cp.goal,
-        "phases": [_phase_json(p) for p in cp.phases],
-        "next_phase": next_phase.name if next_phase else None,
-        "decisions": list(cp.decisions),
-        "questions": list(cp.questions),
-        "risks": list(cp.risks),
+        "goal": lit(cp.goal, "goal", "block"),
+        "phases": [_phase_json(p, i, lit) for i, p in enumerate(cp.phases)],
+        "next_phase": unescape_literal(next_phase.name) if next_phase else None,
+        **{key: [lit(item, f"{key}[{i}]", "item") for i, item in enumerate(getattr(cp, key))]
+           for key in ("decisions", "questions", "risks")},
         "files": cp.file_paths,
         "file_items": list(cp.files),
-        "resume": cp.resume,
+        "resume": lit(cp.resume, "resume", "block"),
         "runtime": runtime,
         "verification": verification,
         "executions": [execution_dict(e) for e in cp.executions],
         "drift": drift,
-        "extra": [{"heading": e.heading, "level": e.level, "after": e.after, "body": e.body} for e in cp.extra],
+        "extra": [{"heading": lit(e.heading, f"extra[{i}].heading", "heading") if e.heading else e.heading,
+                   "level": e.level, "after": e.after, "body": lit(e.body, f"extra[{i}].body", "block")}
+                  for i, e in enumerate(cp.extra)],
         "meta": meta,
         **({"provenance": Provenance(cp).as_json()} if PROVENANCE_KEY in cp.meta.other else {}),
+        "markdown": marks,
     }
 
 
-def _phase_json(phase: Phase) -> dict[str, Any]:
+def _phase_json(phase: Phase, i: int, lit: Any) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "name": phase.name,
+        "name": lit(phase.name, f"phases[{i}].name", "line"),
         "done": phase.done,
         "status": phase.status,
-        "steps": [{"name": s.text, "done": s.done} for s in phase.steps],
+        "steps": [{"name": lit(s.text, f"phases[{i}].steps[{j}].name", "item"), "done": s.done}
+                  for j, s in enumerate(phase.steps)],
     }
     if phase.detail:
-        data["detail"] = phase.detail
+        data["detail"] = lit(phase.detail, f"phases[{i}].detail", "item")
     return data
+
+
+# -------------------------------------------------------------------------------- literal text
+
+
+def literal_markdown(kind: str, text: str) -> str:
+    """Literal text (a flag's value, a string of a JSON state) as the markdown of its place: ``line``
+    (a phase name), ``item`` (a list item, a step, a phase's detail), ``block`` (a section's text) or
+    ``heading``; normalised as parse would read it back (LF newlines, no outer blank space)."""
+    text = clean_text(text, block=kind == "block")
+    if kind in ("line", "heading"):
+        text = " ".join(text.split("\n")).strip()
+    markdown = escape_literal(text)
+    if kind == "heading":  # a run of # at the end would close the heading, not show
+        markdown = re.sub(r"(^|[ \t])(#+)$", lambda m: m.group(1) + "\\" + m.group(2), markdown)
+    return markdown
+
+
+def _literal(markdown: str, path: str, kind: str, marks: dict[str, str]) -> str:
+    text = unescape_literal(markdown)
+    if literal_markdown(kind, text) != markdown:
+        marks[path] = markdown  # a person's markup: the literal form alone would not give it back
+    return text
+
+
+_INDEX = re.compile(r"\[[0-9]+\]")
+
+
+class _Markdown:
+    """The ``markdown`` key of a JSON state: the markdown of a text whose literal form is still the one
+    given, at its own path or, for an item that moved, at the index it moved to (each used once)."""
+
+    def __init__(self, value: Any, state: dict[str, Any]) -> None:
+        if value is None:
+            value = {}
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise _fail("markdown", "must be an object of strings (JSON path -> markdown)")
+        self.own: dict[str, str] = {}  # path -> markdown, where the path still holds what it shows
+        self.moved: dict[tuple[str, str], list[str]] = {}  # (path without indexes, literal) -> markdown
+        for path, entry in value.items():
+            shown = unescape_literal(entry)
+            if _at(state, path) == shown:
+                self.own[path] = entry
+            else:
+                self.moved.setdefault((_INDEX.sub("[]", path), shown), []).append(entry)
+
+    def text(self, raw: str, path: str, kind: str) -> str:
+        entry = self.own.get(path)
+        if entry is None:
+            moved = self.moved.get((_INDEX.sub("[]", path), raw))
+            entry = moved.pop(0) if moved else None
+        if entry is None:
+            return literal_markdown(kind, raw)
+        text = clean_text(entry, block=kind == "block")
+        return " ".join(text.split("\n")).strip() if kind in ("line", "heading") else text
+
+
+_STEP = re.compile(r"\.?([A-Za-z_]+)|\[([0-9]+)\]")
+
+
+def _at(state: Any, path: str) -> Any:
+    """The value at a JSON path such as ``phases[1].steps[0].name``, or None."""
+    value = state
+    for m in _STEP.finditer(path):
+        if m.group(1) is not None:
+            value = value.get(m.group(1)) if isinstance(value, dict) else None
+        else:
+            index = int(m.group(2))
+            value = value[index] if isinstance(value, list) and index < len(value) else None
+    return value
+
+
+def _check_controls(value: Any, path: str) -> None:
+    """Refuse control characters anywhere in the state, naming the field and where in it."""
+    if isinstance(value, str):
+        at = control_at(value)
+        if at >= 0:
+            raise _fail(path or "the state", f"holds a control character ({describe_control(value, at)}); "
+                        "remove it (terminal output?)")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_controls(key, f"{path}{'.' if path else ''}{key!s} (the key)")
+            _check_controls(item, f"{path}{'.' if path else ''}{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_controls(item, f"{path}[{i}]")
 
 
 # ------------------------------------------------------------------------------------------- read
@@ -109,19 +210,28 @@ def _fail(path: str, problem: str) -> StateError:
     return StateError(f"{path}: {problem}")
 
 
-def _text(obj: dict[str, Any], key: str, path: str, *, single_line: bool = False, block: bool = False) -> str:
+def _string(obj: dict[str, Any], key: str, path: str) -> str | None:
     value = obj.get(key)
     if value is None:
-        return ""
+        return None
     if not isinstance(value, str):
         raise _fail(f"{path}{key}", f"must be a string, not {type(value).__name__}")
-    if "\x00" in value:
-        raise _fail(f"{path}{key}", "contains a NUL character")
-    text = clean_text(value, block=block)
-    return " ".join(text.split("\n")).strip() if single_line else text
+    return value
 
 
-def _strings(obj: dict[str, Any], key: str) -> tuple[str, ...]:
+def _plain(obj: dict[str, Any], key: str, path: str) -> str:
+    """A one-line string that is data, not text for the body (a branch, an id, the title)."""
+    value = _string(obj, key, path)
+    return " ".join(clean_text(value).split("\n")).strip() if value else ""
+
+
+def _text(obj: dict[str, Any], key: str, path: str, md: _Markdown, kind: str) -> str:
+    """Literal text at ``path + key``, as markdown for its place."""
+    value = _string(obj, key, path)
+    return md.text(value, f"{path}{key}", kind) if value else ""
+
+
+def _strings(obj: dict[str, Any], key: str, md: _Markdown | None = None) -> tuple[str, ...]:
     value = obj.get(key)
     if value is None:
         return ()
@@ -131,9 +241,7 @@ def _strings(obj: dict[str, Any], key: str) -> tuple[str, ...]:
     for i, item in enumerate(value):
         if not isinstance(item, str):
             raise _fail(f"{key}[{i}]", "must be a string")
-        if "\x00" in item:
-            raise _fail(f"{key}[{i}]", "contains a NUL character")
-        text = clean_text(item)
+        text = clean_text(item) if md is None else md.text(item, f"{key}[{i}]", "item")
         if text:
             out.append(text)
     return tuple(out)
@@ -160,11 +268,11 @@ def _files(obj: dict[str, Any]) -> tuple[str, ...]:
                 owed.extend(named)
                 break
         else:
-            out.append(f"`{path}`" if "`" not in path else path)
+            out.append(code_span(path))
     return tuple(out)
 
 
-def _runtime(obj: dict[str, Any]) -> tuple[str, ...]:
+def _runtime(obj: dict[str, Any], md: _Markdown) -> tuple[str, ...]:
     value = obj.get("runtime")
     if value is None:
         return ()
@@ -173,15 +281,15 @@ def _runtime(obj: dict[str, Any]) -> tuple[str, ...]:
     out = []
     for i, entry in enumerate(value):
         if isinstance(entry, str):
-            text = clean_text(entry)
+            text = md.text(entry, f"runtime[{i}]", "item") if entry else ""
         elif isinstance(entry, dict):
-            name = _text(entry, "name", f"runtime[{i}].", single_line=True)
-            check = _text(entry, "check", f"runtime[{i}].", single_line=True)
-            written = _text(entry, "text", f"runtime[{i}].")
-            if written and runtime_entry(written) == (name, check):
+            name = _plain(entry, "name", f"runtime[{i}].")
+            check = _plain(entry, "check", f"runtime[{i}].")
+            written = _text(entry, "text", f"runtime[{i}].", md, "item")
+            if written and runtime_entry(unescape_literal(written)) == (name, check):
                 text = written
             else:
-                text = f"{name}: {check}" if check else name
+                text = literal_markdown("item", f"{name}: {check}" if check else name)
         else:
             raise _fail(f"runtime[{i}]", "must be an object or a string")
         if text:
@@ -189,7 +297,7 @@ def _runtime(obj: dict[str, Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _phases(obj: dict[str, Any]) -> tuple[Phase, ...]:
+def _phases(obj: dict[str, Any], md: _Markdown) -> tuple[Phase, ...]:
     value = obj.get("phases")
     if value is None:
         return ()
@@ -202,7 +310,7 @@ def _phases(obj: dict[str, Any]) -> tuple[Phase, ...]:
             entry = {"name": entry}
         if not isinstance(entry, dict):
             raise _fail(f"phases[{i}]", "must be an object with a name")
-        name = _text(entry, "name", path, single_line=True)
+        name = _text(entry, "name", path, md, "line")
         if not name:
             raise _fail(f"phases[{i}].name", "is required")
         done = entry.get("done", False)
@@ -221,7 +329,7 @@ def _phases(obj: dict[str, Any]) -> tuple[Phase, ...]:
                 step = {"name": step, "done": False}
             if not isinstance(step, dict):
                 raise _fail(f"phases[{i}].steps[{j}]", "must be an object with a name")
-            text = _text(step, "name", f"phases[{i}].steps[{j}].")
+            text = _text(step, "name", f"phases[{i}].steps[{j}].", md, "item")
             step_done = step.get("done", False)
             if step_done is not None and not isinstance(step_done, bool):
                 raise _fail(f"phases[{i}].steps[{j}].done", "must be true, false or null")
@@ -230,7 +338,7 @@ def _phases(obj: dict[str, Any]) -> tuple[Phase, ...]:
                     steps.append(Step(text, None))
                 else:
                     steps.append(Step(text, bool(step_done)) if step_done is not None else Step(text, None))
-        phase = Phase(name, done, tuple(steps), _text(entry, "detail", path))
+        phase = Phase(name, done, tuple(steps), _text(entry, "detail", path, md, "item"))
         if status in ("blocked", "in_progress") and phase.status != status:
             suffix = " (blocked)" if status == "blocked" else " (in progress)"
             phase = phase._replace(name=phase.name + suffix)
@@ -238,7 +346,7 @@ def _phases(obj: dict[str, Any]) -> tuple[Phase, ...]:
     return tuple(phases)
 
 
-def _extras(obj: dict[str, Any]) -> tuple[Extra, ...]:
+def _extras(obj: dict[str, Any], md: _Markdown) -> tuple[Extra, ...]:
     value = obj.get("extra")
     if value is None:
         return ()
@@ -250,8 +358,7 @@ def _extras(obj: dict[str, Any]) -> tuple[Extra, ...]:
             raise _fail(f"extra[{i}]", "must be an object with heading and body")
         heading = entry.get("heading")
         if heading is not None:
-            heading = _text(entry, "heading", f"extra[{i}].", single_line=True)
-            heading = _CLOSING_HASHES.sub("", heading).strip()  # "## Notes ##" closes; "Notes on C#" does not
+            heading = _text(entry, "heading", f"extra[{i}].", md, "heading")
             if section_key(heading):
                 raise _fail(f"extra[{i}].heading", f"{heading!r} is a known section; put it in its own key")
         level = entry.get("level", 2)
@@ -262,7 +369,7 @@ def _extras(obj: dict[str, Any]) -> tuple[Extra, ...]:
             raise _fail(f"extra[{i}].after", f"must be null or one of {', '.join(SECTION_KEYS)}")
         if heading is None and after in TEXT_SECTIONS:
             raise _fail(f"extra[{i}]", f"text without a heading cannot follow {after!r}; add a heading")
-        body = _text(entry, "body", f"extra[{i}].", block=True)
+        body = _text(entry, "body", f"extra[{i}].", md, "block")
         if heading is None and not body:
             continue
         out.append(Extra(heading, body, level, after))
@@ -297,25 +404,25 @@ def _meta(obj: dict[str, Any]) -> Meta:
     known = {"revision", "branch", "commit", "dirty", "created_at", "updated_at", "id", "title"}
     return Meta(
         revision=revision,
-        branch=_text(value, "branch", "meta.", single_line=True),
-        commit=_text(value, "commit", "meta.", single_line=True),
+        branch=_plain(value, "branch", "meta."),
+        commit=_plain(value, "commit", "meta."),
         dirty=tuple(dirty),
-        created_at=_text(value, "created_at", "meta.", single_line=True),
-        updated_at=_text(value, "updated_at", "meta.", single_line=True),
-        id=_text(value, "id", "meta.", single_line=True),
+        created_at=_plain(value, "created_at", "meta."),
+        updated_at=_plain(value, "updated_at", "meta."),
+        id=_plain(value, "id", "meta."),
         other={k: v for k, v in value.items() if k not in known},
     )
 
 
-def _verification(obj: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+def _verification(obj: dict[str, Any], md: _Markdown) -> tuple[str, dict[str, Any] | None]:
     value = obj.get("verification")
     if value is None:
         return "", None
     if isinstance(value, str):
-        return clean_text(value, block=True), None
+        return md.text(value, "verification", "block") if value else "", None
     if not isinstance(value, dict):
         raise _fail("verification", "must be null, a string or an object")
-    text = _text(value, "text", "verification.", block=True)
+    text = _text(value, "text", "verification.", md, "block")
     data = {k: v for k, v in value.items() if k != "text"}
     if data == {"status": "unknown"}:
         data = {}
@@ -331,18 +438,20 @@ def from_json(obj: Any) -> Checkpoint:
     schema = obj.get("schema", SCHEMA)
     if schema != SCHEMA:
         raise _fail("schema", f"this ghstate reads schema {SCHEMA}, not {schema!r}")
-    verification, verification_data = _verification(obj)
-    values: dict[str, Any] = {key: _strings(obj, key) for key in LIST_SECTIONS if key not in ("files", "runtime")}
+    _check_controls(obj, "")
+    md = _Markdown(obj.get("markdown"), obj)
+    verification, verification_data = _verification(obj, md)
+    values: dict[str, Any] = {key: _strings(obj, key, md) for key in LIST_SECTIONS if key not in ("files", "runtime")}
     return Checkpoint(
-        title=_text(obj, "title", "", single_line=True),
-        goal=_text(obj, "goal", "", block=True),
-        phases=_phases(obj),
+        title=_plain(obj, "title", ""),
+        goal=_text(obj, "goal", "", md, "block"),
+        phases=_phases(obj, md),
         files=_files(obj),
-        runtime=_runtime(obj),
-        resume=_text(obj, "resume", "", block=True),
+        runtime=_runtime(obj, md),
+        resume=_text(obj, "resume", "", md, "block"),
         verification=verification,
         verification_data=verification_data,
-        extra=_extras(obj),
+        extra=_extras(obj, md),
         executions=_executions(obj),
         meta=_meta(obj),
         **values,

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 import click
 
 from ghstate import gitinfo, trust
-from ghstate.commands.common import CONTROL, ISSUE, App, emit_json, load_input, make_app, store_options
+from ghstate.commands.common import ISSUE, App, emit_json, load_input, make_app, store_options
 from ghstate.edit import Edits
 from ghstate.errors import InputError, NotFound
 from ghstate.intent import Intent
+from ghstate.markup import control_at, describe_control
 from ghstate.model import Checkpoint, Execution
 from ghstate.state_json import to_json
 from ghstate.writer import WriteResult, WriteSpec
@@ -191,8 +192,10 @@ def check_changes(values: dict[str, tuple[str | None, ...]]) -> None:
     names; the CLI reports a ChangeError as a usage error (exit 2), the MCP server as a tool error."""
     for flag, given in values.items():
         for value in (v for v in given if v is not None):
-            if CONTROL.search(value):
-                raise ChangeError("holds a control character (terminal output?)", flag)
+            at = control_at(value)
+            if at >= 0:
+                raise ChangeError(f"holds a control character ({describe_control(value, at)}); only tab and "
+                                  "newline are text (terminal output?)", flag)
             if flag in _ONE_LINE and ("\n" in value or "\r" in value):
                 raise ChangeError("must be one line", flag)
             if flag in _NOT_EMPTY and not value.strip():

@@ -15,8 +15,10 @@ import click
 from ghstate import config, gitinfo, templating
 from ghstate.errors import ConfigError, InputError, NotFound
 from ghstate.lookup import current, locate
+from ghstate.markup import control_at, describe_control
 from ghstate.model import Checkpoint
 from ghstate.parse import Parsed, ParseError, parse
+from ghstate.state_json import looks_like_json
 from ghstate.stores import Store, Stored
 from ghstate.stores.local import LocalStore
 
@@ -166,9 +168,6 @@ def make_app(*, need_token: bool = True, github: dict[str, Any] | None = None, *
 # ------------------------------------------------------------------------------------ input
 
 
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")  # tab, newlines and form feed are text
-
-
 def read_input(path: str) -> tuple[str, str]:
     """(text, name) of a file or of stdin (``-``): UTF-8 text, not empty, not binary."""
     name = "standard input" if path == "-" else path
@@ -196,11 +195,10 @@ def check_text(text: str, name: str) -> str:
         raise InputError(f"{name} is binary (it contains NUL bytes), not a markdown or JSON checkpoint")
     if not text.strip():
         raise InputError(f"{name} is empty; give a markdown body or a JSON state")
-    control = CONTROL.search(text)
-    if control:
-        raise InputError(f"{name} holds a control character ({control.group(0)!r}, line "
-                         f"{text.count(chr(10), 0, control.start()) + 1}); it is binary or terminal output, "
-                         "not a markdown or JSON checkpoint")
+    at = control_at(text)
+    if at >= 0 and not looks_like_json(text):  # in JSON, from_json names the field that holds it
+        raise InputError(f"{name} holds a control character ({describe_control(text, at)}); only tab and "
+                         "newline are text: remove it (terminal output?)")
     return text
 
 
@@ -213,7 +211,7 @@ def load_input(path: str) -> tuple[Checkpoint, frozenset[str], str]:
 
 def load_text(text: str, name: str) -> tuple[Checkpoint, frozenset[str]]:
     """A checkpoint from checked text (a markdown body or a JSON state) and the sections it names."""
-    from ghstate.state_json import StateError, from_json, looks_like_json
+    from ghstate.state_json import StateError, from_json
 
     if looks_like_json(text):
         try:
