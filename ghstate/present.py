@@ -9,6 +9,7 @@ import re
 from typing import Any, NamedTuple
 
 from ghstate import fit, verify
+from ghstate.markup import unescape_literal
 from ghstate.model import HEADINGS, Checkpoint, file_paths_of, runtime_entry
 from ghstate.provenance import Provenance
 from ghstate.render import Templates
@@ -142,7 +143,8 @@ def prompt(cp: Checkpoint, *, source: str, env: Templates, drift: Any = None,
 
 def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptFacts, budget: int = 0,
                   show_command: str = "ghstate show") -> fit.Fitted:
-    """The prompt, fitted into ``budget`` characters by rank (0: everything)."""
+    """The prompt, fitted into ``budget`` characters by rank (0: everything). Items are shown as a person
+    sees them on GitHub (the escapes that keep typed text literal there are not repeated to the agent)."""
     prov = Provenance(cp)
     drift = facts.drift
     nxt = cp.next_phase
@@ -157,18 +159,22 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
         name, check = runtime_entry(entry)
         status = facts.runtime_status[i] if facts.runtime_status and i < len(facts.runtime_status) else "not checked"
         runtime.append({"name": name, "check": check, "status": status})
-    done = [p.name for p in cp.phases if p.done]
-    later = [p.name for p in cp.phases if not p.done and p is not nxt]
-    lists = {key: [_annotated(item, prov.item(key, item), cp) for item in getattr(cp, key)]
+    done = [shown(p.name) for p in cp.phases if p.done]
+    later = [shown(p.name) for p in cp.phases if not p.done and p is not nxt]
+    lists = {key: [_annotated(shown(item), prov.item(key, item), cp) for item in getattr(cp, key)]
              for _, key in PROMPT_LISTS}
+    phases = tuple(p._replace(name=shown(p.name), steps=tuple(s._replace(text=shown(s.text)) for s in p.steps))
+                   for p in cp.phases)
+    nxt_index = cp.phases.index(nxt) if nxt else -1
     resume = prov.resume()
     resume_source = f"set in {resume.words()}" if resume.known else ""
     written = ", ".join(x for x in (f"branch {cp.meta.branch}" if cp.meta.branch else "",
                                     f"commit {cp.meta.commit[:9]}" if cp.meta.commit else "") if x)
     common = dict(
-        source=source, revision=cp.meta.revision, title=cp.title, goal=cp.goal, phases=cp.phases, next=nxt,
-        next_index=cp.phases.index(nxt) + 1 if nxt else 0, done_count=len(done), later_count=len(later),
-        verification=verification_line(cp), skipped_notes=facts.skipped_notes, resume=cp.resume,
+        source=source, revision=cp.meta.revision, title=shown(cp.title), goal=shown(cp.goal), phases=phases,
+        next=phases[nxt_index] if nxt else None, next_index=nxt_index + 1, done_count=len(done),
+        later_count=len(later), verification=verification_line(cp), skipped_notes=facts.skipped_notes,
+        resume=shown(cp.resume),
         resume_source=resume_source, last=last_execution(cp), drift=drift_sentence(drift),
         findings=facts.findings, written_on=written, budget=budget, show_command=show_command,
     )
@@ -190,6 +196,11 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
     counts = {"decisions": len(cp.decisions), "questions": len(cp.questions), "risks": len(cp.risks),
               "notes": len(facts.notes), "files": len(shown_files), "runtime": len(runtime)}
     return fit.fit(render, fit.full(counts, n_changed), budget, done=len(done), later=len(later))
+
+
+def shown(text: str) -> str:
+    """``text`` as GitHub shows it, as far as ghstate's own escapes go (a person's markup stays)."""
+    return unescape_literal(text)
 
 
 def _annotated(item: str, source: Any, cp: Checkpoint) -> str:

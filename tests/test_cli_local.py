@@ -502,3 +502,11 @@ def test_show_json_after_a_web_edit_does_not_pass_the_edit_off_as_the_files(repo
     path.write_text(path.read_text().replace("Agent: and macOS.", "Agent: and macOS. Person: and BSD."))
     result = run("checkpoint", "1", "--file", "-", input=draft.replace("Start at Phase 1", "Start at Phase 1 now"))
     assert "concurrent edit" not in body(repo) and state(repo).goal.endswith("Person: and BSD.")
+
+
+def test_the_prompt_shows_typed_text_as_typed_not_its_escapes(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    run("checkpoint", "--decision", "Phase 4: support <T> generics", "--resume-at", "rename __init__ *first*")
+    prompt = run("resume").stdout
+    assert "support <T> generics" in prompt and "\\<T>" not in prompt
+    assert "rename __init__ *first*" in prompt
