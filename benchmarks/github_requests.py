@@ -20,13 +20,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 try:
-    from github_fake import served  # noqa: E402
+    from github_http import serve_fake  # noqa: E402
 except ModuleNotFoundError as exc:  # the stub is the test suite's fake GitHub
     raise SystemExit(f"{exc}: install the test dependencies first: pip install '.[test]'") from None
 
 
 def main() -> None:
-    with served() as fake:
+    with serve_fake() as fake:
         run_all(fake)
 
 

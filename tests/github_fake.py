@@ -8,19 +8,15 @@ connections, answers lost after the write happened) and concurrent edits are inj
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
-import http.server
 import json
 import re
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -91,6 +87,7 @@ class FakeGitHub:
         self.base = base.rstrip("/")
         self.web = web
         self.issues: dict[int, dict] = {}
+        self.history: dict[int, list[str]] = {}  # every body an issue had, as GitHub's edit history keeps it
         self.comments: dict[int, list[dict]] = {}
         self.labels: set[str] = {"bug"}
         self.calls: list[tuple[str, str, Any]] = []
@@ -128,6 +125,7 @@ class FakeGitHub:
             issue["html_url"] = f"{self.web}/{self.repo}/pull/{number}"
         self.labels.update(labels)
         self.issues[number] = issue
+        self.history.setdefault(number, []).append(body)
         self.comments.setdefault(number, [])
         return issue
 
@@ -147,6 +145,7 @@ class FakeGitHub:
     def edit(self, number: int, body: str) -> None:
         """A person edits the body in the web UI (which sends CRLF line endings)."""
         self.issues[number]["body"] = body
+        self.history.setdefault(number, []).append(body)
         self.issues[number]["updated_at"] = self.now()
 
     def fail(self, method: str, path: str, status: int | None = 500, **kwargs: Any) -> None:
@@ -253,6 +252,8 @@ class FakeGitHub:
                 for key in ("title", "body", "state"):
                     if key in body:
                         issue[key] = body[key]
+                if "body" in body:
+                    self.history.setdefault(number, []).append(body["body"])  # GitHub's "edited" history
                 if "labels" in body:
                     names = [x if isinstance(x, str) else x["name"] for x in body["labels"]]
                     self.labels.update(names)
@@ -300,50 +301,3 @@ class FakeGitHub:
             return self._json(201, self._label(body["name"]))
         return self._missing()
 
-
-# ------------------------------------------------------------------------------ over real HTTP
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    """Hands each request to the fake, one at a time (GitHub answers each request atomically)."""
-
-    protocol_version = "HTTP/1.1"
-
-    def _any(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else None
-        server = self.server
-        fake = server.fake  # type: ignore[attr-defined]
-        request = SimpleNamespace(method=self.command, url=fake.base + self.path, headers=self.headers, body=body)
-        with server.lock:  # type: ignore[attr-defined]
-            status, headers, text = fake.route(request)
-        data = text.encode()
-        self.send_response(status)
-        for key, value in headers.items():
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _any
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@contextlib.contextmanager
-def served(**kwargs: Any) -> Iterator[FakeGitHub]:
-    """A FakeGitHub behind a real HTTP server on 127.0.0.1, for other processes (``fake.base`` is its URL)."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
-    server.lock = threading.Lock()  # type: ignore[attr-defined]
-    fake = FakeGitHub(None, base=f"http://127.0.0.1:{server.server_address[1]}", **kwargs)
-    fake.lock = server.lock  # type: ignore[attr-defined]
-    server.fake = fake  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield fake
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -49,6 +49,7 @@ def serve_fake(repo: str = "octo/hello") -> Iterator[FakeGitHub]:
     server.lock = threading.Lock()
     port = server.server_address[1]
     fake = server.fake = FakeGitHub(None, repo=repo, base=f"http://127.0.0.1:{port}")
+    fake.lock = server.lock  # for a test that changes the fake while requests are being served
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
