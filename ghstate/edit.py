@@ -25,6 +25,7 @@ from ghstate.model import (
     extra_key,
     find_phase,
     is_standalone,
+    rendering_order,
     section_digest,
     section_digests,
     standalone_extras,
@@ -154,8 +155,7 @@ def apply_incoming(cp: Checkpoint, incoming: Checkpoint, present: frozenset[str]
         changes["verification_data"] = (incoming.verification_data if incoming.verification_data is not None
                                         else cp.verification_data if same_text else None)
     extras, extra_conflicts = _extras(cp, incoming, base, force, taken, united)
-    order = {key: i for i, key in enumerate((None, *SECTION_KEYS))}
-    changes["extra"] = tuple(sorted([*extras, *added], key=lambda e: (order[e.after], e.heading is not None)))
+    changes["extra"] = tuple(sorted([*extras, *added], key=rendering_order))
     return cp._replace(**changes), conflicts + extra_conflicts
 
 

@@ -153,6 +153,12 @@ def section_content(cp: Checkpoint, key: str) -> tuple[Any, tuple[str, ...]]:
     return getattr(cp, key), tuple(e.body for e in cp.extra if e.heading is None and e.after == key)
 
 
+def rendering_order(extra: Extra) -> tuple[int, bool]:
+    """Where an extra stands in a canonical body: after its section (the preamble first), and text
+    without a heading right after the section, before unknown sections anchored there."""
+    return (-1 if extra.after is None else SECTION_KEYS.index(extra.after), extra.heading is not None)
+
+
 def is_standalone(extra: Extra) -> bool:
     """An unknown section, or the preamble: text between sections, not loose text inside one."""
     return extra.heading is not None or extra.after is None
@@ -232,6 +238,11 @@ def file_paths_of(item: str) -> list[str]:
     if "/" in token or "." in token:
         return [token]
     return [first_line]
+
+
+def runtime_status(statuses: list[str] | None, index: int) -> str:
+    """What the probe of the ``index``-th Runtime item found, or "not checked" when it was not run."""
+    return statuses[index] if statuses and index < len(statuses) else "not checked"
 
 
 def runtime_entry(item: str) -> tuple[str, str]:

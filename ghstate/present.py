@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 from ghstate import fit, verify
 from ghstate.markup import unescape_literal
-from ghstate.model import HEADINGS, Checkpoint, file_paths_of, runtime_entry
+from ghstate.model import HEADINGS, Checkpoint, file_paths_of, runtime_entry, runtime_status
 from ghstate.provenance import Provenance
 from ghstate.render import Templates
 
@@ -157,7 +157,7 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
     runtime = []
     for i, entry in enumerate(cp.runtime):
         name, check = runtime_entry(entry)
-        status = facts.runtime_status[i] if facts.runtime_status and i < len(facts.runtime_status) else "not checked"
+        status = runtime_status(facts.runtime_status, i)
         runtime.append({"name": name, "check": check, "status": status})
     done = [shown(p.name) for p in cp.phases if p.done]
     later = [shown(p.name) for p in cp.phases if not p.done and p is not nxt]

@@ -29,9 +29,11 @@ from ghstate.model import (
     Phase,
     Step,
     file_paths_of,
+    rendering_order,
     runtime_entry,
     section_key,
 )
+from ghstate.model import runtime_status as probe_status
 from ghstate.parse import clean_text, execution_from_dict
 from ghstate.provenance import KEY as PROVENANCE_KEY
 from ghstate.provenance import Provenance
@@ -62,7 +64,7 @@ def to_json(
     for i, item in enumerate(cp.runtime):
         text = lit(item, f"runtime[{i}].text", "item")
         name, check = runtime_entry(text)
-        status = runtime_status[i] if runtime_status and i < len(runtime_status) else "unknown"
+        status = probe_status(runtime_status, i)
         runtime.append({"name": name, "check": check, "status": status, "text": text})
     verification: dict[str, Any] | None = None
     if cp.verification or cp.verification_data:
@@ -374,12 +376,8 @@ def _extras(obj: dict[str, Any], md: _Markdown) -> tuple[Extra, ...]:
             continue
         out.append(Extra(heading, body, level, after))
     # Text without a heading is rendered first after its section; keep that order here too.
-    out.sort(key=lambda e: (_anchor_rank(e.after), e.heading is not None))
+    out.sort(key=rendering_order)
     return tuple(out)
-
-
-def _anchor_rank(after: str | None) -> int:
-    return -1 if after is None else SECTION_KEYS.index(after)
 
 
 def _executions(obj: dict[str, Any]) -> tuple[Execution, ...]:
