@@ -86,11 +86,18 @@ class Scheduler:
         return outcome
 
 
-ACTIONS = st.sampled_from(["decision", "tick", "resume", "risk", "ci"])
+ACTIONS = st.sampled_from(["decision", "tick", "resume", "risk", "ci", "comment"])
 
 
 def writer_action(store: MemoryStore, kind: str, k: int, log: dict):
-    """An actor: one ``ghstate`` write of a kind, and what it must leave behind."""
+    """An actor: one ``ghstate`` write of a kind, and what it must leave behind; or a person's comment
+    (not a write, but it moves the count every writer and reader goes by)."""
+    if kind == "comment":
+        def comment() -> None:
+            store.before("comment by a person")
+            store.add_comment(1, None, summary=f"a person's comment {k}")
+
+        return comment, (lambda cp: True)
     if kind == "decision":
         intent, check = Intent(edits=Edits(decisions=(f"decision {k}",))), (lambda cp: f"decision {k}" in cp.decisions)
     elif kind == "risk":
