@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SAMPLE
+from model_stub import ModelStub
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -85,66 +86,15 @@ def test_each_host_starts_the_ghstate_server(repo, trusted, name, expected):
         assert "enabled" in line
 
 
-class ModelStub(http.server.ThreadingHTTPServer):
-    """Answers the Anthropic Messages API with "OK" and keeps every request body."""
-
-    bodies: list
-
-
-class _Messages(http.server.BaseHTTPRequestHandler):
-    server: ModelStub
-    protocol_version = "HTTP/1.1"
-
-    def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            body = {}
-        self.server.bodies.append(body)
-        message = {"id": "msg_stub", "type": "message", "role": "assistant", "model": "stub", "content": [],
-                   "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
-        if "count_tokens" in self.path:
-            data, kind = json.dumps({"input_tokens": 1}).encode(), "application/json"
-        elif body.get("stream"):
-            events = [("message_start", {"type": "message_start", "message": message}),
-                      ("content_block_start", {"type": "content_block_start", "index": 0,
-                                               "content_block": {"type": "text", "text": ""}}),
-                      ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                               "delta": {"type": "text_delta", "text": "OK"}}),
-                      ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-                      ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 1},
-                                         "delta": {"stop_reason": "end_turn", "stop_sequence": None}}),
-                      ("message_stop", {"type": "message_stop"})]
-            data = "".join(f"event: {n}\ndata: {json.dumps(d)}\n\n" for n, d in events).encode()
-            kind = "text/event-stream"
-        else:
-            data = json.dumps({**message, "content": [{"type": "text", "text": "OK"}],
-                               "stop_reason": "end_turn"}).encode()
-            kind = "application/json"
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def model():
-    stub = ModelStub(("127.0.0.1", 0), _Messages)
-    stub.bodies = []
-    threading.Thread(target=stub.serve_forever, daemon=True).start()
-    yield stub
-    stub.shutdown()
-    stub.server_close()
+    with ModelStub() as stub:  # Claude Code's model: the same loopback stub as test_claude_judge.py
+        yield stub
 
 
 def test_claude_code_gives_the_model_the_checkpoint_at_startup_and_after_compaction(repo, trusted, model):
     claude = host("claude")
-    env = {**trusted, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{model.server_address[1]}",
+    env = {**trusted, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{model.port}",
            "ANTHROPIC_API_KEY": "sk-test"}
 
     def ask(*args: str) -> dict:
@@ -154,14 +104,14 @@ def test_claude_code_gives_the_model_the_checkpoint_at_startup_and_after_compact
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
     first = ask("say OK")
-    startup = json.dumps(model.bodies)
+    startup = json.dumps(model.requests)
     assert "SessionStart hook additional context: This branch has a ghstate checkpoint: local #1" in startup
     assert "run `ghstate resume 1`" in startup
     assert "Working state: ghstate checkpoints" in startup  # the AGENTS.md block reaches the model too
-    model.bodies.clear()
+    model.requests.clear()
     ask("--resume", first["session_id"], "/compact")
     ask("--resume", first["session_id"], "say OK again")
-    after = json.dumps(model.bodies)
+    after = json.dumps(model.requests)
     assert "Next phase: Phase 2: matcher abstraction" in after and "<checkpoint>" in after
 
 
