@@ -221,6 +221,7 @@ class Writer:
         this write sets too is kept beside it."""
         view = self._view(target, own, since=read[1] if read else 0)
         replayed = view.replayed
+        as_stored = checkpoint_of(target)
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(replayed.checkpoint))
         assert isinstance(spec.intent, Intent)
@@ -233,16 +234,16 @@ class Writer:
         if read is not None:
             logged = frozenset().union(*(e.intent.sets(read[0]) for e in view.entries
                                          if e.replayable and e.intent is not None and e.write != write_id))
-            cp, conflicts = _keep_theirs(cp, read[0], checkpoint_of(target), spec.intent.sets(read[0]) - logged)
+            cp, conflicts = _keep_theirs(cp, read[0], as_stored, spec.intent.sets(read[0]) - logged)
         applied_ids = tuple(dict.fromkeys((*replayed.applied, write_id)))
         if view.checked is None:  # claim no more than was checked: readers look at the rest
-            state = LogState(seen=LogState.of(checkpoint_of(target)).seen, own=0, applied=applied_ids)
+            state = LogState(seen=LogState.of(as_stored).seen, own=0, applied=applied_ids)
         elif own is None:  # the next comment will be this write's
             state = LogState(seen=view.checked, own=1 if spec.log else 0, applied=applied_ids)
         else:  # this write's comment is among those accounted for
             state = LogState(seen=view.checked, own=0, applied=applied_ids)
         others = [e.revision.revision for e in replayed.replayed if e.write != write_id]
-        revision = max([checkpoint_of(target).meta.revision, *others]) + 1
+        revision = max([as_stored.meta.revision, *others]) + 1
         if own is not None:
             revision = max(revision, own.revision.revision)  # the number its history comment gave it
         stamped = with_log(self._stamp(cp, revision, now, spec), state)

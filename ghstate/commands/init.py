@@ -22,8 +22,6 @@ FILES = {
                ("gemini-resume.toml", ".gemini/commands/ghstate/resume.toml")),
     "cursor": (("cursor-rule.mdc", ".cursor/rules/ghstate.mdc"),),
 }
-# Kept for callers of the Claude Code hook table by its old name.
-HOOKS = tuple((h.event, h.matcher, f"ghstate hook {h.sub}") for h in hosts.CLAUDE_HOOKS)
 
 
 class Change(NamedTuple):
@@ -54,11 +52,6 @@ def ghstate_command() -> str:
 def merge_hooks(settings: dict[str, Any], origin: str, program: str = "ghstate") -> bool:
     """Add ghstate's hooks to Claude Code settings, touching nothing else (see hosts.add_hooks)."""
     return hosts.add_hooks(settings, origin, hosts.CLAUDE_HOOKS, program, "claude")
-
-
-def read_settings(path: Path) -> dict[str, Any]:
-    """Claude Code's settings file as it is (empty when there is none); a clear error when unusable."""
-    return hosts.load_json(_read(path), str(path))
 
 
 def _read(path: Path) -> str | None:
