@@ -7,8 +7,6 @@ from typing import Any, NamedTuple
 
 from ghstate.model import Changes, Checkpoint, WorkTree
 
-FINGERPRINTS_KEY = "dirty_sha"
-
 
 class Drift(NamedTuple):
     commits_since: int = 0
@@ -63,14 +61,13 @@ def matches(path: str, changed: str) -> bool:
 
 def recorded_in_repository(cp: Checkpoint) -> bool:
     """Whether the checkpoint was written in a git repository (it has something to compare with)."""
-    return bool(cp.meta.commit or cp.meta.branch or cp.meta.dirty or cp.meta.other.get(FINGERPRINTS_KEY))
+    return bool(cp.meta.commit or cp.meta.branch or cp.meta.dirty or cp.meta.fingerprints)
 
 
 def compute(cp: Checkpoint, tree: WorkTree, changes: Changes, fingerprints: dict[str, str],
             in_repository: bool = True) -> Drift:
     """``fingerprints`` are the current fingerprints of the paths the checkpoint recorded as dirty."""
-    recorded = cp.meta.other.get(FINGERPRINTS_KEY)
-    recorded = recorded if isinstance(recorded, dict) else {}
+    recorded = cp.meta.fingerprints
     still = {p for p, sha in recorded.items() if fingerprints.get(p) == sha}  # dirty then, untouched since
     folders = tuple(p for p in still if p.endswith("/"))
     changed = [f for f in changes.changed_files if f not in still and not f.startswith(folders)]

@@ -9,12 +9,10 @@ from dataclasses import dataclass
 
 from ghstate import provenance
 from ghstate.errors import InputError
+from ghstate.marker import HISTORY_DEPTH, DigestsAt
 from ghstate.markup import code_span, unescape_literal
 from ghstate.model import (
-    DIGESTS_KEY,
     HEADINGS,
-    HISTORY,
-    HISTORY_KEY,
     LIST_SECTIONS,
     SECTION_KEYS,
     Checkpoint,
@@ -235,12 +233,6 @@ def _side(key: str, cp: Checkpoint, incoming: Checkpoint, base: dict[str, str] |
     return "incoming" if theirs == was else "both"
 
 
-def _digests(value: object) -> dict[str, str] | None:
-    if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, (str, int)) for k, v in value.items()):
-        return {k: v for k, v in value.items() if isinstance(v, str)}
-    return None
-
-
 def base_digests(cp: Checkpoint, incoming: Checkpoint, read: dict[str, str] | None = None) -> dict[str, str] | None:
     """The section digests of what a --file input was made from, as far as they can be known: its
     own marker's (a file made from this checkpoint); ``read`` (a write kept while GitHub was
@@ -250,15 +242,12 @@ def base_digests(cp: Checkpoint, incoming: Checkpoint, read: dict[str, str] | No
     None when nothing is known: the file's sections are simply what to write."""
     if incoming.meta.id and incoming.meta.id != cp.meta.id:
         return None  # made from another checkpoint
-    own = _digests(incoming.meta.other.get(DIGESTS_KEY)) if incoming.meta.id else None
+    own = incoming.meta.digests if incoming.meta.id else None
     if own is not None:
         return own
     if read is not None:
         return read
-    history = cp.meta.other.get(HISTORY_KEY)
-    candidates = [d for d in (_digests(cp.meta.other.get(DIGESTS_KEY)),
-                              *(_digests(h) for h in (history if isinstance(history, list) else [])))
-                  if d is not None]
+    candidates = [d for d in (cp.meta.digests, *(h.digests for h in cp.meta.digest_history)) if d is not None]
     if not candidates:
         return None
     mine = {key: section_digest(incoming, key) for key in digest_keys(incoming)}
@@ -276,18 +265,17 @@ def stamp(cp: Checkpoint, *, revision: int, now: str, branch: str, commit: str, 
     if execution is not None:
         executions = (*executions, execution._replace(revision=revision, at=now))[-MAX_EXECUTIONS:]
     digests = section_digests(cp)
-    previous = _digests(cp.meta.other.get(DIGESTS_KEY))
-    history = cp.meta.other.get(HISTORY_KEY) if isinstance(cp.meta.other.get(HISTORY_KEY), list) else []
+    previous = cp.meta.digests
+    history = cp.meta.digest_history
     if previous is not None and previous != digests:
-        history = [{**previous, "revision": cp.meta.revision}, *history]
-    other = {**cp.meta.other, DIGESTS_KEY: digests, **provenance.record(
-        cp.meta.other.get(provenance.KEY), cp, revision, commit=commit or cp.meta.commit, at=now, execution=execution)}
-    if history:
-        other[HISTORY_KEY] = history[:HISTORY]
+        history = (DigestsAt(cp.meta.revision, previous), *history)
     return cp._replace(
         executions=executions,
         meta=cp.meta._replace(
-            other=other,
+            digests=digests,
+            digest_history=history[:HISTORY_DEPTH],
+            provenance=provenance.record(cp.meta.provenance, cp, revision, commit=commit or cp.meta.commit, at=now,
+                                         execution=execution),
             revision=revision,
             branch=branch or cp.meta.branch,
             commit=commit or cp.meta.commit,
@@ -353,7 +341,7 @@ def describe(old: Checkpoint | None, new: Checkpoint) -> list[str]:
         out.append(f"resume → {nxt.label}" if nxt and nxt.label.lower() in new.resume.lower()
                    else "resume instruction changed")
     if old.verification != new.verification or old.verification_data != new.verification_data:
-        status = (new.verification_data or {}).get("status")
+        status = new.verification_data.status if new.verification_data else None
         out.append(f"verification: {status}" if status else "verification changed")
     if old.extra != new.extra:
         out.append("other sections edited")

@@ -15,10 +15,14 @@ import base64
 import json
 import zlib
 from dataclasses import dataclass, field, fields
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ghstate.edit import Edits, apply_edits, apply_incoming, base_digests
-from ghstate.model import DIGESTS_KEY, SECTION_KEYS, Checkpoint, Extra, Phase, Step, find_phase
+from ghstate.marker import digests_of, text, verification_of
+from ghstate.model import SECTION_KEYS, Checkpoint, Extra, Phase, Step, find_phase
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.verify import Verification
 
 PACK_OVER = 16_000  # serialised intents larger than this are compressed (a comment holds 65,536 characters)
 
@@ -27,7 +31,7 @@ class CiResult(NamedTuple):
     """A CI result as the checkpoint keeps it: the section's text and the marker's data."""
 
     text: str
-    data: dict[str, Any] | None
+    data: Verification | None
 
 
 class Applied(NamedTuple):
@@ -113,7 +117,8 @@ class Intent:
         if self.force:
             data["force"] = True
         if self.verification is not None:
-            data["verification"] = {"text": self.verification.text, "data": self.verification.data}
+            v = self.verification.data
+            data["verification"] = {"text": self.verification.text, "data": v.to_dict() if v is not None else None}
         if self.tick:
             data["tick"] = self.tick
         return data
@@ -149,8 +154,7 @@ class Intent:
         verification = None
         v = data.get("verification")
         if isinstance(v, dict):
-            verification = CiResult(str(v.get("text") or ""), v.get("data") if isinstance(v.get("data"), dict)
-                                        else None)
+            verification = CiResult(str(v.get("text") or ""), verification_of(v.get("data")))
         tick = data.get("tick")
         return cls(edits=Edits(**values), incoming=incoming, present=present, base=base_pairs,
                    force=data.get("force") is True, verification=verification,
@@ -224,15 +228,14 @@ def sections_to_data(cp: Checkpoint, keys: frozenset[str]) -> dict[str, Any]:
         else:
             data[key] = value
     if "verification" in keys and cp.verification_data is not None:
-        data["verification_data"] = cp.verification_data
+        data["verification_data"] = cp.verification_data.to_dict()
     extra = [[e.heading, e.body, e.level, e.after] for e in cp.extra]
     if extra:
         data["extra"] = extra
     if cp.meta.id:
         data["id"] = cp.meta.id
-    digests = cp.meta.other.get(DIGESTS_KEY)
-    if isinstance(digests, dict):
-        data["digests"] = digests  # what the file was made from, when ghstate wrote it (see base_digests)
+    if cp.meta.digests is not None:
+        data["digests"] = cp.meta.digests  # what the file was made from, when ghstate wrote it (see base_digests)
     return data
 
 
@@ -255,11 +258,8 @@ def sections_from_data(data: Any) -> Checkpoint:
                 values[key] = str(value)
         extra = tuple(Extra(h if h is None else str(h), str(b), int(level), a if a is None else str(a))
                       for h, b, level, a in data.get("extra") or ())
-        vdata = data.get("verification_data")
         cp = Checkpoint(title=str(data.get("title") or ""), extra=extra,
-                        verification_data=vdata if isinstance(vdata, dict) else None, **values)
+                        verification_data=verification_of(data.get("verification_data")), **values)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"'incoming' is malformed ({exc})") from None
-    digests = data.get("digests")
-    return cp.with_meta(id=data["id"] if isinstance(data.get("id"), str) else "",
-                        other={DIGESTS_KEY: digests} if isinstance(digests, dict) else {})
+    return cp.with_meta(id=text(data.get("id")), digests=digests_of(data.get("digests")))

@@ -219,7 +219,7 @@ def read_checkpoint(uri: str, make_app: Callable[[], Any]) -> str:
 
 def open_checkpoints(make_app: Callable[[], Any]) -> list[tuple[str, str]]:
     """(uri, title) of each open checkpoint."""
-    from ghstate.lookup import checkpoint_of
+    from ghstate.reader import checkpoint_of
 
     app = make_app()
     return [(f"ghstate://checkpoint/{s.number}", s.title or checkpoint_of(s).title or f"checkpoint {s.number}")

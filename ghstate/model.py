@@ -12,7 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ghstate.marker import Execution, Meta
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.verify import Verification
 
 # Section keys in canonical order, with the canonical heading and the accepted aliases.
 SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
@@ -90,31 +95,6 @@ class Extra(NamedTuple):
     after: str | None = None
 
 
-class Execution(NamedTuple):
-    """One attempt to move the task forward: who (agent), as what (role), in which runtime session."""
-
-    agent: str = ""
-    role: str = ""
-    session: str = ""
-    revision: int = 0
-    at: str = ""
-    event: str = ""  # e.g. "checkpoint", "ci", "pre-compact"
-    transcript: str = ""
-
-
-class Meta(NamedTuple):
-    """Machine data of the hidden marker that is not part of any section."""
-
-    revision: int = 0
-    branch: str = ""
-    commit: str = ""
-    dirty: tuple[str, ...] = ()
-    created_at: str = ""
-    updated_at: str = ""
-    id: str = ""
-    other: dict[str, Any] = {}  # unknown marker keys, kept for newer versions (never mutated in place)
-
-
 class Checkpoint(NamedTuple):
     title: str = ""
     goal: str = ""
@@ -126,7 +106,7 @@ class Checkpoint(NamedTuple):
     runtime: tuple[str, ...] = ()  # item texts as written; see runtime_entry()
     resume: str = ""
     verification: str = ""  # the section's text, as CI or a person wrote it
-    verification_data: dict[str, Any] | None = None  # CI's structured result, kept in the marker
+    verification_data: Verification | None = None  # CI's structured result, kept in the marker
     extra: tuple[Extra, ...] = ()
     executions: tuple[Execution, ...] = ()
     meta: Meta = Meta()
@@ -141,11 +121,6 @@ class Checkpoint(NamedTuple):
 
     def with_meta(self, **changes: Any) -> Checkpoint:
         return self._replace(meta=self.meta._replace(**changes))
-
-
-DIGESTS_KEY = "sections"  # marker key: a short digest of each section as ghstate last wrote it
-HISTORY_KEY = "sections_before"  # marker key: the digests of the revisions before, newest first
-HISTORY = 5
 
 
 def section_content(cp: Checkpoint, key: str) -> tuple[Any, tuple[str, ...]]:
@@ -189,7 +164,7 @@ def section_digest(cp: Checkpoint, key: str) -> str:
         value = [[e.level, e.body] for e in standalone_extras(cp, key)]
     else:
         own, loose = section_content(cp, key)
-        data = cp.verification_data if key == "verification" else None
+        data = cp.verification_data.to_dict() if key == "verification" and cp.verification_data else None
         value = [own, loose, data] if own or loose or data else None
     if not value:
         return ""
@@ -208,7 +183,7 @@ def section_digests(cp: Checkpoint) -> dict[str, str]:
 
 def with_digests(cp: Checkpoint, digests: dict[str, str] | None = None) -> Checkpoint:
     """``cp`` whose marker carries ``digests`` (default: those of what ``cp`` holds now)."""
-    return cp.with_meta(other={**cp.meta.other, DIGESTS_KEY: section_digests(cp) if digests is None else digests})
+    return cp.with_meta(digests=section_digests(cp) if digests is None else digests)
 
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")

@@ -13,6 +13,7 @@ import re
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from ghstate import marker as marker_record
 from ghstate.markup import (
     CHECKBOX,
     CODE_INDENT,
@@ -28,9 +29,7 @@ from ghstate.model import (
     LIST_SECTIONS,
     SECTION_KEYS,
     Checkpoint,
-    Execution,
     Extra,
-    Meta,
     Phase,
     Step,
     section_key,
@@ -153,10 +152,11 @@ def parse(text: str) -> Parsed:
             sections[0].end = first.end
             sections[0].blocks = first.blocks
             del sections[1]
-    else:
-        title = _str(marker.get("title"))
+    loaded = marker_record.load(marker) if marker is not None else None
+    if loaded is not None:
+        title = loaded.title
 
-    parsed = _assemble(lines, sections, marker, title, findings)
+    parsed = _assemble(lines, sections, loaded, title, findings)
     return parsed._replace(
         spans=tuple(Span(sec.key, sec.line, sec.start, sec.end) for sec in sections[1:]),
         marker_lines=(marker_block.start, marker_block.end) if marker_block is not None else None,
@@ -176,7 +176,7 @@ def _section_text(lines: list[str], section: _Section) -> str:
     return "\n".join(lines[section.start : section.end]).strip()
 
 
-def _assemble(lines: list[str], sections: list[_Section], marker: dict[str, Any] | None, title: str,
+def _assemble(lines: list[str], sections: list[_Section], marker: marker_record.Marker | None, title: str,
               findings: list[Finding]) -> Parsed:
     values: dict[str, Any] = {}
     leftovers: dict[str | None, list[str]] = {}
@@ -246,7 +246,8 @@ def _assemble(lines: list[str], sections: list[_Section], marker: dict[str, Any]
     checkpoint = Checkpoint(
         title=title,
         extra=_place_extras(values, leftovers, headed),
-        **_marker_fields(marker),
+        **({"meta": marker.meta, "executions": marker.executions, "verification_data": marker.verification}
+           if marker is not None else {}),
         **values,
     )
     return Parsed(checkpoint, frozenset(present), tuple(findings), where, marker is not None)
@@ -369,49 +370,6 @@ def _place_extras(values: dict[str, Any], leftovers: dict[str | None, list[str]]
     return tuple(result)
 
 
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _marker_fields(marker: dict[str, Any] | None) -> dict[str, Any]:
-    if not marker:
-        return {}
-    known = {"revision", "branch", "commit", "dirty", "created_at", "updated_at", "id", "title",
-             "executions", "verification"}
-    revision = marker.get("revision")
-    dirty = marker.get("dirty")
-    executions = marker.get("executions")
-    verification = marker.get("verification")
-    return {
-        "meta": Meta(
-            revision=revision if isinstance(revision, int) and not isinstance(revision, bool) else 0,
-            branch=_str(marker.get("branch")),
-            commit=_str(marker.get("commit")),
-            dirty=tuple(d for d in dirty if isinstance(d, str)) if isinstance(dirty, list) else (),
-            created_at=_str(marker.get("created_at")),
-            updated_at=_str(marker.get("updated_at")),
-            id=_str(marker.get("id")),
-            other={k: v for k, v in marker.items() if k not in known},
-        ),
-        "executions": tuple(execution_from_dict(e) for e in executions if isinstance(e, dict))
-        if isinstance(executions, list) else (),
-        "verification_data": verification if isinstance(verification, dict) and verification else None,
-    }
-
-
-def execution_from_dict(data: dict[str, Any]) -> Execution:
-    revision = data.get("revision")
-    return Execution(
-        agent=_str(data.get("agent")),
-        role=_str(data.get("role")),
-        session=_str(data.get("session")),
-        revision=revision if isinstance(revision, int) and not isinstance(revision, bool) else 0,
-        at=_str(data.get("at")),
-        event=_str(data.get("event")),
-        transcript=_str(data.get("transcript")),
-    )
-
-
 __all__ = ["Finding", "ParseError", "Parsed", "Span", "clean_text", "parse", "LIST_SECTIONS", "MARKER_PREFIX"]
 
 
@@ -419,8 +377,8 @@ __all__ = ["Finding", "ParseError", "Parsed", "Span", "clean_text", "parse", "LI
 MARKER_LINE = re.compile(r"^[ ]{0,3}<!--\s*ghstate:v1\s+(\{.*?\})\s*-->[ \t]*(?=\r?$)", re.MULTILINE)
 
 
-def read_marker(body: str) -> dict[str, Any] | None:
-    """The marker's data found by a quick scan, for picking a checkpoint among many (no full parse)."""
+def _quick_marker(body: str) -> dict[str, Any] | None:
+    """The marker's raw data found by a quick scan, for picking a checkpoint among many (no full parse)."""
     match = MARKER_LINE.search(body)
     return _load_marker(match.group(1)) if match else None
 
@@ -432,9 +390,8 @@ _FORM_BRANCH = re.compile(r"^[ ]{0,3}#{1,4}[ \t]+Branch:?[ \t]*\r?\n(?:[ \t]*\r?
 def branch_of(body: str) -> str:
     """The branch a checkpoint is about: its marker's, or, for an issue made from the issue form that
     ghstate has not written yet, its Branch field (quick scans, no full parse)."""
-    marker = read_marker(body)
+    marker = _quick_marker(body)
     if marker is not None:
-        branch = marker.get("branch")
-        return branch if isinstance(branch, str) else ""
+        return marker_record.text(marker.get(marker_record.BRANCH))
     match = _FORM_BRANCH.search(body)
     return match.group(1).removeprefix("refs/heads/") if match and match.group(1) != NO_RESPONSE else ""

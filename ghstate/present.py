@@ -48,7 +48,8 @@ FILTERS = {"data": _data, "oneline": oneline, "indent_first": _indent_first, "co
 
 def verification_line(cp: Checkpoint) -> str:
     """The latest verification in one line, from CI's data or the section's first line."""
-    return verify.verification_line(cp.verification_data, cp.verification)
+    v = cp.verification_data
+    return verify.verification_line(v.to_dict() if v is not None else None, cp.verification)
 
 
 def drift_sentence(drift: Any) -> str:
@@ -216,7 +217,8 @@ def short(cp: Checkpoint, *, label: str, env: Templates, drift: Any = None) -> s
     return printable(env.get_template("short.txt.j2").render(
         label=label, title=cp.title or "(untitled)", next=nxt.name if nxt else "",
         done=sum(p.done for p in cp.phases), total=len(cp.phases),
-        ci=oneline((cp.verification_data or {}).get("status") or ("recorded" if cp.verification else "none")),
+        ci=oneline(cp.verification_data.status if cp.verification_data
+                   else ("recorded" if cp.verification else "none")),
         risks=len(cp.risks), drift=drift_sentence(drift) if drift is not None and drift.moved else "",
     ).rstrip("\n"))
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
+from ghstate import marker as marker_record
 from ghstate.markup import CODE_INDENT, escape_item, escape_text, indent, wrap_text
-from ghstate.model import HEADINGS, LIST_SECTIONS, SECTION_KEYS, Checkpoint, Execution, Extra, Step
+from ghstate.model import HEADINGS, LIST_SECTIONS, SECTION_KEYS, Checkpoint, Extra, Step
 from ghstate.parse import MARKER_LINE
 
 
@@ -32,36 +33,11 @@ def _step_item(step: Step) -> str:
 FILTERS = {"continued": indent, "list_item": _list_item, "step_item": _step_item}
 
 
-def marker_data(cp: Checkpoint) -> dict[str, Any]:
-    meta = cp.meta
-    data: dict[str, Any] = {"revision": meta.revision}
-    for key, value in (("id", meta.id), ("title", cp.title), ("branch", meta.branch),
-                       ("commit", meta.commit), ("dirty", list(meta.dirty)),
-                       ("created_at", meta.created_at), ("updated_at", meta.updated_at)):
-        if value:
-            data[key] = value
-    if cp.executions:
-        data["executions"] = [execution_dict(e) for e in cp.executions]
-    if cp.verification_data:
-        data["verification"] = cp.verification_data
-    for key, value in meta.other.items():
-        data.setdefault(key, value)
-    return data
-
-
-def execution_dict(execution: Execution) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for key in ("agent", "role", "session", "revision", "at", "event", "transcript"):
-        value = getattr(execution, key)
-        if value or key == "revision":
-            data[key] = value
-    return data
-
-
 def marker(cp: Checkpoint) -> str:
     """The hidden HTML comment with the machine data. ``<`` and ``>`` are JSON-escaped so that the
     comment can never be closed early by what it carries."""
-    raw = json.dumps(marker_data(cp), ensure_ascii=False, separators=(",", ":"))
+    data = marker_record.dump(marker_record.Marker(cp.meta, cp.title, cp.executions, cp.verification_data))
+    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     raw = raw.replace("<", "\\u003c").replace(">", "\\u003e")
     return f"<!-- ghstate:v1 {raw} -->"
 

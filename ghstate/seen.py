@@ -29,13 +29,14 @@ MAX_BYTES = 1 << 20  # a larger file is not ours to trust: start afresh
 
 def snapshot(cp: Checkpoint, *, full: bool) -> dict[str, Any]:
     """Digests of what a session was shown, enough to tell later what changed."""
+    v = cp.verification_data
     return {
         "rev": cp.meta.revision, "full": full, "title": digest(cp.title), "goal": digest(cp.goal),
         "phases": {digest(p.name): p.done for p in cp.phases},
         "steps": {digest(p.name + "\n" + s.text): bool(s.done) for p in cp.phases for s in p.steps},
         "d": [digest(x) for x in cp.decisions], "q": [digest(x) for x in cp.questions],
         "r": [digest(x) for x in cp.risks], "f": [digest(x) for x in cp.file_paths],
-        "resume": digest(cp.resume), "v": digest(json.dumps([cp.verification, cp.verification_data],
+        "resume": digest(cp.resume), "v": digest(json.dumps([cp.verification, v.to_dict() if v else None],
                                                             sort_keys=True, default=str)),
     }
 

@@ -15,8 +15,10 @@ edited with ``jq`` keeps every item it did not touch byte for byte, and new or c
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ghstate import marker
+from ghstate.marker import Meta
 from ghstate.markup import CHECKBOX, code_span, control_at, describe_control, escape_literal, unescape_literal
 from ghstate.model import (
     LIST_SECTIONS,
@@ -25,7 +27,6 @@ from ghstate.model import (
     Checkpoint,
     Execution,
     Extra,
-    Meta,
     Phase,
     Step,
     file_paths_of,
@@ -34,10 +35,11 @@ from ghstate.model import (
     section_key,
 )
 from ghstate.model import runtime_status as probe_status
-from ghstate.parse import clean_text, execution_from_dict
-from ghstate.provenance import KEY as PROVENANCE_KEY
+from ghstate.parse import clean_text
 from ghstate.provenance import Provenance
-from ghstate.render import execution_dict
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.verify import Verification
 
 SCHEMA = 1
 
@@ -68,7 +70,7 @@ def to_json(
         runtime.append({"name": name, "check": check, "status": status, "text": text})
     verification: dict[str, Any] | None = None
     if cp.verification or cp.verification_data:
-        verification = dict(cp.verification_data or {"status": "unknown"})
+        verification = cp.verification_data.to_dict() if cp.verification_data else {"status": "unknown"}
         verification["text"] = lit(cp.verification, "verification.text", "block")
     meta = {
         "revision": cp.meta.revision,
@@ -79,7 +81,7 @@ def to_json(
         "updated_at": cp.meta.updated_at,
         "id": cp.meta.id,
     }
-    meta.update({k: v for k, v in cp.meta.other.items() if k not in meta})
+    meta.update({k: v for k, v in marker.dump(marker.Marker(cp.meta)).items() if k not in meta})
     return {
         "schema": SCHEMA,
         "title": cp.title,
@@ -95,13 +97,13 @@ def to_json(
         "resume": lit(cp.resume, "resume", "block"),
         "runtime": runtime,
         "verification": verification,
-        "executions": [execution_dict(e) for e in cp.executions],
+        "executions": [e.to_data() for e in cp.executions],
         "drift": drift,
         "extra": [{"heading": lit(e.heading, f"extra[{i}].heading", "heading") if e.heading else e.heading,
                    "level": e.level, "after": e.after, "body": lit(e.body, f"extra[{i}].body", "block")}
                   for i, e in enumerate(cp.extra)],
         "meta": meta,
-        **({"provenance": Provenance(cp).as_json()} if PROVENANCE_KEY in cp.meta.other else {}),
+        **({"provenance": Provenance(cp).as_json()} if cp.meta.provenance is not None else {}),
         "markdown": marks,
     }
 
@@ -386,7 +388,7 @@ def _executions(obj: dict[str, Any]) -> tuple[Execution, ...]:
         return ()
     if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
         raise _fail("executions", "must be a list of objects")
-    return tuple(execution_from_dict(e) for e in value)
+    return tuple(Execution.from_data(e) for e in value)
 
 
 def _meta(obj: dict[str, Any]) -> Meta:
@@ -399,8 +401,7 @@ def _meta(obj: dict[str, Any]) -> Meta:
     dirty = value.get("dirty") or []
     if not isinstance(dirty, list) or not all(isinstance(d, str) for d in dirty):
         raise _fail("meta.dirty", "must be a list of paths")
-    known = {"revision", "branch", "commit", "dirty", "created_at", "updated_at", "id", "title"}
-    return Meta(
+    return marker.load(value).meta._replace(
         revision=revision,
         branch=_plain(value, "branch", "meta."),
         commit=_plain(value, "commit", "meta."),
@@ -408,11 +409,10 @@ def _meta(obj: dict[str, Any]) -> Meta:
         created_at=_plain(value, "created_at", "meta."),
         updated_at=_plain(value, "updated_at", "meta."),
         id=_plain(value, "id", "meta."),
-        other={k: v for k, v in value.items() if k not in known},
     )
 
 
-def _verification(obj: dict[str, Any], md: _Markdown) -> tuple[str, dict[str, Any] | None]:
+def _verification(obj: dict[str, Any], md: _Markdown) -> tuple[str, Verification | None]:
     value = obj.get("verification")
     if value is None:
         return "", None
@@ -424,7 +424,7 @@ def _verification(obj: dict[str, Any], md: _Markdown) -> tuple[str, dict[str, An
     data = {k: v for k, v in value.items() if k != "text"}
     if data == {"status": "unknown"}:
         data = {}
-    return text, data or None
+    return text, marker.verification_of(data)
 
 
 _SCHEMA_KEYS = re.compile(r"^[a-z_]+$")

@@ -66,9 +66,9 @@ def findings(cp: Checkpoint, *, head: str = "", commits_since: int | None = None
         out.append(f"The resume instruction names {_numbers(done_named)} of {len(cp.phases)}, which "
                    f"{'is' if len(done_named) == 1 else 'are'} done{when}; {where}. Trust the phase list over "
                    f"the instruction unless the instruction says why.")
-    data = cp.verification_data or {}
-    vcommit = commit_text(data.get("commit"))
-    status = data.get("status") if data.get("status") in STATUSES else ""  # said outside the data block
+    v = cp.verification_data
+    vcommit = commit_text(v.commit) if v else ""
+    status = v.status if v and v.status in STATUSES else ""  # said outside the data block
     if vcommit and head and not head.startswith(vcommit):
         since = f" ({commits_since} commit{'s' if commits_since != 1 else ''} since the checkpoint)" \
             if commits_since else ""

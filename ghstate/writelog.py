@@ -20,10 +20,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ghstate.intent import Intent, pack, unpack
+from ghstate.marker import LogState
 from ghstate.model import Checkpoint, Revision
-
-LOG_KEY = "log"  # marker key
-MAX_APPLIED = 20
 
 
 class LogEntry(NamedTuple):
@@ -61,38 +59,17 @@ class LogEntry(NamedTuple):
         return bool(self.write) and self.intent is not None and not self.problem
 
 
-class LogState(NamedTuple):
-    """What the body's marker says of the log (see the module docstring)."""
+def log_state(cp: Checkpoint) -> LogState:
+    """What ``cp``'s marker says of the log (nothing read yet, when it says nothing)."""
+    return cp.meta.log or LogState()
 
-    seen: int = 0
-    own: int = 0
-    applied: tuple[str, ...] = ()
 
-    @classmethod
-    def of(cls, cp: Checkpoint) -> LogState:
-        data = cp.meta.other.get(LOG_KEY)
-        if not isinstance(data, dict):
-            return cls()
-        seen, own, applied = data.get("seen"), data.get("own"), data.get("applied")
-        return cls(
-            seen=seen if isinstance(seen, int) and not isinstance(seen, bool) and seen >= 0 else 0,
-            own=own if isinstance(own, int) and not isinstance(own, bool) and own >= 0 else 0,
-            applied=tuple(a for a in applied if isinstance(a, str)) if isinstance(applied, list) else (),
-        )
-
-    def complete(self, count: int) -> bool:
-        """True when a checkpoint with ``count`` comments has no logged write this body lacks."""
-        return count == self.seen + self.own
-
-    def holds(self, entry: LogEntry) -> bool:
-        return entry.position <= self.seen or entry.write in self.applied
-
-    def data(self) -> dict[str, Any]:
-        return {"seen": self.seen, "own": self.own, "applied": list(self.applied[-MAX_APPLIED:])}
+def holds(state: LogState, entry: LogEntry) -> bool:
+    return entry.position <= state.seen or entry.write in state.applied
 
 
 def with_log(cp: Checkpoint, state: LogState) -> Checkpoint:
-    return cp.with_meta(other={**cp.meta.other, LOG_KEY: state.data()})
+    return cp.with_meta(log=state)
 
 
 class Replayed(NamedTuple):
@@ -104,13 +81,13 @@ class Replayed(NamedTuple):
 
 def missing(state: LogState, entries: list[LogEntry]) -> list[LogEntry]:
     """The logged writes a body with ``state`` does not hold, in log order."""
-    return [e for e in entries if e.replayable and not state.holds(e)]
+    return [e for e in entries if e.replayable and not holds(state, e)]
 
 
 def replay(cp: Checkpoint, entries: list[LogEntry]) -> Replayed:
     """``cp`` with the logged writes it lacks applied in log order. ``entries``: the log after the
     marker's ``seen`` (more is harmless)."""
-    state = LogState.of(cp)
+    state = log_state(cp)
     first = {}
     for e in sorted(entries, key=lambda e: e.position):
         if e.replayable:
@@ -118,7 +95,7 @@ def replay(cp: Checkpoint, entries: list[LogEntry]) -> Replayed:
     ordered = sorted((e for e in entries if not e.replayable or first[e.write] == e.position),
                      key=lambda e: e.position)
     lacking = missing(state, ordered)
-    held = [e for e in ordered if e.replayable and state.holds(e)]
+    held = [e for e in ordered if e.replayable and holds(state, e)]
     out = cp
     failed: list[LogEntry] = []
     for entry in lacking:

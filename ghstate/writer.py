@@ -24,14 +24,11 @@ from datetime import datetime, timezone
 from typing import NamedTuple
 
 from ghstate import checks, render, splice
-from ghstate.drift import FINGERPRINTS_KEY
 from ghstate.edit import content_equal, describe, stamp
 from ghstate.errors import GhstateError, NotFound, RemoteError
 from ghstate.intent import Intent
-from ghstate.lookup import checkpoint_of, locate
 from ghstate.merge import merge_unknown_base
 from ghstate.model import (
-    DIGESTS_KEY,
     HEADINGS,
     Checkpoint,
     Execution,
@@ -41,10 +38,11 @@ from ghstate.model import (
     with_digests,
 )
 from ghstate.parse import parse
+from ghstate.reader import checkpoint_of, locate
 from ghstate.render import Templates
 from ghstate.stores import Changed, Store, Stored
 from ghstate.stores.local import LocalStore, PendingWrite
-from ghstate.writelog import LogEntry, LogState, Replayed, ignored_notice, missing, replay, with_log
+from ghstate.writelog import LogEntry, LogState, Replayed, ignored_notice, log_state, missing, replay, with_log
 
 # Writes of one revision while other writers' revisions keep landing. Each round that fails means another
 # writer logged a revision since this one read: with fewer concurrent writers than this, the last write
@@ -188,7 +186,7 @@ class Writer:
         comment count this write first read; its own comment comes after it, so the log is read from
         there (or from the marker's count, if lower)."""
         cp = checkpoint_of(stored)
-        state = LogState.of(cp)
+        state = log_state(cp)
         count = stored.comments
         if own is None and state.complete(count):
             return _View(replay(cp, []), (), count)
@@ -237,7 +235,7 @@ class Writer:
             cp, conflicts = _keep_theirs(cp, read[0], as_stored, spec.intent.sets(read[0]) - logged)
         applied_ids = tuple(dict.fromkeys((*replayed.applied, write_id)))
         if view.checked is None:  # claim no more than was checked: readers look at the rest
-            state = LogState(seen=LogState.of(as_stored).seen, own=0, applied=applied_ids)
+            state = LogState(seen=log_state(as_stored).seen, own=0, applied=applied_ids)
         elif own is None:  # the next comment will be this write's
             state = LogState(seen=view.checked, own=1 if spec.log else 0, applied=applied_ids)
         else:  # this write's comment is among those accounted for
@@ -310,7 +308,7 @@ class Writer:
             except Changed as exc:  # edited while a failed write waited to be resent
                 fresh = exc.fresh
                 continue
-            state = LogState.of(draft.checkpoint)
+            state = log_state(draft.checkpoint)
             if state.complete(stored.comments):
                 return stored, draft
             try:
@@ -339,18 +337,13 @@ class Writer:
                          dirty=cp.meta.dirty, execution=spec.execution, new_id=spec.new_id)
         stamped = stamp(cp, revision=revision, now=now, branch=spec.tree.branch, commit=spec.tree.commit,
                         dirty=spec.tree.dirty, execution=spec.execution, new_id=spec.new_id)
-        other = dict(stamped.meta.other)
-        if spec.fingerprints:
-            other[FINGERPRINTS_KEY] = spec.fingerprints
-        else:
-            other.pop(FINGERPRINTS_KEY, None)
-        return stamped.with_meta(other=other)
+        return stamped.with_meta(fingerprints=dict(spec.fingerprints))
 
     def _body(self, cp: Checkpoint, target: Stored | None, spec: WriteSpec) -> str:
         # Over an existing body, only what changed is rewritten: a person's formatting stays.
         body = splice.render_update(cp, target.body, self.env) if target else render.render_body(cp, self.env)
         actual = section_digests(parse(body).checkpoint)
-        if actual != cp.meta.other.get(DIGESTS_KEY):  # the digests describe what the body reads back as
+        if actual != cp.meta.digests:  # the digests describe what the body reads back as
             body = render.replace_marker(body, with_digests(cp, actual))
         if self.builtin is not None:  # a repository's own template
             template = self.env.get_template("checkpoint.md.j2").filename or "checkpoint.md.j2"
@@ -382,8 +375,8 @@ class Writer:
         assert self.pending is not None and isinstance(spec.intent, Intent)
         intent = spec.intent
         if target is not None and intent.incoming is not None and intent.base is None:
-            digests = checkpoint_of(target).meta.other.get(DIGESTS_KEY)
-            if isinstance(digests, dict):
+            digests = checkpoint_of(target).meta.digests
+            if digests is not None:
                 intent = replace(intent, base=tuple(sorted((k, v) for k, v in digests.items() if isinstance(v, str))))
         record = PendingWrite(
             intent=intent, repo=self.repo, api_url=self.api_url, issue=target.number if target else spec.number,

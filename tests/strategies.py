@@ -7,6 +7,7 @@ import os
 from hypothesis import assume
 from hypothesis import strategies as st
 
+from ghstate.marker import PROVENANCE_KINDS, DigestsAt, LogState, ProvenanceRecord, RevisionFacts
 from ghstate.markup import blocks, escape_text
 from ghstate.model import (
     SECTION_KEYS,
@@ -20,6 +21,7 @@ from ghstate.model import (
     section_key,
 )
 from ghstate.parse import LINE_SECTIONS, NO_RESPONSE, clean_text
+from ghstate.verify import Verification
 
 # Markdown's metacharacters, whitespace and newlines are over-represented on purpose.
 _META = list("#*-_`~<>![]()|\\:=+.1) \t\n") + ["- ", "* ", "1. ", "```", "~~~", "<!--", "-->", "[ ] ", "[x] ",
@@ -53,6 +55,16 @@ executions = st.lists(
     st.builds(Execution, line, line, line, st.integers(0, 99), line, line, line), max_size=3
 ).map(tuple)
 json_scalar = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), line)
+hexes = st.text("0123456789abcdef", min_size=6, max_size=8)
+digests = st.dictionaries(st.sampled_from(["title", "goal", "phases", "resume", "x:1a2b3c"]), hexes, max_size=3)
+provenance = st.builds(
+    ProvenanceRecord,
+    entries=st.dictionaries(st.sampled_from(PROVENANCE_KINDS), st.dictionaries(hexes, st.integers(0, 99), min_size=1,
+                                                                                max_size=2), max_size=2),
+    resume=st.one_of(st.none(), st.tuples(hexes, st.integers(0, 99))),
+    revisions=st.dictionaries(st.integers(1, 99), st.builds(RevisionFacts, line, line, line, line, line), max_size=2),
+    capped=st.frozensets(st.sampled_from(PROVENANCE_KINDS), max_size=2),
+)
 meta = st.builds(
     Meta,
     revision=st.integers(0, 10_000),
@@ -62,7 +74,13 @@ meta = st.builds(
     created_at=line,
     updated_at=line,
     id=line,
-    other=st.dictionaries(st.sampled_from(["future", "x_key"]), json_scalar, max_size=2),
+    fingerprints=st.dictionaries(nonempty_line, hexes, max_size=2),
+    digests=st.one_of(st.none(), digests),
+    digest_history=st.lists(st.builds(DigestsAt, st.integers(0, 99), digests), max_size=2).map(tuple),
+    log=st.one_of(st.none(), st.builds(LogState, st.integers(0, 99), st.integers(0, 2),
+                                       st.lists(hexes, max_size=3).map(tuple))),
+    provenance=st.one_of(st.none(), provenance),
+    unknown=st.dictionaries(st.sampled_from(["future", "x_key"]), json_scalar, max_size=2),
 )
 
 
@@ -99,8 +117,9 @@ def checkpoints(draw) -> Checkpoint:
     assert all(k not in TEXT_SECTIONS for k in headless if k)
     return Checkpoint(
         **values,
-        verification_data=draw(st.one_of(st.none(), st.fixed_dictionaries({"status": st.sampled_from(
-            ["passing", "failing", "blocked"]), "attempt_count": st.integers(0, 9)}))),
+        verification_data=draw(st.one_of(st.none(), st.builds(lambda s, n: Verification(status=s, attempt_count=n),
+                                                     st.sampled_from(["passing", "failing", "blocked"]),
+                                                     st.integers(0, 9)))),
         extra=tuple(extras),
         executions=draw(executions),
         meta=draw(meta),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,12 +16,12 @@ PACKAGE = ROOT / "ghstate"
 # The core: model, parse, render, merge and everything pure around them. Commands and adapters may use
 # these; these use none of them.
 CORE = ("model", "markup", "parse", "render", "present", "splice", "merge", "edit", "intent", "writelog",
-        "checks", "lint", "secrets", "state_json", "drift", "lookup", "fit", "trust", "provenance", "verify",
-        "ledger")
+        "checks", "lint", "secrets", "state_json", "drift", "fit", "trust", "provenance", "verify", "ledger",
+        "marker")
 # What doing I/O takes: processes, sockets and HTTP, the GitHub SDK, the template loader, the CLI.
 BLOCKED = ("subprocess", "socket", "ssl", "http", "urllib3", "requests", "github", "jinja2", "click", "tempfile",
            "shutil", "glob", "ghstate.gitinfo", "ghstate.probes", "ghstate.config", "ghstate.templating",
-           "ghstate.stores.local", "ghstate.stores.github", "ghstate.writer", "ghstate.commands")
+           "ghstate.stores", "ghstate.writer", "ghstate.reader", "ghstate.commands")
 
 PROBE = """
 import importlib.abc, sys
@@ -52,6 +53,27 @@ def test_a_core_module_reads_no_environment_and_opens_no_file(name):
             pytest.fail(f"ghstate/{name}.py:{node.lineno} reads the environment")
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open":
             pytest.fail(f"ghstate/{name}.py:{node.lineno} opens a file")
+
+
+def test_the_readme_names_the_core_that_is_checked():
+    """The README's list of the pure core is the list this file checks: a module that reads through a
+    store (as ``lookup`` did) is not listed there."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("- **The pure core**"):readme.index("- **Adapters**")]
+    assert set(re.findall(r"`(\w+)`", section)) == set(CORE)
+
+
+MARKER_KEYS = ("sections_before", "dirty_sha", '"prov"', '"sections"', "LOG_KEY", "DIGESTS_KEY", "meta.other")
+
+
+def test_only_the_marker_module_reads_the_marker_keys():
+    """The hidden marker has one owner: every other module goes through its typed record."""
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "marker.py":
+            continue
+        text = path.read_text()
+        found = [key for key in MARKER_KEYS if key in text]
+        assert not found, f"{path.relative_to(ROOT)} reads the marker's raw keys {found}"
 
 
 def test_only_the_github_store_imports_github():

@@ -76,7 +76,7 @@ def test_pass_ticks_the_phase_and_writes_outputs_and_summary(runner, run):
     out = run("ci", "--result", "success", "--junit", "reports/*.xml", "--phase", "Phase 2").stdout
     assert "Recorded success on #7 (passing)" in out
     cp = parse(runner.issues[7]["body"]).checkpoint
-    v = cp.verification_data
+    v = cp.verification_data.to_dict()
     assert v["status"] == "passing" and v["attempt_count"] == 1 and v["consecutive_failures"] == 0
     assert v["counts"] == {"tests": 2, "passed": 2, "failed": 0, "errors": 0, "skipped": 0}
     assert v["run_url"] == "https://github.com/octo/hello/actions/runs/777" and v["commit"] == "4f2c1e9aa1b2c3d4e5f6"
@@ -108,7 +108,7 @@ def test_failures_escalate_to_blocked_then_recover(runner, run):
             assert labels(runner) == ["ghstate", "ghstate:ci-failing"]
     assert statuses == ["failing", "failing", "blocked"]
     assert labels(runner) == ["ghstate", "ghstate:blocked", "ghstate:ci-failing"]
-    v = parse(runner.issues[7]["body"]).checkpoint.verification_data
+    v = parse(runner.issues[7]["body"]).checkpoint.verification_data.to_dict()
     assert (v["failure_type"], v["consecutive_failures"], v["attempt_count"]) == ("test", 3, 3)
     assert v["failure_detail"] == "tests.test_parser::test_strict_flags: AssertionError: assert 'x' == 'y'"
     assert v["suggested_focus"].startswith("Fix tests.test_parser::test_strict_flags first")
@@ -122,7 +122,7 @@ def test_failures_escalate_to_blocked_then_recover(runner, run):
     assert {"status", "failure_type", "failure_detail", "suggested_focus", "attempt_count",
             "consecutive_failures"} <= set(json_state)
     run("ci", "--result", "success")
-    v = parse(runner.issues[7]["body"]).checkpoint.verification_data
+    v = parse(runner.issues[7]["body"]).checkpoint.verification_data.to_dict()
     assert (v["status"], v["consecutive_failures"], v["attempt_count"]) == ("passing", 0, 4)
     assert labels(runner) == ["ghstate"]
     assert sections_outside_verification(runner.issues[7]["body"]) == before
@@ -132,10 +132,10 @@ def test_build_failure_and_cancelled(runner, run):
     seed(runner)
     (runner.workspace / "reports" / "ok.xml").write_bytes((FIXTURES / "all-pass.xml").read_bytes())
     run("ci", "--result", "failure", "--junit", "reports/ok.xml")
-    v = parse(runner.issues[7]["body"]).checkpoint.verification_data
+    v = parse(runner.issues[7]["body"]).checkpoint.verification_data.to_dict()
     assert v["failure_type"] == "build" and v["status"] == "failing"
     run("ci", "--result", "cancelled")
-    v = parse(runner.issues[7]["body"]).checkpoint.verification_data
+    v = parse(runner.issues[7]["body"]).checkpoint.verification_data.to_dict()
     assert (v["failure_type"], v["status"], v["consecutive_failures"]) == ("cancelled", "failing", 1)
     assert labels(runner) == ["ghstate", "ghstate:ci-failing"]
 
@@ -153,7 +153,7 @@ def test_malformed_or_missing_reports_are_warnings(runner, run):
     out = run("ci", "--result", "failure", "--junit", "reports/bad.xml\nnope/*.xml").stdout
     assert "::warning::ghstate: skipped reports/bad.xml: not well-formed XML" in out
     assert "::warning::ghstate: no JUnit report matches 'nope/*.xml'" in out
-    v = parse(runner.issues[7]["body"]).checkpoint.verification_data
+    v = parse(runner.issues[7]["body"]).checkpoint.verification_data.to_dict()
     assert v["failure_type"] == "unknown" and v["counts"]["tests"] == 0 and v["status"] == "failing"
 
 
@@ -171,7 +171,7 @@ def test_hostile_branch_name(runner, run, monkeypatch):
     assert not any(line.startswith("::error::") for line in out.splitlines())
     assert not Path("/tmp/ghstate-pwned").exists()
     cp = parse(runner.issues[8]["body"]).checkpoint
-    assert cp.verification_data["branch"] == hostile
+    assert cp.verification_data.to_dict()["branch"] == hostile
     assert "\n::error::" not in cp.verification  # shown on one line inside a code span
 
 
@@ -242,11 +242,10 @@ def test_a_result_landing_meanwhile_is_kept_beside_and_ours_stands(runner, run):
     seed(runner)
 
     def another_run_lands_first():
-        from ghstate.verify import Run, Verification, next_verification
+        from ghstate.verify import Run, next_verification
 
         cp = parse(runner.issues[7]["body"]).checkpoint
-        data = next_verification(Verification.from_dict(cp.verification_data),
-                                 Run("failure", commit="", branch="feature/x", at="t")).to_dict()
+        data = next_verification(cp.verification_data, Run("failure", commit="", branch="feature/x", at="t"))
         runner.edit(7, render_body(cp._replace(verification="other run", verification_data=data)
                                    .with_meta(revision=cp.meta.revision + 1)))
 
@@ -255,7 +254,7 @@ def test_a_result_landing_meanwhile_is_kept_beside_and_ours_stands(runner, run):
     cp = parse(runner.issues[7]["body"]).checkpoint
     # The other result reached the body without a log entry (as a person's edit would): ours, made from
     # what it read, stands, and theirs is kept beside it. (Two logged results: the later one stands.)
-    assert (cp.verification_data["attempt_count"], cp.verification_data["consecutive_failures"]) == (1, 1)
+    assert (cp.verification_data.attempt_count, cp.verification_data.consecutive_failures) == (1, 1)
     assert "Verification (concurrent edit)" in runner.issues[7]["body"] and "other run" in runner.issues[7]["body"]
 
 
@@ -266,7 +265,7 @@ def test_pull_request_commit_is_the_head_not_the_merge(runner, run, tmp_path, mo
     monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
     monkeypatch.setenv("GITHUB_REF_NAME", "12/merge")
     run("ci", "--result", "success")
-    assert parse(runner.issues[7]["body"]).checkpoint.verification_data["commit"] == "feedface" * 5
+    assert parse(runner.issues[7]["body"]).checkpoint.verification_data.to_dict()["commit"] == "feedface" * 5
 
 
 def test_action_metadata_has_expressions_only_where_they_are_evaluated():
@@ -303,7 +302,7 @@ def test_a_hand_edited_body_keeps_every_byte_outside_verification(runner, run):
     body = runner.issues[7]["body"]
     assert untouched_lines(HAND_EDITED, body, {"verification"}) == []
     assert body.count("\r\n") == body.count("\n")  # CRLF throughout, as the web UI wrote it
-    assert parse(body).checkpoint.verification_data["status"] == "failing"
+    assert parse(body).checkpoint.verification_data.to_dict()["status"] == "failing"
     run("ci", "--result", "success", "--phase", "2")  # a tick toggles the box where it stands
     body = runner.issues[7]["body"]
     assert "1. [x] Phase 2: matcher\r\n   + [ ] sub-step\r\n" in body
@@ -343,7 +342,7 @@ def test_the_same_commit_failing_again_is_an_attempt_not_another_failure_in_a_ro
     seed(runner)
     for _ in range(3):  # a re-run, and a second workflow, on one commit
         run("ci", "--result", "failure")
-    v = parse(runner.issues[7]["body"]).checkpoint.verification_data
+    v = parse(runner.issues[7]["body"]).checkpoint.verification_data.to_dict()
     assert (v["status"], v["consecutive_failures"], v["attempt_count"]) == ("failing", 1, 3)
 
 
@@ -359,7 +358,7 @@ def test_an_issue_made_from_the_form_is_found_by_its_branch_field(runner, run):
     runner.add_issue(12, form, title="Checkpoint: ship it")
     run("ci", "--result", "success", "--phase", "1")
     cp = parse(runner.issues[12]["body"]).checkpoint
-    assert cp.phases[0].done and cp.verification_data["status"] == "passing" and cp.meta.branch == "feature/x"
+    assert cp.phases[0].done and cp.verification_data.status == "passing" and cp.meta.branch == "feature/x"
 
 
 def test_a_cancelled_run_between_failures_does_not_hide_a_new_failing_commit(runner, run):
@@ -367,7 +366,7 @@ def test_a_cancelled_run_between_failures_does_not_hide_a_new_failing_commit(run
     run("ci", "--result", "failure", env={"GITHUB_SHA": "a" * 40})
     run("ci", "--result", "cancelled", env={"GITHUB_SHA": "b" * 40})
     run("ci", "--result", "failure", env={"GITHUB_SHA": "b" * 40})
-    assert parse(runner.issues[7]["body"]).checkpoint.verification_data["consecutive_failures"] == 2
+    assert parse(runner.issues[7]["body"]).checkpoint.verification_data.to_dict()["consecutive_failures"] == 2
 
 
 def test_a_branch_name_that_looks_like_a_credential_does_not_stop_the_record(runner, run, monkeypatch):
@@ -401,7 +400,7 @@ def ci_run(run, runner, result: str, sha: str, *extra: str) -> dict:
     runner.calls.clear()
     run("ci", "--result", result, "--junit", "reports/*.xml", *extra, env={"GITHUB_SHA": sha})
     assert len(runner.calls) <= 5, [m for m, _, _ in runner.calls]
-    return parse(runner.issues[7]["body"]).checkpoint.verification_data
+    return parse(runner.issues[7]["body"]).checkpoint.verification_data.to_dict()
 
 
 def test_a_flaky_test_is_named_and_does_not_block(runner, run):
@@ -491,7 +490,7 @@ def test_test_names_and_messages_show_as_written_on_github(runner, run):
         f'<failure message={quoteattr(message)}/></testcase></testsuite>')
     run("ci", "--result", "failure", "--junit", "reports/*.xml")
     cp = parse(runner.issues[7]["body"]).checkpoint
-    assert cp.verification_data["failing_tests"][0] == {"name": f"tests.t::{name}", "message": message,
+    assert cp.verification_data.to_dict()["failing_tests"][0] == {"name": f"tests.t::{name}", "message": message,
                                                         "class": "new"}
     html = cmarkgfm.github_flavored_markdown_to_html(runner.issues[7]["body"])
     shown = visible(runner.issues[7]["body"])

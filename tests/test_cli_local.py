@@ -400,7 +400,7 @@ def test_verification_data_counts_as_part_of_the_section(repo, run, tmp_path):
     state_json = json.loads(run("show", "1", "--json").stdout)
     state_json["verification"]["status"] = "passing"  # the data alone changes
     run("checkpoint", "1", "--file", "-", input=json.dumps(state_json))
-    assert state(repo).verification_data["status"] == "passing"
+    assert state(repo).verification_data.status == "passing"
     state_json = json.loads(run("show", "1", "--json").stdout)
     state_json["verification"] = None  # cleared: the text and CI's data go together
     run("checkpoint", "1", "--file", "-", input=json.dumps(state_json))

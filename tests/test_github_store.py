@@ -835,8 +835,8 @@ def test_the_revision_comment_carries_the_intent_and_the_body_names_it(gh, run):
     run("checkpoint", "7", "--done", "2", "--resume-at", "Start at Phase 3")
     data = _log_data(gh.comments[7][-1])
     assert data["intent"] == {"edits": {"resume": "Start at Phase 3", "done": ["2"]}}
-    log = state_of(gh, 7).meta.other["log"]
-    assert log["own"] == 1 and data["write"] in log["applied"]
+    log = state_of(gh, 7).meta.log
+    assert log.own == 1 and data["write"] in log.applied
 
 
 def test_a_lookup_that_could_not_read_every_checkpoint_never_guesses(gh, run, monkeypatch):

@@ -24,9 +24,10 @@ from strategies import examples
 
 from ghstate.edit import Edits
 from ghstate.intent import CiResult, Intent
-from ghstate.lookup import checkpoint_of, current
 from ghstate.model import Checkpoint
 from ghstate.parse import parse
+from ghstate.reader import checkpoint_of, current
+from ghstate.verify import Verification
 from ghstate.writer import Writer, WriteSpec
 
 
@@ -110,11 +111,13 @@ def writer_action(store: MemoryStore, kind: str, k: int, log: dict):
             lambda cp: cp.resume == last_logged(store, "resume"))
     else:
         def intent(cp: Checkpoint) -> Intent:  # made from what the run read, as ghstate ci does
-            runs = int((cp.verification_data or {}).get("runs", 0)) + 1
-            return Intent(verification=CiResult(f"CI run {runs} ({k})", {"runs": runs, "by": k}))
+            runs = (cp.verification_data.attempt_count if cp.verification_data else 0) + 1
+            return Intent(verification=CiResult(f"CI run {runs} ({k})", Verification(attempt_count=runs,
+                                                                                     run_id=str(k))))
 
         def check(cp: Checkpoint) -> bool:  # the result logged last stands
-            return cp.verification_data == last_logged(store, "verification")
+            logged = last_logged(store, "verification")
+            return cp.verification_data == (Verification.from_dict(logged) if logged else None)
 
     def act() -> None:
         Writer(store, env=ENV).write(WriteSpec(intent, number=1))

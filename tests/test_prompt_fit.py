@@ -181,11 +181,11 @@ def test_a_checkpoint_from_before_provenance_says_so():
 
     old = Checkpoint(decisions=("a",), phases=(Phase("P1", True),), resume="go").with_meta(revision=5)
     data = record(None, old._replace(decisions=("a", "b")), 6)
-    cp = old._replace(decisions=("a", "b")).with_meta(revision=6, other=data)
+    cp = old._replace(decisions=("a", "b")).with_meta(revision=6, provenance=data)
     prov = Provenance(cp)
     assert prov.item("decisions", "a").revision == 0 and prov.tick("P1").revision == 0  # unknown, not invented
     assert not prov.resume().known
-    later = record(data["prov"], cp._replace(decisions=("a", "b", "c")), 7)["prov"]
+    later = record(data, cp._replace(decisions=("a", "b", "c")), 7).to_data()
     assert sorted(later["d"].values()) == [0, 0, 7]
 
 
@@ -263,12 +263,12 @@ def test_provenance_is_bounded_and_overflow_is_unknown_not_misattributed():
 
     many = tuple(f"decision {i}" for i in range(MAX_ENTRIES + 50))
     cp = Checkpoint(decisions=many, resume="go")
-    first = record(None, cp, 1)["prov"]
-    assert len(first["d"]) == MAX_ENTRIES and first["x"] == ["d"]
-    assert len(json.dumps(first)) < 6_000
+    first = record(None, cp, 1)
+    assert len(first.entries["d"]) == MAX_ENTRIES and first.to_data()["x"] == ["d"]
+    assert len(json.dumps(first.to_data())) < 6_000
     grown = cp._replace(decisions=(*many, "one more"))
-    second = record(first, grown.with_meta(revision=1), 2)["prov"]
-    prov = Provenance(grown.with_meta(revision=2, other={"prov": second}))
+    second = record(first, grown.with_meta(revision=1), 2)
+    prov = Provenance(grown.with_meta(revision=2, provenance=second))
     assert prov.item("decisions", "decision 0").revision == 1
     assert prov.item("decisions", f"decision {MAX_ENTRIES + 10}").revision == 0
 

@@ -13,10 +13,11 @@ from strategies import checkpoints, examples
 
 from ghstate.edit import Edits
 from ghstate.intent import CiResult, Intent, pack, sections_from_data, sections_to_data, unpack
-from ghstate.lookup import checkpoint_of, current
 from ghstate.model import SECTION_KEYS, Checkpoint, Revision
 from ghstate.parse import parse
-from ghstate.writelog import LogEntry, LogState, replay
+from ghstate.reader import checkpoint_of, current
+from ghstate.verify import Verification
+from ghstate.writelog import LogEntry, LogState, log_state, replay
 from ghstate.writer import Writer, WriteSpec
 
 
@@ -47,10 +48,10 @@ def test_an_uncontended_update_reads_logs_rereads_writes_in_that_order():
     assert store.calls == [("get", 1), ("comment", 1), ("reread", 1), ("update", 1)]
     cp = state(store)
     assert cp.decisions[-1] == "keep v1"
-    assert LogState.of(cp) == LogState(seen=0, own=1, applied=LogState.of(cp).applied)
+    assert log_state(cp) == LogState(seen=0, own=1, applied=log_state(cp).applied)
     [comment] = store.comments[1]
     entry = LogEntry.from_data(comment["data"])
-    assert entry.intent == Intent(edits=Edits(decisions=("keep v1",))) and entry.write in LogState.of(cp).applied
+    assert entry.intent == Intent(edits=Edits(decisions=("keep v1",))) and entry.write in log_state(cp).applied
 
 
 def test_the_next_write_needs_no_log_read_when_the_body_is_complete():
@@ -59,7 +60,7 @@ def test_the_next_write_needs_no_log_read_when_the_body_is_complete():
     store.calls.clear()
     write(store, decisions=("two",))
     assert [name for name, _ in store.calls] == ["get", "comment", "reread", "update"]
-    assert LogState.of(state(store)).seen == 1
+    assert log_state(state(store)).seen == 1
 
 
 def test_a_write_that_changes_nothing_reads_once_and_writes_nothing():
@@ -73,7 +74,7 @@ def test_a_create_logs_its_intent_after_the_issue_exists():
     Writer(store, env=ENV).write(WriteSpec(Intent(edits=Edits(goal="g", phases=("Phase 1: a",))), number=None,
                                            lookup=False))
     assert [name for name, _ in store.calls] == ["create", "comment"]
-    assert LogState.of(state(store)).complete(len(store.comments[1]))
+    assert log_state(state(store)).complete(len(store.comments[1]))
 
 
 # --------------------------------------------------------------------- overwritten writes come back
@@ -151,7 +152,7 @@ def test_a_comment_that_could_not_be_posted_is_not_counted_on():
     store.add_revision = failing
     result = write(store, decisions=("body only",))
     assert any("history comment could not be posted" in w for w in result.warnings)
-    assert LogState.of(state(store)).own == 0  # so a later comment is not taken for this write's
+    assert log_state(state(store)).own == 0  # so a later comment is not taken for this write's
     store.add_revision = real
     before = store.bodies[1]
     write(store, decisions=("logged",))
@@ -163,8 +164,8 @@ def test_of_two_ci_results_at_once_the_one_logged_last_stands():
     store = store_with_sample()
 
     def ci(cp: Checkpoint) -> Intent:
-        runs = int((cp.verification_data or {}).get("runs", 0)) + 1
-        return Intent(verification=CiResult(f"{runs} runs", {"runs": runs}))
+        runs = (cp.verification_data.attempt_count if cp.verification_data else 0) + 1
+        return Intent(verification=CiResult(f"{runs} runs", Verification(attempt_count=runs)))
 
     other = MemoryStore()
     other.add_issue(1, store.bodies[1])
@@ -179,9 +180,9 @@ def test_of_two_ci_results_at_once_the_one_logged_last_stands():
     store.before = lands_first
     Writer(store, env=ENV).write(WriteSpec(ci, number=1))
     body = state(store)
-    assert body.verification_data == {"runs": 1} and body.verification == "1 runs"  # ours, logged last
+    assert body.verification_data == Verification(attempt_count=1) and body.verification == "1 runs"  # ours, last
     assert "concurrent edit" not in store.bodies[1]  # the other is a logged write, not a person's edit
-    assert [c["data"]["intent"]["verification"]["data"] for c in store.comments[1]] == [{"runs": 1}, {"runs": 1}]
+    assert [c["data"]["intent"]["verification"]["data"]["attempt_count"] for c in store.comments[1]] == [1, 1]
 
 
 # ---------------------------------------------------------------------------- the intent as data

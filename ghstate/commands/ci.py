@@ -90,12 +90,12 @@ def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, blo
     def intent(cp: Checkpoint) -> Intent:
         """This result as data, made from the verification recorded so far (again, if another run
         landed first: both count); it is logged as it is."""
-        data = verify.next_verification(verify.Verification.from_dict(cp.verification_data), run).to_dict()
-        text = template.render(v=data, **MARKDOWN).strip()
-        return Intent(verification=CiResult(text, data), tick=tick)
+        v = verify.next_verification(cp.verification_data, run)
+        text = template.render(v=v.to_dict(), **MARKDOWN).strip()
+        return Intent(verification=CiResult(text, v), tick=tick)
 
     def labels(current: tuple[str, ...], cp: Checkpoint) -> tuple[str, ...]:
-        status = (cp.verification_data or {}).get("status")
+        status = cp.verification_data.status if cp.verification_data else None
         if result == "cancelled":
             return current
         kept = [x for x in current if x not in (policy.ci_failing_label, policy.blocked_label)]
@@ -120,8 +120,9 @@ def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, blo
             find_phase(cp.phases, tick)
         except LookupError as exc:
             annotate("warning", f"phase not ticked: {exc}")
-    data = cp.verification_data or {}
-    previous = ((written.previous.verification_data or {}).get("status") if written.previous else None)
+    data = cp.verification_data.to_dict() if cp.verification_data else {}
+    before = written.previous.verification_data if written.previous else None
+    previous = before.status if before else None
     if post_prompt and data.get("status") == "blocked" and previous != "blocked":
         from ghstate import present
 

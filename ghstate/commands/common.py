@@ -14,10 +14,10 @@ import click
 
 from ghstate import config, gitinfo, templating
 from ghstate.errors import ConfigError, InputError, NotFound
-from ghstate.lookup import current, locate
 from ghstate.markup import control_at, describe_control
 from ghstate.model import Checkpoint
 from ghstate.parse import Parsed, ParseError, parse
+from ghstate.reader import current, locate
 from ghstate.state_json import looks_like_json
 from ghstate.stores import Store, Stored
 from ghstate.stores.local import LocalStore

@@ -123,7 +123,7 @@ def session_start(host: str) -> None:
         app = _app(event)
         from ghstate import gitinfo
         from ghstate.commands.rehydrate import hook_context
-        from ghstate.lookup import current, locate
+        from ghstate.reader import current, locate
 
         tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
         stored = locate(app.store, None, tree.branch)

@@ -6,7 +6,7 @@ import click
 
 from ghstate import present
 from ghstate.commands.common import ISSUE, emit_json, make_app, store_options
-from ghstate.lookup import current
+from ghstate.reader import current
 
 
 @click.command(name="list")
@@ -27,7 +27,7 @@ def list_(as_json: bool) -> None:
     for stored in stored_list:
         cp = current(app.store, stored)
         nxt = cp.next_phase
-        status = (cp.verification_data or {}).get("status") or ("recorded" if cp.verification else None)
+        status = cp.verification_data.status if cp.verification_data else ("recorded" if cp.verification else None)
         rows.append({
             "issue": stored.number,
             "title": cp.title,

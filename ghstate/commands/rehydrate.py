@@ -37,8 +37,8 @@ def observe(app: App, cp: Checkpoint, tree: gitinfo.WorkTree) -> Observed:
     changes = (gitinfo.changes_since(root, cp.meta.commit) if drift_mod.recorded_in_repository(cp)
                else gitinfo.Changes(False))
     changes = changes._replace(changed_files=app.own_files_removed(changes.changed_files))
-    recorded = cp.meta.other.get(drift_mod.FINGERPRINTS_KEY)
-    fingerprints = gitinfo.fingerprints(root, tuple(recorded)) if isinstance(recorded, dict) else {}
+    recorded = cp.meta.fingerprints
+    fingerprints = gitinfo.fingerprints(root, tuple(recorded)) if recorded else {}
     if root is not None and drift_mod.recorded_in_repository(cp):  # what is uncommitted, and HEAD
         status = gitinfo.work_tree(root)
         tree = tree._replace(dirty=app.own_files_removed(status.dirty), commit=tree.commit or status.commit)

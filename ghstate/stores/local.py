@@ -21,8 +21,6 @@ from typing import Any
 from ghstate.errors import InputError, NotFound
 from ghstate.intent import Intent, pack, unpack
 from ghstate.model import Execution, Revision
-from ghstate.parse import execution_from_dict
-from ghstate.render import execution_dict
 from ghstate.stores import Stored
 from ghstate.writelog import LogEntry
 
@@ -274,7 +272,7 @@ class PendingWrite:
             "kind": "ghstate-pending", "version": 2, "repo": self.repo, "api_url": self.api_url, "issue": self.issue,
             "branch": self.branch, "commit": self.commit, "title": self.title, "event": self.event,
             "intent": pack(self.intent.to_data()), "saved_at": self.saved_at,
-            "execution": execution_dict(self.execution) if self.execution else None, "log": self.log,
+            "execution": self.execution.to_data() if self.execution else None, "log": self.log,
             "lookup": self.lookup, "create": self.create, "allow_secrets": self.allow_secrets, "new_id": self.new_id,
         }
 
@@ -297,7 +295,7 @@ class PendingWrite:
             api_url=text("api_url"), issue=issue if isinstance(issue, int) and not isinstance(issue, bool) else None,
             branch=text("branch"), commit=text("commit"), title=data.get("title") or None,
             event=text("event") or "push", saved_at=text("saved_at"),
-            execution=execution_from_dict(execution) if isinstance(execution, dict) else None,
+            execution=Execution.from_data(execution) if isinstance(execution, dict) else None,
             log=bool(data.get("log", True)), lookup=bool(data.get("lookup", True)),
             create=bool(data.get("create", True)), allow_secrets=bool(data.get("allow_secrets", False)),
             new_id=text("new_id") or (older_id.group(1) if older_id else ""),

@@ -1,4 +1,8 @@
-"""Finding a checkpoint in a store and reading it: shared by every command, light to import."""
+"""Reading a checkpoint: finding it in a store, and the body with the logged writes it lacks replayed.
+
+The read side of the pipeline (``writer`` is the write side): it reads through the store it is given,
+so it is not part of the pure core.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from ghstate.errors import NotFound, RemoteError
 from ghstate.model import Checkpoint
 from ghstate.parse import branch_of, parse
 from ghstate.stores import Partial, Store, Stored
-from ghstate.writelog import LogState, ignored_notice, replay
+from ghstate.writelog import ignored_notice, log_state, replay
 
 
 def checkpoint_of(stored: Stored) -> Checkpoint:
@@ -21,7 +25,7 @@ def current(store: Store, stored: Stored) -> Checkpoint:
     Reads the log only when the body's marker says it may lack something; history comments that
     are not trusted intents are reported as notices."""
     cp = checkpoint_of(stored)
-    state = LogState.of(cp)
+    state = log_state(cp)
     if state.complete(stored.comments) or stored.comments <= state.seen:
         return cp
     try:

@@ -1,0 +1,77 @@
+"""The hidden marker's one record: typed fields, validated once, newer keys kept untouched."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import checkpoints, examples
+
+from ghstate import marker
+from ghstate.marker import DigestsAt, LogState, Marker, Meta
+from ghstate.parse import parse
+from ghstate.render import render_body
+from ghstate.templating import environment
+from ghstate.verify import Verification
+
+ENV = environment()
+
+
+def test_every_key_has_a_typed_field_and_dumps_back_as_it_was_read():
+    raw = {
+        "revision": 4, "id": "a1b2c3d4e5f6", "title": "T", "branch": "feature/x", "commit": "4f2c1e9aa1",
+        "dirty": ["src/a.py"], "created_at": "2026-11-20T09:00:00Z", "updated_at": "2026-11-20T10:00:00Z",
+        "executions": [{"agent": "claude-code", "role": "editor", "session": "s-1", "revision": 4}],
+        "verification": Verification(status="failing", commit="abc").to_dict(),
+        "sections": {"goal": "3f2a1c0b"}, "sections_before": [{"goal": "00000000", "revision": 3}],
+        "prov": {"v": 1, "d": {"3f2a1c": 4}, "resume": ["9b0e11", 4], "x": ["s"], "revs": {"4": {"c": "4f2c1e9aa1"}}},
+        "log": {"seen": 2, "own": 1, "applied": ["w1"]}, "dirty_sha": {"src/a.py": "0123abcd"},
+        "from_a_newer_version": {"kept": [1, 2]},
+    }
+    loaded = marker.load(raw)
+    meta = loaded.meta
+    assert meta.digests == {"goal": "3f2a1c0b"} and meta.digest_history == (DigestsAt(3, {"goal": "00000000"}),)
+    assert meta.log == LogState(2, 1, ("w1",)) and meta.fingerprints == {"src/a.py": "0123abcd"}
+    assert meta.provenance.entries == {"d": {"3f2a1c": 4}} and meta.provenance.resume == ("9b0e11", 4)
+    assert meta.provenance.revisions[4].commit == "4f2c1e9aa1" and meta.provenance.capped == {"s"}
+    assert isinstance(loaded.verification, Verification) and loaded.verification.status == "failing"
+    assert meta.unknown == {"from_a_newer_version": {"kept": [1, 2]}}
+    assert marker.dump(loaded) == raw
+    assert list(marker.dump(loaded)) == list(raw)  # the order is fixed: newer keys last
+
+
+def test_values_of_the_wrong_shape_are_left_out_not_guessed():
+    loaded = marker.load({"revision": True, "dirty": "src/a.py", "sections": {"goal": ["x"]}, "log": [1],
+                          "prov": "edited", "dirty_sha": [], "executions": {"agent": "x"}, "verification": []})
+    assert loaded.meta.revision == 0 and loaded.meta.dirty == () and loaded.meta.digests is None
+    assert loaded.meta.log == LogState() and loaded.meta.fingerprints == {} and loaded.executions == ()
+    assert loaded.verification is None and loaded.meta.provenance is not None
+    assert marker.dump(loaded)["log"] == {"seen": 0, "own": 0, "applied": []}
+
+
+def test_a_newer_versions_keys_survive_a_write():
+    body = render_body(parse("## Goal\ng\n").checkpoint.with_meta(revision=1, unknown={"shiny": {"a": 1}}), ENV)
+    cp = parse(body).checkpoint
+    assert cp.meta.unknown == {"shiny": {"a": 1}}
+    again = render_body(cp.with_meta(revision=2, log=LogState(1, 1, ("w",))), ENV)
+    data = json.loads(again.split("ghstate:v1 ", 1)[1].split(" -->", 1)[0])
+    assert data["shiny"] == {"a": 1} and data["log"]["seen"] == 1
+
+
+@settings(max_examples=examples(60))
+@given(checkpoints())
+def test_the_record_round_trips_through_a_body(cp):
+    back = parse(render_body(cp, ENV)).checkpoint
+    assert Marker(back.meta, back.title, back.executions, back.verification_data) == \
+        Marker(cp.meta, back.title, cp.executions, cp.verification_data)
+
+
+@given(st.dictionaries(st.sampled_from(marker.KNOWN + ("other",)),
+                       st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                                    lambda inner: st.lists(inner, max_size=3)
+                                    | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)))
+def test_any_json_loads_without_failing_and_dumps_to_what_loads_the_same(raw):
+    loaded = marker.load(raw)
+    assert marker.load(marker.dump(loaded)) == loaded
+    assert isinstance(loaded.meta, Meta)
