@@ -14,12 +14,13 @@ from __future__ import annotations
 import base64
 import json
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ghstate.edit import Edits, apply_edits, apply_incoming, base_digests
-from ghstate.marker import digests_of, text, verification_of
-from ghstate.model import SECTION_KEYS, Checkpoint, Extra, Phase, Step, find_phase
+from ghstate.marker import Execution, digests_of, text, texts, verification_of
+from ghstate.model import SECTION_KEYS, Checkpoint, Extra, Phase, Step, WorkTree, find_phase
 
 if TYPE_CHECKING:  # pragma: no cover
     from ghstate.verify import Verification
@@ -263,3 +264,91 @@ def sections_from_data(data: Any) -> Checkpoint:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"'incoming' is malformed ({exc})") from None
     return cp.with_meta(id=text(data.get("id")), digests=digests_of(data.get("digests")))
+
+
+# ------------------------------------------------------------------------------------ the write
+
+
+class LabelRule(NamedTuple):
+    """Labels a write keeps in step with CI's status: ``failing`` while CI fails or the task is blocked,
+    ``blocked`` while it is blocked; other labels are left as they are."""
+
+    failing: str
+    blocked: str
+
+    def apply(self, current: tuple[str, ...], cp: Checkpoint) -> tuple[str, ...]:
+        status = cp.verification_data.status if cp.verification_data else ""
+        kept = [x for x in current if x not in (self.failing, self.blocked)]
+        if status in ("failing", "blocked"):
+            kept.append(self.failing)
+        if status == "blocked":
+            kept.append(self.blocked)
+        return tuple(kept)
+
+
+@dataclass(frozen=True)
+class WriteSpec:
+    """One write, whole: what it changes (``intent``), where (``number`` None: the branch's open
+    checkpoint when ``lookup``, else a new one when ``create``), and what it records of who and where
+    it was made. ``record_tree`` False (CI, hooks, reviewers): keep the branch, commit and dirty files
+    that drift compares with. ``log`` False: no log entry (a concurrent writer can then overwrite it).
+    ``labels``: the labels to keep in step with CI's result.
+
+    A write GitHub cannot take is kept as this value (``to_data``) and replayed by ``push`` as it was
+    made: nothing it would have recorded is lost on the way. Only an intent given as data can be kept;
+    one made from the checkpoint as read (CI's result) is a function, and is never kept."""
+
+    intent: Intent | Callable[[Checkpoint], Intent]
+    number: int | None = None
+    tree: WorkTree = WorkTree()
+    fingerprints: dict[str, str] = field(default_factory=dict)
+    execution: Execution | None = None
+    event: str = "checkpoint"
+    title: str | None = None
+    create: bool = True
+    lookup: bool = True
+    record_tree: bool = True
+    dry_run: bool = False
+    log: bool = True
+    allow_secrets: bool = False
+    new_id: str = ""  # the marker id a new checkpoint gets (a replayed create keeps the lost one's)
+    labels: LabelRule | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        if not isinstance(self.intent, Intent):
+            raise ValueError("a write whose change is made when it is applied cannot be kept")
+        return {
+            "intent": pack(self.intent.to_data()), "number": self.number,
+            "tree": {"branch": self.tree.branch, "commit": self.tree.commit, "dirty": list(self.tree.dirty)},
+            "fingerprints": dict(self.fingerprints),
+            "execution": self.execution.to_data() if self.execution else None, "event": self.event,
+            "title": self.title, "create": self.create, "lookup": self.lookup, "record_tree": self.record_tree,
+            "log": self.log, "allow_secrets": self.allow_secrets, "new_id": self.new_id,
+            "labels": list(self.labels) if self.labels else None,
+        }
+
+    @classmethod
+    def from_data(cls, data: Any) -> WriteSpec:
+        """The inverse of ``to_data``; ValueError for data that is not a write."""
+        if not isinstance(data, dict):
+            raise ValueError("a write is a JSON object")
+        tree = data.get("tree") if isinstance(data.get("tree"), dict) else {}
+        number = data.get("number")
+        fingerprints = data.get("fingerprints")
+        labels = data.get("labels")
+        execution = data.get("execution")
+        return cls(
+            intent=Intent.from_data(unpack(data.get("intent") or {})),
+            number=number if isinstance(number, int) and not isinstance(number, bool) and number > 0 else None,
+            tree=WorkTree(text(tree.get("branch")), text(tree.get("commit")), texts(tree.get("dirty"))),
+            fingerprints={k: v for k, v in fingerprints.items() if isinstance(v, str)}
+            if isinstance(fingerprints, dict) else {},
+            execution=Execution.from_data(execution) if isinstance(execution, dict) else None,
+            event=text(data.get("event")) or "checkpoint",
+            title=data["title"] if isinstance(data.get("title"), str) and data["title"] else None,
+            create=data.get("create", True) is not False, lookup=data.get("lookup", True) is not False,
+            record_tree=data.get("record_tree", True) is not False, log=data.get("log", True) is not False,
+            allow_secrets=data.get("allow_secrets") is True, new_id=text(data.get("new_id")),
+            labels=LabelRule(*labels) if isinstance(labels, list) and len(labels) == 2
+            and all(isinstance(x, str) for x in labels) else None,
+        )

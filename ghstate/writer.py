@@ -26,14 +26,12 @@ from typing import NamedTuple
 from ghstate import checks, render, splice
 from ghstate.edit import content_equal, describe, stamp
 from ghstate.errors import GhstateError, NotFound, RemoteError
-from ghstate.intent import Intent
+from ghstate.intent import Intent, WriteSpec
 from ghstate.merge import merge_unknown_base
 from ghstate.model import (
     HEADINGS,
     Checkpoint,
-    Execution,
     Revision,
-    WorkTree,
     section_digests,
     with_digests,
 )
@@ -52,30 +50,6 @@ ROUNDS = 10
 
 def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@dataclass(frozen=True)
-class WriteSpec:
-    """One write. ``number`` None: the branch's open checkpoint (``lookup``), else a new one (``create``).
-    ``record_tree`` False (CI, hooks, reviewers): keep the branch, commit and dirty files drift compares
-    with. ``log`` False: no revision comment (the write is then not in the log, so a concurrent writer
-    can overwrite it). ``labels``: the labels to set, from the current ones and the result (CI)."""
-
-    intent: Intent | Callable[[Checkpoint], Intent]  # or made once from the checkpoint as read (CI's result)
-    number: int | None = None
-    tree: WorkTree = WorkTree()
-    fingerprints: dict[str, str] = field(default_factory=dict)
-    execution: Execution | None = None
-    event: str = "checkpoint"
-    title: str | None = None
-    create: bool = True
-    lookup: bool = True
-    record_tree: bool = True
-    dry_run: bool = False
-    log: bool = True
-    allow_secrets: bool = False
-    new_id: str = ""  # the marker id a new checkpoint gets (a replayed create keeps the lost one's)
-    labels: Callable[[tuple[str, ...], Checkpoint], tuple[str, ...]] | None = None
 
 
 @dataclass
@@ -300,7 +274,7 @@ class Writer:
             if fresh is not None:  # changed since it was read: build on what is there now
                 draft = self._draft(spec, fresh, now, write_id, own, read)
                 draft.file_conflicts = file_conflicts
-            labels = spec.labels(draft.target.labels, draft.checkpoint) if spec.labels else None
+            labels = spec.labels.apply(draft.target.labels, draft.checkpoint) if spec.labels else None
             title = draft.checkpoint.title
             title_change = title if title != (draft.target.title or title) else None
             try:
@@ -369,9 +343,9 @@ class Writer:
         return self.env.get_template("comment.md.j2").render(revision=revision, who=who, data="").strip()
 
     def _keep_pending(self, spec: WriteSpec, target: Stored | None) -> str:
-        """Keep a write GitHub could not take as what it asked for; ``push`` replays it. A --file input
-        keeps the section digests of what it had read, so that it merges against what it was made from,
-        not against later revisions."""
+        """Keep a write GitHub could not take, whole; ``push`` replays it as it was made, on the checkpoint
+        it had found. A --file input keeps the section digests of what it had read, so that it merges
+        against what it was made from, not against later revisions."""
         assert self.pending is not None and isinstance(spec.intent, Intent)
         intent = spec.intent
         if target is not None and intent.incoming is not None and intent.base is None:
@@ -379,11 +353,9 @@ class Writer:
             if digests is not None:
                 intent = replace(intent, base=tuple(sorted((k, v) for k, v in digests.items() if isinstance(v, str))))
         record = PendingWrite(
-            intent=intent, repo=self.repo, api_url=self.api_url, issue=target.number if target else spec.number,
-            branch=spec.tree.branch, commit=spec.tree.commit, title=spec.title, event=spec.event,
-            saved_at=self.clock(), execution=spec.execution, log=spec.log, lookup=spec.lookup, create=spec.create,
-            allow_secrets=spec.allow_secrets, new_id=spec.new_id if target is None else "",
-        )
+            replace(spec, intent=intent, number=target.number if target else spec.number,
+                    new_id=spec.new_id if target is None else ""),
+            repo=self.repo, api_url=self.api_url, saved_at=self.clock())
         try:
             return str(self.pending.save_pending(record))
         except OSError as exc:

@@ -426,6 +426,41 @@ def test_pending_write_keeps_allow_secrets(gh, run):
     assert "updated #7" in run("push").stdout
 
 
+def test_a_reviewers_kept_write_is_the_write_push_keeps_the_branch_and_commit(gh, run, repo):
+    """Issue 21: a reviewer on another branch writes while GitHub is down; push publishes it later, and
+    the checkpoint still records the owner's branch and commit, so the owner's resume finds it."""
+    existing(gh)
+    owner = parse(body_of(gh, 7)).checkpoint.meta
+    git(repo, "checkout", "-q", "-b", "review/cli")
+    (repo / "notes.txt").write_text("review\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "review notes")
+    offline(gh, times=99)
+    run("checkpoint", "7", "--decision", "reviewed: fine", "--role", "reviewer", "--agent", "rev", code=1)
+    gh.faults.clear()
+    assert "updated #7" in run("push").stdout
+    cp = state_of(gh, 7)
+    assert "reviewed: fine" in cp.decisions
+    assert (cp.meta.branch, cp.meta.commit, cp.meta.dirty) == (owner.branch, owner.commit, owner.dirty)
+    assert cp.executions[-1].role == "reviewer" and cp.executions[-1].agent == "rev"
+    git(repo, "checkout", "-q", "feature/x")
+    assert "reviewed: fine" in run("resume").stdout
+
+
+def test_a_write_kept_by_an_earlier_version_is_still_published(gh, run, repo):
+    existing(gh)
+    folder = repo / ".ghstate" / "pending"
+    folder.mkdir(parents=True)
+    (folder / "00000000000000000001-7-1-abcdef.json").write_text(json.dumps({
+        "kind": "ghstate-pending", "version": 2, "repo": "octo/hello", "api_url": "https://api.github.com",
+        "issue": 7, "branch": "feature/x", "commit": "", "title": None, "event": "checkpoint",
+        "intent": {"edits": {"decisions": ["from an earlier version"]}}, "saved_at": "2026-11-20T10:00:00Z",
+        "execution": {"agent": "claude-code", "role": "editor", "revision": 0}, "log": True, "lookup": True,
+        "create": True, "allow_secrets": False, "new_id": ""}))
+    assert "updated #7" in run("push").stdout
+    assert "from an earlier version" in state_of(gh, 7).decisions
+
+
 def test_hooks_keep_no_pending_writes(gh, run, repo):
     gh.fail("GET", r".*", None, times=99)
     event = json.dumps({"hook_event_name": "PreCompact", "session_id": "s", "cwd": str(repo)})
@@ -752,8 +787,8 @@ def test_a_malformed_kept_write_is_reported_and_the_others_go(gh, run, repo):
     gh.faults.clear()
     first = sorted((repo / ".ghstate" / "pending").glob("*.json"))[0]
     record = json.loads(first.read_text())
-    record["intent"]["incoming"]["phases"] = "not a list"
-    record["issue"] = 99  # another checkpoint, so the second write is not held back
+    record["write"]["intent"]["incoming"]["phases"] = "not a list"
+    record["write"]["number"] = 99  # another checkpoint, so the second write is not held back
     first.write_text(json.dumps(record))
     result = run("push", code=1)
     assert "the kept write is malformed" in result.stderr and "internal error" not in result.stderr

@@ -3,6 +3,8 @@ written, in which order, and what a reader sees when writers overwrite each othe
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from bodies import ENV, render_body
 from conftest import SAMPLE
@@ -235,3 +237,17 @@ def test_replay_applies_only_what_the_body_lacks():
     out = replay(body, [held, lacking])
     assert [e.write for e in out.replayed] == ["new"] and out.checkpoint.risks[-1] == "lacking"
     assert out.checkpoint.decisions.count("held") == 1
+
+
+def test_a_write_serialises_whole_and_back():
+    from ghstate.intent import LabelRule
+    from ghstate.model import Execution, WorkTree
+
+    spec = WriteSpec(Intent(edits=Edits(decisions=("d",), done=("2",))), number=7,
+                     tree=WorkTree("feature/x", "4f2c1e9aa1", ("src/a.py",)), fingerprints={"src/a.py": "0a1b2c3d"},
+                     execution=Execution("rev", "reviewer", "s-9"), event="checkpoint", title="T", create=False,
+                     lookup=False, record_tree=False, log=False, allow_secrets=True, new_id="abc",
+                     labels=LabelRule("ci-failing", "blocked"))
+    assert WriteSpec.from_data(json.loads(json.dumps(spec.to_data()))) == spec
+    with pytest.raises(ValueError):
+        WriteSpec(lambda cp: Intent()).to_data()  # made when applied: never kept

@@ -20,7 +20,7 @@ from ghstate.runner import annotate, append_file, write_outputs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ghstate.commands.common import App
-    from ghstate.intent import Intent
+    from ghstate.intent import Intent, LabelRule
     from ghstate.writer import WriteResult
 
 RESULTS = ("success", "failure", "cancelled")
@@ -68,7 +68,7 @@ def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, blo
          post_prompt: bool) -> None:
     from ghstate.commands.common import make_app
     from ghstate.errors import ConfigError, GhstateError, NotFound
-    from ghstate.intent import CiResult, Intent
+    from ghstate.intent import CiResult, Intent, LabelRule
     from ghstate.model import find_phase
 
     if issue_ref and not issue_ref.isdigit():
@@ -94,16 +94,8 @@ def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, blo
         text = template.render(v=v.to_dict(), **MARKDOWN).strip()
         return Intent(verification=CiResult(text, v), tick=tick)
 
-    def labels(current: tuple[str, ...], cp: Checkpoint) -> tuple[str, ...]:
-        status = cp.verification_data.status if cp.verification_data else None
-        if result == "cancelled":
-            return current
-        kept = [x for x in current if x not in (policy.ci_failing_label, policy.blocked_label)]
-        if status in ("failing", "blocked"):
-            kept.append(policy.ci_failing_label)
-        if status == "blocked":
-            kept.append(policy.blocked_label)
-        return tuple(kept)
+    # a cancelled run says nothing about the code: the labels stay as they are
+    labels = LabelRule(policy.ci_failing_label, policy.blocked_label) if result != "cancelled" else None
 
     try:
         written = _write(app, number, runner, intent, labels)
@@ -168,7 +160,7 @@ def newly_done(before: Checkpoint, after: Checkpoint) -> list[str]:
 
 
 def _write(app: App, number: int | None, runner: CiRun, intent: Callable[[Checkpoint], Intent],
-           labels: Callable[[tuple[str, ...], Checkpoint], tuple[str, ...]]) -> WriteResult:
+           labels: LabelRule | None) -> WriteResult:
     """The one place CI writes. Every result is logged (a revision comment), so that a write landing
     at the same moment cannot lose it; the result is made from what is there, so two runs both count."""
     from ghstate.model import WorkTree

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -9,9 +10,8 @@ import click
 
 from ghstate.commands.common import make_app, store_options
 from ghstate.errors import ConfigError, GhstateError
-from ghstate.model import WorkTree
 from ghstate.stores.local import PendingWrite
-from ghstate.writer import Writer, WriteResult, WriteSpec
+from ghstate.writer import Writer, WriteResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from ghstate.stores.github import GitHubStore
@@ -19,28 +19,18 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def _target(record: PendingWrite) -> str:
     """What a kept write is for: an issue, or the new checkpoint of a branch."""
-    return f"#{record.issue}" if record.issue else f"a new checkpoint for {record.branch or 'no branch'}"
+    write = record.write
+    return f"#{write.number}" if write.number else f"a new checkpoint for {write.tree.branch or 'no branch'}"
 
 
 def _publish(store: GitHubStore, writer: Writer, record: PendingWrite) -> WriteResult:
-    """Replay one kept write on the checkpoint as it is now."""
-    issue = record.issue
-    if not issue and record.new_id:  # a create whose answer was lost may have landed
-        landed = store.find_open(f'"id":"{record.new_id}"')
-        issue = landed.number if landed else None
-    return writer.write(WriteSpec(
-        record.intent,
-        number=issue,
-        tree=WorkTree(record.branch, record.commit),
-        execution=record.execution,
-        event=record.event,
-        title=record.title,
-        log=record.log,
-        lookup=record.lookup,
-        create=record.create,
-        allow_secrets=record.allow_secrets,
-        new_id=record.new_id,
-    ))
+    """Replay one kept write, as it was made, on the checkpoint as it is now."""
+    write = record.write
+    if not write.number and write.new_id:  # a create whose answer was lost may have landed
+        landed = store.find_open(f'"id":"{write.new_id}"')
+        if landed is not None:
+            write = replace(write, number=landed.number)
+    return writer.write(write)
 
 
 @click.command()

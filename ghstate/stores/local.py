@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ghstate.errors import InputError, NotFound
-from ghstate.intent import Intent, pack, unpack
-from ghstate.model import Execution, Revision
+from ghstate.intent import WriteSpec, unpack
+from ghstate.marker import text
+from ghstate.model import Revision
 from ghstate.stores import Stored
 from ghstate.writelog import LogEntry
 
@@ -221,7 +222,7 @@ class LocalStore:
     def save_pending(self, record: PendingWrite) -> Path:
         """Keep a write meant for GitHub until ``ghstate push``; returns the file it is in."""
         self.pending_dir.mkdir(parents=True, exist_ok=True)
-        target = record.issue or "new"  # named by the nanosecond, so that push replays in order
+        target = record.write.number or "new"  # named by the nanosecond, so that push replays in order
         path = self.pending_dir / f"{time.time_ns():020d}-{target}-{os.getpid()}-{os.urandom(3).hex()}.json"
         atomic_write(path, json.dumps(record.to_data(), ensure_ascii=False, indent=1) + "\n")
         return path
@@ -248,58 +249,43 @@ class LocalStore:
 
 @dataclass(frozen=True)
 class PendingWrite:
-    """A write GitHub could not take, kept as what it asked for: replayed by ``push`` on the checkpoint
-    as it is then. ``new_id`` makes a replayed create carry the marker id of one whose answer was lost."""
+    """A write GitHub could not take, kept whole (``WriteSpec``, its one serialisation) with where it was
+    meant to go; ``push`` replays it as it was made, on the checkpoint as it is then."""
 
-    intent: Intent
+    write: WriteSpec
     repo: str | None = None
     api_url: str = ""
-    issue: int | None = None
-    branch: str = ""
-    commit: str = ""
-    title: str | None = None
-    event: str = "checkpoint"
     saved_at: str = ""
-    execution: Execution | None = None
-    log: bool = True
-    lookup: bool = True
-    create: bool = True
-    allow_secrets: bool = False
-    new_id: str = ""
 
     def to_data(self) -> dict[str, Any]:
-        return {
-            "kind": "ghstate-pending", "version": 2, "repo": self.repo, "api_url": self.api_url, "issue": self.issue,
-            "branch": self.branch, "commit": self.commit, "title": self.title, "event": self.event,
-            "intent": pack(self.intent.to_data()), "saved_at": self.saved_at,
-            "execution": self.execution.to_data() if self.execution else None, "log": self.log,
-            "lookup": self.lookup, "create": self.create, "allow_secrets": self.allow_secrets, "new_id": self.new_id,
-        }
+        return {"kind": "ghstate-pending", "version": 3, "repo": self.repo, "api_url": self.api_url,
+                "saved_at": self.saved_at, "write": self.write.to_data()}
 
     @classmethod
     def from_data(cls, data: Any) -> PendingWrite:
         if not isinstance(data, dict) or data.get("kind") != "ghstate-pending":
             raise ValueError("not a pending write of ghstate")
+        repo = data.get("repo")
+        return cls(WriteSpec.from_data(data["write"] if data.get("version") == 3 else _older_write(data)),
+                   repo=repo if isinstance(repo, str) else None, api_url=text(data.get("api_url")),
+                   saved_at=text(data.get("saved_at")))
 
-        def text(key: str) -> str:
-            return data[key] if isinstance(data.get(key), str) else ""
 
-        intent_data = unpack(data.get("intent") or {})
-        if data.get("version") != 2:  # kept by an earlier version: the JSON state, the digests it had read
-            intent_data = _older_intent(intent_data)
-        issue = data.get("issue")
-        execution = data.get("execution")
-        older_id = re.search(r'"id":"([^"]+)"', str(data.get("unique") or ""))
-        return cls(
-            intent=Intent.from_data(intent_data), repo=data.get("repo") if isinstance(data.get("repo"), str) else None,
-            api_url=text("api_url"), issue=issue if isinstance(issue, int) and not isinstance(issue, bool) else None,
-            branch=text("branch"), commit=text("commit"), title=data.get("title") or None,
-            event=text("event") or "push", saved_at=text("saved_at"),
-            execution=Execution.from_data(execution) if isinstance(execution, dict) else None,
-            log=bool(data.get("log", True)), lookup=bool(data.get("lookup", True)),
-            create=bool(data.get("create", True)), allow_secrets=bool(data.get("allow_secrets", False)),
-            new_id=text("new_id") or (older_id.group(1) if older_id else ""),
-        )
+def _older_write(data: dict[str, Any]) -> dict[str, Any]:
+    """A write as versions before 3 kept it: some of its fields, and its intent (before version 2, the
+    JSON state and the digests it had read)."""
+    intent = unpack(data.get("intent") or {})
+    if data.get("version") != 2:
+        intent = _older_intent(intent)
+    older_id = re.search(r'"id":"([^"]+)"', str(data.get("unique") or ""))
+    return {
+        "intent": intent, "number": data.get("issue"), "tree": {"branch": data.get("branch"),
+                                                                "commit": data.get("commit")},
+        "execution": data.get("execution"), "event": text(data.get("event")) or "push", "title": data.get("title"),
+        "create": data.get("create", True), "lookup": data.get("lookup", True), "log": data.get("log", True),
+        "allow_secrets": data.get("allow_secrets", False),
+        "new_id": text(data.get("new_id")) or (older_id.group(1) if older_id else ""),
+    }
 
 
 def _older_intent(data: Any) -> dict[str, Any]:
