@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from ghstate.errors import InputError, SecretFound
-from ghstate.model import Checkpoint
+from ghstate.model import GITHUB_LIMIT, Checkpoint
 from ghstate.parse import MARKER_LINE, parse
 from ghstate.secrets import new_lines, scan
 from ghstate.splice import same_state
-
-GITHUB_LIMIT = 65_536  # characters GitHub accepts in an issue body or a comment
 
 
 def check_size(body: str, limit: int) -> None:

@@ -13,9 +13,11 @@ from typing import Any, NamedTuple
 
 from ghstate import gitinfo
 from ghstate.errors import ConfigError
+from ghstate.model import DEFAULT_MAX_BODY, GITHUB_LIMIT
+from ghstate.stores import STORE_KINDS, StoreKind
 
 DEFAULT_API = "https://api.github.com"
-STORES = ("auto", "github", "local")
+STORES = ("auto", *STORE_KINDS)
 
 
 class Policy(NamedTuple):
@@ -30,7 +32,7 @@ class Policy(NamedTuple):
     trusted_authors: tuple[str, ...] = ()
     block_after: int = 3
     max_item_chars: int = 400
-    max_body_chars: int = 60_000
+    max_body_chars: int = DEFAULT_MAX_BODY
     prompt_budget: int = 0  # characters for `resume` (0: no limit); hooks use at most their host's limit
 
 
@@ -38,7 +40,7 @@ class Settings(NamedTuple):
     root: Path  # the git working tree's top, or the current folder outside git
     in_git: bool
     state_dir: Path  # the local store
-    store: str  # "github" or "local", resolved from "auto"
+    store: StoreKind  # resolved from "auto"
     repo: str | None
     api_url: str
     policy: Policy
@@ -117,8 +119,8 @@ def policy_from_dict(data: dict[str, Any], origin: str) -> Policy:
         raise ConfigError(f"block_after in {origin} must be at least 1")
     if policy.prompt_budget < 0:
         raise ConfigError(f"prompt_budget in {origin} must be 0 (no limit) or a number of characters")
-    if not 1_000 <= policy.max_body_chars <= 65_536:
-        raise ConfigError(f"max_body_chars in {origin} must be between 1000 and 65536")
+    if not 1_000 <= policy.max_body_chars <= GITHUB_LIMIT:
+        raise ConfigError(f"max_body_chars in {origin} must be between 1000 and {GITHUB_LIMIT}")
     return policy
 
 

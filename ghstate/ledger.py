@@ -14,13 +14,15 @@ import json
 import re
 from typing import Any, NamedTuple
 
+from ghstate.model import KEPT_COMMIT
+
 # The ledger's bound: at most MAX_RUNS runs of at most MAX_TESTS tests, each test a 10-hex key and
 # one character per run, each run a 12-character commit key and a 6-hex digest of the tests that ran.
 # See LEDGER_MAX_CHARS.
 MAX_RUNS = 10
 MAX_TESTS = 40
 KEY_CHARS = 10
-COMMIT_CHARS = 12
+COMMIT_CHARS = KEPT_COMMIT
 DIGEST_CHARS = 6
 # a test in one run: passed, failed, failed then passed on a re-run within the run, not reported
 # (absent or skipped), or unknown (not tracked then, so it did not fail)

@@ -9,10 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ghstate.model import file_paths_of
+from ghstate.model import GITHUB_LIMIT, file_paths_of
 from ghstate.parse import Parsed
-
-GITHUB_BODY_LIMIT = 65_536
 
 RULES: dict[str, tuple[str, str]] = {
     "GS001": ("error", "missing resume instruction"),
@@ -91,7 +89,7 @@ def lint(parsed: Parsed, text: str, *, max_item_chars: int = 400) -> list[Proble
             problems.append(Problem("GS005", where.get(f"phases.{i}", 1),
                                     f"phase {phase.label!r} has {size} characters with its steps; "
                                     "compact finished work"))
-    if len(text) > GITHUB_BODY_LIMIT:
+    if len(text) > GITHUB_LIMIT:
         problems.append(Problem("GS009", 1, f"the body has {len(text)} characters; GitHub accepts "
-                                            f"{GITHUB_BODY_LIMIT}: compact finished phases or move notes out"))
+                                            f"{GITHUB_LIMIT}: compact finished phases or move notes out"))
     return sorted(problems, key=lambda p: (p.line, p.code))

@@ -117,10 +117,6 @@ def item_text(lines: list[str], item: Block) -> str:
     return "\n".join([head, *body]).strip()
 
 
-def source(lines: list[str], start: int, end: int) -> str:
-    return "\n".join(lines[start:end])
-
-
 def indent(text: str, prefix: str) -> str:
     """Indent every non-blank line after the first (list item continuation)."""
     first, *rest = text.split("\n")
@@ -486,8 +482,13 @@ def _reference(ref: str) -> str:
 
 
 def code_span(text: str) -> str:
-    """``text`` as one code span (a path), fenced by more backticks than any run it holds."""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    """``text`` as one inline code span that GitHub shows exactly, on one line (a path, a test's name):
+    the fence is longer than any run of backticks inside, and padded where CommonMark would otherwise
+    take a backtick or the spaces at its ends for part of the fence."""
+    text = " ".join(str(text).split("\n")) if text else ""
+    if not text:
+        return ""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    pad = " " if text[0] == "`" or text[-1] == "`" or (text[0] == " " and text[-1] == " " and text.strip()) else ""
     return f"{fence}{pad}{text}{pad}{fence}"

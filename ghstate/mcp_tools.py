@@ -148,7 +148,7 @@ def _lint(app: Any, args: dict[str, Any]) -> str | Answer:
     else:
         stored, _ = app.find(args.get("issue"))
         text = stored.body
-        name = stored.location if app.store.kind == "github" else app.display_path(stored.location)
+        name = app.where(stored)
     lines, failure = lint_report(text, name, app.settings.policy.max_item_chars)
     if failure:  # the problems, then the CLI's error line
         return Answer("\n".join([*lines, f"Error: {failure}"]) + "\n", True)

@@ -41,8 +41,18 @@ for _key, _heading, _aliases in SECTIONS:
     for _name in (_heading.lower(), *_aliases):
         ALIASES[_name] = _key
 
+SHOWN_COMMIT = 7  # characters of a commit hash shown to people and agents (as GitHub shows them)
+KEPT_COMMIT = 12  # characters of a commit hash kept in the marker (provenance, the CI ledger): unique enough
+GITHUB_LIMIT = 65_536  # characters GitHub accepts in an issue body or a comment
+DEFAULT_MAX_BODY = 60_000  # the largest body ghstate writes to GitHub, unless configured otherwise
+
 _BLOCKED = re.compile(r"\((?:blocked|BLOCKED|Blocked)\b[^)]*\)|\bBLOCKED\b|🚫")
 _IN_PROGRESS = re.compile(r"\((?:in progress|in-progress|wip|WIP)\b[^)]*\)", re.IGNORECASE)
+
+
+def short_commit(sha: str) -> str:
+    """A commit hash as people and agents see it."""
+    return sha[:SHOWN_COMMIT]
 
 
 def section_key(heading_text: str) -> str | None:

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 from ghstate import fit, verify
 from ghstate.markup import unescape_literal
-from ghstate.model import HEADINGS, Checkpoint, file_paths_of, runtime_entry, runtime_status
+from ghstate.model import HEADINGS, Checkpoint, file_paths_of, runtime_entry, runtime_status, short_commit
 from ghstate.provenance import Provenance
 from ghstate.render import Templates
 
@@ -170,7 +170,7 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
     resume = prov.resume()
     resume_source = f"set in {resume.words()}" if resume.known else ""
     written = ", ".join(x for x in (f"branch {cp.meta.branch}" if cp.meta.branch else "",
-                                    f"commit {cp.meta.commit[:9]}" if cp.meta.commit else "") if x)
+                                    f"commit {short_commit(cp.meta.commit)}" if cp.meta.commit else "") if x)
     common = dict(
         source=source, revision=cp.meta.revision, title=shown(cp.title), goal=shown(cp.goal), phases=phases,
         next=phases[nxt_index] if nxt else None, next_index=nxt_index + 1, done_count=len(done),

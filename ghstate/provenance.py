@@ -17,7 +17,7 @@ import hashlib
 from typing import Any, NamedTuple
 
 from ghstate.marker import PROVENANCE_KINDS, ProvenanceRecord, RevisionFacts
-from ghstate.model import Checkpoint, Execution, file_paths_of
+from ghstate.model import KEPT_COMMIT, Checkpoint, Execution, file_paths_of, short_commit
 
 ITEM_KINDS = (("d", "decisions"), ("q", "questions"), ("r", "risks"), ("f", "files"))
 MAX_ENTRIES = 320  # entries in all (about 4 KB of marker); items beyond them have no provenance
@@ -66,7 +66,7 @@ def record(previous: ProvenanceRecord | None, cp: Checkpoint, revision: int, *, 
     used = {r for kept in entries.values() for r in kept.values()} | ({resume[1]} if resume else set())
     revisions = {r: facts for r, facts in prev.revisions.items() if r in used}
     if revision in used:
-        revisions[revision] = RevisionFacts(commit=commit[:10], at=at, **({
+        revisions[revision] = RevisionFacts(commit=commit[:KEPT_COMMIT], at=at, **({
             "agent": execution.agent, "role": execution.role, "session": execution.session} if execution else {}))
     return ProvenanceRecord(entries, resume, revisions, frozenset(capped))
 
@@ -100,7 +100,7 @@ class Source(NamedTuple):
         if self.role and self.role != "editor":
             who = f"{who or 'by someone'} as {self.role}"
         return ", ".join(x for x in (f"revision {self.revision}", who,
-                                     f"at {self.commit[:7]}" if self.commit else "") if x)
+                                     f"at {short_commit(self.commit)}" if self.commit else "") if x)
 
 
 class Provenance:

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from ghstate import marker as marker_record
 from ghstate.markup import CODE_INDENT, escape_item, escape_text, indent, wrap_text
-from ghstate.model import HEADINGS, LIST_SECTIONS, SECTION_KEYS, Checkpoint, Extra, Step
+from ghstate.model import HEADINGS, LIST_SECTIONS, SECTION_KEYS, Checkpoint, Extra, Step, short_commit
 from ghstate.parse import MARKER_LINE
 
 
@@ -30,7 +30,7 @@ def _step_item(step: Step) -> str:
     return indent(f"[{'x' if step.done else ' '}] {step.text}", "    ")
 
 
-FILTERS = {"continued": indent, "list_item": _list_item, "step_item": _step_item}
+FILTERS = {"continued": indent, "list_item": _list_item, "step_item": _step_item, "short_commit": short_commit}
 
 
 def marker(cp: Checkpoint) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ghstate.model import Checkpoint
+from ghstate.model import Checkpoint, short_commit
 from ghstate.provenance import Provenance
 
 _HEX = re.compile(r"^[0-9a-f]{4,40}$")
@@ -45,7 +45,7 @@ def _numbers(indexes: list[int]) -> str:
 
 def commit_text(value: Any) -> str:
     """A commit hash from the checkpoint, shortened; "" when it is not one (text from an issue)."""
-    return value[:7] if isinstance(value, str) and _HEX.match(value.lower()) else ""
+    return short_commit(value) if isinstance(value, str) and _HEX.match(value.lower()) else ""
 
 
 def findings(cp: Checkpoint, *, head: str = "", commits_since: int | None = None) -> list[str]:
@@ -73,11 +73,11 @@ def findings(cp: Checkpoint, *, head: str = "", commits_since: int | None = None
         since = f" ({commits_since} commit{'s' if commits_since != 1 else ''} since the checkpoint)" \
             if commits_since else ""
         out.append(f"The verification ({status or 'recorded'}) is for commit {vcommit}, not for HEAD "
-                   f"{head[:7]}{since}: run the tests before relying on it.")
+                   f"{short_commit(head)}{since}: run the tests before relying on it.")
     if vcommit and status in FAILED:
         for i, phase in enumerate(cp.phases):
             tick = prov.tick(phase.name)
-            if phase.done and tick.commit and tick.commit[:7] == vcommit:
+            if phase.done and tick.commit and short_commit(tick.commit) == vcommit:
                 out.append(f"Phase {i + 1} is ticked (revision {tick.revision}, at {vcommit}), but the last CI "
                            f"result on that commit failed: treat it as not verified.")
     return out

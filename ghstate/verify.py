@@ -21,6 +21,8 @@ import re
 from typing import Any, NamedTuple
 
 from ghstate.ledger import CaseResult, Ledger, classify_test, commit_key, ledger_key, record, run_entry, tests_digest
+from ghstate.markup import code_span
+from ghstate.model import short_commit
 from ghstate.secrets import redact
 
 CLASSES = ("new", "persistent", "flaky", "fixed")
@@ -258,7 +260,7 @@ def _verdict(run: Run, failing: list[CaseResult], class_of: dict[str, str], sinc
                      f"job, and make them deterministic when there is time; its failure says: "
                      f"{clip(first.message, 160)}")
         else:
-            why = {"new": f", new since {since[:7]}" if since else "", "persistent": ", failing since before"}
+            why = {"new": f", new since {short_commit(since)}" if since else "", "persistent": ", failing since before"}
             focus = f"Fix {label} first{why.get(cls, '')}{more}; its failure says: {clip(first.message, 160)}"
             flaky = [clip(t.name, 120) for t in failing if class_of.get(t.name) == "flaky"]
             if flaky:
@@ -285,7 +287,7 @@ def classes_sentence(data: dict[str, Any] | None) -> str:
     counts, names = v.class_counts, v.test_classes
     parts = []
     if counts.get("new"):
-        parts.append(_plural(counts["new"], "new failure") + (f" since {v.since[:7]}" if v.since else ""))
+        parts.append(_plural(counts["new"], "new failure") + (f" since {short_commit(v.since)}" if v.since else ""))
     if counts.get("persistent"):
         parts.append(f"{counts['persistent']} still failing from before")
     for cls in ("flaky", "fixed"):
@@ -305,7 +307,7 @@ def verification_line(data: dict[str, Any] | None, text: str = "") -> str:
     v = Verification.from_dict(data)
     parts = [str(status)]
     if v.commit:
-        parts.append(f"at {v.commit[:9]}")
+        parts.append(f"at {short_commit(v.commit)}")
     run = data.get("run_id")
     if isinstance(run, (str, int)) and not isinstance(run, bool) and str(run):
         parts.append(f"(CI run {run})")
@@ -322,18 +324,6 @@ def verification_line(data: dict[str, Any] | None, text: str = "") -> str:
 
 
 # ------------------------------------------------------------------------------------ markdown
-
-
-def code_span(text: str) -> str:
-    """``text`` as one inline code span that GitHub shows exactly (on one line): the fence is longer
-    than any run of backticks inside, and padded when the text starts or ends with one."""
-    text = " ".join(str(text).split("\n")) if text else ""
-    if not text:
-        return ""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text[0] == "`" or text[-1] == "`" or (text[0] == " " and text[-1] == " " and text.strip()) else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def code_list(names: Any) -> str:

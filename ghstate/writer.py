@@ -29,6 +29,7 @@ from ghstate.errors import GhstateError, NotFound, RemoteError
 from ghstate.intent import Intent, WriteSpec
 from ghstate.merge import merge_unknown_base
 from ghstate.model import (
+    DEFAULT_MAX_BODY,
     HEADINGS,
     Checkpoint,
     Revision,
@@ -86,9 +87,9 @@ class _Draft:
 
 
 class Writer:
-    def __init__(self, store: Store, *, env: Templates, builtin: Templates | None = None, max_body_chars: int = 60_000,
-                 pending: LocalStore | None = None, repo: str | None = None, api_url: str = "",
-                 clock: Callable[[], str] = utc_now) -> None:
+    def __init__(self, store: Store, *, env: Templates, builtin: Templates | None = None,
+                 max_body_chars: int = DEFAULT_MAX_BODY, pending: LocalStore | None = None, repo: str | None = None,
+                 api_url: str = "", clock: Callable[[], str] = utc_now) -> None:
         self.store = store
         self.env = env
         self.builtin = builtin  # the shipped templates, when ``env`` holds a repository's own checkpoint.md.j2
@@ -109,7 +110,7 @@ class Writer:
                     raise NotFound(f"no open checkpoint for {spec.tree.place}")
                 return self._create(spec) if target is None else self._update(spec, target)
         except RemoteError as exc:
-            if spec.dry_run or self.pending is None or self.store.kind != "github" or callable(spec.intent):
+            if spec.dry_run or self.pending is None or not self.store.remote or callable(spec.intent):
                 raise
             path = self._keep_pending(spec, target)
             when = "when GitHub is reachable" if exc.retryable else "once that is fixed"
@@ -322,7 +323,7 @@ class Writer:
         if self.builtin is not None:  # a repository's own template
             template = self.env.get_template("checkpoint.md.j2").filename or "checkpoint.md.j2"
             checks.check_template(body, render.render_body(cp, self.builtin), template)
-        if self.store.kind == "github":
+        if self.store.remote:
             checks.check_size(body, self.max_body_chars)
             if not spec.allow_secrets:
                 before = checkpoint_of(target) if target else Checkpoint()

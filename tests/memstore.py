@@ -24,6 +24,7 @@ from ghstate.writelog import LogEntry
 
 class MemoryStore:
     kind = "github"
+    remote = True
 
     def __init__(self) -> None:
         self.bodies: dict[int, str] = {}

@@ -90,3 +90,23 @@ def test_processes_are_started_in_the_adapters_only():
     for path in PACKAGE.rglob("*.py"):
         if "import subprocess" in path.read_text():
             assert path.name in ("gitinfo.py", "config.py"), f"{path} starts processes"
+
+
+ONE_OF_EACH = {
+    # what: (pattern, the one module allowed to hold it)
+    "GitHub's body limit": (r"(?<!port < )65_?536", "model.py"),
+    "the default body limit": (r"60_?000", "model.py"),
+    "a commit hash cut short": (r"\bcommit\w*\[:\d+\]|head\[:\d+\]|since\[:\d+\]", None),
+    "a code span": (r"def code_span\b", "markup.py"),
+    "a store kind compared as text": (r"kind [!=]= \"(github|local)\"", None),
+}
+
+
+@pytest.mark.parametrize("what", ONE_OF_EACH)
+def test_one_of_each(what):
+    """Each rule is defined in one place; the others call it."""
+    pattern, home = ONE_OF_EACH[what]
+    places = [f"{path.relative_to(ROOT)}:{n}" for path in [*PACKAGE.rglob("*.py"), *ROOT.glob("templates/*")]
+              for n, line in enumerate(path.read_text().splitlines(), 1) if re.search(pattern, line)
+              and path.name != home]
+    assert not places, f"{what} outside {home or 'a named function'}: {places}"

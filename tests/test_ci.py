@@ -80,7 +80,7 @@ def test_pass_ticks_the_phase_and_writes_outputs_and_summary(runner, run):
     assert v["status"] == "passing" and v["attempt_count"] == 1 and v["consecutive_failures"] == 0
     assert v["counts"] == {"tests": 2, "passed": 2, "failed": 0, "errors": 0, "skipped": 0}
     assert v["run_url"] == "https://github.com/octo/hello/actions/runs/777" and v["commit"] == "4f2c1e9aa1b2c3d4e5f6"
-    assert cp.phases[1].done and "**passing** on `feature/x` at `4f2c1e9aa`" in cp.verification
+    assert cp.phases[1].done and "**passing** on `feature/x` at `4f2c1e9`" in cp.verification
     assert outputs(runner) == {"issue": "7", "status": "passing"}
     summary = runner.files["summary"].read_text()
     assert "### ghstate: checkpoint #7 is passing" in summary and "Ticked: Phase 2: matcher abstraction" in summary

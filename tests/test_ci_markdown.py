@@ -73,4 +73,4 @@ def test_every_line_after_the_list_is_its_own_paragraph():
     html = html_of(section(("success", green, {"x": "passed"}), ("failure", red, {"x": "failed"}),
                            ("success", "c" * 40, {"x": "passed"})))
     assert paragraphs(html)[-2:] == ["Fixed: x", "Attempts: 3; failures in a row: 0 (blocked at 3)"]
-    assert paragraphs(html)[0].startswith("passing on feature/<x> at ccccccccc (run 9)")
+    assert paragraphs(html)[0].startswith("passing on feature/<x> at ccccccc (run 9)")

@@ -152,7 +152,7 @@ def test_each_item_keeps_the_revision_that_set_it(repo, run, sample_file):
     prov = state["provenance"]
     assert [p["revision"] for p in prov["decisions"]] == [1, 2]
     assert prov["decisions"][1] | {"at": ""} == {"revision": 2, "agent": "rev", "role": "reviewer", "session": "s-2",
-                                                  "commit": head[:10], "at": ""}
+                                                  "commit": head[:12], "at": ""}
     assert [p and p["revision"] for p in prov["phases"]] == [1, 3, None]
     assert prov["resume"]["revision"] == 3 and prov["resume"]["session"] == "s-3"
     assert [p["revision"] for p in prov["files"]] == [1, 1] and len(prov["file_items"]) == 2
@@ -216,7 +216,7 @@ def test_verification_for_another_commit_and_a_tick_that_failed(repo, run, sampl
     run("checkpoint", "--file", str(tmp_path / "state.json"))
     out = run("resume").stdout
     assert f"Phase 2 is ticked (revision 2, at {head[:7]}), but the last CI result on that commit failed" in out
-    assert "is for commit" not in out and f"Verification: failing at {head[:9]} (CI run 77)" in out
+    assert "is for commit" not in out and f"Verification: failing at {head[:7]} (CI run 77)" in out
     (repo / "b.txt").write_text("b\n")
     git(repo, "add", "b.txt")
     git(repo, "commit", "-qm", "more")

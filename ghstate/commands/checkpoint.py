@@ -170,7 +170,7 @@ def run_checkpoint(app: App, request: CheckpointRequest) -> CheckpointOutcome:
     stored = result.stored
     if stored is None:  # a dry run
         return CheckpointOutcome(result, tuple(warnings), "", "")
-    location = stored.location if app.store.kind == "github" else app.display_path(stored.location)
+    location = app.where(stored)
     return CheckpointOutcome(result, tuple(warnings), app.label(stored.number), location)
 
 

@@ -104,12 +104,16 @@ class App:
         return self.store
 
     def label(self, number: int) -> str:
-        return f"#{number}" if self.store.kind == "github" else f"local #{number}"
+        return f"#{number}" if self.store.remote else f"local #{number}"
 
     def describe_source(self, stored: Stored) -> str:
-        if self.store.kind == "github":
+        if self.store.remote:
             return f"GitHub issue #{stored.number} ({stored.location})"
-        return f"local checkpoint #{stored.number} ({self.display_path(stored.location)})"
+        return f"local checkpoint #{stored.number} ({self.where(stored)})"
+
+    def where(self, stored: Stored) -> str:
+        """Where a checkpoint is, for a person: its URL, or its file relative to here."""
+        return stored.location if self.store.remote else self.display_path(stored.location)
 
     def display_path(self, location: str) -> str:
         try:

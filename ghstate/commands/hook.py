@@ -162,7 +162,7 @@ def pre_compact(host: str) -> None:
 
         session = event.get("session_id") if isinstance(event.get("session_id"), str) else ""
         transcript = event.get("transcript_path") if isinstance(event.get("transcript_path"), str) else ""
-        if app.store.kind == "github":
+        if app.store.remote:
             transcript = Path(transcript).name  # a local path (a home folder, a user name) stays local
         trigger = event.get("trigger") if event.get("trigger") in ("manual", "auto") else ""
         execution = Execution(agent=app.settings.agent or HOST_AGENTS[host], role=app.settings.role or "editor",

@@ -168,7 +168,7 @@ def init(agents: tuple[str, ...], force: bool) -> None:
     program = ghstate_command()
     changes = plan(root, chosen, program, force)  # a file init cannot read stops it here, before any write
     report: list[tuple[str, str]] = []
-    if app.store.kind == "github":
+    if app.store.remote:
         labels = [(policy.label, "1d76db", "Working state kept by ghstate"),
                   (policy.ci_failing_label, "d93f0b", "ghstate: CI is failing on this task"),
                   (policy.blocked_label, "b60205", "ghstate: CI failed too often in a row; needs a person")]

@@ -68,8 +68,7 @@ def lint(target: str | None) -> None:
         app = make_app()
         number = int(target.lstrip("#")) if target else None
         stored, _ = app.find(number)
-        text, name = stored.body, (stored.location if app.store.kind == "github"
-                                   else app.display_path(stored.location))
+        text, name = stored.body, app.where(stored)
         max_item = app.settings.policy.max_item_chars
     lines, failure = lint_report(text, name, max_item)
     for line in lines:

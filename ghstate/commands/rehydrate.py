@@ -185,7 +185,7 @@ def hook_context(app: App, stored: Stored, cp: Checkpoint, tree: gitinfo.WorkTre
     source = event.get("source") or "startup"
     session = event.get("session_id") if isinstance(event.get("session_id"), str) else ""
     notes: Callable[[], tuple[list, int]] | None = None
-    if app.store.kind == "github" and source != "startup":  # comments: asked for only when given in full
+    if app.store.remote and source != "startup":  # comments: asked for only when given in full
         notes = lambda: app.github().notes_since(stored, cp.meta.updated_at)  # noqa: E731
     budget = fit.host_budget(host, app.settings.policy.prompt_budget)
     return resume_text(app, stored, cp, "prompt", tree, notes, budget=budget,

@@ -48,7 +48,7 @@ def resume(issue: int | None, fmt: str, post: bool, budget: int | None, session_
     reading = read_resume(app, issue, fmt, budget=budget, delivery=(session_id, source) if session_id else None)
     click.echo(reading.text, nl=False)
     if post:
-        if app.store.kind != "github":
+        if not app.store.remote:
             raise ConfigError("--post needs the GitHub store; the prompt was printed above")
         prompt = reading.text if fmt == "prompt" and not session_id else reading.render("prompt")
         url = app.github().post_comment(reading.stored, prompt, allow_secrets=False)
@@ -81,8 +81,8 @@ def read_resume(app: App, issue: int | None, fmt: str, *, budget: int | None = N
     tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
     stored, cp = app.find(issue, tree=tree)
     notes, skipped = [], 0
-    if app.store.kind == "github" and fmt in ("prompt", "json"):
-        notes, skipped = app.github().notes_since(stored, cp.meta.updated_at, app.settings.policy)
+    if app.store.remote and fmt in ("prompt", "json"):
+        notes, skipped = app.github().notes_since(stored, cp.meta.updated_at)
     if budget is None:
         budget = app.settings.policy.prompt_budget
     reading = Reading(app, stored, cp, tree, notes, skipped, budget, "")
@@ -116,6 +116,6 @@ def show_text(app: App, issue: int | None, as_json: bool, *, provenance: bool = 
 
         return json.dumps(to_json(with_digests(cp), issue=stored.number, url=stored.location), ensure_ascii=False,
                           indent=2) + "\n"
-    location = stored.location if app.store.kind == "github" else app.display_path(stored.location)
+    location = app.where(stored)
     return present.show(cp, label=app.label(stored.number), location=location, env=app.env,
                         provenance=provenance).rstrip("\n") + "\n"

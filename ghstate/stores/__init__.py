@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, get_args
 
-from ghstate.model import Revision
-from ghstate.writelog import LogEntry
+if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.model import Revision
+    from ghstate.writelog import LogEntry
+
+StoreKind = Literal["local", "github"]
+STORE_KINDS: tuple[StoreKind, ...] = get_args(StoreKind)
 
 
 class Stored(NamedTuple):
@@ -53,7 +57,8 @@ class Note(NamedTuple):
 
 
 class Store(Protocol):
-    kind: str
+    kind: StoreKind
+    remote: bool  # what it holds leaves this machine (size limits, the secret scan, kept writes apply)
     notices: list[str]  # problems worth a warning that did not stop the command
 
     def lock(self) -> AbstractContextManager[None]: ...  # writers on this machine, one at a time

@@ -32,7 +32,7 @@ from ghstate import __version__
 from ghstate.config import Policy, Settings
 from ghstate.errors import NotFound, RemoteError
 from ghstate.model import Revision
-from ghstate.stores import Changed, Note, Partial, Stored
+from ghstate.stores import Changed, Note, Partial, Stored, StoreKind
 from ghstate.writelog import LogEntry
 
 T = TypeVar("T")
@@ -67,7 +67,8 @@ def read_log_marker(text: str) -> dict[str, Any] | None:
 
 
 class GitHubStore:
-    kind = "github"
+    kind: StoreKind = "github"
+    remote = True
 
     def __init__(self, client: Github, repo: str, policy: Policy, *, api_url: str = "https://api.github.com",
                  sleep: Callable[[float], None] | None = None, clock: Callable[[], float] | None = None,
@@ -464,7 +465,7 @@ class GitHubStore:
     def _trusted(self, association: str, login: str) -> bool:
         return association in self.policy.trusted_associations or login in self.policy.trusted_authors
 
-    def notes_since(self, stored: Stored, since: str, policy: Policy | None = None) -> tuple[list[Note], int]:
+    def notes_since(self, stored: Stored, since: str) -> tuple[list[Note], int]:
         """Comments people left since the checkpoint was written: those by authors with write access
         (or listed as trusted), and how many others were left out. ghstate's own comments are skipped.
         One request: the last page of comments (the issue says how many there are)."""

@@ -22,7 +22,7 @@ from ghstate.errors import InputError, NotFound
 from ghstate.intent import WriteSpec, unpack
 from ghstate.marker import text
 from ghstate.model import Revision
-from ghstate.stores import Stored
+from ghstate.stores import Stored, StoreKind
 from ghstate.writelog import LogEntry
 
 _NUMBERED = re.compile(r"^([1-9][0-9]{0,8})\.md$")
@@ -88,7 +88,8 @@ def atomic_create(path: Path, text: str) -> bool:
 
 
 class LocalStore:
-    kind = "local"
+    kind: StoreKind = "local"
+    remote = False
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
