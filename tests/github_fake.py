@@ -22,6 +22,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import requests
 import responses
+from github_schema import problems as schema_problems
+from graphql import graphql_sync
 
 API_DIR = Path(__file__).resolve().parents[2] / "shared" / "github-api"
 SPEC_FILE = API_DIR / "openapi-subset.json"
@@ -101,7 +103,15 @@ class FakeGitHub:
         prefix = re.escape(urlsplit(self.base).path)
         port = "(:443)?" if scheme == "https" else ""
         self.root = rf"{scheme}://{host}{port}{prefix}/repos/{re.escape(repo)}"
+        # GraphQL is at /graphql on github.com, at /api/graphql on GHES (whose REST base ends in /api/v3)
+        self.graphql_url = rf"{scheme}://{host}{port}{re.escape(prefix.removesuffix('/v3'))}/graphql"
+        # The GraphQL side: root fields (queries and mutations alike) over the same state as the REST
+        # side. Each is called as ``fn(info, **arguments)`` and answers plain dicts, whose callables are
+        # resolved the same way; abstract types are told by a "__typename" key.
+        self.graphql_root: dict[str, Callable[..., Any]] = {"repository": self._gql_repository}
+        self.graphql_problems: list[str] = []  # documents GitHub's schema refused
         if mock is not None:  # else something else (benchmarks' HTTP stub) calls route() itself
+            mock.add_callback("POST", re.compile(self.graphql_url + "$"), callback=self.route)
             for method in ("GET", "POST", "PATCH", "PUT", "DELETE"):
                 mock.add_callback(method, re.compile(rf"{scheme}://{host}{port}{prefix}/repos/.*"),
                                   callback=self.route)
@@ -167,21 +177,63 @@ class FakeGitHub:
                    and (path is None or re.search(path, urlsplit(u).path)))
 
     def problems(self) -> list[str]:
+        """What GitHub's own descriptions say is wrong with the requests made: REST calls against
+        ../shared/github-api/, GraphQL documents against GitHub's published schema."""
+        out = list(self.graphql_problems)
         check = checker()
         if check is None:
-            return []
-        out = []
+            return out
         for method, url, body in self.calls:
-            out.extend(f"{method} {url}: {p}" for p in check(method, url, body))
+            if not re.fullmatch(self.graphql_url, url):
+                out.extend(f"{method} {url}: {p}" for p in check(method, url, body))
         return out
+
+    # ------------------------------------------------------------------------------ GraphQL
+
+    def _graphql(self, body: Any):
+        """Answer a GraphQL request as GitHub does: the document is judged by GitHub's schema, then
+        executed against it over this fake's state (errors, when any, beside the data, status 200)."""
+        if not isinstance(body, dict) or not isinstance(body.get("query"), str):
+            return 400, {}, json.dumps({"message": "Problems parsing JSON"})
+        found = schema_problems(body["query"])
+        if found:
+            self.graphql_problems.extend(f"GraphQL: {p}" for p in found)
+            return self._json(200, {"errors": [{"message": p} for p in found]})
+        result = graphql_sync(_schema(), body["query"], root_value=self.graphql_root,
+                              variable_values=body.get("variables") or {})
+        answer: dict[str, Any] = {"data": result.data}
+        if result.errors:
+            answer["errors"] = [{"message": e.message, "path": e.path,
+                                 **({"type": e.extensions["type"]} if e.extensions and "type" in e.extensions
+                                    else {})} for e in result.errors]
+        return self._json(200, answer)
+
+    def _gql_repository(self, info: Any, owner: str, name: str, **_: Any) -> dict | None:
+        if f"{owner}/{name}".lower() != self.repo.lower():
+            raise GraphQLNotFound(f"Could not resolve to a Repository with the name '{owner}/{name}'.")
+        return {"__typename": "Repository", "nameWithOwner": self.repo, "id": f"R_{self.repo}",
+                "issue": lambda info, number, **_: self._gql_issue(number)}
+
+    def _gql_issue(self, number: int) -> dict | None:
+        issue = self.issues.get(number)
+        if issue is None or "pull_request" in issue:
+            raise GraphQLNotFound(f"Could not resolve to an Issue with the number of {number}.")
+        return {"__typename": "Issue", "id": issue.get("node_id") or f"I_{number}", "number": number,
+                "title": issue["title"], "body": issue["body"] or "", "url": issue["html_url"],
+                "state": issue["state"].upper(), "updatedAt": issue["updated_at"],
+                "createdAt": issue["created_at"],
+                "labels": lambda info, **_: {"nodes": [{"name": x["name"]} for x in issue["labels"]],
+                                             "totalCount": len(issue["labels"])},
+                "comments": lambda info, **_: {"totalCount": len(self.comments.get(number, []))}}
+
 
     # ------------------------------------------------------------------------------ serving
 
-    def _dispatch(self, request: requests.PreparedRequest):
+    def _dispatch(self, request: requests.PreparedRequest, graphql: bool = False):
         body = json.loads(request.body) if request.body else None
         self.calls.append((request.method, request.url, body))
         parts = urlsplit(request.url)
-        path = re.sub(r"^.*/repos/" + re.escape(self.repo), "", parts.path)
+        path = "/graphql" if graphql else re.sub(r"^.*/repos/" + re.escape(self.repo), "", parts.path)
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
         for i, (method, pattern, action, skip) in enumerate(self.before):
             if method == request.method and pattern.search(path):
@@ -197,14 +249,18 @@ class FakeGitHub:
             if fault.times <= 0:
                 self.faults.remove(fault)
             if fault.after:
-                self._handle(request, path, query, body)
+                self._graphql(body) if graphql else self._handle(request, path, query, body)
             if fault.status is None:
                 raise (fault.exception or requests.exceptions.ConnectionError)("Connection aborted.")
             body = fault.payload if fault.payload is not None else json.dumps({"message": fault.message})
             return fault.status, dict(fault.headers or {}), body
+        if graphql:
+            return self._graphql(body)
         return self._handle(request, path, query, body)
 
     def route(self, request: requests.PreparedRequest):
+        if request.method == "POST" and re.fullmatch(self.graphql_url, request.url):
+            return self._dispatch(request, graphql=True)
         if re.match(self.root + r"(/.*)?(\?.*)?$", request.url):
             return self._dispatch(request)
         # any other repository: GitHub's answer for one that does not exist or cannot be seen
@@ -301,3 +357,14 @@ class FakeGitHub:
             return self._json(201, self._label(body["name"]))
         return self._missing()
 
+
+class GraphQLNotFound(Exception):
+    """GitHub's NOT_FOUND error of a GraphQL field (PyGithub turns a lone one into a 404)."""
+
+    extensions = {"type": "NOT_FOUND"}
+
+
+def _schema():
+    from github_schema import github_schema
+
+    return github_schema()

@@ -167,6 +167,33 @@ class GitHubStore:
                 if found is not None:
                     return found
 
+    def graphql(self, name: str, variables: dict[str, Any], *, number: int | None = None,
+                landed: Callable[[], dict[str, Any] | None] | None = None,
+                partial: bool = False) -> dict[str, Any]:
+        """One GraphQL request: the document ``ghstate/graphql/NAME.graphql`` with ``variables``, sent
+        through PyGithub's requester (same token, timeout and GHES base: ``/api/graphql``), retried as
+        any call. Answers the ``data``; with ``partial``, the whole answer (``data`` and ``errors``)
+        even when GitHub reports errors beside data. A mutation is resent after a lost answer only
+        when ``landed`` says it did not land."""
+        from ghstate import graphql as documents
+
+        query = documents.document(name)
+        if landed is None and query.lstrip().startswith("mutation"):
+            def landed() -> dict[str, Any] | None:
+                raise _CannotTell
+
+        def send() -> dict[str, Any]:
+            try:
+                _, answer = self.client.requester.graphql_query(query, variables)
+            except GithubException as exc:
+                data = exc.data if isinstance(exc.data, dict) else {}
+                if partial and exc.status == 400 and isinstance(data.get("errors"), list):
+                    return data
+                raise
+            return answer if partial else answer["data"]
+
+        return self._call(f"GraphQL {name}", send, landed=landed, number=number)
+
     def _backoff(self, attempt: int) -> float:
         return min(16.0, 1.0 * 2**attempt) * (0.75 + random.random() / 2)
 
