@@ -14,6 +14,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -169,6 +170,23 @@ class ProvenanceRecord(NamedTuple):
             data["revs"] = {str(r): facts.to_data() for r, facts in sorted(self.revisions.items())}
         return data
 
+    def newest(self, keep: int) -> ProvenanceRecord:
+        """The record with only its ``keep`` most recent entries: a kind that lost some is marked capped
+        (its other items' revisions are unknown, never misattributed); facts of revisions no longer
+        referenced go too."""
+        ranked = sorted(((revision, kind, digest) for kind, found in self.entries.items()
+                         for digest, revision in found.items()), reverse=True)
+        kept: dict[str, dict[str, int]] = {}
+        for revision, kind, digest in ranked[:max(0, keep)]:
+            kept.setdefault(kind, {})[digest] = revision
+        lost = {kind for kind, found in self.entries.items() if len(kept.get(kind, {})) < len(found)}
+        used = {r for found in kept.values() for r in found.values()} | ({self.resume[1]} if self.resume else set())
+        return ProvenanceRecord(kept, self.resume, {r: f for r, f in self.revisions.items() if r in used},
+                                self.capped | lost)
+
+    def size(self) -> int:
+        return sum(len(found) for found in self.entries.values())
+
     @classmethod
     def from_data(cls, data: Any) -> ProvenanceRecord:
         if not isinstance(data, dict):
@@ -244,6 +262,32 @@ def load(data: dict[str, Any]) -> Marker:
     return Marker(meta, text(data.get(TITLE)), tuple(Execution.from_data(e) for e in executions
                                                       if isinstance(e, dict)) if isinstance(executions, list) else (),
                   verification_of(data.get(VERIFICATION)))
+
+
+def lighter(meta: Meta) -> Iterator[tuple[Meta, str]]:
+    """Ever smaller versions of ``meta``, each with what it left out, shedding ghstate's own optional
+    metadata, the least needed first: the digests of earlier revisions (a file made from an older
+    revision is then merged against the last one), the oldest half of the provenance, then a quarter,
+    then all of it (their items' revisions become unknown), the fingerprints of dirty files (drift then
+    counts those files as changed). What a reader needs to read correctly (revision, branch, commit, the
+    log state, the section digests) is never shed."""
+    shed: list[str] = []
+    if meta.digest_history:
+        meta = meta._replace(digest_history=())
+        shed.append("the section digests of earlier revisions")
+        yield meta, ", ".join(shed)
+    prov = meta.provenance
+    if prov is not None and prov.size():
+        total = prov.size()
+        for keep, words in ((total // 2, "the oldest half of the provenance"), (total // 4, "the oldest three "
+                            "quarters of the provenance"), (0, "the provenance")):
+            meta = meta._replace(provenance=prov.newest(keep))
+            yield meta, ", ".join([*shed, words])
+        shed.append("the provenance")
+    if meta.fingerprints:
+        meta = meta._replace(fingerprints={})
+        shed.append("the fingerprints of dirty files")
+        yield meta, ", ".join(shed)
 
 
 def verification_of(data: Any) -> Verification | None:
