@@ -60,7 +60,7 @@ def test_repository_templates_override_the_shipped_ones(repo, run, sample_file):
 
 def test_concurrent_local_writers_lose_nothing(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file))
-    from ghstate.commands.common import App  # noqa: F401  (imported for its side-effect free check)
+    from ghstate.app import App  # noqa: F401  (imported for its side-effect free check)
 
     errors = []
 

@@ -1,21 +1,47 @@
 """Rehydration: a checkpoint next to reality, fitted to a budget, given once per agent session.
 
-What ``resume`` prints and what the SessionStart hook injects come from here: the drift of the tree,
-the findings of ``trust``, the prompt fitted by ``fit``, and what a session has already been given
-(``seen``).
+What ``resume`` prints, what ``show`` prints, what the SessionStart hook injects and what the MCP
+server's ``resume`` tool answers come from here: a ``ResumeRequest`` in, text out. It brings together
+the drift of the tree, the findings of ``trust``, the prompt fitted by ``fit``, and what a session has
+already been given (``seen``), each computed once and only when the answer needs it. No click here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from ghstate import drift as drift_mod
 from ghstate import fit, gitinfo, present, render, seen, trust
-from ghstate.commands.common import App
+from ghstate.app import App
 from ghstate.model import Checkpoint, file_paths_of, runtime_entry, with_digests
 from ghstate.provenance import Provenance
-from ghstate.stores import Stored
+from ghstate.stores import Note, Stored
+
+FORMATS = ("prompt", "short", "json", "markdown")
+SOURCES = ("startup", "resume", "clear", "compact")
+
+
+@dataclass(frozen=True)
+class ResumeRequest:
+    """What a reader asks for: which checkpoint, in which format, fitted how, delivered to whom.
+
+    ``issue`` None: the open checkpoint of the current branch. ``budget`` None: the config's
+    ``prompt_budget``. ``session`` and ``source`` (a SessionStart source): give what that session has not
+    been given yet, and remember it (``session`` "" when the host gave none: nothing to remember it by).
+    ``mcp``: the session's host reaches ghstate through its MCP server (the startup line says so)."""
+
+    issue: int | None = None
+    fmt: str = "prompt"
+    budget: int | None = None
+    source: str | None = None
+    session: str = ""
+    mcp: bool = False
+
+    @property
+    def delivering(self) -> bool:
+        return self.source is not None
 
 
 class Observed(NamedTuple):
@@ -74,68 +100,148 @@ def _reread_stale(app: App, cp: Checkpoint, drift: drift_mod.Drift) -> dict[str,
     return out
 
 
-def resume_text(app: App, stored: Stored, cp: Checkpoint, fmt: str, tree: gitinfo.WorkTree,
-                notes: list | Callable[[], tuple[list, int]] | None = None, skipped: int = 0, budget: int = 0,
-                delivery: tuple[str, str] | None = None, mcp: bool = False) -> str:
-    """``delivery``: (session id, SessionStart source): give what that session has not seen yet. ``mcp``:
-    the session's host reaches ghstate through its MCP server (the startup line says so)."""
-    if fmt == "markdown":  # the body as stored, its marker's digests those of what it holds now
-        body = render.replace_marker(stored.body, with_digests(cp))
-        return body if body.endswith("\n") else body + "\n"
-    label = app.label(stored.number)
-    observed: list[Observed] = []
-    if callable(notes):  # comments from GitHub: fetched only when the whole prompt is given
-        fetch, notes = notes, None
+class Rehydration:
+    """One checkpoint read back for a fresh session, next to reality: what ``ResumeRequest`` asks of it.
+    Git, the runtime probes, GitHub's comments and the fitted prompt are each computed at most once, and
+    only when the answer needs them (a short line needs no comments; markdown needs nothing)."""
 
-        def comments() -> tuple[list, int]:
-            nonlocal notes, skipped
-            if notes is None:
-                notes, skipped = fetch()
-            return notes, skipped
-    else:
-        def comments() -> tuple[list, int]:
-            return notes or [], skipped
+    def __init__(self, app: App, stored: Stored, cp: Checkpoint, tree: gitinfo.WorkTree,
+                 request: ResumeRequest) -> None:
+        self.app = app
+        self.stored = stored
+        self.checkpoint = cp
+        self.tree = tree
+        self.request = request
+        self.budget = app.settings.policy.prompt_budget if request.budget is None else request.budget
 
-    def obs() -> Observed:  # git and the runtime probes only when the answer needs them
-        if not observed:
-            observed.append(observe(app, cp, tree))
-        return observed[0]
+    @functools.cached_property
+    def observed(self) -> Observed:
+        return observe(self.app, self.checkpoint, self.tree)
 
-    if fmt == "short":
-        return present.short(cp, label=label, drift=obs().drift, env=app.env) + "\n"
+    @functools.cached_property
+    def notes(self) -> tuple[list[Note], int]:
+        """Comments left since the checkpoint that a prompt may show, and how many others were left out."""
+        if not self.app.store.remote:
+            return [], 0
+        return self.app.github().notes_since(self.stored, self.checkpoint.meta.updated_at)
 
-    def full() -> fit.Fitted:
-        o = obs()
-        shown, left = comments()
+    @functools.cached_property
+    def fitted(self) -> fit.Fitted:
+        o = self.observed
+        shown, left = self.notes
         facts = present.PromptFacts(o.drift, o.statuses, shown, left, o.findings, o.reread_stale)
-        return present.fitted_prompt(cp, source=app.describe_source(stored), env=app.env, facts=facts,
-                                     budget=budget, show_command=f"ghstate show {stored.number}")
+        return present.fitted_prompt(self.checkpoint, source=self.app.describe_source(self.stored), env=self.app.env,
+                                     facts=facts, budget=self.budget, show_command=f"ghstate show {self.stored.number}")
 
-    kind, text, found = "full", "", None
-    if delivery is not None:
-        kind, text, found = deliver(app, stored, cp, delivery, obs, full, mcp)
-    fitted = full() if kind == "full" or fmt == "json" else None
-    if fitted is not None and kind == "full":
-        text = fitted.text
-    if fmt == "json":
+    @property
+    def label(self) -> str:
+        return self.app.label(self.stored.number)
+
+    def text(self, fmt: str | None = None) -> str:
+        """The answer in the request's format (or ``fmt``: another format of the same reading, never
+        delivered: what ``resume --post`` posts)."""
+        request = self.request if fmt is None else replace(self.request, fmt=fmt, source=None)
+        cp, stored = self.checkpoint, self.stored
+        if request.fmt == "markdown":  # the body as stored, its marker's digests those of what it holds now
+            body = render.replace_marker(stored.body, with_digests(cp))
+            return body if body.endswith("\n") else body + "\n"
+        if request.fmt == "short":
+            return present.short(cp, label=self.label, drift=self.observed.drift, env=self.app.env) + "\n"
+        kind, text, found = "full", "", None
+        if request.delivering:
+            kind, text, found = self.deliver(request)
+        if kind == "full" and not text:
+            text = self.fitted.text
+        if request.fmt == "json":
+            return self.json(kind, text, found, request.delivering)
+        return text.rstrip("\n") + "\n"
+
+    def json(self, kind: str, text: str, found: seen.Changes | None, delivering: bool) -> str:
         import json
 
         from ghstate.state_json import to_json
 
-        data = to_json(with_digests(cp), issue=stored.number, url=stored.location,
-                       drift=obs().drift.as_dict(), runtime_status=obs().statuses)
-        shown, left = comments()
+        o = self.observed
+        data = to_json(with_digests(self.checkpoint), issue=self.stored.number, url=self.stored.location,
+                       drift=o.drift.as_dict(), runtime_status=o.statuses)
+        shown, left = self.notes
         data["notes"] = [{"author": n.author, "created_at": n.created_at, "body": n.body} for n in shown]
         data["notes_left_out"] = left
-        data["findings"] = obs().findings
-        data["reread_stale"] = obs().reread_stale
-        assert fitted is not None
-        data["fit"] = fit_json(fitted, budget)
-        if delivery is not None:
+        data["findings"] = o.findings
+        data["reread_stale"] = o.reread_stale
+        data["fit"] = fit_json(self.fitted, self.budget)
+        if delivering:
             data["delivery"] = {"kind": kind, "text": text.rstrip("\n") + "\n",
                                 "changes": found.as_dict() if found is not None else None}
         return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
-    return text.rstrip("\n") + "\n"
+
+    def pointer(self) -> str:
+        short = present.short(self.checkpoint, label=self.label, drift=self.observed.drift, env=self.app.env)
+        return present.pointer_line(short, self.stored.number, self.request.mcp)
+
+    def deliver(self, request: ResumeRequest) -> tuple[str, str, seen.Changes | None]:
+        """Once per session and revision: (kind, text, changes) for a session starting with ``source``,
+        recorded in the seen-file so that the next start of the same session knows what it was given.
+        Kind "full" with no text: the whole prompt (``fitted``)."""
+        app, cp, stored = self.app, self.checkpoint, self.stored
+        source = request.source or "startup"
+        if not request.session:  # nothing to remember it by: the full prompt, or the pointer at startup
+            return ("pointer", self.pointer(), None) if source == "startup" else ("full", "", None)
+        key = f"{app.store.kind}:{stored.number}"
+        with seen.book(app.settings.state_dir) as book:
+            record = book.get(request.session, key)
+            decision = seen.decide(source, record, cp)
+            if decision.kind == "full":
+                book.put(request.session, key, seen.snapshot(cp, full=True))
+                return "full", "", None
+            if decision.kind == "line":
+                return "line", present.already_seen_line(self.label, stored.number, cp.meta.revision), None
+            if decision.kind == "changes":
+                assert decision.changes is not None and record is not None
+                text = present.changes_prompt(cp, decision.changes, label=self.label, env=app.env,
+                                              findings=self.observed.findings)
+                if len(text) >= len(self.fitted.text):  # so much changed that the whole prompt says it better
+                    book.put(request.session, key, seen.snapshot(cp, full=True))
+                    return "full", "", decision.changes
+                book.put(request.session, key, seen.snapshot(cp, full=bool(record.get("full"))))
+                return "changes", text, decision.changes
+        return "pointer", self.pointer(), None
+
+
+def rehydrate(app: App, request: ResumeRequest, *, tree: gitinfo.WorkTree | None = None,
+              found: tuple[Stored, Checkpoint] | None = None) -> Rehydration:
+    """Read the requested checkpoint (or take ``found``) for a fresh session. Reads only; a delivery
+    remembers what the session was given in the local store folder."""
+    # Only the branch is needed to find the checkpoint: read it from HEAD rather than run git status.
+    if tree is None:
+        tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
+    stored, cp = found if found is not None else app.find(request.issue, tree=tree)
+    return Rehydration(app, stored, cp, tree, request)
+
+
+def show_text(app: App, issue: int | None, as_json: bool, *, provenance: bool = False) -> str:
+    """What ``ghstate show`` prints (and the MCP server's ``show`` tool answers)."""
+    stored, cp = app.find(issue, tree=gitinfo.head_tree(app.settings.root if app.settings.in_git else None))
+    if as_json:
+        import json
+
+        from ghstate.state_json import to_json
+
+        return json.dumps(to_json(with_digests(cp), issue=stored.number, url=stored.location), ensure_ascii=False,
+                          indent=2) + "\n"
+    return present.show(cp, label=app.label(stored.number), location=app.where(stored), env=app.env,
+                        provenance=provenance).rstrip("\n") + "\n"
+
+
+def hook_context(app: App, stored: Stored, cp: Checkpoint, tree: gitinfo.WorkTree, event: dict,
+                 host: str = fit.DEFAULT_HOST) -> str:
+    """What a SessionStart hook of ``host`` injects (see ``Rehydration.deliver``), fitted into that host's
+    budget."""
+    session = event.get("session_id") if isinstance(event.get("session_id"), str) else ""
+    request = ResumeRequest(issue=stored.number, budget=fit.host_budget(host, app.settings.policy.prompt_budget),
+                            source=event.get("source") or "startup", session=session or "",
+                            mcp=host != fit.DEFAULT_HOST)
+    return rehydrate(app, request, tree=tree, found=(stored, cp)).text().strip()
 
 
 def fit_json(fitted: fit.Fitted, budget: int) -> dict:
@@ -144,49 +250,3 @@ def fit_json(fitted: fit.Fitted, budget: int) -> dict:
             "kept": {"decisions": sel.decisions, "questions": sel.questions, "risks": sel.risks, "notes": sel.notes,
                      "files": sel.files, "runtime": sel.runtime, "finished_phase_names": sel.done_names,
                      "later_phase_names": sel.later_names}}
-
-
-def deliver(app: App, stored: Stored, cp: Checkpoint, delivery: tuple[str, str], obs: Callable[[], Observed],
-            full: Callable[[], fit.Fitted], mcp: bool = False) -> tuple[str, str, seen.Changes | None]:
-    """Once per session and revision: (kind, text, changes) for a session starting with ``source``,
-    recorded in the seen-file so that the next start of the same session knows what it was given."""
-    session, source = delivery
-    label = app.label(stored.number)
-    if not session:  # nothing to remember it by: the full prompt, or the pointer at startup
-        if source == "startup":
-            return "pointer", present.pointer_line(present.short(cp, label=label, drift=obs().drift, env=app.env),
-                                                   stored.number, mcp), None
-        return "full", "", None
-    key = f"{app.store.kind}:{stored.number}"
-    with seen.book(app.settings.state_dir) as book:
-        record = book.get(session, key)
-        decision = seen.decide(source, record, cp)
-        if decision.kind == "full":
-            book.put(session, key, seen.snapshot(cp, full=True))
-            return "full", "", None
-        if decision.kind == "line":
-            return "line", present.already_seen_line(label, stored.number, cp.meta.revision), None
-        if decision.kind == "changes":
-            assert decision.changes is not None and record is not None
-            text = present.changes_prompt(cp, decision.changes, label=label, env=app.env, findings=obs().findings)
-            fitted = full()
-            if len(text) >= len(fitted.text):  # so much changed that the whole prompt says it better
-                book.put(session, key, seen.snapshot(cp, full=True))
-                return "full", fitted.text, decision.changes
-            book.put(session, key, seen.snapshot(cp, full=bool(record.get("full"))))
-            return "changes", text, decision.changes
-    return "pointer", present.pointer_line(present.short(cp, label=label, drift=obs().drift, env=app.env),
-                                           stored.number, mcp), None
-
-
-def hook_context(app: App, stored: Stored, cp: Checkpoint, tree: gitinfo.WorkTree, event: dict,
-                 host: str = fit.DEFAULT_HOST) -> str:
-    """What a SessionStart hook of ``host`` injects (see ``deliver``), fitted into that host's budget."""
-    source = event.get("source") or "startup"
-    session = event.get("session_id") if isinstance(event.get("session_id"), str) else ""
-    notes: Callable[[], tuple[list, int]] | None = None
-    if app.store.remote and source != "startup":  # comments: asked for only when given in full
-        notes = lambda: app.github().notes_since(stored, cp.meta.updated_at)  # noqa: E731
-    budget = fit.host_budget(host, app.settings.policy.prompt_budget)
-    return resume_text(app, stored, cp, "prompt", tree, notes, budget=budget,
-                       delivery=(session, source), mcp=host != fit.DEFAULT_HOST).strip()
