@@ -139,3 +139,11 @@ def test_the_mcp_server_calls_services_never_the_cli():
         modules += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         wrong = [m for m in modules if m.startswith(("ghstate.commands", "ghstate.cli", "click"))]
         assert not wrong, f"ghstate/{name} imports {wrong}"
+
+
+def test_a_test_starts_outside_the_checkout_with_a_home_of_its_own():
+    import os
+
+    assert Path.cwd().resolve() != ROOT and ROOT not in Path.cwd().resolve().parents
+    assert os.environ["HOME"] != os.path.expanduser("~root") and Path(os.environ["HOME"]).is_dir()
+    assert not any(Path(os.environ["HOME"]).iterdir())
