@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ghstate import config, gitinfo, templating
+from ghstate import config, gitinfo, parsecache, templating
 from ghstate.errors import ConfigError, NotFound
 from ghstate.model import Checkpoint
 from ghstate.reader import current, locate
@@ -108,6 +108,7 @@ def build_app(*, repo: str | None = None, store: str | None = None, need_token: 
     """The App for one command. ``github``: keyword arguments for the GitHub store (hooks pass short
     timeouts). PyGithub is imported only when the store is GitHub."""
     settings = config.build(repo=repo, store=store, need_token=need_token, agent=agent, role=role, session=session)
+    parsecache.use(settings.cache_dir)
     local = LocalStore(settings.state_dir)
     chosen: Store
     if settings.store == "github":

@@ -6,16 +6,18 @@ so it is not part of the pure core.
 
 from __future__ import annotations
 
+from ghstate import parsecache
 from ghstate.errors import NotFound, RemoteError
+from ghstate.marker import LogState
 from ghstate.model import Checkpoint
-from ghstate.parse import branch_of, parse
+from ghstate.parse import branch_of
 from ghstate.stores import Partial, Store, Stored
-from ghstate.writelog import ignored_notice, log_state, replay
 
 
 def checkpoint_of(stored: Stored) -> Checkpoint:
-    """The parsed body, as it is; on GitHub the issue title is the title."""
-    cp = parse(stored.body).checkpoint
+    """The parsed body, as it is (from the parse cache when this body was read before); on GitHub the
+    issue title is the title."""
+    cp = parsecache.checkpoint(stored.body)
     return cp._replace(title=stored.title) if stored.title else cp
 
 
@@ -25,9 +27,10 @@ def current(store: Store, stored: Stored) -> Checkpoint:
     Reads the log only when the body's marker says it may lack something; history comments that
     are not trusted intents are reported as notices."""
     cp = checkpoint_of(stored)
-    state = log_state(cp)
+    state = cp.meta.log or LogState()
     if state.complete(stored.comments) or stored.comments <= state.seen:
         return cp
+    from ghstate.writelog import ignored_notice, replay  # only a body behind its log pays for the replay
     try:
         # the newest page, and the one before when the body's count ends there: one request each
         entries = store.log(stored, state.seen, pages=2 if state.seen else 1)

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ghstate import drift as drift_mod
-from ghstate import fit, gitinfo, present, render, seen, trust
+from ghstate import fit, gitinfo, present, render, trust
 from ghstate.app import App
 from ghstate.model import Checkpoint, file_paths_of, runtime_entry, with_digests
 from ghstate.provenance import Provenance
 from ghstate.stores import Note, Stored
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ghstate import seen
 
 FORMATS = ("prompt", "short", "json", "markdown")
 SOURCES = ("startup", "resume", "clear", "compact")
@@ -60,14 +63,14 @@ def observe(app: App, cp: Checkpoint, tree: gitinfo.WorkTree) -> Observed:
     """Check reality: drift of the working tree since the checkpoint, the runtime probes, and what of
     the checkpoint contradicts itself or the tree."""
     root = app.settings.root if app.settings.in_git else None
-    changes = (gitinfo.changes_since(root, cp.meta.commit) if drift_mod.recorded_in_repository(cp)
-               else gitinfo.Changes(False))
+    if root is not None and drift_mod.recorded_in_repository(cp):  # what changed, what is uncommitted, HEAD
+        changes, status = gitinfo.changes_and_tree(root, cp.meta.commit)
+        tree = tree._replace(dirty=app.own_files_removed(status.dirty), commit=tree.commit or status.commit)
+    else:
+        changes = gitinfo.Changes(False)
     changes = changes._replace(changed_files=app.own_files_removed(changes.changed_files))
     recorded = cp.meta.fingerprints
     fingerprints = gitinfo.fingerprints(root, tuple(recorded)) if recorded else {}
-    if root is not None and drift_mod.recorded_in_repository(cp):  # what is uncommitted, and HEAD
-        status = gitinfo.work_tree(root)
-        tree = tree._replace(dirty=app.own_files_removed(status.dirty), commit=tree.commit or status.commit)
     drift = drift_mod.compute(cp, tree, changes, fingerprints, in_repository=root is not None)
     statuses = []
     if cp.runtime:
@@ -183,6 +186,8 @@ class Rehydration:
         """Once per session and revision: (kind, text, changes) for a session starting with ``source``,
         recorded in the seen-file so that the next start of the same session knows what it was given.
         Kind "full" with no text: the whole prompt (``fitted``)."""
+        from ghstate import seen  # only a delivery reads the seen-file
+
         app, cp, stored = self.app, self.checkpoint, self.stored
         source = request.source or "startup"
         if not request.session:  # nothing to remember it by: the full prompt, or the pointer at startup

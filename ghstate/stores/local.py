@@ -16,14 +16,16 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ghstate.errors import InputError, NotFound
-from ghstate.intent import WriteSpec, unpack
 from ghstate.marker import text
 from ghstate.model import Revision
 from ghstate.stores import Stored, StoreKind
-from ghstate.writelog import LogEntry
+
+if TYPE_CHECKING:  # pragma: no cover  (a reader that needs no log or kept write never loads them)
+    from ghstate.intent import WriteSpec
+    from ghstate.writelog import LogEntry
 
 _NUMBERED = re.compile(r"^([1-9][0-9]{0,8})\.md$")
 
@@ -198,6 +200,8 @@ class LocalStore:
             return []
 
     def log(self, stored: Stored, after: int, pages: int = 0) -> list[LogEntry]:
+        from ghstate.writelog import LogEntry
+
         out = []
         for position, line in enumerate(self._log_lines(stored.number)[after:], start=after + 1):
             try:
@@ -264,6 +268,8 @@ class PendingWrite:
 
     @classmethod
     def from_data(cls, data: Any) -> PendingWrite:
+        from ghstate.intent import WriteSpec
+
         if not isinstance(data, dict) or data.get("kind") != "ghstate-pending":
             raise ValueError("not a pending write of ghstate")
         repo = data.get("repo")
@@ -275,6 +281,8 @@ class PendingWrite:
 def _older_write(data: dict[str, Any]) -> dict[str, Any]:
     """A write as versions before 3 kept it: some of its fields, and its intent (before version 2, the
     JSON state and the digests it had read)."""
+    from ghstate.intent import unpack
+
     intent = unpack(data.get("intent") or {})
     if data.get("version") != 2:
         intent = _older_intent(intent)
