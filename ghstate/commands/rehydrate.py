@@ -162,7 +162,7 @@ def deliver(app: App, stored: Stored, cp: Checkpoint, delivery: tuple[str, str],
         record = book.get(session, key)
         decision = seen.decide(source, record, cp)
         if decision.kind == "full":
-            book.put(session, key, seen.snapshot(cp, full=True))
+            book.put(session, key, seen.snapshot(cp, full=True, source=source))
             return "full", "", None
         if decision.kind == "line":
             return "line", present.already_seen_line(label, stored.number, cp.meta.revision), None
@@ -171,9 +171,9 @@ def deliver(app: App, stored: Stored, cp: Checkpoint, delivery: tuple[str, str],
             text = present.changes_prompt(cp, decision.changes, label=label, env=app.env, findings=obs().findings)
             fitted = full()
             if len(text) >= len(fitted.text):  # so much changed that the whole prompt says it better
-                book.put(session, key, seen.snapshot(cp, full=True))
+                book.put(session, key, seen.snapshot(cp, full=True, source=source))
                 return "full", fitted.text, decision.changes
-            book.put(session, key, seen.snapshot(cp, full=bool(record.get("full"))))
+            book.put(session, key, seen.snapshot(cp, full=bool(record.get("full")), source=source))
             return "changes", text, decision.changes
     return "pointer", present.pointer_line(present.short(cp, label=label, drift=obs().drift, env=app.env),
                                            stored.number, mcp), None
