@@ -274,16 +274,13 @@ def sdk_available(program: str) -> bool:
     other Python (a ghstate on PATH from another environment)."""
     import importlib.util
     import os
-    import subprocess
     import sys
+
+    from ghstate.config import python_finds
 
     python = _interpreter(program)
     if python and os.path.abspath(python) != os.path.abspath(sys.executable):
-        probe = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('mcp') else 3)"
-        try:
-            code = subprocess.run([python, "-c", probe], capture_output=True, timeout=15).returncode
-        except (OSError, subprocess.SubprocessError):
-            code = None
-        if code in (0, 3):
-            return code == 0
+        found = python_finds(python, "mcp")
+        if found is not None:
+            return found
     return importlib.util.find_spec("mcp") is not None
