@@ -197,7 +197,7 @@ class Rehydration:
             record = book.get(request.session, key)
             decision = seen.decide(source, record, cp)
             if decision.kind == "full":
-                book.put(request.session, key, seen.snapshot(cp, full=True))
+                book.put(request.session, key, seen.snapshot(cp, full=True, source=source))
                 return "full", "", None
             if decision.kind == "line":
                 return "line", present.already_seen_line(self.label, stored.number, cp.meta.revision), None
@@ -206,9 +206,9 @@ class Rehydration:
                 text = present.changes_prompt(cp, decision.changes, label=self.label, env=app.env,
                                               findings=self.observed.findings)
                 if len(text) >= len(self.fitted.text):  # so much changed that the whole prompt says it better
-                    book.put(request.session, key, seen.snapshot(cp, full=True))
+                    book.put(request.session, key, seen.snapshot(cp, full=True, source=source))
                     return "full", "", decision.changes
-                book.put(request.session, key, seen.snapshot(cp, full=bool(record.get("full"))))
+                book.put(request.session, key, seen.snapshot(cp, full=bool(record.get("full")), source=source))
                 return "changes", text, decision.changes
         return "pointer", self.pointer(), None
 

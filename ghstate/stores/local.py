@@ -89,6 +89,27 @@ def atomic_create(path: Path, text: str) -> bool:
             os.unlink(tmp)
 
 
+GITIGNORE = ".gitignore"
+# What in the store folder is this machine's alone and never belongs in a commit: the seen-file of the
+# hooks, the lock files, writes kept for GitHub (they hold this machine's state) and leftovers of an
+# interrupted atomic write. The checkpoints (N.md) and their write logs (log/) stay committable.
+IGNORED = """# Written by ghstate: this machine's own files, kept out of git. Checkpoints (N.md, log/) are committable.
+/seen.json
+/.seen.lock
+/.lock
+/pending/
+/.*.tmp
+"""
+
+
+def keep_out_of_git(directory: Path) -> None:
+    """Give the store folder its ``.gitignore`` the first time ghstate writes there (one stat after that)."""
+    path = directory / GITIGNORE
+    if not path.exists():
+        with contextlib.suppress(OSError):
+            atomic_create(path, IGNORED)
+
+
 class LocalStore:
     kind: StoreKind = "local"
     remote = False
@@ -114,6 +135,8 @@ class LocalStore:
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
         """Serialise writers on this machine (two agents in one repository)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        keep_out_of_git(self.directory)
         return file_lock(self.directory / ".lock")
 
     # ----------------------------------------------------------------------------- checkpoints
@@ -227,6 +250,7 @@ class LocalStore:
     def save_pending(self, record: PendingWrite) -> Path:
         """Keep a write meant for GitHub until ``ghstate push``; returns the file it is in."""
         self.pending_dir.mkdir(parents=True, exist_ok=True)
+        keep_out_of_git(self.directory)
         target = record.write.number or "new"  # named by the nanosecond, so that push replays in order
         path = self.pending_dir / f"{time.time_ns():020d}-{target}-{os.getpid()}-{os.urandom(3).hex()}.json"
         atomic_write(path, json.dumps(record.to_data(), ensure_ascii=False, indent=1) + "\n")
