@@ -5,7 +5,6 @@ that must outlive sessions (labels, templates, default store, trusted authors, C
 ``.ghstate/config.toml`` or ``[tool.ghstate]`` in ``pyproject.toml``; unknown keys are an error.
 """
 
-from __future__ import annotations
 
 import os
 from pathlib import Path

@@ -7,7 +7,6 @@ finished phases (collapsed to a count). Whole items are left out from the lowest
 from its end; one closing line names what was left out and how to get it.
 """
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, NamedTuple

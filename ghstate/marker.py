@@ -12,7 +12,6 @@ field, never guessed at.
 Pure: no I/O.
 """
 
-from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -82,7 +81,7 @@ class Execution(NamedTuple):
         return data
 
     @classmethod
-    def from_data(cls, data: Any) -> Execution:
+    def from_data(cls, data: Any) -> "Execution":
         if not isinstance(data, dict):
             return cls()
         return cls(agent=text(data.get("agent")), role=text(data.get("role")), session=text(data.get("session")),
@@ -114,7 +113,7 @@ class LogState(NamedTuple):
         return {"seen": self.seen, "own": self.own, "applied": list(self.applied[-MAX_APPLIED:])}
 
     @classmethod
-    def from_data(cls, data: Any) -> LogState:
+    def from_data(cls, data: Any) -> "LogState":
         if not isinstance(data, dict):
             return cls()
         return cls(count(data.get("seen")), count(data.get("own")), texts(data.get("applied")))
@@ -135,7 +134,7 @@ class RevisionFacts(NamedTuple):
         return {short: getattr(self, name) for name, short in self._SHORT if getattr(self, name)}
 
     @classmethod
-    def from_data(cls, data: Any) -> RevisionFacts:
+    def from_data(cls, data: Any) -> "RevisionFacts":
         data = data if isinstance(data, dict) else {}
         return cls(**{name: text(data.get(short)) for name, short in cls._SHORT})
 
@@ -170,7 +169,7 @@ class ProvenanceRecord(NamedTuple):
             data["revs"] = {str(r): facts.to_data() for r, facts in sorted(self.revisions.items())}
         return data
 
-    def newest(self, keep: int) -> ProvenanceRecord:
+    def newest(self, keep: int) -> "ProvenanceRecord":
         """The record with only its ``keep`` most recent entries: a kind that lost some is marked capped
         (its other items' revisions are unknown, never misattributed); facts of revisions no longer
         referenced go too."""
@@ -188,7 +187,7 @@ class ProvenanceRecord(NamedTuple):
         return sum(len(found) for found in self.entries.values())
 
     @classmethod
-    def from_data(cls, data: Any) -> ProvenanceRecord:
+    def from_data(cls, data: Any) -> "ProvenanceRecord":
         if not isinstance(data, dict):
             return cls()
         entries = {}
@@ -234,7 +233,7 @@ class Marker(NamedTuple):
     meta: Meta = Meta()
     title: str = ""
     executions: tuple[Execution, ...] = ()
-    verification: Verification | None = None
+    verification: "Verification | None" = None
 
 
 def load(data: dict[str, Any]) -> Marker:
@@ -290,7 +289,7 @@ def lighter(meta: Meta) -> Iterator[tuple[Meta, str]]:
         yield meta, ", ".join(shed)
 
 
-def verification_of(data: Any) -> Verification | None:
+def verification_of(data: Any) -> "Verification | None":
     """CI's verification from its marker data (None when there is none)."""
     if not isinstance(data, dict) or not data:
         return None

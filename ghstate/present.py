@@ -3,7 +3,6 @@
 Pure functions over the model and a template environment passed in; issue text is data in them.
 """
 
-from __future__ import annotations
 
 import re
 from typing import Any, NamedTuple

@@ -10,7 +10,6 @@ last MAX_SESSIONS sessions, read and written under its own lock and replaced ato
 hooks firing at once (SessionStart fires twice on some resumes) see each other's writes.
 """
 
-from __future__ import annotations
 
 import contextlib
 import json

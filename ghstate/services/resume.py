@@ -6,7 +6,6 @@ the drift of the tree, the findings of ``trust``, the prompt fitted by ``fit``, 
 already been given (``seen``), each computed once and only when the answer needs it. No click here.
 """
 
-from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
@@ -159,7 +158,7 @@ class Rehydration:
             return self.json(kind, text, found, request.delivering)
         return text.rstrip("\n") + "\n"
 
-    def json(self, kind: str, text: str, found: seen.Changes | None, delivering: bool) -> str:
+    def json(self, kind: str, text: str, found: "seen.Changes | None", delivering: bool) -> str:
         import json
 
         from ghstate.state_json import to_json
@@ -182,7 +181,7 @@ class Rehydration:
         short = present.short(self.checkpoint, label=self.label, drift=self.observed.drift, env=self.app.env)
         return present.pointer_line(short, self.stored.number, self.request.mcp)
 
-    def deliver(self, request: ResumeRequest) -> tuple[str, str, seen.Changes | None]:
+    def deliver(self, request: ResumeRequest) -> "tuple[str, str, seen.Changes | None]":
         """Once per session and revision: (kind, text, changes) for a session starting with ``source``,
         recorded in the seen-file so that the next start of the same session knows what it was given.
         Kind "full" with no text: the whole prompt (``fitted``)."""

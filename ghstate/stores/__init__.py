@@ -3,7 +3,6 @@
 Both stores speak in raw bodies and never parse them: what a body means is ``parse``'s business.
 """
 
-from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
@@ -76,8 +75,8 @@ class Store(Protocol):
     def update(self, stored: Stored, body: str, title: str | None = None,
                labels: tuple[str, ...] | None = None) -> Stored: ...
 
-    def add_revision(self, stored: Stored, entry: LogEntry, summary: str) -> None: ...
+    def add_revision(self, stored: Stored, entry: "LogEntry", summary: str) -> None: ...
 
-    def log(self, stored: Stored, after: int, pages: int = ...) -> list[LogEntry]: ...  # entries after ``after``
+    def log(self, stored: Stored, after: int, pages: int = ...) -> list["LogEntry"]: ...  # entries after ``after``
 
-    def revisions(self, number: int) -> list[Revision]: ...
+    def revisions(self, number: int) -> list["Revision"]: ...
