@@ -23,6 +23,7 @@ from ghstate.stores import Store, Stored
 from ghstate.stores.local import LocalStore
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.project_sync import ProjectSync
     from ghstate.stores.github import GitHubStore
     from ghstate.writer import Writer
 
@@ -87,6 +88,19 @@ class App:
         builtin = None if templating.is_builtin(self.env, "checkpoint.md.j2") else templating.environment()
         return Writer(self.store, env=self.env, builtin=builtin, max_body_chars=s.policy.max_body_chars,
                       pending=self.local if keep_pending else None, repo=s.repo, api_url=s.api_url)
+
+    @functools.cached_property
+    def project(self) -> ProjectSync | None:
+        """The GitHub Project (v2) this command keeps current, when one is configured (ids cached here)."""
+        from ghstate.project_sync import connect
+
+        return connect(self.settings, self.store)
+
+    def keep_project(self, stored: Stored, cp: Checkpoint) -> list[str]:
+        """After a write: the checkpoint's project item made current; warnings, never a failure."""
+        if self.project is None or not self.settings.repo:
+            return []
+        return self.project.keep(self.settings.repo, stored.number, cp)
 
     def flush_notices(self) -> None:
         """Say what the store noticed and did not fail on (ignored history comments, unread pages)."""
@@ -154,7 +168,8 @@ def make_app(*, need_token: bool = True, github: dict[str, Any] | None = None, *
     options = dict(ctx.meta.get("store_options", {}))
     options.update(overrides)
     settings = config.build(repo=options.get("repo"), store=options.get("store"), need_token=need_token,
-                            agent=options.get("agent"), role=options.get("role"), session=options.get("session"))
+                            agent=options.get("agent"), role=options.get("role"), session=options.get("session"),
+                            project=options.get("project"))
     local = LocalStore(settings.state_dir)
     store: Store
     if settings.store == "github":
