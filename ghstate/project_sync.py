@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
 # Aliases of the documents' mutations, by the field ghstate keeps.
 ALIAS = {"Next phase": "nextPhase", "Progress": "progress", "CI": "ci", "Last writer": "lastWriter",
          "Checkpointed": "checkpointed", "Status": "status"}
-NAMES = {alias: name for name, alias in ALIAS.items()}
+NAMES = {alias: name for name, alias in ALIAS.items()} | {"item": "the item"}
 BOARD_PAGES = 20  # pages of 100 items `board` reads at most
 TOKEN_HINT = ("a project needs a token with the project scope (classic), or Projects: read and write (a GitHub "
               "App or fine-grained token); a repository's GITHUB_TOKEN cannot reach one")
@@ -60,15 +60,19 @@ def _errors(answer: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _describe(errors: list[dict[str, Any]]) -> tuple[str, bool]:
-    """GitHub's errors as one short text (each with the field it was about), and whether any says no."""
-    parts = []
-    for error in errors[:3]:
+    """GitHub's errors as one short text (each message once, with the fields it was about), and whether
+    any of them says no (refused, or not there)."""
+    about: dict[str, list[str]] = {}
+    for error in errors:
         path = error.get("path") if isinstance(error.get("path"), list) else []
-        about = NAMES.get(str(path[0])) if path else None
-        parts.append(f"{about + ': ' if about else ''}{_clean(error.get('message') or error.get('type'), 160)}")
-    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+        fields = about.setdefault(_clean(error.get("message") or error.get("type"), 160), [])
+        name = NAMES.get(str(path[0])) if path else None
+        if name and name not in fields:
+            fields.append(name)
+    parts = [f"{message}{' (' + ', '.join(fields) + ')' if fields else ''}" for message, fields in about.items()]
+    more = f"; and {len(parts) - 3} more" if len(parts) > 3 else ""
     denied = any(str(e.get("type")) in DENIED for e in errors)
-    return "; ".join(parts) + more, denied
+    return "; ".join(parts[:3]) + more, denied
 
 
 def _why(exc: GhstateError) -> tuple[str, bool]:
