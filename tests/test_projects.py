@@ -355,3 +355,34 @@ def test_status_is_done_only_when_every_phase_is_done_and_ci_does_not_fail():
     assert pure.status_of(done._replace(verification_data=Verification(status="failing"))) == "in progress"
     assert pure.status_of(done._replace(verification_data=Verification(status="passing"))) == "done"
     assert pure.status_of(cp._replace(phases=())) == "in progress"
+
+
+# ---------------------------------------------------------------------------------- push, tokens
+
+
+def test_a_write_kept_during_an_outage_reaches_the_project_with_push(gh, run, sample_file):
+    gh.fake.fail("GET", r".*", None, times=99)
+    run("checkpoint", "--file", str(sample_file), code=1)
+    assert gh.project["items"] == [] and gh.graphql() == 0
+    gh.fake.faults.clear()
+    result = run("push")
+    assert "created #1" in result.stdout and warnings(result) == []
+    assert gh.values()["Next phase"] == "Phase 2: matcher abstraction"
+
+
+def test_a_token_for_the_project_only(gh, run, sample_file, isolated, monkeypatch):
+    project_token = "ghs_" + "Pr0j" * 9
+    monkeypatch.setenv("GHSTATE_PROJECT_TOKEN", project_token)
+    result = run("checkpoint", "--file", str(sample_file))
+    assert gh.values()["Progress"] == 33
+    sent = [(c.request.url, c.request.headers.get("Authorization", "")) for c in isolated.calls]
+    graphql = [auth for url, auth in sent if url.endswith("/graphql")]
+    rest = [auth for url, auth in sent if "/repos/" in url]
+    assert graphql and all(project_token in auth for auth in graphql)
+    assert rest and all(TOKEN in auth for auth in rest)
+    assert project_token not in result.stdout + result.stderr
+
+
+def test_the_board_needs_no_repository(two_repos, run, monkeypatch):
+    monkeypatch.delenv("GITHUB_REPOSITORY")
+    assert len(run("board").stdout.splitlines()) == 4
