@@ -98,8 +98,8 @@ class App:
 
     def keep_project(self, stored: Stored, cp: Checkpoint) -> list[str]:
         """After a write: the checkpoint's project item made current; warnings, never a failure."""
-        if self.project is None or not self.settings.repo:
-            return []
+        if not self.settings.project or self.project is None or not self.settings.repo:
+            return []  # no project: nothing imported, nothing asked
         return self.project.keep(self.settings.repo, stored.number, cp)
 
     def flush_notices(self) -> None:
