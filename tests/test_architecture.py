@@ -17,7 +17,7 @@ PACKAGE = ROOT / "ghstate"
 # these; these use none of them.
 CORE = ("model", "markup", "parse", "render", "present", "splice", "merge", "edit", "intent", "writelog",
         "checks", "lint", "secrets", "state_json", "drift", "fit", "trust", "provenance", "verify", "ledger",
-        "marker")
+        "marker", "projects")
 # What doing I/O takes: processes, sockets and HTTP, the GitHub SDK, the template loader, the CLI.
 BLOCKED = ("subprocess", "socket", "ssl", "http", "urllib3", "requests", "github", "jinja2", "click", "tempfile",
            "shutil", "glob", "ghstate.gitinfo", "ghstate.probes", "ghstate.config", "ghstate.templating",
