@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ghstate.errors import GhstateError
+from ghstate.markup import CONTROL
 from ghstate.mcp_tools import (
-    CONTROL,
     PROMPT_DESCRIPTION,
     TOOLS,
     URI_TEMPLATE,

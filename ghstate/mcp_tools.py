@@ -74,7 +74,6 @@ TOOLS: dict[str, dict[str, Any]] = {
 _FLAGS = {"title": "--title", "goal": "--goal", "done": "--done", "undo": "--undo", "phase": "--phase",
           "decision": "--decision", "question": "--question", "risk": "--risk", "read": "--read",
           "resume_at": "--resume-at"}
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 URI = re.compile(r"ghstate://checkpoint/([1-9][0-9]{0,9})")
 URI_TEMPLATE = "ghstate://checkpoint/{number}"
 PROMPT_DESCRIPTION = ("Continue the task of this branch (or of checkpoint ISSUE) from its ghstate checkpoint: "

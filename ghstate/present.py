@@ -9,7 +9,7 @@ import re
 from typing import Any, NamedTuple
 
 from ghstate import fit, verify
-from ghstate.markup import unescape_literal
+from ghstate.markup import printable, unescape_literal
 from ghstate.model import HEADINGS, Checkpoint, file_paths_of, runtime_entry, runtime_status, short_commit
 from ghstate.provenance import Provenance
 from ghstate.render import Templates
@@ -98,12 +98,6 @@ def last_execution(cp: Checkpoint) -> str:
     return text
 
 
-_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """Text for a terminal or a prompt: control characters (terminal escapes among them) removed."""
-    return _UNPRINTABLE.sub("", text)
 
 
 def _item(value: object, indent: str = "  ") -> str:
