@@ -6,6 +6,8 @@ suites, summary attributes that contradict the elements, a byte-order mark, CDAT
 counted from the ``<testcase>`` elements, never from the summaries, and no message or output text is
 dropped. Counting follows the runners and the tools that read their reports:
 
+- a test is its suite path, class name, name and file (``Case.key``); one test reported more than
+  once in a run was re-run, and counts once (``merge``): its last attempt decides;
 - ``status="disabled"`` / ``status="notrun"`` (googletest's DISABLED_ tests) count as skipped;
 - ``<flakyFailure>``/``<flakyError>`` (Surefire, Gradle's ``mergeReruns``) mean the test failed, was
   re-run and passed: it counts as passed, and is marked flaky; ``<rerunFailure>``/``<rerunError>``

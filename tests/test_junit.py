@@ -268,3 +268,25 @@ def test_a_cancelled_run_keeps_the_failures_of_its_partial_report_without_a_clas
     assert v.failure_type == "cancelled" and v.class_counts == {}
     assert [t.to_dict() for t in v.failing_tests][0] == {"name": "tests/test_api.py::test_always_fails",
                                                          "message": "assert 500 == 200"}
+
+
+@pytest.mark.parametrize(("name", "counts", "outcomes"), [
+    # dorny/test-reporter's trainer-retried-tests.xml: 4 tests, 3 passed, 1 failed (it counts a retried
+    # test that failed every time as flaky too; here flaky is "passed on a re-run" only)
+    ("xcode-repetitions.xml", {"tests": 4, "passed": 3, "failed": 1, "errors": 0, "skipped": 0, "flaky": 1},
+     {"CartStoreTests::sync keeps the newest cart": "flaky", "CartStoreTests::an empty cart is not saved": "failed",
+      "CartStoreTests::totals are rounded": "passed", 'CartStoreTests::a coupon applies ("SPRING")': "passed"}),
+    # mikepenz/action-junit-report's flaky_with_classname_file.xml and flaky_all_failures.xml (check_retries)
+    ("retries-beside-a-namesake.xml", {"tests": 3, "passed": 2, "failed": 0, "errors": 1, "skipped": 0, "flaky": 1},
+     {"tests/test_cart.py::test_total": "flaky", "tests/test_order.py::test_total": "passed",
+      "tests/test_pay.py::test_refund": "failed"}),
+    # EnricoMi/publish-unit-test-result-action's flaky.xml: failed every time (with reruns) is a failure,
+    # <flakyFailure>/<flakyError> alone is a pass
+    ("surefire-flaky-rerun.xml", {"tests": 3, "passed": 2, "failed": 1, "errors": 0, "skipped": 0, "flaky": 1},
+     {"example.WebhookTest::createsWebhook": "flaky", "example.WebhookTest::deletesWebhook": "failed",
+      "example.WebhookTest::listsWebhooks": "passed"}),
+])
+def test_retries_read_as_other_readers_read_them_in_their_own_fixtures(name, counts, outcomes):
+    report = fixture(name)
+    assert report.counts() == counts
+    assert {r.name: r.outcome for r in results_of([report])} == outcomes
