@@ -18,18 +18,20 @@ def fit_size(body: str, cp: Checkpoint, limit: int) -> tuple[str, str]:
     naming the person's text that is over: ghstate's metadata is never why a person's text is refused."""
     if len(body) <= limit:
         return body, ""
+    lightest = body
     for meta, shed in marker.lighter(cp.meta):
-        lighter = render.replace_marker(body, cp._replace(meta=meta))
-        if len(lighter) <= limit:
-            return lighter, shed
-    text = MARKER_LINE.sub("", body)
+        lightest = render.replace_marker(body, cp._replace(meta=meta))
+        if len(lightest) <= limit:
+            return lightest, shed
+    text = MARKER_LINE.sub("", lightest)
     sizes = sorted(((len(part), part.split("\n", 1)[0].strip()) for part in re.split(r"\n(?=#{1,4} )", text)
                     if part.lstrip().startswith("#")), reverse=True)[:3]
     largest = ", ".join(f"{heading} ({size:,})" for size, heading in sizes)
-    raise InputError(f"the checkpoint's text is {len(text):,} characters, over the limit of {limit:,} (GitHub accepts "
-                     f"{GITHUB_LIMIT:,}) even without ghstate's optional metadata"
-                     f"{'; the largest sections: ' + largest if largest else ''}: compact finished phases and long "
-                     "items, then try again")
+    raise InputError(f"the checkpoint would be {len(lightest):,} characters even without ghstate's optional "
+                     f"metadata ({len(text):,} of text, {len(lightest) - len(text):,} of the hidden marker's "
+                     f"required part: revision, place, log, CI's result); the limit is {limit:,} (GitHub accepts "
+                     f"{GITHUB_LIMIT:,}){'; the largest sections: ' + largest if largest else ''}: compact finished "
+                     "phases and long items, then try again")
 
 
 def check_secrets(before_body: str, before: Checkpoint, body: str, cp: Checkpoint) -> None:

@@ -263,7 +263,12 @@ def _cache_dir(env: dict[str, str]) -> str | None:
 
     if env.get("GHSTATE_NO_CACHE") == "1":
         return None
-    base = env.get("XDG_CACHE_HOME") or (str(Path(env["HOME"]) / ".cache") if env.get("HOME") else "")
+    xdg = env.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(xdg):  # the XDG spec: a relative path is ignored (a cache never lands in a repository)
+        xdg = ""
+    base = xdg or (str(Path(env["HOME"]) / ".cache") if env.get("HOME") else "")
+    if base and not os.path.isabs(base):
+        return None
     return str(Path(base) / "ghstate" / f"templates-{__version__}") if base else None
 
 

@@ -29,8 +29,9 @@ TOOLS: dict[str, dict[str, Any]] = {
         "schema": {"issue": ISSUE, "format": {
             "type": "string", "enum": ["prompt", "short", "json", "markdown"],
             "description": "prompt (default), short, json or markdown (the body as stored)."},
-            "budget": {"type": "integer", "minimum": 1, "description": "Fit the prompt into this many characters by "
-                       "leaving out the lowest-ranked items whole (default: the project's prompt_budget)."}},
+            "budget": {"type": "integer", "minimum": 0, "description": "Fit the prompt into this many characters by "
+                       "leaving out the lowest-ranked items whole (default: the project's prompt_budget; 0: no "
+                       "limit, as for the CLI)."}},
         "read_only": True,
     },
     "checkpoint": {
@@ -237,7 +238,7 @@ def prompt_text(issue: str | None, make_app: Callable[[], Any]) -> str:
     number = None
     if issue not in (None, ""):
         text = str(issue).strip().lstrip("#")
-        if not text.isdigit() or int(text) < 1:
+        if not (text.isascii() and text.isdigit()) or int(text) < 1:
             raise InputError(f"resume: issue must be a checkpoint number, not {issue!r}")
         number = int(text)
     return rehydrate(make_app(), ResumeRequest(issue=number)).text()

@@ -6,29 +6,31 @@ or ``~/.cache``, ``ghstate/parsed-VERSION-CODE``), never in a repository, and ``
 turns it off with the compiled templates. ``CODE`` changes with the parser's own files, so an entry
 is never read by a parser other than the one that wrote it. An entry is read back with an unpickler
 that can build ghstate's own record types and nothing else (no callable, no other class): a damaged or
-foreign file is a miss, never code that runs. At most ``KEEP`` entries are kept.
+foreign file is a miss, never code that runs, and is written anew. At most ``KEEP`` entries are kept,
+the least recently read dropped first.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
+import importlib.util
 import io
 import os
 import pickle
+import sys
+import time
 from pathlib import Path
 
 from ghstate import __version__
 from ghstate.model import Checkpoint
 
 KEEP = 64
-# The record types a parsed checkpoint is made of (all NamedTuples): the only globals an entry may name.
-ALLOWED = {
-    "ghstate.model": {"Checkpoint", "Phase", "Step", "Extra"},
-    "ghstate.marker": {"Meta", "Execution", "DigestsAt", "LogState", "RevisionFacts", "ProvenanceRecord"},
-    "ghstate.verify": {"Verification", "Run", "FailingTest"},
-    "builtins": {"frozenset"},
-}
-_PARSER_FILES = ("parse.py", "markup.py", "marker.py", "model.py", "verify.py", "state_json.py")
+MAX_ENTRY = 4 << 20  # bytes: a parsed 65,536-character body pickles to far less; a larger file is not ours
+# The modules whose record types (NamedTuples, nothing else) a parsed checkpoint is made of: the only
+# globals an entry may name. Their source files, and the markdown parser's, are part of the key.
+RECORD_MODULES = ("ghstate.model", "ghstate.marker", "ghstate.verify", "ghstate.ledger")
+_PARSER_FILES = ("parse.py", "markup.py", "marker.py", "model.py", "verify.py", "ledger.py", "state_json.py")
 
 _folder: Path | None = None
 
@@ -40,15 +42,27 @@ def use(cache_dir: str | None) -> None:
         _folder = None
         return
     package = Path(__file__).parent
-    code = hashlib.sha256(repr([(name, (package / name).stat().st_mtime_ns, (package / name).stat().st_size)
-                                for name in _PARSER_FILES]).encode()).hexdigest()[:12]
+    files = [package / name for name in _PARSER_FILES]
+    markdown_it = importlib.util.find_spec("markdown_it")  # its version too, without importing it
+    if markdown_it is not None and markdown_it.origin:
+        files.append(Path(markdown_it.origin).parent / "__init__.py")
+    try:
+        stamps = [(path.name, path.stat().st_mtime_ns, path.stat().st_size) for path in files]
+    except OSError:
+        _folder = None
+        return
+    code = hashlib.sha256(repr(stamps).encode()).hexdigest()[:12]
     _folder = Path(cache_dir).parent / f"parsed-{__version__}-{code}"
 
 
 class _Unpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> type:
-        if name in ALLOWED.get(module, ()):
-            return super().find_class(module, name)
+        if module in RECORD_MODULES:
+            found = getattr(sys.modules.get(module) or importlib.import_module(module), name, None)
+            if isinstance(found, type) and issubclass(found, tuple) and hasattr(found, "_fields"):
+                return found  # a record type: building one runs no code but the tuple's own
+        elif (module, name) == ("builtins", "frozenset"):
+            return frozenset
         raise pickle.UnpicklingError(f"{module}.{name} is not a checkpoint's part")
 
 
@@ -59,12 +73,15 @@ def checkpoint(body: str) -> Checkpoint:
         return _parse(body)
     entry = folder / f"{hashlib.sha256(body.encode('utf-8', 'surrogatepass')).hexdigest()[:40]}.pickle"
     try:
-        found = _Unpickler(io.BytesIO(entry.read_bytes())).load()
-        if isinstance(found, Checkpoint):
-            return found
-    except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError,
-            MemoryError, RecursionError):
-        pass  # not there, or not one of ours: parse
+        if entry.stat().st_size <= MAX_ENTRY:
+            found = _Unpickler(io.BytesIO(entry.read_bytes())).load()
+            if isinstance(found, Checkpoint):
+                os.utime(entry)  # read: the last to be dropped
+                return found
+    except FileNotFoundError:
+        pass
+    except Exception:  # noqa: BLE001 - damaged or not ours, whatever it is: a miss, and written anew
+        pass
     cp = _parse(body)
     _store(folder, entry, cp)
     return cp
@@ -87,5 +104,9 @@ def _store(folder: Path, entry: Path, cp: Checkpoint) -> None:
         entries = sorted(folder.glob("*.pickle"), key=lambda p: p.stat().st_mtime_ns)
         for old in entries[:-KEEP]:
             old.unlink(missing_ok=True)
+        if len(entries) > KEEP:  # now and then: what a killed writer left
+            for left in folder.glob(".*.pickle.*"):
+                if left.stat().st_mtime < time.time() - 3600:
+                    left.unlink(missing_ok=True)
     except OSError:
         pass

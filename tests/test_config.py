@@ -113,3 +113,11 @@ def test_gh_auth_token_is_asked_for_the_enterprise_host(monkeypatch, tmp_path):
     settings = config.build(env={"GITHUB_API_URL": "https://ghe.example.com/api/v3", "GITHUB_REPOSITORY": "o/r"})
     assert settings.token == "ghe-token" and settings.store == "github"
     assert asked == [["/usr/bin/gh", "auth", "token", "--hostname", "ghe.example.com"]]
+
+
+def test_a_relative_cache_home_is_ignored_so_no_cache_lands_in_a_repository(tmp_path):
+    from ghstate import config
+
+    assert config._cache_dir({"XDG_CACHE_HOME": ".cache", "HOME": str(tmp_path)}).startswith(str(tmp_path / ".cache"))
+    assert config._cache_dir({"XDG_CACHE_HOME": ".cache"}) is None
+    assert config._cache_dir({"XDG_CACHE_HOME": str(tmp_path / "c")}).startswith(str(tmp_path / "c"))

@@ -119,6 +119,9 @@ def test_hooks_call_ghstate_where_it_is_when_it_is_not_on_path(repo, run, monkey
                 .values() for e in entries for h in e["hooks"]]
     assert commands == [f"/opt/tools/venv/bin/ghstate hook {name}" for name in ("session-start", "pre-compact")]
     assert "ghstate is not on PATH here" in out
+    resume = (repo / ".claude" / "commands" / "resume.md").read_text()  # the slash commands call it there too
+    assert "Run `/opt/tools/venv/bin/ghstate resume $ARGUMENTS`" in resume
+    assert "Bash(/opt/tools/venv/bin/ghstate resume:*)" in resume and "`ghstate " not in resume
     monkeypatch.setattr("sys.argv", ["ghstate", "init"])
     run("init")  # later, installed on PATH: the hooks already there are recognised, not doubled
     settings = json.loads((repo / ".claude" / "settings.json").read_text())
@@ -441,11 +444,14 @@ def test_without_the_sdk_init_registers_no_server_says_how_and_a_rerun_adds_them
     assert "then run 'ghstate init' again" in out and "the hooks work meanwhile" in out
     for target in (".claude/settings.json", ".codex/hooks.json", ".gemini/settings.json"):  # the hooks are there
         assert "ghstate hook session-start" in (repo / target).read_text(), target
+    rule = (repo / ".cursor/rules/ghstate.mdc").read_text()  # Cursor has no hook: its rule says the command line
+    assert "run `ghstate resume` first" in rule and "call the `resume` tool" not in rule
 
     monkeypatch.setattr(importlib.util, "find_spec", real)  # the extra installed: init again adds the servers
     out = run("init", "--agent", "all").stdout
     assert registered(repo) == dict.fromkeys(SERVER_FILES, True)
     assert "no MCP server was registered" not in out
+    assert "call the `resume` tool" in (repo / ".cursor/rules/ghstate.mdc").read_text()  # the rule init wrote, replaced
     assert_valid(repo)
 
 

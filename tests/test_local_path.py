@@ -152,3 +152,31 @@ def test_the_parse_cache_builds_checkpoints_and_nothing_else(tmp_path, monkeypat
     assert len(list(parsecache._folder.glob("*.pickle"))) == 2
     parsecache.use(None)
     assert parsecache._folder is None
+
+
+def test_the_parse_cache_hits_for_a_checkpoint_with_ci_and_heals_a_damaged_entry(tmp_path, monkeypatch):
+    """A checkpoint CI wrote to (its verification holds a ledger) is read from the cache the second time;
+    a damaged entry (a frame length past any size) is a miss that is written anew, never an error."""
+    from ghstate import parsecache
+
+    body = ('<!-- ghstate:v1 {"revision":2,"verification":{"status":"failing","commit":"4f2c1e9a01aa",'
+            '"ledger":{"runs":["4f2c1e9a01aa:1"],"tests":[["t::a","F"]],"green":""}}} -->\n' + SAMPLE)
+    want = parse(body).checkpoint
+    assert want.verification_data is not None  # and with it a Ledger, a record of ghstate.ledger
+    monkeypatch.setattr(parsecache, "_folder", None)
+    parsecache.use(str(tmp_path / "cache" / "ghstate" / "templates-x"))
+    assert parsecache.checkpoint(body) == want
+    (entry,) = parsecache._folder.glob("*.pickle")
+
+    def no_parse(text):
+        raise AssertionError("parsed again: the cache missed")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(parsecache, "_parse", no_parse)
+        assert parsecache.checkpoint(body) == want
+    entry.write_bytes(b"\x80\x05\x95\xff\xff\xff\xff\xff\xff\xff\xff")
+    assert parsecache.checkpoint(body) == want  # a miss, parsed
+    with monkeypatch.context() as patched:
+        patched.setattr(parsecache, "_parse", no_parse)
+        assert parsecache.checkpoint(body) == want  # and written anew
+    parsecache.use(None)

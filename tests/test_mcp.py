@@ -294,3 +294,13 @@ def test_every_server_init_registers_starts_and_answers_initialize(repo, run, tm
                               capture_output=True, text=True, timeout=60)
         answer = json.loads(proc.stdout.splitlines()[0])
         assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "ghstate", (name, proc.stderr)
+
+
+def test_a_prompt_asked_for_a_number_that_is_no_checkpoint_number_is_a_clear_error(repo):
+    """Unicode digits ("²") pass str.isdigit but are no issue number: ghstate's one-line error, not a crash."""
+    from ghstate.errors import InputError
+    from ghstate.mcp_tools import prompt_text
+
+    for given in ("²", "0", "-3", "abc"):
+        with pytest.raises(InputError, match="issue must be a checkpoint number"):
+            prompt_text(given, lambda: None)

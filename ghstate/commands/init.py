@@ -3,6 +3,7 @@ what is missing, and what it cannot read stops it before anything is written."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -22,6 +23,11 @@ FILES = {
                ("gemini-resume.toml", ".gemini/commands/ghstate/resume.toml")),
     "cursor": (("cursor-rule.mdc", ".cursor/rules/ghstate.mdc"),),
 }
+
+
+# A file init writes in one of two forms: the one it wrote before may be replaced by the other (the
+# MCP server added since, say); a file a person edited is kept.
+VARIANTS = {"cursor-rule.mdc": ("cursor-rule.mdc", "cursor-rule-cli.mdc")}
 
 
 class Change(NamedTuple):
@@ -47,6 +53,15 @@ def ghstate_command() -> str:
         return "ghstate"
     me = Path(argv0).resolve()
     return "ghstate" if found and Path(found).resolve() == me else shlex.quote(str(me))
+
+
+_COMMAND = re.compile(r"(?<=[`(])ghstate (?=(?:checkpoint|resume|show|lint|list|log)\b)")
+
+
+def with_program(text: str, program: str) -> str:
+    """A command or rule file's text calling ``program`` wherever it runs ghstate (a bare ``ghstate``
+    would fail where it is not on PATH, as the hooks would)."""
+    return text if program == "ghstate" else _COMMAND.sub(lambda _: f"{program} ", text)
 
 
 def merge_hooks(settings: dict[str, Any], origin: str, program: str = "ghstate") -> bool:
@@ -95,13 +110,19 @@ def plan(root: Path, chosen: list[str], program: str, force: bool, servers: bool
         new = hosts.edit_json(_read(path), str(path), edit)
         changes.append(Change(target, new, done if new is not None else kept))
 
+    def shipped(source: str) -> str:
+        return with_program((builtin_templates() / source).read_text(encoding="utf-8"), program)
+
     def template(source: str, target: str) -> None:
-        text = (builtin_templates() / source).read_text(encoding="utf-8")
+        variants = VARIANTS.get(source, (source,))  # what init may have written there before
+        if source == "cursor-rule.mdc" and not servers:  # no server to call: the rule says the command line
+            source = "cursor-rule-cli.mdc"
+        text = shipped(source)
         path = root / target
         current = _read(path) if path.exists() else None
         if current == text:
             changes.append(Change(target, None, "unchanged"))
-        elif current is not None and not force:
+        elif current is not None and not force and current not in {shipped(v) for v in variants}:
             changes.append(Change(target, None, "exists, kept as it is (--force replaces it)"))
         else:
             changes.append(Change(target, text, "written"))
