@@ -43,6 +43,10 @@ class Group(click.Group):
         if name not in COMMANDS:
             return None
         module, attribute, _ = COMMANDS[name]
+        if name == "resume":  # git reads the tree while the command's modules load (see gitinfo.prefetch)
+            from ghstate import gitinfo
+
+            gitinfo.prefetch()
         return getattr(importlib.import_module(f"ghstate.commands.{module}"), attribute)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -50,6 +54,13 @@ class Group(click.Group):
             formatter.write_dl([(name, summary) for name, (_, _, summary) in COMMANDS.items()])
 
     def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return self._invoke(ctx)
+        finally:
+            if "ghstate.gitinfo" in sys.modules:
+                sys.modules["ghstate.gitinfo"].discard_prefetched()
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt, BrokenPipeError):

@@ -10,11 +10,13 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 from ghstate.model import Changes, WorkTree
 
 _HEX = re.compile(r"^[0-9a-f]{4,64}$")
+_FULL_HEX = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 TIMEOUT = 10.0
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # what a repository held before its first commit
 MAX_DIRTY = 200  # dirty paths recorded (and fingerprinted) per revision; more are reported as changed
@@ -85,6 +87,39 @@ def head_tree(root: Path | None) -> WorkTree:
     return WorkTree()
 
 
+def head_commit(root: Path | None) -> str:
+    """The commit HEAD points at, read from the git folder without running git (a loose ref, then
+    packed-refs); "" when it cannot be told that way (no repository, an unborn branch, a reftable)."""
+    git_dir = _own_git_dir(root) if root is not None else None
+    if git_dir is None:
+        return ""
+    try:
+        ref = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+    if _FULL_HEX.match(ref):
+        return ref
+    if not ref.startswith("ref: refs/"):
+        return ""
+    name = ref[len("ref: ") :]
+    shared = _git_dir(root) or git_dir
+    for folder in dict.fromkeys((git_dir, shared)):
+        try:
+            value = (folder / name).read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        return value if _FULL_HEX.match(value) else ""
+    try:
+        packed = (shared / "packed-refs").read_text(encoding="utf-8")
+    except OSError:
+        return ""
+    for line in packed.splitlines():
+        value, _, refname = line.partition(" ")
+        if refname == name and _FULL_HEX.match(value):
+            return value
+    return ""
+
+
 def rebasing_branch(git_dir: Path | None) -> str:
     """The branch a rebase in progress will move (HEAD is detached meanwhile), or ""."""
     if git_dir is None:
@@ -142,9 +177,41 @@ def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _start(root: Path, *args: str) -> subprocess.Popen[str]:
+    found = _PREFETCHED.pop((str(root), args), None)
+    return found if found is not None else _spawn(root, *args)
+
+
+def _spawn(root: Path, *args: str) -> subprocess.Popen[str]:
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
     return subprocess.Popen(["git", *args], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True, env=env, errors="replace")
+
+
+_PREFETCHED: dict[tuple[str, tuple[str, ...]], subprocess.Popen[str]] = {}
+
+
+def prefetch(start: Path | None = None) -> None:
+    """Start now the git processes every ``resume`` runs (the status and the untracked files of the tree
+    around ``start``), so that git works while Python loads the rest of the command; ``_start`` hands
+    them out. Any that is not asked for ends with this process."""
+    root = find_root(start)
+    if root is None:
+        return
+    for args in (_STATUS, _UNTRACKED):
+        key = (str(root), args)
+        if key not in _PREFETCHED:
+            try:
+                _PREFETCHED[key] = _spawn(root, *args)
+            except OSError:  # no git: the command says so in its own time
+                return
+
+
+def discard_prefetched() -> None:
+    """End the prefetched processes no one asked for (a resume that never looked at the tree)."""
+    while _PREFETCHED:
+        _, proc = _PREFETCHED.popitem()
+        proc.kill()
+        proc.communicate()
 
 
 def work_tree(root: Path | None) -> WorkTree:
@@ -161,30 +228,41 @@ def work_tree(root: Path | None) -> WorkTree:
 
 
 _STATUS = ("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal")
+_UNTRACKED = ("ls-files", "--others", "--exclude-standard", "-z")
 
 
 def _work_tree(root: Path, status: str) -> WorkTree:
     branch = commit = ""
     dirty: list[str] = []
+    for kind, value in _status_entries(status):
+        if kind == "oid":
+            commit = "" if value == "(initial)" else value
+        elif kind == "head":
+            branch = rebasing_branch(_own_git_dir(root)) if value == "(detached)" else value
+        else:
+            dirty.append(value)
+    return WorkTree(branch, commit, tuple(sorted(set(dirty))))
+
+
+def _status_entries(status: str) -> Iterator[tuple[str, str]]:
+    """(kind, value) of ``git status --porcelain=v2 --branch -z``: "oid" and "head" of the branch
+    headers, "tracked" for a changed tracked path (a rename's new one), "untracked"."""
     entries = status.split("\0")
     i = 0
     while i < len(entries):
         entry = entries[i]
         if entry.startswith("# branch.oid "):
-            oid = entry[len("# branch.oid ") :]
-            commit = "" if oid == "(initial)" else oid
+            yield "oid", entry[len("# branch.oid ") :]
         elif entry.startswith("# branch.head "):
-            head = entry[len("# branch.head ") :]
-            branch = rebasing_branch(_own_git_dir(root)) if head == "(detached)" else head
+            yield "head", entry[len("# branch.head ") :]
         elif entry.startswith(("1 ", "u ")):
-            dirty.append(entry.split(" ", 8 if entry[0] == "1" else 10)[-1])
+            yield "tracked", entry.split(" ", 8 if entry[0] == "1" else 10)[-1]
         elif entry.startswith("2 "):
-            dirty.append(entry.split(" ", 9)[-1])
+            yield "tracked", entry.split(" ", 9)[-1]
             i += 1  # the original path of a rename follows
         elif entry.startswith("? "):
-            dirty.append(entry[2:])
+            yield "untracked", entry[2:]
         i += 1
-    return WorkTree(branch, commit, tuple(sorted(set(dirty))))
 
 
 def changes_since(root: Path | None, commit: str) -> Changes:
@@ -202,11 +280,13 @@ def changes_and_tree(root: Path | None, commit: str, *, tree: bool = True) -> tu
     (what ``resume`` asks of the tree: one process's wall time, not two)."""
     if root is None or not (commit == "" or _HEX.match(commit)):
         return Changes(commit_known=False), work_tree(root) if tree else WorkTree()
+    if tree and len(commit) >= 7 and head_commit(root).startswith(commit):
+        return _uncommitted_only(root)
     base = commit or EMPTY_TREE
     counts_args = ("rev-list", "--left-right", "--count", f"{commit}...HEAD", "--") if commit else (
         "rev-list", "--count", "HEAD", "--")
     outputs = _together(root, counts_args, ("diff", "--name-only", "-z", base, "--"),
-                        ("ls-files", "--others", "--exclude-standard", "-z"), *((_STATUS,) if tree else ()))
+                        _UNTRACKED, *((_STATUS,) if tree else ()))
     if outputs is None:
         return Changes(commit_known=False), WorkTree()
     (counts_ok, out_counts), (diff_ok, out_diff), (_, out_untracked) = outputs[:3]
@@ -226,6 +306,19 @@ def changes_and_tree(root: Path | None, commit: str, *, tree: bool = True) -> tu
         dropped, since = "0", out_counts.strip()
     files = {f for f in out_diff.split("\0") if f} | {f for f in out_untracked.split("\0") if f}
     return Changes(known, int(since or 0), int(dropped or 0), tuple(sorted(files))), status
+
+
+def _uncommitted_only(root: Path) -> tuple[Changes, WorkTree]:
+    """HEAD is still the recorded commit (the usual case right after a checkpoint): no commits since,
+    and what changed is what ``git status`` calls changed, plus each untracked file. Two git processes
+    instead of four."""
+    outputs = _together(root, _STATUS, _UNTRACKED)
+    if outputs is None or not outputs[0][0]:
+        return Changes(commit_known=False), WorkTree()
+    status = _work_tree(root, outputs[0][1])
+    tracked = {path for kind, path in _status_entries(outputs[0][1]) if kind == "tracked"}
+    untracked = {f for f in outputs[1][1].split("\0") if f}
+    return Changes(True, 0, 0, tuple(sorted(tracked | untracked))), status
 
 
 def _together(root: Path, *commands: tuple[str, ...]) -> list[tuple[bool, str]] | None:

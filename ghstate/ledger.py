@@ -7,7 +7,6 @@ a run keeps its commit and a digest of the set of tests that ran, so that a re-r
 tests tells which untracked tests passed on that commit before.
 """
 
-from __future__ import annotations
 
 import hashlib
 import json
@@ -92,7 +91,7 @@ class Ledger(NamedTuple):
         return {"runs": list(self.runs), "tests": dict(self.tests), "green": self.green}
 
     @classmethod
-    def from_dict(cls, data: Any) -> Ledger:
+    def from_dict(cls, data: Any) -> "Ledger":
         if not isinstance(data, dict):
             return cls()
         runs = data.get("runs")

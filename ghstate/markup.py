@@ -14,7 +14,24 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+
+class lazy_pattern:  # noqa: N801 - it stands where re.compile stood
+    """``re.compile(pattern, flags)``, done at its first use: this module holds many patterns and most
+    commands use few of them, so its import stays cheap. After the first use its methods are the
+    compiled pattern's own."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._source = (pattern, flags)
+
+    def __getattr__(self, name: str) -> Any:
+        compiled = re.compile(*self._source)
+        for attr in ("search", "match", "fullmatch", "sub", "subn", "split", "finditer", "findall", "pattern",
+                     "flags", "groups", "groupindex"):
+            self.__dict__[attr] = getattr(compiled, attr)
+        return getattr(compiled, name)
+
 
 if TYPE_CHECKING:  # pragma: no cover
     from markdown_it import MarkdownIt
@@ -91,7 +108,7 @@ def dedent(line: str, width: int) -> str:
     return line[i:]
 
 
-_MARKER = re.compile(r"^([ \t]*)([-*+]|\d{1,9}[.)])([ \t]*)")
+_MARKER = lazy_pattern(r"^([ \t]*)([-*+]|\d{1,9}[.)])([ \t]*)")
 
 
 def item_layout(lines: list[str], item: Block) -> tuple[str, int]:
@@ -125,11 +142,11 @@ def indent(text: str, prefix: str) -> str:
 
 # --------------------------------------------------------------------------------------- escaping
 
-_ESCAPABLE = re.compile(r"^([ \t]*)(\\*)([#=\-`~<].*)$", re.DOTALL)
-CODE_INDENT = re.compile(r"^(?: {4}|[ ]{0,3}\t)")  # a first line indented like this is code
-_ATX = re.compile(r"^[ \t]*#{1,4}(?:[ \t]|$)")  # levels 5 and 6 never start a section: no escape needed
-_SETEXT = re.compile(r"^[ \t]*(?:=+|-+)[ \t]*$")
-_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+_ESCAPABLE = lazy_pattern(r"^([ \t]*)(\\*)([#=\-`~<].*)$", re.DOTALL)
+CODE_INDENT = lazy_pattern(r"^(?: {4}|[ ]{0,3}\t)")  # a first line indented like this is code
+_ATX = lazy_pattern(r"^[ \t]*#{1,4}(?:[ \t]|$)")  # levels 5 and 6 never start a section: no escape needed
+_SETEXT = lazy_pattern(r"^[ \t]*(?:=+|-+)[ \t]*$")
+_FENCE = lazy_pattern(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _HTML_OPEN = (
     (re.compile(r"^ {0,3}<(?:script|pre|style|textarea)(?:[ \t>]|$)", re.IGNORECASE),
      re.compile(r"</(?:script|pre|style|textarea)>", re.IGNORECASE)),
@@ -138,7 +155,7 @@ _HTML_OPEN = (
     (re.compile(r"^ {0,3}<![A-Za-z]"), re.compile(r">")),
     (re.compile(r"^ {0,3}<!\[CDATA\["), re.compile(r"\]\]>")),
 )
-_RISKY_START = re.compile(r"^[ \t]*\\*[#=\-`~<]", re.MULTILINE)
+_RISKY_START = lazy_pattern(r"^[ \t]*\\*[#=\-`~<]", re.MULTILINE)
 
 
 def _fence_open(line: str) -> tuple[str, int] | None:
@@ -208,7 +225,7 @@ def _dangerous(lines: list[str], i: int, line: str, escaped: bool, closers: _Clo
     return False
 
 
-_WRAP = re.compile(r"^(~{3,}) ghstate-text\n(.*)\n\1$", re.DOTALL)
+_WRAP = lazy_pattern(r"^(~{3,}) ghstate-text\n(.*)\n\1$", re.DOTALL)
 
 
 def wrap_text(text: str) -> str:
@@ -263,12 +280,12 @@ def _stays_inside(text: str) -> bool:
 
 
 # A list item whose first line is only dashes would render as "- ---", a thematic break.
-_ITEM_HR = re.compile(r"^(\\*)(-[-\s]*)$")
-_ITEM_HR_ESCAPED = re.compile(r"^\\(\\*-[-\s]*)$")
+_ITEM_HR = lazy_pattern(r"^(\\*)(-[-\s]*)$")
+_ITEM_HR_ESCAPED = lazy_pattern(r"^\\(\\*-[-\s]*)$")
 # A plain (non-checkbox) step must not start like a checkbox.
-_CHECKBOX_LIKE = re.compile(r"^(\\*)(\[[ xX]\](?:[ \t]|$).*)$", re.DOTALL)
-_CHECKBOX_ESCAPED = re.compile(r"^\\(\\*\[[ xX]\](?:[ \t]|$).*)$", re.DOTALL)
-CHECKBOX = re.compile(r"^\[([ xX])\](?:[ \t]+|$)")
+_CHECKBOX_LIKE = lazy_pattern(r"^(\\*)(\[[ xX]\](?:[ \t]|$).*)$", re.DOTALL)
+_CHECKBOX_ESCAPED = lazy_pattern(r"^\\(\\*\[[ xX]\](?:[ \t]|$).*)$", re.DOTALL)
+CHECKBOX = lazy_pattern(r"^\[([ xX])\](?:[ \t]+|$)")
 
 
 def escape_item(text: str, plain_step: bool = False) -> str:
@@ -312,15 +329,15 @@ def unescape_item(text: str, plain_step: bool = False) -> str:
 # separators, bidirectional embeddings, overrides and isolates, the byte-order mark): a person may
 # write them in their own text, but machine text (CI reports, hook input) never writes them, nor a
 # control, raw: ``visible`` shows each as ``\uXXXX``.
-CONTROL = re.compile(r"(?P<cc>[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n))"
+CONTROL = lazy_pattern(r"(?P<cc>[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n))"
                      r"|(?P<invisible>[\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff])")
 _PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _LINE_START_REF = frozenset(" \t#-=`<[\\")  # written as &#NN; at the start of a line
-_ENTITY_LIKE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});")
-_ORDERED = re.compile(r"[0-9]{1,9}[.)]")
+_ENTITY_LIKE = lazy_pattern(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});")
+_ORDERED = lazy_pattern(r"[0-9]{1,9}[.)]")
 # Every place an autolink could start (overlapping: one may start inside another's run of text).
 # It runs up to ASCII white space or "<" (cmark-gfm's autolink extension), not to other white space.
-_AUTOLINK = re.compile(r"(?=((?:https?|ftp)(:)//[^ \t\n\r\x0b\x0c<]*|www(\.)[^ \t\n\r\x0b\x0c<]*))", re.IGNORECASE)
+_AUTOLINK = lazy_pattern(r"(?=((?:https?|ftp)(:)//[^ \t\n\r\x0b\x0c<]*|www(\.)[^ \t\n\r\x0b\x0c<]*))", re.IGNORECASE)
 _NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'", "nbsp": "\u00a0"}
 
 

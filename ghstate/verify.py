@@ -15,7 +15,6 @@ Pure: no environment, no files, no templates, no GitHub. ``ghstate ci`` gathers 
 earlier versions wrote.
 """
 
-from __future__ import annotations
 
 import re
 from typing import Any, NamedTuple
@@ -126,7 +125,7 @@ class Verification(NamedTuple):
         return data
 
     @classmethod
-    def from_dict(cls, data: Any) -> Verification:
+    def from_dict(cls, data: Any) -> "Verification":
         """Any verification a checkpoint carries: this version's, an older one's, or a hand edit's."""
         if not isinstance(data, dict):
             return cls()

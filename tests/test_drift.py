@@ -226,3 +226,54 @@ def test_terminal_escapes_from_an_issue_never_reach_the_terminal(repo, run, samp
     for args in (("show", "1"), ("resume", "1", "--format", "short"), ("resume", "1")):
         out = run(*args).stdout
         assert "\x1b" not in out and "\x07" not in out
+
+
+# ----------------------------------------------------------------------------- the fast path (#18.7)
+
+
+def test_head_is_read_from_the_git_folder_loose_packed_detached_and_in_a_worktree(repo, tmp_path):
+    from ghstate import gitinfo
+
+    head = git(repo, "rev-parse", "HEAD")
+    assert gitinfo.head_commit(repo) == head  # a loose ref
+    git(repo, "pack-refs", "--all")
+    assert not (repo / ".git" / "refs" / "heads" / "feature" / "x").exists()
+    assert gitinfo.head_commit(repo) == head  # from packed-refs
+    git(repo, "worktree", "add", "-q", "-b", "other", str(tmp_path / "wt"))
+    assert gitinfo.head_commit(tmp_path / "wt") == head  # a linked worktree's HEAD, the shared refs
+    git(repo, "checkout", "-q", "--detach")
+    assert gitinfo.head_commit(repo) == head
+    assert gitinfo.head_commit(None) == "" and gitinfo.head_commit(tmp_path) == ""
+
+
+def test_the_fast_path_finds_what_the_full_comparison_finds(repo, monkeypatch):
+    """With HEAD still at the recorded commit, two git processes say what four do: staged, unstaged,
+    renamed, deleted and untracked files (in a new folder too), names with spaces."""
+    from ghstate import gitinfo
+
+    (repo / "a b.txt").write_text("1\n")
+    (repo / "gone.txt").write_text("1\n")
+    (repo / "old.txt").write_text("same content for a rename\n" * 5)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "more")
+    commit = git(repo, "rev-parse", "HEAD")[:12]
+    (repo / "a b.txt").write_text("2\n")  # unstaged
+    (repo / "README.md").write_text("staged\n")
+    git(repo, "add", "README.md")
+    git(repo, "mv", "old.txt", "new.txt")  # a rename
+    (repo / "gone.txt").unlink()
+    (repo / "fresh").mkdir()
+    (repo / "fresh" / "one.txt").write_text("x")
+    (repo / "fresh" / "two.txt").write_text("x")
+    full = gitinfo.changes_since(repo, commit)
+    started = []
+    real = gitinfo._start
+    monkeypatch.setattr(gitinfo, "_start", lambda root, *args: started.append(args[0]) or real(root, *args))
+    fast, tree = gitinfo.changes_and_tree(repo, commit)
+    assert sorted(started) == ["ls-files", "status"]  # two processes, not four
+    assert fast == full and fast.commits_since == 0
+    assert {"a b.txt", "README.md", "new.txt", "gone.txt", "fresh/one.txt", "fresh/two.txt"} <= set(fast.changed_files)
+    assert tree == gitinfo.work_tree(repo)
+    git(repo, "commit", "-q", "-am", "later")  # HEAD moved on: the full comparison, commits counted
+    moved, _ = gitinfo.changes_and_tree(repo, commit)
+    assert moved.commits_since == 1 and moved == gitinfo.changes_since(repo, commit)

@@ -8,7 +8,6 @@ already been given (``seen``), each computed once and only when the answer needs
 
 
 import functools
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from ghstate import drift as drift_mod
@@ -25,8 +24,7 @@ FORMATS = ("prompt", "short", "json", "markdown")
 SOURCES = ("startup", "resume", "clear", "compact")
 
 
-@dataclass(frozen=True)
-class ResumeRequest:
+class ResumeRequest(NamedTuple):
     """What a reader asks for: which checkpoint, in which format, fitted how, delivered to whom.
 
     ``issue`` None: the open checkpoint of the current branch. ``budget`` None: the config's
@@ -142,7 +140,7 @@ class Rehydration:
     def text(self, fmt: str | None = None) -> str:
         """The answer in the request's format (or ``fmt``: another format of the same reading, never
         delivered: what ``resume --post`` posts)."""
-        request = self.request if fmt is None else replace(self.request, fmt=fmt, source=None)
+        request = self.request if fmt is None else self.request._replace(fmt=fmt, source=None)
         cp, stored = self.checkpoint, self.stored
         if request.fmt == "markdown":  # the body as stored, its marker's digests those of what it holds now
             body = render.replace_marker(stored.body, with_digests(cp))

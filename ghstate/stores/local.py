@@ -14,9 +14,8 @@ import os
 import re
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ghstate.errors import InputError, NotFound
 from ghstate.marker import text
@@ -276,8 +275,7 @@ class LocalStore:
         return out
 
 
-@dataclass(frozen=True)
-class PendingWrite:
+class PendingWrite(NamedTuple):
     """A write GitHub could not take, kept whole (``WriteSpec``, its one serialisation) with where it was
     meant to go; ``push`` replays it as it was made, on the checkpoint as it is then."""
 
