@@ -104,19 +104,24 @@ class LogState(NamedTuple):
     seen: int = 0
     own: int = 0
     applied: tuple[str, ...] = ()
+    via: str = "comments"  # which log: "comments" (revision comments, the local log) or "edits" (the body's edits)
 
     def complete(self, length: int) -> bool:
         """True when a log of ``length`` entries holds no write this body lacks."""
         return length == self.seen + self.own
 
     def to_data(self) -> dict[str, Any]:
-        return {"seen": self.seen, "own": self.own, "applied": list(self.applied[-MAX_APPLIED:])}
+        data: dict[str, Any] = {"seen": self.seen, "own": self.own, "applied": list(self.applied[-MAX_APPLIED:])}
+        if self.via != "comments":
+            data["via"] = self.via
+        return data
 
     @classmethod
     def from_data(cls, data: Any) -> LogState:
         if not isinstance(data, dict):
             return cls()
-        return cls(count(data.get("seen")), count(data.get("own")), texts(data.get("applied")))
+        via = "edits" if data.get("via") == "edits" else "comments"
+        return cls(count(data.get("seen")), count(data.get("own")), texts(data.get("applied")), via)
 
 
 class RevisionFacts(NamedTuple):

@@ -10,7 +10,7 @@ from ghstate.errors import NotFound, RemoteError
 from ghstate.model import Checkpoint
 from ghstate.parse import branch_of, parse
 from ghstate.stores import Partial, Store, Stored
-from ghstate.writelog import ignored_notice, log_state, replay
+from ghstate.writelog import ignored_notice, length, log_state, replay
 
 
 def checkpoint_of(stored: Stored) -> Checkpoint:
@@ -26,11 +26,12 @@ def current(store: Store, stored: Stored) -> Checkpoint:
     are not trusted intents are reported as notices."""
     cp = checkpoint_of(stored)
     state = log_state(cp)
-    if state.complete(stored.comments) or stored.comments <= state.seen:
+    count = length(stored, state)
+    if state.complete(count) or count <= state.seen:
         return cp
     try:
         # the newest page, and the one before when the body's count ends there: one request each
-        entries = store.log(stored, state.seen, pages=2 if state.seen else 1)
+        entries = store.log(stored, state.seen, pages=2 if state.seen else 1, via=state.via)
     except RemoteError as exc:
         store.notices.append(f"the history of #{stored.number} could not be read ({exc}); shown as its body "
                              "is, which may lack a revision logged since")

@@ -64,6 +64,11 @@ def log_state(cp: Checkpoint) -> LogState:
     return cp.meta.log or LogState()
 
 
+def length(stored: Any, state: LogState) -> int:
+    """How long the log the body's marker speaks of is (``stored`` is a store's ``Stored``)."""
+    return stored.edits if state.via == "edits" else stored.comments
+
+
 def holds(state: LogState, entry: LogEntry) -> bool:
     return entry.position <= state.seen or entry.write in state.applied
 

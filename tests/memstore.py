@@ -25,6 +25,7 @@ from ghstate.writelog import LogEntry
 class MemoryStore:
     kind = "github"
     remote = True
+    log_in_body = False  # the comment log; MemoryEditStore keeps the log in the body's edit history
 
     def __init__(self) -> None:
         self.bodies: dict[int, str] = {}

@@ -32,7 +32,7 @@ from ghstate import __version__
 from ghstate.config import Policy, Settings
 from ghstate.errors import NotFound, RemoteError
 from ghstate.model import Revision
-from ghstate.stores import Changed, Note, Partial, Stored, StoreKind
+from ghstate.stores import Changed, Note, Partial, Stored, StoreKind, editlog
 from ghstate.writelog import LogEntry
 
 T = TypeVar("T")
@@ -43,7 +43,10 @@ LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+(\{.*?\})\s*-->", re.DOTALL)
 PROMPT_MARKER = "<!-- ghstate:prompt -->"
 TRANSIENT = {500, 502, 503, 504}
 MAX_PAGES = 10  # open checkpoints looked through for a branch: 1,000 is more than any repository keeps
-LOG_PAGES = 3  # pages of comments (100 each) read for the write log before a notice says some were not
+LOG_PAGES = 3  # kept for the protocol's signature; GraphQL reads the newest 100 comments at once
+EDITS = 10  # newest versions of the body read with a checkpoint: a write lacking more is read further
+COMMENTS = 20  # newest comments read with a checkpoint (what people said since; an older ghstate's log)
+LIST_COMMENTS = 5  # newest comments read with each open checkpoint of a listing
 ACTIONS_BOT = "github-actions[bot]"  # ghstate ci's comments come from it; only GitHub can post as it
 
 
@@ -69,6 +72,7 @@ def read_log_marker(text: str) -> dict[str, Any] | None:
 class GitHubStore:
     kind: StoreKind = "github"
     remote = True
+    log_in_body = True  # the write log is the body's own edit history (ghstate.stores.editlog)
 
     def __init__(self, client: Github, repo: str, policy: Policy, *, api_url: str = "https://api.github.com",
                  sleep: Callable[[float], None] | None = None, clock: Callable[[], float] | None = None,
@@ -83,9 +87,9 @@ class GitHubStore:
         self._repo = client.get_repo(repo)  # lazy: no request until something is asked of it
         self._started: float | None = None  # the budget is for the whole command, not each call
         self._waited = 0.0  # counted apart from the clock, so that a budget holds whatever sleeping does
-        self._issues: dict[int, Issue] = {}
-        self._own_etag: set[int] = set()  # issues whose ETag came from their own GET, not from a list
-        self._comments: dict[tuple[int, int], dict[int, Any]] = {}  # (issue, count) -> position -> comment
+        self._nodes: dict[int, dict[str, Any]] = {}  # the last GraphQL answer for each issue read
+        self._label_ids: dict[str, str] = {}  # label name -> node id, for updateIssue's labelIds
+        self._created: dict[int, Issue] = {}
         self.notices: list[str] = []  # problems after a write landed: warnings, not failures
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
@@ -257,38 +261,49 @@ class GitHubStore:
 
     # ----------------------------------------------------------------------------- helpers
 
-    def _stored(self, issue: Issue) -> Stored:
+    def _variables(self, **more: Any) -> dict[str, Any]:
+        owner, _, name = self.repo_name.partition("/")
+        return {"owner": owner, "name": name, "labels": self.policy.label, **more}
+
+    def _from_node(self, node: dict[str, Any]) -> Stored:
+        """A checkpoint as GraphQL answers it; the body without its log line (a reader's body)."""
+        body, _ = editlog.split(node.get("body") or "")
+        edits = node.get("userContentEdits") or {}
         return Stored(
-            number=issue.number,
-            title=issue.title or "",
-            body=issue.body or "",
-            location=issue.html_url,
-            labels=tuple(label.name for label in issue.labels),
-            state=issue.state,
-            version=issue.etag or (issue.updated_at.isoformat() if issue.updated_at else ""),
-            comments=issue.comments or 0,
+            number=node["number"], title=node.get("title") or "", body=body, location=node.get("url") or "",
+            labels=tuple(x["name"] for x in (node.get("labels") or {}).get("nodes") or ()),
+            state=str(node.get("state") or "OPEN").lower(), version=node.get("updatedAt") or "",
+            comments=(node.get("comments") or {}).get("totalCount") or 0,
+            # the original version is the first entry of the log whether or not GitHub lists it yet
+            edits=(edits.get("totalCount") or 0) + (0 if node.get("includesCreatedEdit") else 1),
         )
 
-    def _issue(self, number: int) -> Issue:
-        issue = self._issues.get(number)
-        if issue is None:
-            issue = self._repo.get_issue(number)  # lazy: fetched on first attribute access
-            self._issues[number] = issue
-        return issue
+    def _keep(self, node: dict[str, Any]) -> Stored:
+        self._nodes[node["number"]] = node
+        for label in (node.get("labels") or {}).get("nodes") or ():
+            self._label_ids[label["name"]] = label["id"]
+        return self._from_node(node)
+
+    def _keep_labels(self, repository: dict[str, Any] | None) -> None:
+        for label in ((repository or {}).get("labels") or {}).get("nodes") or ():
+            self._label_ids[label["name"]] = label["id"]
+
+    def _read(self, number: int, *, edits: int = EDITS, comments: int = COMMENTS) -> dict[str, Any]:
+        """One request: the issue with its newest edits and comments (query ``checkpoint``)."""
+        data = self.graphql("checkpoint", self._variables(number=number, edits=edits, comments=comments),
+                            number=number)
+        repository = data.get("repository") or {}
+        node = repository.get("issue")
+        if not node:
+            raise NotFound(f"no issue #{number} in {self.repo_name}, or the token cannot see it")
+        self._keep_labels(repository)
+        return node
 
     # ---------------------------------------------------------------------------- checkpoints
 
     def get(self, number: int) -> Stored:
-        issue = self._issue(number)
-
-        def fetch() -> Stored:
-            issue.complete()  # one GET; raises on 4xx/5xx
-            if _is_pull_request(issue):
-                raise NotFound(f"#{number} in {self.repo_name} is a pull request, not a checkpoint issue")
-            self._own_etag.add(number)
-            return self._stored(issue)
-
-        return self._call(f"reading issue #{number} of {self.repo_name}", fetch, number=number)
+        """The checkpoint with everything a reader needs, in one GraphQL request."""
+        return self._keep(self._read(number))
 
     def list_open(self) -> list[Stored]:
         found: list[Stored] = []
@@ -300,19 +315,24 @@ class GitHubStore:
         return found
 
     def iter_open(self) -> Iterator[Stored]:
-        """Open checkpoints, most recently updated first, a page (100) per request as they are needed,
-        at most MAX_PAGES pages."""
-        pages = self._repo.get_issues(state="open", labels=[self.policy.label], sort="updated", direction="desc")
-        for index in range(MAX_PAGES):
-            page = self._call(f"listing checkpoints of {self.repo_name}", lambda i=index: pages.get_page(i))
-            for issue in page:
-                if not _is_pull_request(issue):
-                    self._issues[issue.number] = issue
-                    self._own_etag.discard(issue.number)
-                    yield self._stored(issue)
-            if len(page) < self.client.per_page:
+        """Open checkpoints, most recently updated first, a page (100) per GraphQL request as they are
+        needed, at most MAX_PAGES pages. Each comes with its newest comments and how long its edit log
+        is, so that reading the one found needs no further request unless its body lacks a write."""
+        after: str | None = None
+        for _ in range(MAX_PAGES):
+            data = self.graphql("open_checkpoints", self._variables(label=self.policy.label, after=after,
+                                                                     comments=LIST_COMMENTS))
+            repository = data.get("repository") or {}
+            self._keep_labels(repository)
+            page = repository.get("issues") or {}
+            for node in page.get("nodes") or ():
+                if node:
+                    yield self._keep(node)
+            info = page.get("pageInfo") or {}
+            if not info.get("hasNextPage"):
                 return
-        raise Partial(MAX_PAGES * self.client.per_page)
+            after = info.get("endCursor")
+        raise Partial(MAX_PAGES * 100)
 
     def find_open(self, unique: str) -> Stored | None:
         """The open checkpoint whose body holds ``unique`` (a marker id): one that was created although
@@ -327,18 +347,26 @@ class GitHubStore:
         newest = self._repo.get_issues(state="open", sort="created", direction="desc")
         for issue in self._call(f"listing the newest issues of {self.repo_name}", lambda: newest.get_page(0)):
             if not _is_pull_request(issue) and unique in (issue.body or ""):
-                self._issues[issue.number] = issue
-                return self._stored(issue)
+                return self._stored_rest(issue)
         return None
 
-    def create(self, title: str, body: str, unique: str = "") -> Stored:
-        """Open a checkpoint issue. ``unique`` is text only this body contains; it finds an issue whose
-        creation reached GitHub although the answer was lost, so a retry cannot make a second one."""
+    def _stored_rest(self, issue: Issue) -> Stored:
+        body, _ = editlog.split(issue.body or "")
+        return Stored(number=issue.number, title=issue.title or "", body=body, location=issue.html_url,
+                      labels=tuple(label.name for label in issue.labels), state=issue.state,
+                      version=issue.updated_at.isoformat() if issue.updated_at else "",
+                      comments=issue.comments or 0, edits=1)
+
+    def create(self, title: str, body: str, unique: str = "", entry: LogEntry | None = None) -> Stored:
+        """Open a checkpoint issue, its first write's log entry in its body. ``unique`` is text only this
+        body contains; it finds an issue whose creation reached GitHub although the answer was lost, so
+        a retry cannot make a second one."""
+        text = editlog.embed(body, entry) if entry is not None else body
 
         def post() -> Stored:
-            issue = self._repo.create_issue(title=title, body=body, labels=[self.policy.label])
-            self._issues[issue.number] = issue
-            return self._stored(issue)
+            issue = self._repo.create_issue(title=title, body=text, labels=[self.policy.label])
+            self._created[issue.number] = issue
+            return self._stored_rest(issue)
 
         def landed() -> Stored | None:
             try:
@@ -348,7 +376,7 @@ class GitHubStore:
 
         stored = self._call(f"creating a checkpoint issue in {self.repo_name}", post, landed=landed)
         if self.policy.label not in stored.labels:  # labels are dropped silently without push access
-            issue = self._issue(stored.number)
+            issue = self._created.get(stored.number) or self._repo.get_issue(stored.number)
             try:
                 self._call(f"labelling issue #{stored.number}", lambda: issue.add_to_labels(self.policy.label))
                 stored = stored._replace(labels=(*stored.labels, self.policy.label))
@@ -358,106 +386,188 @@ class GitHubStore:
         return stored
 
     def reread(self, stored: Stored) -> Stored | None:
-        """Re-read right before a write. A conditional GET with the ETag: a 304 costs no rate limit.
-        Returns None when the checkpoint is as it was."""
-        number = stored.number
-        if number in self._own_etag:
-            issue = self._issue(number)
-            changed = self._call(f"re-reading issue #{number}", issue.update, number=number)
-            if not changed:
-                return None
-        else:  # found through a list: its ETag is the list's, so ask for the issue itself
-            issue = self._repo.get_issue(number)
-            self._call(f"re-reading issue #{number}", issue.complete, number=number)
-            self._issues[number] = issue
-            self._own_etag.add(number)
-        fresh = self._stored(issue)
+        """Re-read right before a write (one GraphQL request). Returns None when the checkpoint is as it was."""
+        fresh = self.get(stored.number)
         if (fresh.body, fresh.title, fresh.labels) == (stored.body, stored.title, stored.labels):
             return None
         return fresh
 
     def update(self, stored: Stored, body: str, title: str | None = None,
-               labels: tuple[str, ...] | None = None) -> Stored:
-        issue = self._issue(stored.number)
-        changes: dict[str, Any] = {"body": body}
+               labels: tuple[str, ...] | None = None, entry: LogEntry | None = None) -> Stored:
+        """Write the body (its log entry in its last line), and the title and labels when they change.
+        One request: GraphQL's ``updateIssue``, whose answer holds the edit history as it is after the
+        write. A label the repository does not have yet goes through REST (which creates it), and the
+        history is then read with a second request."""
+        number = stored.number
+        text = editlog.embed(body, entry) if entry is not None else body
+        node = self._nodes.get(number)
+        if node is None or "id" not in node:
+            node = self._read(number)
+            self._keep(node)
+        change_labels = labels is not None and set(labels) != set(stored.labels)
+        ids = [self._label_ids.get(name) for name in labels or ()]
+        if change_labels and not all(ids):
+            return self._update_rest(stored, text, title, labels)
+        payload: dict[str, Any] = {"id": node["id"], "body": text}
+        if title:
+            payload["title"] = title
+        if change_labels:
+            payload["labelIds"] = ids
+
+        def landed() -> dict[str, Any] | None:
+            try:
+                fresh_node = self._read(number)
+            except (RemoteError, NotFound, GithubException, requests.exceptions.RequestException):
+                raise _CannotTell() from None
+            if fresh_node.get("body") == text:
+                return {"updateIssue": {"issue": fresh_node}}
+            fresh = self._from_node(fresh_node)
+            if (fresh.body, fresh.title, fresh.labels) != (stored.body, stored.title, stored.labels):
+                self._keep(fresh_node)
+                raise Changed(fresh)  # someone wrote in the wait: build on it, do not resend over it
+            return None
+
+        try:
+            data = self.graphql("update_checkpoint", {"input": payload, "edits": EDITS}, number=number,
+                                landed=landed)
+        except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
+            raise RemoteError(str(exc), status=404) from None
+        answer = (data.get("updateIssue") or {}).get("issue")
+        if not answer:
+            raise RemoteError(f"updating issue #{number} failed: GitHub's answer holds no issue", retryable=True)
+        return self._keep(answer)
+
+    def _update_rest(self, stored: Stored, text: str, title: str | None,
+                     labels: tuple[str, ...] | None) -> Stored:
+        number = stored.number
+        issue = self._repo.get_issue(number)  # lazy: no request
+        changes: dict[str, Any] = {"body": text}
         if title:
             changes["title"] = title
-        if labels is not None and set(labels) != set(stored.labels):
+        if labels is not None:
             changes["labels"] = list(labels)
         sent = False
 
-        def patch() -> Stored:
+        def patch() -> None:
             nonlocal sent
             if sent:  # a resend: the first may have landed, or someone may have edited in the wait
-                fresh = self.reread(stored)
-                if fresh is not None:
-                    if fresh.body == body:
-                        return fresh
+                fresh_node = self._read(number)
+                if fresh_node.get("body") == text:
+                    return
+                fresh = self._from_node(fresh_node)
+                if (fresh.body, fresh.title, fresh.labels) != (stored.body, stored.title, stored.labels):
+                    self._keep(fresh_node)
                     raise Changed(fresh)
             sent = True
             issue.edit(**changes)
-            return self._stored(issue)
 
         try:
-            return self._call(f"updating issue #{stored.number}", patch, number=stored.number)
-        except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
+            self._call(f"updating issue #{number}", patch, number=number)
+        except NotFound as exc:
             raise RemoteError(str(exc), status=404) from None
+        return self.get(number)  # the edit history after the write
 
-    # -------------------------------------------------------------------------------- comments
+    # ------------------------------------------------------------------------------- the logs
 
     def add_revision(self, stored: Stored, entry: LogEntry, summary: str) -> None:
+        """Not used on GitHub (``log_in_body``): a write's entry travels in its body. Kept for the
+        protocol: it posts the entry as a revision comment, as ghstate before 0.19 did."""
         data = json.dumps(entry.to_data(), ensure_ascii=False, separators=(",", ":"))
         data = data.replace("<", "\\u003c").replace(">", "\\u003e")  # the comment cannot be closed early
         self.post_comment(stored, f"{summary}\n<!-- ghstate:log {data} -->", allow_secrets=True)
 
-    def _comments_after(self, stored: Stored, after: int, pages: int = LOG_PAGES) -> dict[int, Any]:
-        """The comments at positions after ``after`` (1-based), and at least the last page, by position:
-        one request a page of 100, at most ``pages`` pages (the newest)."""
-        count = stored.comments
-        per_page = self.client.per_page
-        last = (count - 1) // per_page
-        first = max(min(after // per_page, last), last - pages + 1, 0)
-        cached = self._comments.get((stored.number, count))
-        if cached is not None and min(cached, default=0) <= first * per_page + 1:
-            return cached
-        if first * per_page > after and after:
-            self.notices.append(f"issue #{stored.number} has {first * per_page - after} comments since its body "
-                                "was written that were not read; only the newest were checked for writes it lacks")
-        issue = self._issue(stored.number)
-        listing = issue.get_comments()
-        found: dict[int, Any] = {}
-        for page in range(first, last + 1):
-            got = self._call(f"reading comments of issue #{stored.number}", lambda p=page: list(listing.get_page(p)),
-                             number=stored.number)
-            for index, comment in enumerate(got):
-                found[page * per_page + index + 1] = comment
-        self._comments[(stored.number, count)] = found
-        return found
-
-    def log(self, stored: Stored, after: int, pages: int = LOG_PAGES) -> list[LogEntry]:
-        """The comments after position ``after``, as the write log: ghstate's revision comments by trusted
-        authors carry their intent; other comments come back as entries with none (so that positions
-        show what was read), and a log line by an untrusted author, or edited, with a ``problem``, to be
-        reported, never read. At most ``pages`` pages of 100 comments, the newest."""
+    def log(self, stored: Stored, after: int, pages: int = LOG_PAGES, via: str = "comments") -> list[LogEntry]:
+        """The write log after position ``after``: the body's edit history (``via="edits"``), or the
+        revision comments of a checkpoint written by an older ghstate. Entries that are not a trusted
+        write come back with no intent (so that positions show what was read), or with a ``problem``."""
+        if via == "edits":
+            return self._edit_log(stored, after)
         if stored.comments <= after:
             return []
-        return [self._entry(comment, position)
-                for position, comment in sorted(self._comments_after(stored, after, pages).items()) if position > after]
+        node = self._nodes.get(stored.number)
+        nodes = ((node or {}).get("comments") or {}).get("nodes")
+        total = ((node or {}).get("comments") or {}).get("totalCount")
+        if nodes is None or total != stored.comments or total - len(nodes) > after:
+            node = self._read(stored.number, edits=1, comments=100)
+            nodes = (node.get("comments") or {}).get("nodes") or []
+            total = (node.get("comments") or {}).get("totalCount") or 0
+        first = total - len(nodes)  # positions before this one were not read
+        if first > after:
+            self.notices.append(f"issue #{stored.number} has {first - after} comments since its body was written "
+                                "that were not read; only the newest were checked for writes it lacks")
+        return [self._comment_entry(c, first + i + 1) for i, c in enumerate(nodes) if first + i + 1 > after]
 
-    def _entry(self, comment: Any, position: int) -> LogEntry:
-        body = comment.body or ""
-        login = comment.user.login if comment.user else ""
+    def _edit_log(self, stored: Stored, after: int) -> list[LogEntry]:
+        number = stored.number
+        if stored.edits <= after:
+            return []
+        node = self._nodes.get(number)
+        want = stored.edits - after
+        nodes = ((node or {}).get("userContentEdits") or {}).get("nodes")
+        if node is None or nodes is None or self._from_node(node).edits != stored.edits or \
+                (len(nodes) < min(want, stored.edits) and stored.edits > 1):
+            node = self._read(number, edits=min(100, max(want, EDITS)))
+            self._nodes[number] = node
+            nodes = (node.get("userContentEdits") or {}).get("nodes") or []
+        length = self._from_node(node).edits
+        versions = [(length - i, n.get("diff") if not n.get("deletedAt") else None, n.get("editor"))
+                    for i, n in enumerate(nodes)]
+        if length - len(nodes) > after and length > 1 and len(nodes) >= 100:
+            versions += self._older_edits(number, length, len(nodes), after)
+        if length == 1 and not nodes:  # never edited: the body is the original, GitHub lists no version yet
+            versions = [(1, node.get("body") or "", node.get("author"))]
+        out = []
+        for position, text, editor in sorted(versions, key=lambda v: v[0]):
+            if position > after:
+                login = _login(editor)
+                out.append(editlog.entry_of(text, position, editor=login,
+                                            trusted=self._edit_trusted(login, node)))
+        return out
+
+    def _older_edits(self, number: int, length: int, skip: int, after: int) -> list[tuple[int, Any, Any]]:
+        """Versions older than the newest ``skip``, down to position ``after`` (query ``history``)."""
+        out: list[tuple[int, Any, Any]] = []
+        cursor: str | None = None
+        index = 0
+        while True:
+            owner, _, name = self.repo_name.partition("/")
+            data = self.graphql("history", {"owner": owner, "name": name, "number": number, "after": cursor},
+                                number=number)
+            edits = (((data.get("repository") or {}).get("issue") or {}).get("userContentEdits") or {})
+            for n in edits.get("nodes") or ():
+                position = length - index
+                index += 1
+                if index > skip and position > after:
+                    out.append((position, n.get("diff") if not n.get("deletedAt") else None, n.get("editor")))
+            info = edits.get("pageInfo") or {}
+            if not info.get("hasNextPage") or length - index <= after:
+                return out
+            cursor = info.get("endCursor")
+
+    def _edit_trusted(self, login: str, node: dict[str, Any]) -> bool:
+        """Whether a version saved by ``login`` may count as a write. Only the issue's author and people
+        with write access can edit an issue body: an editor other than the author had that access; the
+        author is judged by their association with the repository, as a comment's author is."""
+        if not login:
+            return False  # a deleted account: nobody can vouch for its edit
+        if login == ACTIONS_BOT or login in self.policy.trusted_authors:
+            return True
+        if login != _login(node.get("author")):
+            return True
+        return self._trusted(node.get("authorAssociation") or "", login)
+
+    def _comment_entry(self, comment: dict[str, Any], position: int) -> LogEntry:
+        body = comment.get("body") or ""
+        login = _login(comment.get("author"))
         if "ghstate:log" not in body:
             return LogEntry(Revision(0), position=position)  # a person's comment
-        if not (self._trusted(comment.author_association or "", login) or login == ACTIONS_BOT):
+        if not (self._trusted(comment.get("authorAssociation") or "", login) or login == ACTIONS_BOT):
             return LogEntry(Revision(0), position=position,
                             problem=f"posted by {login or 'an unknown author'}, who is not trusted")
         data = read_log_marker(body)
         if data is None:
             return LogEntry(Revision(0), position=position, problem="its log line cannot be read")
-        problem = ""
-        if comment.updated_at and comment.created_at and comment.updated_at != comment.created_at:
-            problem = "edited after it was posted"
+        problem = "edited after it was posted" if comment.get("lastEditedAt") else ""
         return LogEntry.from_data(data, position=position, author=login, problem=problem)
 
     def post_comment(self, stored: Stored, text: str, *, allow_secrets: bool = False) -> str:
@@ -468,9 +578,10 @@ class GitHubStore:
             found = scan(text)
             if found:
                 raise SecretFound(f"refusing to post to GitHub: {found[0].describe()}")
-        issue = self._issue(stored.number)
+        issue = self._repo.get_issue(stored.number)  # lazy: no request
         # GitHub's own clock, not ours: the issue's last update as GitHub reported it, a minute earlier
-        since = (issue.updated_at or datetime.now(timezone.utc)) - timedelta(minutes=1)
+        updated = _parse_time(stored.version.replace("+00:00", "Z")) or datetime.now(timezone.utc)
+        since = updated - timedelta(minutes=1)
 
         def post() -> str:
             return issue.create_comment(text).html_url
@@ -495,36 +606,53 @@ class GitHubStore:
     def notes_since(self, stored: Stored, since: str) -> tuple[list[Note], int]:
         """Comments people left since the checkpoint was written: those by authors with write access
         (or listed as trusted), and how many others were left out. ghstate's own comments are skipped.
-        One request: the last page of comments (the issue says how many there are)."""
+        No request when the checkpoint was read in this command (its newest comments came with it)."""
         if not stored.comments:
             return [], 0
+        node = self._nodes.get(stored.number)
+        if node is None or (node.get("comments") or {}).get("nodes") is None:
+            node = self._read(stored.number)
         after = _parse_time(since)
-        comments = self._comments_after(stored, stored.comments)  # the last page (or more, if already read)
         notes: list[Note] = []
         skipped = 0
-        for _, comment in sorted(comments.items()):
-            if after and comment.updated_at and comment.updated_at < after:
+        for comment in (node.get("comments") or {}).get("nodes") or ():
+            created = _parse_time(comment.get("createdAt") or "")
+            edited = _parse_time(comment.get("lastEditedAt") or "") or created
+            if after and edited and edited < after:
                 continue
-            login = comment.user.login if comment.user else ""
-            if not self._trusted(comment.author_association or "", login):
+            login = _login(comment.get("author"))
+            if not self._trusted(comment.get("authorAssociation") or "", login):
                 skipped += 1  # never read further, whatever it holds
                 continue
-            body = comment.body or ""
+            body = comment.get("body") or ""
             if read_log_marker(body) is not None or PROMPT_MARKER in body:
                 continue
-            created = comment.created_at.strftime("%Y-%m-%d %H:%M") if comment.created_at else ""
-            notes.append(Note(login, comment.author_association or "", created, _clip(body), comment.html_url))
+            when = created.strftime("%Y-%m-%d %H:%M") if created else ""
+            notes.append(Note(login, comment.get("authorAssociation") or "", when, _clip(body),
+                              comment.get("url") or ""))
         return notes[-5:], skipped + max(0, len(notes) - 5)
 
     def revisions(self, number: int) -> list[Revision]:
-        issue = self._issue(number)
-
-        def fetch() -> list[Any]:
-            return list(issue.get_comments())
-
-        entries = [self._entry(comment, position) for position, comment in
-                   enumerate(self._call(f"reading the history of issue #{number}", fetch, number=number), start=1)]
-        return [e.revision for e in entries if e.revision.revision and not e.problem]
+        """The history: revision comments of an older ghstate, then every version of the body, oldest
+        first; only trusted writes count."""
+        node = self._read(number, edits=1, comments=100)
+        comments = (node.get("comments") or {}).get("nodes") or []
+        first = ((node.get("comments") or {}).get("totalCount") or 0) - len(comments)
+        entries = [self._comment_entry(c, first + i + 1) for i, c in enumerate(comments)]
+        out = [e.revision for e in entries if e.revision.revision and not e.problem]
+        length = self._from_node(node).edits
+        if length == 1:
+            versions = [(1, node.get("body") or "", node.get("author"))]
+        else:
+            versions = self._older_edits(number, length, 0, 0)
+        seen = {e.write for e in entries if e.write}
+        for position, text, editor in sorted(versions, key=lambda v: v[0]):
+            login = _login(editor)
+            entry = editlog.entry_of(text, position, editor=login, trusted=self._edit_trusted(login, node))
+            if entry.revision.revision and not entry.problem and (not entry.write or entry.write not in seen):
+                seen.add(entry.write)
+                out.append(entry.revision)
+        return out
 
     def ensure_labels(self, labels: list[tuple[str, str, str]]) -> list[str]:
         """Create labels that do not exist (``ghstate init``); returns the ones created."""
@@ -548,6 +676,16 @@ def _is_pull_request(issue: Issue) -> bool:
     # Not `issue.pull_request`: a plain issue lacks that key, and asking a lazy PyGithub object for a
     # missing attribute costs a request to complete it.
     return "/pull/" in (issue.html_url or "")
+
+
+def _login(actor: dict[str, Any] | None) -> str:
+    """An actor's login as REST names it: GraphQL calls a GitHub App's bot ``slug``, REST ``slug[bot]``."""
+    if not actor or not actor.get("login"):
+        return ""
+    login = str(actor["login"])
+    if actor.get("__typename") == "Bot" and not login.endswith("[bot]"):
+        login += "[bot]"
+    return login
 
 
 def _parse_time(value: str) -> datetime | None:

@@ -90,6 +90,7 @@ def atomic_create(path: Path, text: str) -> bool:
 class LocalStore:
     kind: StoreKind = "local"
     remote = False
+    log_in_body = False  # the log is log/N.jsonl beside the body
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -151,7 +152,7 @@ class LocalStore:
         """Checkpoints, newest first, read one at a time (branch lookup stops at the first match)."""
         return self._readable(reversed(self.numbers()))
 
-    def create(self, title: str, body: str, unique: str = "") -> Stored:
+    def create(self, title: str, body: str, unique: str = "", entry: LogEntry | None = None) -> Stored:
         """Write the body under the next free number (callers hold the lock)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         number = (max(self.numbers(), default=0)) + 1
@@ -166,7 +167,7 @@ class LocalStore:
         return None if current.version == stored.version else current
 
     def update(self, stored: Stored, body: str, title: str | None = None,
-               labels: tuple[str, ...] | None = None) -> Stored:
+               labels: tuple[str, ...] | None = None, entry: LogEntry | None = None) -> Stored:
         atomic_write(self.path(stored.number), body)
         return self.get(stored.number)
 
@@ -197,7 +198,7 @@ class LocalStore:
         except FileNotFoundError:
             return []
 
-    def log(self, stored: Stored, after: int, pages: int = 0) -> list[LogEntry]:
+    def log(self, stored: Stored, after: int, pages: int = 0, via: str = "comments") -> list[LogEntry]:
         out = []
         for position, line in enumerate(self._log_lines(stored.number)[after:], start=after + 1):
             try:
