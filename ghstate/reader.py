@@ -10,7 +10,7 @@ from ghstate.errors import NotFound, RemoteError
 from ghstate.model import Checkpoint
 from ghstate.parse import branch_of, parse
 from ghstate.stores import Partial, Store, Stored
-from ghstate.writelog import ignored_notice, length, log_state, replay
+from ghstate.writelog import LogEntry, LogState, ignored_notice, length, log_state, replay
 
 
 def checkpoint_of(stored: Stored) -> Checkpoint:
@@ -27,11 +27,15 @@ def current(store: Store, stored: Stored) -> Checkpoint:
     cp = checkpoint_of(stored)
     state = log_state(cp)
     count = length(stored, state)
-    if state.complete(count) or count <= state.seen:
+    try:
+        extra = recent_edits(store, stored, state)
+    except RemoteError:
+        extra = []
+    if (state.complete(count) or count <= state.seen) and not extra:
         return cp
     try:
         # the newest page, and the one before when the body's count ends there: one request each
-        entries = store.log(stored, state.seen, pages=2 if state.seen else 1, via=state.via)
+        entries = store.log(stored, state.seen, pages=2 if state.seen else 1, via=state.via) + extra
     except RemoteError as exc:
         store.notices.append(f"the history of #{stored.number} could not be read ({exc}); shown as its body "
                              "is, which may lack a revision logged since")
@@ -41,6 +45,20 @@ def current(store: Store, stored: Stored) -> Checkpoint:
     if notice:
         store.notices.append(notice)
     return view.checkpoint
+
+
+RECENT_EDITS = 20  # versions of a body read for writes an older page's save dropped
+EDITS_AFTER_COMMENTS = 1_000_000  # edit-log positions come after every comment-log position
+
+
+def recent_edits(store: Store, stored: Stored, state: LogState) -> list[LogEntry]:
+    """The newest writes of the body's edit history, when the body's marker speaks of the comment log
+    (or of none) in a store that logs in the body: a person saved a page opened before those writes,
+    or the checkpoint was written by an older ghstate. Ordered after every comment."""
+    if not store.log_in_body or state.via == "edits" or stored.edits <= 1:
+        return []
+    entries = store.log(stored, max(0, stored.edits - RECENT_EDITS), via="edits")
+    return [e._replace(position=e.position + EDITS_AFTER_COMMENTS) for e in entries]
 
 
 def locate(store: Store, number: int | None, branch: str) -> Stored | None:

@@ -37,7 +37,7 @@ from ghstate.model import (
     with_digests,
 )
 from ghstate.parse import parse
-from ghstate.reader import checkpoint_of, locate
+from ghstate.reader import checkpoint_of, locate, recent_edits
 from ghstate.render import Templates
 from ghstate.stores import Changed, Store, Stored
 from ghstate.stores.local import LocalStore, PendingWrite
@@ -177,7 +177,8 @@ class Writer:
         cp = checkpoint_of(stored)
         state = log_state(cp)
         count = length(stored, state)
-        if own is None and state.complete(count):
+        extra = recent_edits(self.store, stored, state)  # a body of the comment log in a store of the edit log
+        if own is None and state.complete(count) and not any(e.replayable for e in extra):
             return _View(replay(cp, []), (), count)
         checked: int | None = count
         entries: list[LogEntry] = []
@@ -193,6 +194,7 @@ class Writer:
                 checked = None
             if checked is not None and [e.position for e in entries] != list(range(start + 1, count + 1)):
                 checked = None  # not every comment since the marker's count was read
+        entries.extend(extra)
         if own is not None and all(e.write != own.write for e in entries):
             # not among the comments read (not shown yet, or moved by a deletion): replayed last, and
             # nothing more is claimed than before
