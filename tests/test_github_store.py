@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conftest import SAMPLE, git
@@ -65,18 +66,31 @@ def existing(gh, number=7, branch="feature/x", extra=""):
 # ---------------------------------------------------------------------------------- budgets
 
 
-def test_create_costs_three_requests(gh, run, sample_file, sleeps, throttled):
+def ops(gh) -> list[str]:
+    """The requests made, as "GraphQL Name" or "METHOD /path"."""
+    out = []
+    for method, url, body in gh.calls:
+        if url.endswith("/graphql"):
+            named = re.search(r"^\s*(?:query|mutation)\s+(\w+)", body["query"], re.MULTILINE)
+            out.append(f"GraphQL {named.group(1)}")
+        else:
+            out.append(f"{method} {url.split('/hello')[1].split('?')[0]}")
+    return out
+
+
+def test_create_costs_two_requests_and_notifies_no_one(gh, run, sample_file, sleeps, throttled):
     out = run("checkpoint", "--file", str(sample_file), "--title", "CLI refactor").stdout
     assert out.splitlines() == ["Created checkpoint #1 (revision 1): created with 3 phases (1 done)",
                                 "https://github.com/octo/hello/issues/1"]
-    assert len(gh.calls) == 3 <= 4
-    assert [m for m, _, _ in gh.calls] == ["GET", "POST", "POST"]
+    assert ops(gh) == ["GraphQL OpenCheckpoints", "POST /issues"]
     issue = gh.issues[1]
     assert issue["title"] == "CLI refactor" and [x["name"] for x in issue["labels"]] == ["ghstate"]
     cp = state_of(gh)
     assert cp.meta.revision == 1 and cp.meta.branch == "feature/x" and cp.meta.commit
-    assert "**ghstate** revision 1" in gh.comments[1][0]["body"]
+    assert gh.comments[1] == []  # the write's log entry is in the body it wrote
+    assert "<!-- ghstate:log " in issue["body"].splitlines()[-1]
     assert sleeps == [] and throttled == []  # no retries, and no PyGithub throttle between the writes
+    assert gh.problems() == []
 
 
 def test_title_defaults(gh, run, tmp_path):
@@ -88,44 +102,57 @@ def test_title_defaults(gh, run, tmp_path):
     assert gh.issues[2]["title"] == "Payment retries"
 
 
-def test_update_by_number_costs_four_requests(gh, run, sleeps, throttled):
+def test_update_by_number_costs_three_requests_and_notifies_no_one(gh, run, sleeps, throttled):
     existing(gh)
     out = run("checkpoint", "7", "--done", "Phase 2", "--decision", "keep v1").stdout
     assert "Updated checkpoint #7 (revision 4): Phase 2 done; +1 decision" in out
-    assert [(m, s) for m, _, s in [(m, u, None) for m, u, _ in gh.calls]] and len(gh.calls) == 4
-    assert [m for m, _, _ in gh.calls] == ["GET", "POST", "GET", "PATCH"]
+    assert ops(gh) == ["GraphQL Checkpoint", "GraphQL Checkpoint", "GraphQL UpdateCheckpoint"]
     cp = state_of(gh, 7)
     assert cp.phases[1].done and cp.decisions[-1] == "keep v1" and cp.meta.revision == 4
+    assert cp.meta.log.via == "edits" and gh.comments[7] == []
     assert sleeps == [] and throttled == []
+    assert gh.problems() == []
 
 
-def test_update_by_branch_costs_four_requests(gh, run):
+def test_update_by_branch_costs_three_requests(gh, run):
     existing(gh)
     gh.add_issue(8, "<!-- ghstate:v1 {\"revision\":1,\"branch\":\"other\"} -->\n## Goal\nx\n")
     run("checkpoint", "--risk", "new risk")
-    assert [(m, u.split("/hello")[1].split("?")[0]) for m, u, _ in gh.calls] == [
-        ("GET", "/issues"), ("POST", "/issues/7/comments"), ("GET", "/issues/7"), ("PATCH", "/issues/7")]
+    assert ops(gh) == ["GraphQL OpenCheckpoints", "GraphQL Checkpoint", "GraphQL UpdateCheckpoint"]
     assert state_of(gh, 7).risks[-1] == "new risk"
     assert "new risk" not in body_of(gh, 8)
+
+
+def test_twenty_writes_notify_no_one(gh, run):
+    existing(gh)
+    for k in range(20):
+        run("checkpoint", "--decision", f"decision {k}")
+    assert gh.comments[7] == [] and gh.count("POST", r"/comments$") == 0
+    cp = state_of(gh, 7)
+    assert all(f"decision {k}" in cp.decisions for k in range(20))
+    history = run("log", "7").stdout
+    assert history.splitlines()[-1].startswith("r23 ") and len(history.splitlines()) == 20
+    assert gh.problems() == []
 
 
 def test_write_that_changes_nothing_is_skipped(gh, run):
     existing(gh)
     out = run("checkpoint", "7", "--decision", "required flags, not positional").stdout
     assert out.startswith("No changes: #7 is up to date (revision 3).")
-    assert [m for m, _, _ in gh.calls] == ["GET"]
+    assert ops(gh) == ["GraphQL Checkpoint"]
 
 
-def test_resume_reads_at_most_two_requests_and_writes_nothing(gh, run):
+def test_resume_reads_in_one_request_and_writes_nothing(gh, run):
     existing(gh)
     prompt = run("resume", "7").stdout
     assert "GitHub issue #7 (https://github.com/octo/hello/issues/7)" in prompt
-    assert [m for m, _, _ in gh.calls] == ["GET"]  # no comments: no comment request
+    assert ops(gh) == ["GraphQL Checkpoint"]
     gh.calls.clear()
     gh.add_comment(7, "please also handle --fuzzy=0", login="maintainer", association="MEMBER")
     prompt = run("resume").stdout  # by branch
-    assert [m for m, _, _ in gh.calls] == ["GET", "GET"] and len(gh.calls) <= 2
+    assert ops(gh) == ["GraphQL OpenCheckpoints"]
     assert "@maintainer" in prompt and "please also handle --fuzzy=0" in prompt
+    assert gh.problems() == []
 
 
 def test_untrusted_comments_never_reach_the_prompt(gh, run):
