@@ -41,6 +41,7 @@ TOTAL = 45.0  # seconds for one operation, retries included
 ATTEMPTS = 5
 LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+(\{.*?\})\s*-->", re.DOTALL)
 PROMPT_MARKER = "<!-- ghstate:prompt -->"
+CI_MARKER = "<!-- ghstate:ci -->"  # the comment of a CI result a person should act on
 TRANSIENT = {500, 502, 503, 504}
 MAX_PAGES = 10  # open checkpoints looked through for a branch: 1,000 is more than any repository keeps
 LOG_PAGES = 3  # kept for the protocol's signature; GraphQL reads the newest 100 comments at once
@@ -625,7 +626,7 @@ class GitHubStore:
                 skipped += 1  # never read further, whatever it holds
                 continue
             body = comment.get("body") or ""
-            if read_log_marker(body) is not None or PROMPT_MARKER in body:
+            if read_log_marker(body) is not None or PROMPT_MARKER in body or CI_MARKER in body:
                 continue
             when = created.strftime("%Y-%m-%d %H:%M") if created else ""
             notes.append(Note(login, comment.get("authorAssociation") or "", when, _clip(body),
