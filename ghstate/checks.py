@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+from ghstate import marker, render
 from ghstate.errors import InputError, SecretFound
 from ghstate.model import GITHUB_LIMIT, Checkpoint
 from ghstate.parse import MARKER_LINE, parse
@@ -9,10 +12,24 @@ from ghstate.secrets import new_lines, scan
 from ghstate.splice import same_state
 
 
-def check_size(body: str, limit: int) -> None:
-    if len(body) > limit:
-        raise InputError(f"the checkpoint would be {len(body):,} characters; the limit is {limit:,} (GitHub accepts "
-                         f"{GITHUB_LIMIT:,}): compact finished phases and long items, then try again")
+def fit_size(body: str, cp: Checkpoint, limit: int) -> tuple[str, str]:
+    """``body`` within ``limit`` characters, and what of ghstate's own metadata was left out of its
+    marker to get there ("" when nothing was). A body over the limit with its metadata shed is refused,
+    naming the person's text that is over: ghstate's metadata is never why a person's text is refused."""
+    if len(body) <= limit:
+        return body, ""
+    for meta, shed in marker.lighter(cp.meta):
+        lighter = render.replace_marker(body, cp._replace(meta=meta))
+        if len(lighter) <= limit:
+            return lighter, shed
+    text = MARKER_LINE.sub("", body)
+    sizes = sorted(((len(part), part.split("\n", 1)[0].strip()) for part in re.split(r"\n(?=#{1,4} )", text)
+                    if part.lstrip().startswith("#")), reverse=True)[:3]
+    largest = ", ".join(f"{heading} ({size:,})" for size, heading in sizes)
+    raise InputError(f"the checkpoint's text is {len(text):,} characters, over the limit of {limit:,} (GitHub accepts "
+                     f"{GITHUB_LIMIT:,}) even without ghstate's optional metadata"
+                     f"{'; the largest sections: ' + largest if largest else ''}: compact finished phases and long "
+                     "items, then try again")
 
 
 def check_secrets(before_body: str, before: Checkpoint, body: str, cp: Checkpoint) -> None:

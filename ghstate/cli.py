@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ghstate import __version__
-from ghstate.errors import GhstateError
+from ghstate.errors import failure_message
 
 # name -> (module, attribute, one-line help). Commands are imported only when run, so that
 # `ghstate --version` and a local `resume` do not pay for the modules of the others.
@@ -59,30 +59,10 @@ class Group(click.Group):
             raise click.ClickException(failure_message(exc)) from None
 
 
-def failure_message(exc: Exception) -> str:
-    """The one line (after ``Error: ``) that tells a user what failed: the CLI's and the MCP server's."""
-    if isinstance(exc, GhstateError):
-        return _one_line(str(exc))
-    if isinstance(exc, OSError):
-        path = f" {exc.filename}" if exc.filename else ""
-        return _one_line(
-            f"cannot use{path}: {exc.strerror or exc}; check that the folder exists and is writable "
-            "(the local store is .ghstate/ at the git root, or GHSTATE_DIR)")
-    if type(exc).__module__.startswith("jinja2"):
-        name = getattr(exc, "filename", None) or getattr(exc, "name", None) or "a template"
-        return _one_line(f"the template {name} cannot be used ({exc}); fix it, or remove it to use the built-in one")
-    return _one_line(f"internal error ({type(exc).__name__}: {exc}); run again with GHSTATE_DEBUG=1 for a traceback "
-                     "and report it")
-
-
 def _debugging() -> bool:
     from ghstate.config import debugging  # only when something failed: the start-up path stays light
 
     return debugging()
-
-
-def _one_line(message: str) -> str:
-    return " ".join(message.split())
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})

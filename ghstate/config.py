@@ -5,7 +5,6 @@ that must outlive sessions (labels, templates, default store, trusted authors, C
 ``.ghstate/config.toml`` or ``[tool.ghstate]`` in ``pyproject.toml``; unknown keys are an error.
 """
 
-from __future__ import annotations
 
 import os
 from pathlib import Path
@@ -154,6 +153,19 @@ def read_token(env: dict[str, str], host: str = "github.com") -> str:
         if proc.returncode == 0:
             return proc.stdout.strip()
     return ""
+
+
+def python_finds(python: str, module: str) -> bool | None:
+    """Can another Python (``python``, the one a ghstate elsewhere runs on) import ``module``? Asked
+    with importlib.util.find_spec, nothing imported; None when that Python cannot be asked."""
+    import subprocess
+
+    probe = f"import importlib.util, sys; sys.exit(0 if importlib.util.find_spec({module!r}) else 3)"
+    try:
+        code = subprocess.run([python, "-c", probe], capture_output=True, timeout=15).returncode
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return code == 0 if code in (0, 3) else None
 
 
 def build(

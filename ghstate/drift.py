@@ -1,6 +1,5 @@
 """How the working tree moved since a checkpoint was written (pure: git facts in, report out)."""
 
-from __future__ import annotations
 
 import fnmatch
 from typing import Any, NamedTuple

@@ -30,3 +30,23 @@ class RemoteError(GhstateError):
 
 class SecretFound(GhstateError):
     """Text about to leave the machine looks like it holds a credential."""
+
+
+def failure_message(exc: Exception) -> str:
+    """The one line (after ``Error: ``) that tells a user what failed: the CLI's and the MCP server's."""
+    if isinstance(exc, GhstateError):
+        return _one_line(str(exc))
+    if isinstance(exc, OSError):
+        path = f" {exc.filename}" if exc.filename else ""
+        return _one_line(
+            f"cannot use{path}: {exc.strerror or exc}; check that the folder exists and is writable "
+            "(the local store is .ghstate/ at the git root, or GHSTATE_DIR)")
+    if type(exc).__module__.startswith("jinja2"):
+        name = getattr(exc, "filename", None) or getattr(exc, "name", None) or "a template"
+        return _one_line(f"the template {name} cannot be used ({exc}); fix it, or remove it to use the built-in one")
+    return _one_line(f"internal error ({type(exc).__name__}: {exc}); run again with GHSTATE_DEBUG=1 for a traceback "
+                     "and report it")
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split())

@@ -7,7 +7,6 @@ finished phases (collapsed to a count). Whole items are left out from the lowest
 from its end; one closing line names what was left out and how to get it.
 """
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -101,10 +100,12 @@ class Fitted(NamedTuple):
     over: bool  # even the least that is always kept is over the budget
 
 
-def fit(render: Callable[[Selection, str], str], whole: Selection, budget: int, *, done: int, later: int) -> Fitted:
+def fit(render: Callable[[Selection, str, int], str], whole: Selection, budget: int, *, done: int,
+        later: int) -> Fitted:
     """The largest selection in rank order whose prompt fits ``budget`` (0: no budget). ``render``
-    gets the selection and the words for what is left out."""
-    text = render(whole, "")
+    gets the selection, the words for what is left out, and by how many characters the prompt is over
+    the budget when even the least that is always kept does not fit (0 otherwise): the prompt says so."""
+    text = render(whole, "", 0)
     if budget <= 0 or len(text) <= budget:
         return Fitted(text, whole, "", False)
     options = drops(whole, done > 0, later > 0)
@@ -112,12 +113,19 @@ def fit(render: Callable[[Selection, str], str], whole: Selection, budget: int, 
 
     def attempt(i: int) -> str:
         if i not in cache:
-            cache[i] = render(options[i], left_out(whole, options[i], done, later))
+            cache[i] = render(options[i], left_out(whole, options[i], done, later), 0)
         return cache[i]
 
     lo, hi = 0, len(options) - 1
     if len(attempt(hi)) > budget:
-        return Fitted(attempt(hi), options[hi], left_out(whole, options[hi], done, later), True)
+        least, words = options[hi], left_out(whole, options[hi], done, later)
+        text = attempt(hi)
+        for _ in range(4):  # the sentence names the prompt's length, itself included: to a fixed point
+            said = render(least, words, max(1, len(text) - budget))
+            if len(said) == len(text):
+                break
+            text = said
+        return Fitted(said, least, words, True)
     while lo < hi:  # fewest drops that fit (the closing line may grow as a list starts losing items)
         mid = (lo + hi) // 2
         if len(attempt(mid)) <= budget:

@@ -152,14 +152,21 @@ def work_tree(root: Path | None) -> WorkTree:
     if root is None:
         return WorkTree()
     try:
-        proc = _run(root, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal")
+        proc = _run(root, *_STATUS)
     except (OSError, subprocess.TimeoutExpired):
         return WorkTree()
     if proc.returncode != 0:
         return WorkTree()
+    return _work_tree(root, proc.stdout)
+
+
+_STATUS = ("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal")
+
+
+def _work_tree(root: Path, status: str) -> WorkTree:
     branch = commit = ""
     dirty: list[str] = []
-    entries = proc.stdout.split("\0")
+    entries = status.split("\0")
     i = 0
     while i < len(entries):
         entry = entries[i]
@@ -187,16 +194,23 @@ def changes_since(root: Path | None, commit: str) -> Changes:
     since counts. A commit this repository does not have (rebased away, not fetched) leaves the
     commits unknown but still reports what is uncommitted now. The usual case costs three git
     processes run side by side; only a missing commit costs a fourth."""
+    return changes_and_tree(root, commit, tree=False)[0]
+
+
+def changes_and_tree(root: Path | None, commit: str, *, tree: bool = True) -> tuple[Changes, WorkTree]:
+    """``changes_since`` and, with ``tree``, ``work_tree`` too, their git processes all run side by side
+    (what ``resume`` asks of the tree: one process's wall time, not two)."""
     if root is None or not (commit == "" or _HEX.match(commit)):
-        return Changes(commit_known=False)
+        return Changes(commit_known=False), work_tree(root) if tree else WorkTree()
     base = commit or EMPTY_TREE
     counts_args = ("rev-list", "--left-right", "--count", f"{commit}...HEAD", "--") if commit else (
         "rev-list", "--count", "HEAD", "--")
     outputs = _together(root, counts_args, ("diff", "--name-only", "-z", base, "--"),
-                        ("ls-files", "--others", "--exclude-standard", "-z"))
+                        ("ls-files", "--others", "--exclude-standard", "-z"), *((_STATUS,) if tree else ()))
     if outputs is None:
-        return Changes(commit_known=False)
-    (counts_ok, out_counts), (diff_ok, out_diff), (_, out_untracked) = outputs
+        return Changes(commit_known=False), WorkTree()
+    (counts_ok, out_counts), (diff_ok, out_diff), (_, out_untracked) = outputs[:3]
+    status = _work_tree(root, outputs[3][1]) if tree and outputs[3][0] else WorkTree()
     known = True
     if commit and not (counts_ok and diff_ok):  # the commit is not here: what is uncommitted, at least
         known, out_counts = False, ""
@@ -211,7 +225,7 @@ def changes_since(root: Path | None, commit: str) -> Changes:
     else:
         dropped, since = "0", out_counts.strip()
     files = {f for f in out_diff.split("\0") if f} | {f for f in out_untracked.split("\0") if f}
-    return Changes(known, int(since or 0), int(dropped or 0), tuple(sorted(files)))
+    return Changes(known, int(since or 0), int(dropped or 0), tuple(sorted(files))), status
 
 
 def _together(root: Path, *commands: tuple[str, ...]) -> list[tuple[bool, str]] | None:

@@ -1,9 +1,9 @@
 """What ``ghstate init --agent`` writes into each agent host's own files, as pure text transforms.
 
 Each function takes a file's current text (None when it does not exist) and returns its new text, or
-None when nothing needs to change. The user's content is kept: JSON is re-serialised in its own
-indentation and key order with only ghstate's entries added; TOML is never re-serialised (ghstate's
-table is appended, or replaced in place, as text); AGENTS.md gets one marked block, rewritten where
+None when nothing needs to change. The user's content is kept: JSON keeps its own text, with only
+ghstate's entries inserted in the layout around them; TOML is never re-serialised (ghstate's table is
+appended, or replaced in place, as text); AGENTS.md gets one marked block, rewritten where
 it stands. Formats followed (November 2026): Claude Code 2.1 (.mcp.json, settings.json hooks),
 Codex CLI 0.169 (config.toml [mcp_servers], .codex/hooks.json), Gemini CLI 0.61 (settings.json
 mcpServers and hooks, timeouts in ms, commands/*.toml), Cursor (.cursor/mcp.json, rules/*.mdc).
@@ -110,11 +110,164 @@ def dump_json(data: dict[str, Any], like: str | None) -> str:
 
 
 def edit_json(text: str | None, origin: str, change: Callable[[dict[str, Any]], bool]) -> str | None:
-    """Apply ``change`` (True when it changed something) to a JSON file's object; its new text or None."""
+    """Apply ``change`` (True when it changed something) to a JSON file's object; its new text or None.
+    The file's own text is kept: what was added is inserted as text in the layout around it (an object
+    written on one line stays on one line); only a file that is empty is written afresh."""
+    import copy
+
     data = load_json(text, origin)
+    before = copy.deepcopy(data)
     if not change(data):
         return None
-    return dump_json(data, text)
+    if text is None or not text.strip():
+        return dump_json(data, text)
+    try:
+        new = _patch(text, _scan(text), before, data)
+        if json.loads(new) == data:
+            return new
+    except (_Unpatchable, ValueError, IndexError):
+        pass
+    return dump_json(data, text)  # a change insertion cannot express: the whole file, in its indentation
+
+
+# A JSON value's place in a file's text, for editing it as text: where the value starts and ends, where
+# its first member (its key) or item starts, and its members (key -> node, the last of a repeated key, as
+# json.loads takes it) or items.
+class _Node(NamedTuple):
+    start: int
+    end: int
+    first: int = -1
+    members: dict[str, _Node] | None = None
+    items: list[_Node] | None = None
+
+
+class _Unpatchable(Exception):
+    pass
+
+
+_WS = re.compile(r"[ \t\r\n]*")
+_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null")
+
+
+def _skip(text: str, pos: int) -> int:
+    return _WS.match(text, pos).end()  # type: ignore[union-attr]
+
+
+def _scan(text: str) -> _Node:
+    """The layout of a JSON text that json.loads accepted."""
+    from json.decoder import scanstring
+
+    def value(pos: int) -> _Node:
+        pos = _skip(text, pos)
+        start, ch = pos, text[pos]
+        if ch in "{[":
+            close = "}" if ch == "{" else "]"
+            members: dict[str, _Node] = {}
+            items: list[_Node] = []
+            pos = first = _skip(text, pos + 1)
+            while text[pos] != close:
+                if ch == "{":
+                    key, pos = scanstring(text, pos + 1)
+                    node = value(_skip(text, pos) + 1)  # after the colon
+                    members.pop(key, None)
+                    members[key] = node
+                else:
+                    node = value(pos)
+                    items.append(node)
+                pos = _skip(text, node.end)
+                if text[pos] == ",":
+                    pos = _skip(text, pos + 1)
+            return _Node(start, pos + 1, first, members if ch == "{" else None, items if ch == "[" else None)
+        if ch == '"':
+            return _Node(start, scanstring(text, pos + 1)[1])
+        m = _SCALAR.match(text, pos)
+        if m is None:
+            raise ValueError(f"not JSON at {pos}")
+        return _Node(start, m.end())
+
+    return value(0)
+
+
+def _line_indent(text: str, pos: int) -> str:
+    """The whitespace that begins the line ``pos`` is on."""
+    start = text.rfind("\n", 0, pos) + 1
+    return re.match(r"[ \t]*", text[start:]).group(0)  # type: ignore[union-attr]
+
+
+def _patch(text: str, root: _Node, old: Any, new: Any) -> str:
+    """``text`` (whose value is ``old``, laid out as ``root``) edited into ``new`` by inserting members and
+    items and replacing changed values, each in the layout around it; other bytes stay as they are."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    steps = re.findall(r"\n([ \t]+)\S", text)
+    unit = "  "
+    if steps:
+        unit = steps[0] if "\t" in steps[0] else " " * min(len(s) for s in steps if "\t" not in s)
+    edits: list[tuple[int, int, str]] = []  # (start, end, text) on the original, not overlapping
+
+    spaced = re.search(r'"[ \t]*:[ \t]', text) is not None or ":" not in text  # "key": value, not "key":value
+    colon = ": " if spaced else ":"
+
+    def render(value: Any, indent: str, inline: bool) -> str:
+        if inline:
+            return json.dumps(value, ensure_ascii=False, separators=(", " if spaced else ",", colon))
+        dumped = json.dumps(value, ensure_ascii=False, indent=unit, separators=(",", colon))
+        return dumped.replace("\n", newline + indent)
+
+    def append(node: _Node, entries: list[Callable[[str, bool], str]], last: _Node | None) -> None:
+        close = node.end - 1
+        if last is not None:
+            if "\n" not in text[node.start:close]:  # one line stays one line, spaced as it is
+                sep = ", " if spaced else ","
+                edits.append((last.end, last.end, "".join(sep + e("", True) for e in entries)))
+                return
+            on_own_line = text.rfind("\n", 0, node.first) > node.start
+            indent = _line_indent(text, node.first) if on_own_line else _line_indent(text, node.start) + unit
+            edits.append((last.end, last.end, "".join("," + newline + indent + e(indent, False) for e in entries)))
+            return
+        outer = _line_indent(text, node.start)
+        if "\n" in text.strip():  # an empty object or array in a file laid out on lines
+            indent = outer + unit
+            body = ("," + newline + indent).join(e(indent, False) for e in entries)
+            edits.append((node.start + 1, close, newline + indent + body + newline + outer))
+        else:
+            edits.append((node.start + 1, close, ", ".join(e("", True) for e in entries)))
+
+    def walk(node: _Node, a: Any, b: Any) -> None:
+        if a == b:
+            return
+        if isinstance(a, dict) and isinstance(b, dict) and node.members is not None:
+            if any(k not in b for k in a) or list(b)[:len(a)] != list(a):
+                raise _Unpatchable()
+            for k in a:
+                walk(node.members[k], a[k], b[k])
+            added = [(k, b[k]) for k in b if k not in a]
+            if added:
+                last = next(reversed(node.members.values()), None)
+                append(node, [lambda ind, inl, k=k, v=v: json.dumps(k, ensure_ascii=False) + colon + render(v, ind, inl)
+                              for k, v in added], last)
+            return
+        if isinstance(a, list) and isinstance(b, list) and node.items is not None:
+            if len(b) < len(a):
+                raise _Unpatchable()
+            for i, item in enumerate(a):
+                walk(node.items[i], item, b[i])
+            if len(b) > len(a):
+                append(node, [lambda ind, inl, v=v: render(v, ind, inl) for v in b[len(a):]],
+                       node.items[-1] if node.items else None)
+            return
+        inline = "\n" not in text[node.start:node.end]
+        edits.append((node.start, node.end, render(b, _line_indent(text, node.start), inline)))
+
+    walk(root, old, new)
+    out, pos = [], 0
+    for start, end, piece in sorted(edits, key=lambda e: (e[0], e[1])):
+        if start < pos:
+            raise _Unpatchable()
+        out.append(text[pos:start])
+        out.append(piece)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _object(parent: dict[str, Any], key: str, origin: str) -> dict[str, Any]:

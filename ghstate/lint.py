@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ghstate.errors import InputError
 from ghstate.model import GITHUB_LIMIT, file_paths_of
-from ghstate.parse import Parsed
+from ghstate.parse import Parsed, ParseError, parse
 
 RULES: dict[str, tuple[str, str]] = {
     "GS001": ("error", "missing resume instruction"),
@@ -93,3 +94,20 @@ def lint(parsed: Parsed, text: str, *, max_item_chars: int = 400) -> list[Proble
         problems.append(Problem("GS009", 1, f"the body has {len(text)} characters; GitHub accepts "
                                             f"{GITHUB_LIMIT}: compact finished phases or move notes out"))
     return sorted(problems, key=lambda p: (p.line, p.code))
+
+
+def report(text: str, name: str, max_item_chars: int) -> tuple[list[str], str | None]:
+    """One line per problem, and the failure message when any is an error (what ``ghstate lint`` prints
+    and the MCP server's ``lint`` tool answers)."""
+    try:
+        parsed = parse(text)
+    except ParseError as exc:
+        raise InputError(f"{name}: {exc}") from None
+    problems = lint(parsed, text, max_item_chars=max_item_chars)
+    errors = sum(p.severity == "error" for p in problems)
+    failure = None
+    if errors:
+        warnings = len(problems) - errors
+        failure = (f"{name}: {errors} error{'s' if errors != 1 else ''} and {warnings} "
+                   f"warning{'s' if warnings != 1 else ''}; fix the errors listed above")
+    return [problem.format(name) for problem in problems], failure

@@ -12,8 +12,8 @@ field, never guessed at.
 Pure: no I/O.
 """
 
-from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -81,7 +81,7 @@ class Execution(NamedTuple):
         return data
 
     @classmethod
-    def from_data(cls, data: Any) -> Execution:
+    def from_data(cls, data: Any) -> "Execution":
         if not isinstance(data, dict):
             return cls()
         return cls(agent=text(data.get("agent")), role=text(data.get("role")), session=text(data.get("session")),
@@ -117,7 +117,7 @@ class LogState(NamedTuple):
         return data
 
     @classmethod
-    def from_data(cls, data: Any) -> LogState:
+    def from_data(cls, data: Any) -> "LogState":
         if not isinstance(data, dict):
             return cls()
         via = "edits" if data.get("via") == "edits" else "comments"
@@ -139,7 +139,7 @@ class RevisionFacts(NamedTuple):
         return {short: getattr(self, name) for name, short in self._SHORT if getattr(self, name)}
 
     @classmethod
-    def from_data(cls, data: Any) -> RevisionFacts:
+    def from_data(cls, data: Any) -> "RevisionFacts":
         data = data if isinstance(data, dict) else {}
         return cls(**{name: text(data.get(short)) for name, short in cls._SHORT})
 
@@ -174,8 +174,25 @@ class ProvenanceRecord(NamedTuple):
             data["revs"] = {str(r): facts.to_data() for r, facts in sorted(self.revisions.items())}
         return data
 
+    def newest(self, keep: int) -> "ProvenanceRecord":
+        """The record with only its ``keep`` most recent entries: a kind that lost some is marked capped
+        (its other items' revisions are unknown, never misattributed); facts of revisions no longer
+        referenced go too."""
+        ranked = sorted(((revision, kind, digest) for kind, found in self.entries.items()
+                         for digest, revision in found.items()), reverse=True)
+        kept: dict[str, dict[str, int]] = {}
+        for revision, kind, digest in ranked[:max(0, keep)]:
+            kept.setdefault(kind, {})[digest] = revision
+        lost = {kind for kind, found in self.entries.items() if len(kept.get(kind, {})) < len(found)}
+        used = {r for found in kept.values() for r in found.values()} | ({self.resume[1]} if self.resume else set())
+        return ProvenanceRecord(kept, self.resume, {r: f for r, f in self.revisions.items() if r in used},
+                                self.capped | lost)
+
+    def size(self) -> int:
+        return sum(len(found) for found in self.entries.values())
+
     @classmethod
-    def from_data(cls, data: Any) -> ProvenanceRecord:
+    def from_data(cls, data: Any) -> "ProvenanceRecord":
         if not isinstance(data, dict):
             return cls()
         entries = {}
@@ -221,7 +238,7 @@ class Marker(NamedTuple):
     meta: Meta = Meta()
     title: str = ""
     executions: tuple[Execution, ...] = ()
-    verification: Verification | None = None
+    verification: "Verification | None" = None
 
 
 def load(data: dict[str, Any]) -> Marker:
@@ -251,7 +268,33 @@ def load(data: dict[str, Any]) -> Marker:
                   verification_of(data.get(VERIFICATION)))
 
 
-def verification_of(data: Any) -> Verification | None:
+def lighter(meta: Meta) -> Iterator[tuple[Meta, str]]:
+    """Ever smaller versions of ``meta``, each with what it left out, shedding ghstate's own optional
+    metadata, the least needed first: the digests of earlier revisions (a file made from an older
+    revision is then merged against the last one), the oldest half of the provenance, then a quarter,
+    then all of it (their items' revisions become unknown), the fingerprints of dirty files (drift then
+    counts those files as changed). What a reader needs to read correctly (revision, branch, commit, the
+    log state, the section digests) is never shed."""
+    shed: list[str] = []
+    if meta.digest_history:
+        meta = meta._replace(digest_history=())
+        shed.append("the section digests of earlier revisions")
+        yield meta, ", ".join(shed)
+    prov = meta.provenance
+    if prov is not None and prov.size():
+        total = prov.size()
+        for keep, words in ((total // 2, "the oldest half of the provenance"), (total // 4, "the oldest three "
+                            "quarters of the provenance"), (0, "the provenance")):
+            meta = meta._replace(provenance=prov.newest(keep))
+            yield meta, ", ".join([*shed, words])
+        shed.append("the provenance")
+    if meta.fingerprints:
+        meta = meta._replace(fingerprints={})
+        shed.append("the fingerprints of dirty files")
+        yield meta, ", ".join(shed)
+
+
+def verification_of(data: Any) -> "Verification | None":
     """CI's verification from its marker data (None when there is none)."""
     if not isinstance(data, dict) or not data:
         return None

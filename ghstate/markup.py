@@ -323,6 +323,12 @@ def control_at(text: str) -> int:
     return m.start() if m else -1
 
 
+def strip_controls(text: str) -> str:
+    """The text without the control characters ``control_at`` refuses (a CRLF becomes a newline): for a
+    terminal or a prompt, where a terminal escape must not arrive raw."""
+    return CONTROL.sub("", text.replace("\r\n", "\n"))
+
+
 def describe_control(text: str, index: int) -> str:
     """``U+001B at line 2, column 5``: where a control character stands, for an error message."""
     line = text.count("\n", 0, index) + 1

@@ -74,7 +74,6 @@ TOOLS: dict[str, dict[str, Any]] = {
 _FLAGS = {"title": "--title", "goal": "--goal", "done": "--done", "undo": "--undo", "phase": "--phase",
           "decision": "--decision", "question": "--question", "risk": "--risk", "read": "--read",
           "resume_at": "--resume-at"}
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 URI = re.compile(r"ghstate://checkpoint/([1-9][0-9]{0,9})")
 URI_TEMPLATE = "ghstate://checkpoint/{number}"
 PROMPT_DESCRIPTION = ("Continue the task of this branch (or of checkpoint ISSUE) from its ghstate checkpoint: "
@@ -126,20 +125,21 @@ def arguments(name: str, given: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _resume(app: Any, args: dict[str, Any]) -> str:
-    from ghstate.commands.resume import read_resume
+    from ghstate.services.resume import ResumeRequest, rehydrate
 
-    return read_resume(app, args.get("issue"), args.get("format", "prompt"), budget=args.get("budget")).text
+    request = ResumeRequest(issue=args.get("issue"), fmt=args.get("format", "prompt"), budget=args.get("budget"))
+    return rehydrate(app, request).text()
 
 
 def _show(app: Any, args: dict[str, Any]) -> str:
-    from ghstate.commands.resume import show_text
+    from ghstate.services.resume import show_text
 
     return show_text(app, args.get("issue"), bool(args.get("json")))
 
 
 def _lint(app: Any, args: dict[str, Any]) -> str | Answer:
-    from ghstate.commands.common import check_text
-    from ghstate.commands.plumbing import lint_report
+    from ghstate.lint import report as lint_report
+    from ghstate.services.inputs import check_text
 
     if "body" in args:
         if "issue" in args:
@@ -156,9 +156,9 @@ def _lint(app: Any, args: dict[str, Any]) -> str | Answer:
 
 
 def _checkpoint(app: Any, args: dict[str, Any]) -> str:
-    from ghstate.commands.checkpoint import ChangeError, CheckpointRequest, check_changes, run_checkpoint
-    from ghstate.commands.common import check_text, load_text
     from ghstate.edit import Edits
+    from ghstate.services.checkpoint import ChangeError, CheckpointRequest, check_changes, run_checkpoint
+    from ghstate.services.inputs import check_text, load_text
 
     if args.get("issue") is not None and args.get("new"):
         raise InputError("checkpoint: give either issue or new, not both")
@@ -194,27 +194,32 @@ _RUN: dict[str, Callable[[Any, dict[str, Any]], str | Answer]] = {
 def call(name: str, given: dict[str, Any] | None, make_app: Callable[[], Any]) -> Answer:
     """Run one tool. Whatever goes wrong is an error answer with the CLI's one-line message; never raises
     (with GHSTATE_DEBUG=1 the traceback goes to stderr as well)."""
-    from ghstate.cli import failure_message
+    from ghstate.errors import failure_message
 
     if name not in TOOLS:
         return Answer(f"Error: no tool {name!r}; the tools are {', '.join(TOOLS)}", True)
+    app = None
     try:
-        out = _RUN[name](make_app(), arguments(name, given))
+        app = make_app()
+        out = _RUN[name](app, arguments(name, given))
     except Exception as exc:  # noqa: BLE001 - a tool error is an answer; the server goes on serving
         if os.environ.get("GHSTATE_DEBUG") == "1":
             traceback.print_exc(file=sys.stderr)
         return Answer(f"Error: {failure_message(exc)}", True)
+    finally:
+        if app is not None:
+            app.flush_notices()  # to stderr: stdout is the protocol's
     return out if isinstance(out, Answer) else Answer(out)
 
 
 def read_checkpoint(uri: str, make_app: Callable[[], Any]) -> str:
     """The body of ``ghstate://checkpoint/N`` as stored, its marker's digests those of what it holds now."""
-    from ghstate.commands.resume import read_resume
+    from ghstate.services.resume import ResumeRequest, rehydrate
 
     m = URI.fullmatch(uri)
     if not m:
         raise InputError(f"no such resource {uri!r}; ghstate's resources are {URI_TEMPLATE}")
-    return read_resume(make_app(), int(m.group(1)), "markdown").text
+    return rehydrate(make_app(), ResumeRequest(issue=int(m.group(1)), fmt="markdown")).text()
 
 
 def open_checkpoints(make_app: Callable[[], Any]) -> list[tuple[str, str]]:
@@ -227,7 +232,7 @@ def open_checkpoints(make_app: Callable[[], Any]) -> list[tuple[str, str]]:
 
 
 def prompt_text(issue: str | None, make_app: Callable[[], Any]) -> str:
-    from ghstate.commands.resume import read_resume
+    from ghstate.services.resume import ResumeRequest, rehydrate
 
     number = None
     if issue not in (None, ""):
@@ -235,7 +240,7 @@ def prompt_text(issue: str | None, make_app: Callable[[], Any]) -> str:
         if not text.isdigit() or int(text) < 1:
             raise InputError(f"resume: issue must be a checkpoint number, not {issue!r}")
         number = int(text)
-    return read_resume(make_app(), number, "prompt").text
+    return rehydrate(make_app(), ResumeRequest(issue=number)).text()
 
 
 def one_line(exc: BaseException) -> str:

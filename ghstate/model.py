@@ -7,7 +7,6 @@ stored. The values are NamedTuples rather than frozen dataclasses because ghstat
 loops and hooks: a dataclass costs about a millisecond to create at import, a NamedTuple a tenth of that.
 """
 
-from __future__ import annotations
 
 import hashlib
 import json
@@ -116,7 +115,7 @@ class Checkpoint(NamedTuple):
     runtime: tuple[str, ...] = ()  # item texts as written; see runtime_entry()
     resume: str = ""
     verification: str = ""  # the section's text, as CI or a person wrote it
-    verification_data: Verification | None = None  # CI's structured result, kept in the marker
+    verification_data: "Verification | None" = None  # CI's structured result, kept in the marker
     extra: tuple[Extra, ...] = ()
     executions: tuple[Execution, ...] = ()
     meta: Meta = Meta()
@@ -129,7 +128,7 @@ class Checkpoint(NamedTuple):
     def file_paths(self) -> list[str]:
         return [path for item in self.files for path in file_paths_of(item)]
 
-    def with_meta(self, **changes: Any) -> Checkpoint:
+    def with_meta(self, **changes: Any) -> "Checkpoint":
         return self._replace(meta=self.meta._replace(**changes))
 
 
@@ -318,7 +317,7 @@ class Revision(NamedTuple):
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Revision:
+    def from_dict(cls, data: dict[str, Any]) -> "Revision":
         def text(key: str) -> str:
             value = data.get(key)
             return value if isinstance(value, str) else ""

@@ -6,7 +6,6 @@ written. Whatever has no place in the model is kept as an ``Extra`` where it sto
 ``Finding`` that ``lint`` turns into a message.
 """
 
-from __future__ import annotations
 
 import json
 import re

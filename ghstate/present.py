@@ -3,13 +3,12 @@
 Pure functions over the model and a template environment passed in; issue text is data in them.
 """
 
-from __future__ import annotations
 
 import re
 from typing import Any, NamedTuple
 
 from ghstate import fit, verify
-from ghstate.markup import unescape_literal
+from ghstate.markup import strip_controls, unescape_literal
 from ghstate.model import HEADINGS, Checkpoint, file_paths_of, runtime_entry, runtime_status, short_commit
 from ghstate.provenance import Provenance
 from ghstate.render import Templates
@@ -98,12 +97,9 @@ def last_execution(cp: Checkpoint) -> str:
     return text
 
 
-_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def printable(text: str) -> str:
     """Text for a terminal or a prompt: control characters (terminal escapes among them) removed."""
-    return _UNPRINTABLE.sub("", text)
+    return strip_controls(text)
 
 
 def _item(value: object, indent: str = "  ") -> str:
@@ -180,7 +176,7 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
         findings=facts.findings, written_on=written, budget=budget, show_command=show_command,
     )
 
-    def render(sel: fit.Selection, left_out: str) -> str:
+    def render(sel: fit.Selection, left_out: str, over_by: int) -> str:
         files = []
         for p in shown_files[:sel.files]:
             note = ("changed since the checkpoint" if p in changed else
@@ -192,6 +188,7 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
             later=later if sel.later_names else [],
             lists=[(heading, lists[key][:getattr(sel, key)]) for heading, key in PROMPT_LISTS],
             notes=facts.notes[:sel.notes], files=files, runtime=runtime[:sel.runtime], left_out=left_out,
+            over_by=over_by,
         ))
 
     counts = {"decisions": len(cp.decisions), "questions": len(cp.questions), "risks": len(cp.risks),

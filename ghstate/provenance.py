@@ -11,7 +11,6 @@ one changed on GitHub between two writes is recorded by the next write. Revision
 there when provenance began to be kept". ``revs`` describes only the revisions still referenced.
 """
 
-from __future__ import annotations
 
 import hashlib
 from typing import Any, NamedTuple

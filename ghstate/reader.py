@@ -6,16 +6,23 @@ so it is not part of the pure core.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ghstate import parsecache
 from ghstate.errors import NotFound, RemoteError
+from ghstate.marker import LogState
 from ghstate.model import Checkpoint
-from ghstate.parse import branch_of, parse
+from ghstate.parse import branch_of
 from ghstate.stores import Partial, Store, Stored
-from ghstate.writelog import LogEntry, LogState, ignored_notice, length, log_state, replay
+
+if TYPE_CHECKING:  # pragma: no cover  (a body that holds its whole log never loads the replay)
+    from ghstate.writelog import LogEntry
 
 
 def checkpoint_of(stored: Stored) -> Checkpoint:
-    """The parsed body, as it is; on GitHub the issue title is the title."""
-    cp = parse(stored.body).checkpoint
+    """The parsed body, as it is (from the parse cache when this body was read before); on GitHub the
+    issue title is the title."""
+    cp = parsecache.checkpoint(stored.body)
     return cp._replace(title=stored.title) if stored.title else cp
 
 
@@ -25,14 +32,15 @@ def current(store: Store, stored: Stored) -> Checkpoint:
     Reads the log only when the body's marker says it may lack something; history comments that
     are not trusted intents are reported as notices."""
     cp = checkpoint_of(stored)
-    state = log_state(cp)
-    count = length(stored, state)
+    state = cp.meta.log or LogState()
+    count = stored.edits if state.via == "edits" else stored.comments  # the log the marker speaks of
     try:
         extra = recent_edits(store, stored, state)
     except RemoteError:
         extra = []
     if (state.complete(count) or count <= state.seen) and not extra:
         return cp
+    from ghstate.writelog import ignored_notice, replay  # only a body behind its log pays for the replay
     try:
         # the newest page, and the one before when the body's count ends there: one request each
         entries = store.log(stored, state.seen, pages=2 if state.seen else 1, via=state.via) + extra

@@ -1,15 +1,15 @@
 """What each agent session was last given of a checkpoint, so that a hook injects it once.
 
-A session that was given revision R gets one line the next time it starts at R; a resumed session
-gets only what changed since it last saw the checkpoint; after a compaction (the pre-compact hook
-forgets what the session was given) or a /clear (a new session) it gets the whole prompt again.
+A resumed session gets only what changed since it last saw the checkpoint (one line when nothing
+did); after a compaction or a /clear it gets the whole prompt again, whether or not the pre-compact
+hook ran, unless the host fired the same SessionStart twice (the same source within a few seconds,
+nothing delivered in between): the repeat gets one line.
 
 The memory is one small JSON file in the local store folder (``.ghstate/seen.json``), bounded to the
 last MAX_SESSIONS sessions, read and written under its own lock and replaced atomically, so that
 hooks firing at once (SessionStart fires twice on some resumes) see each other's writes.
 """
 
-from __future__ import annotations
 
 import contextlib
 import json
@@ -27,11 +27,18 @@ MAX_CHECKPOINTS = 4  # per session
 MAX_BYTES = 1 << 20  # a larger file is not ours to trust: start afresh
 
 
-def snapshot(cp: Checkpoint, *, full: bool) -> dict[str, Any]:
-    """Digests of what a session was shown, enough to tell later what changed."""
+REPEAT_SECONDS = 10.0  # the same source again this soon, nothing delivered in between: the host fired it twice
+
+
+def snapshot(cp: Checkpoint, *, full: bool, source: str = "", at: float | None = None) -> dict[str, Any]:
+    """Digests of what a session was shown, enough to tell later what changed; and what it was last
+    given (``source`` of that SessionStart, and when), to tell a host firing it twice from a new one."""
+    import time
+
     v = cp.verification_data
     return {
-        "rev": cp.meta.revision, "full": full, "title": digest(cp.title), "goal": digest(cp.goal),
+        "rev": cp.meta.revision, "full": full, "src": source, "at": round(time.time() if at is None else at, 3),
+        "title": digest(cp.title), "goal": digest(cp.goal),
         "phases": {digest(p.name): p.done for p in cp.phases},
         "steps": {digest(p.name + "\n" + s.text): bool(s.done) for p in cp.phases for s in p.steps},
         "d": [digest(x) for x in cp.decisions], "q": [digest(x) for x in cp.questions],
@@ -111,12 +118,29 @@ class Decision(NamedTuple):
     seen_revision: int = 0
 
 
-def decide(source: str, record: dict[str, Any] | None, cp: Checkpoint) -> Decision:
+def repeated(source: str, record: dict[str, Any] | None, now: float | None = None) -> bool:
+    """Is this SessionStart the one that produced ``record``, fired again by the host? Yes when the
+    last thing the session was given came from the same source within REPEAT_SECONDS; a later
+    compaction or /clear (the host summarised or cleared in between, which takes longer) is not."""
+    import time
+
+    if not record or record.get("src") != source:
+        return False
+    at = record.get("at")
+    if not isinstance(at, (int, float)) or isinstance(at, bool):
+        return False
+    elapsed = (time.time() if now is None else now) - at
+    return -1.0 <= elapsed <= REPEAT_SECONDS
+
+
+def decide(source: str, record: dict[str, Any] | None, cp: Checkpoint, now: float | None = None) -> Decision:
     """What a SessionStart of ``source`` gives a session that was last given ``record``."""
     rev = record.get("rev") if record else None
     if source in ("clear", "compact"):
-        if record and record.get("full") and rev == cp.meta.revision:
-            return Decision("line", seen_revision=rev)  # the same event again (hosts fire some twice)
+        # Its context was just replaced, whatever it was given before (the pre-compact hook may not have
+        # run): the whole prompt, unless this is the same event fired twice.
+        if record and record.get("full") and rev == cp.meta.revision and repeated(source, record, now):
+            return Decision("line", seen_revision=rev)
         return Decision("full")
     if source == "resume" and record:
         found = changes(record, cp)
@@ -178,8 +202,10 @@ class Book:
 @contextlib.contextmanager
 def book(directory: Path) -> Iterator[Book]:
     """The seen-file of ``directory``, locked against other hooks for the duration; saved on exit."""
-    from ghstate.stores.local import file_lock
+    from ghstate.stores.local import file_lock, keep_out_of_git
 
+    directory.mkdir(parents=True, exist_ok=True)
+    keep_out_of_git(directory)
     with file_lock(directory / LOCK):
         opened = Book(directory)
         yield opened

@@ -360,7 +360,10 @@ class Writer:
             template = self.env.get_template("checkpoint.md.j2").filename or "checkpoint.md.j2"
             checks.check_template(body, render.render_body(cp, self.builtin), template)
         if self.store.remote:
-            checks.check_size(body, self.max_body_chars)
+            body, shed = checks.fit_size(body, with_digests(cp, actual), self.max_body_chars)
+            if shed:
+                self.store.notices.append(f"to stay under {self.max_body_chars:,} characters, this revision's hidden "
+                                          f"marker leaves out {shed}")
             if not spec.allow_secrets:
                 before = checkpoint_of(target) if target else Checkpoint()
                 checks.check_secrets(target.body if target else "", before, body, cp)

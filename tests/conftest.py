@@ -41,8 +41,35 @@ def pytest_report_header(config):
     return "GitHub API description: ../shared/github-api is ABSENT: recorded requests are NOT checked"
 
 
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+def _files(folder: Path) -> tuple | None:
+    if not folder.exists():
+        return None
+    return tuple(sorted((str(p.relative_to(folder)), p.stat().st_mtime_ns, p.stat().st_size)
+                        for p in folder.rglob("*") if p.is_file()))
+
+
 @pytest.fixture(autouse=True)
-def isolated(monkeypatch, tmp_path_factory):
+def hermetic(tmp_path_factory):
+    """Every test starts in an empty folder of its own with a HOME of its own, whatever it does with
+    ``monkeypatch`` (this patch is apart from the test's: ``monkeypatch.undo()`` in a test cannot bring
+    it back to the checkout). And no test may touch the checkout's own ``.ghstate/``, which the README's
+    main job writes in the very clone the tests then run in (``.ci/run`` does just that)."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+    patch.chdir(tmp_path_factory.mktemp("cwd"))
+    before = _files(CHECKOUT / ".ghstate")
+    try:
+        yield
+    finally:
+        patch.undo()
+    assert _files(CHECKOUT / ".ghstate") == before, "a test wrote to the checkout's own .ghstate/"
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch, tmp_path_factory, hermetic):
     """No test reaches the network (responses answers or refuses every request), reads a real token,
     or asks a real `gh`."""
     for name in CLEAN_ENV:

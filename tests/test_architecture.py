@@ -99,6 +99,7 @@ ONE_OF_EACH = {
     "a commit hash cut short": (r"\bcommit\w*\[:\d+\]|head\[:\d+\]|since\[:\d+\]", None),
     "a code span": (r"def code_span\b", "markup.py"),
     "a store kind compared as text": (r"kind [!=]= \"(github|local)\"", None),
+    "the control-character rule": (r"\\x1f|\\x7f|\\x9f", "markup.py"),
 }
 
 
@@ -110,3 +111,39 @@ def test_one_of_each(what):
               for n, line in enumerate(path.read_text().splitlines(), 1) if re.search(pattern, line)
               and path.name != home]
     assert not places, f"{what} outside {home or 'a named function'}: {places}"
+
+
+# The services (what a command does, apart from how it is asked) and the App they work with: the MCP
+# server, the hooks and scripts use them without the CLI.
+SERVICES = ("app", "services.resume", "services.checkpoint", "services.inputs", "mcp_tools", "lint")
+
+
+def test_services_and_the_app_need_no_click_and_no_command_module(tmp_path):
+    probe = PROBE.format(blocked=("click", "ghstate.commands", "ghstate.cli"), core=SERVICES).replace(
+        "the core imported", "a service imported")
+    probe += """
+from ghstate.app import build_app
+app = build_app(store="local")
+assert app.store.kind == "local"
+print("built")
+"""
+    result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)})
+    assert result.stdout.split() == ["ok", "built"], result.stderr
+
+
+def test_the_mcp_server_calls_services_never_the_cli():
+    for name in ("mcp_tools.py", "mcp_server.py"):
+        tree = ast.parse((PACKAGE / name).read_text())
+        modules = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        modules += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        wrong = [m for m in modules if m.startswith(("ghstate.commands", "ghstate.cli", "click"))]
+        assert not wrong, f"ghstate/{name} imports {wrong}"
+
+
+def test_a_test_starts_outside_the_checkout_with_a_home_of_its_own():
+    import os
+
+    assert Path.cwd().resolve() != ROOT and ROOT not in Path.cwd().resolve().parents
+    assert os.environ["HOME"] != os.path.expanduser("~root") and Path(os.environ["HOME"]).is_dir()
+    assert not any(Path(os.environ["HOME"]).iterdir())

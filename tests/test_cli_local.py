@@ -275,9 +275,9 @@ def test_a_create_killed_at_any_step_leaves_no_checkpoint(repo, run, sample_file
     def killed(*args, **kwargs):
         raise KeyboardInterrupt  # what a signal does to the process at that moment
 
-    monkeypatch.setattr(step, killed)
-    result = run.runner.invoke(cli, ["checkpoint", "--file", str(sample_file)])
-    monkeypatch.undo()
+    with monkeypatch.context() as patched:  # undoing only this, not the repository's folder and environment
+        patched.setattr(step, killed)
+        result = run.runner.invoke(cli, ["checkpoint", "--file", str(sample_file)])
     assert result.exit_code != 0
     assert not list((repo / ".ghstate").glob("*.md"))
     assert "No open checkpoints" in run("list").stdout + run("list").stderr

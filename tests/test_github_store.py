@@ -357,8 +357,31 @@ def test_body_over_the_limit_is_refused_before_any_write(gh, run, tmp_path):
     big = tmp_path / "big.md"
     big.write_text("## Decisions locked\n" + "".join(f"- decision {i} " + "x" * 200 + "\n" for i in range(400)))
     result = run("checkpoint", "7", "--file", str(big), code=1)
-    assert "the limit is 60,000 (GitHub accepts 65,536)" in result.stderr
+    assert "over the limit of 60,000 (GitHub accepts 65,536) even without ghstate's optional metadata" in result.stderr
+    assert "the largest sections: ## Decisions locked (" in result.stderr
     assert gh.count("PATCH") == 0 and gh.count("POST") == 0
+
+
+def test_ghstate_metadata_is_never_why_a_persons_text_is_refused(gh, run, tmp_path):
+    """A body whose text fits but whose hidden marker (provenance of hundreds of items) takes it over the
+    limit is written: the marker sheds ghstate's own optional metadata, oldest provenance first, and says so."""
+    items = "".join(f"- decision {i:03d} " + "y" * 100 + "\n" for i in range(500))
+    text = ("## Goal\nBig.\n\n## Current status\n- [ ] Phase 1: go\n\n## Decisions locked\n" + items
+            + "\n## Resume instruction\nStart at Phase 1.\n")
+    assert 57_000 < len(text) < 59_000
+    source = tmp_path / "big.md"
+    source.write_text(text)
+    result = run("checkpoint", "--file", str(source))
+    assert "Created checkpoint #1" in result.stdout
+    assert "hidden marker leaves out" in result.stderr and "provenance" in result.stderr
+    written = body_of(gh)
+    assert len(written) <= 60_000
+    cp = state_of(gh)
+    assert len(cp.decisions) == 500 and cp.resume == "Start at Phase 1."
+    # the next write, a tick, lands too, and the provenance it keeps names no wrong revision
+    run("checkpoint", "1", "--done", "1")
+    after = state_of(gh)
+    assert after.phases[0].done and len(body_of(gh)) <= 60_000
 
 
 @pytest.mark.parametrize("secret", [

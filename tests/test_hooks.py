@@ -195,6 +195,54 @@ def test_a_compaction_forgets_what_the_session_was_given(repo, run, sample_file)
     assert "<checkpoint>" in start(run, repo, "compact")
 
 
+@pytest.mark.parametrize("source", ["compact", "clear"])
+def test_a_later_compaction_restores_even_when_no_pre_compact_ran(repo, run, sample_file, monkeypatch, source):
+    """Issue 18: the whole prompt at revision 1, a delta at revision 2, then a compaction whose PreCompact
+    hook timed out or is missing: the session's context was replaced, so it gets the whole prompt again."""
+    import time
+
+    clock = [1_000_000.0]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    run("checkpoint", "--file", str(sample_file))
+    assert "<checkpoint>" in start(run, repo, source)
+    clock[0] += 60
+    run("checkpoint", "--decision", "keep the v1 API")
+    assert "changed since this session last saw it" in start(run, repo, "resume")
+    clock[0] += 600  # the session works, then compacts: no pre-compact hook in between
+    later = start(run, repo, source)
+    assert "<checkpoint>" in later and "Next phase: Phase 2: matcher abstraction" in later
+    clock[0] += 900  # and again, with nothing delivered in between but long after: still a real compaction
+    assert "<checkpoint>" in start(run, repo, source)
+
+
+@pytest.mark.parametrize("source", ["compact", "clear"])
+def test_a_double_fired_session_start_is_one_line_the_second_time(repo, run, sample_file, monkeypatch, source):
+    import time
+
+    from ghstate import seen
+
+    clock = [2_000_000.0]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    run("checkpoint", "--file", str(sample_file))
+    assert "<checkpoint>" in start(run, repo, source)
+    clock[0] += seen.REPEAT_SECONDS - 1  # the host fires it again a few seconds later
+    again = start(run, repo, source)
+    assert len(again.splitlines()) == 1 and "already has ghstate checkpoint local #1 at revision 1" in again
+    other = "clear" if source == "compact" else "compact"
+    assert "<checkpoint>" in start(run, repo, other)  # another source is another event, not a repeat
+
+
+def test_the_repeat_rule():
+    from ghstate.seen import REPEAT_SECONDS, repeated
+
+    record = {"src": "compact", "at": 100.0, "full": True, "rev": 2}
+    assert repeated("compact", record, now=100.0) and repeated("compact", record, now=100 + REPEAT_SECONDS)
+    assert not repeated("compact", record, now=100 + REPEAT_SECONDS + 0.5)
+    assert not repeated("clear", record, now=101) and not repeated("compact", {**record, "src": "resume"}, now=101)
+    assert not repeated("compact", {"rev": 2, "full": True}, now=101)  # a record of an earlier version
+    assert not repeated("compact", None, now=101)
+
+
 def test_the_seen_file_is_small_bounded_and_survives_damage(repo, run, sample_file):
     from ghstate import seen
 

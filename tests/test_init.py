@@ -412,3 +412,172 @@ def test_json_keeps_the_users_indentation_and_line_endings():
     new = edit_json(user, "mcp.json", lambda d: add_mcp_server(d, "mcp.json", mcp_entry("ghstate", "cursor")))
     assert new.startswith('{\r\n\t"mcpServers": {\r\n\t\t"docs": {\r\n\t\t\t"command": "npx"\r\n\t\t},\r\n')
     assert "\n" not in new.replace("\r\n", "")
+
+
+# ------------------------------------------------------------------ issue 18: set-up that works as written
+
+SERVER_FILES = (".mcp.json", ".gemini/settings.json", ".cursor/mcp.json", ".codex/config.toml")
+
+
+def registered(repo) -> dict[str, bool]:
+    from ghstate.hosts import tomllib
+
+    found = {}
+    for target in SERVER_FILES:
+        path = repo / target
+        data = (tomllib.loads if target.endswith(".toml") else json.loads)(path.read_text()) if path.exists() else {}
+        found[target] = "ghstate" in (data.get("mcpServers") or data.get("mcp_servers") or {})
+    return found
+
+
+def test_without_the_sdk_init_registers_no_server_says_how_and_a_rerun_adds_them(repo, run, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a))
+    out = run("init", "--agent", "all").stdout
+    assert registered(repo) == dict.fromkeys(SERVER_FILES, False)
+    assert "no MCP server was registered" in out and "pip install 'ghstate[mcp]'" in out
+    assert "then run 'ghstate init' again" in out and "the hooks work meanwhile" in out
+    for target in (".claude/settings.json", ".codex/hooks.json", ".gemini/settings.json"):  # the hooks are there
+        assert "ghstate hook session-start" in (repo / target).read_text(), target
+
+    monkeypatch.setattr(importlib.util, "find_spec", real)  # the extra installed: init again adds the servers
+    out = run("init", "--agent", "all").stdout
+    assert registered(repo) == dict.fromkeys(SERVER_FILES, True)
+    assert "no MCP server was registered" not in out
+    assert_valid(repo)
+
+
+def test_the_sdk_is_looked_for_in_the_python_that_runs_ghstate(repo, run, monkeypatch, tmp_path):
+    """A ghstate on PATH from another environment: its Python is asked (find_spec, no import), not ours."""
+    import subprocess
+    import sys
+
+    bare = tmp_path / "bare"  # a Python without the SDK (no site-packages of ours)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+    for python, expected in ((bare / "bin" / "python"), False), (sys.executable, True):
+        script = tmp_path / "bin" / "ghstate"
+        script.parent.mkdir(exist_ok=True)
+        script.write_text(f"#!{python}\nfrom ghstate.cli import main\nmain()\n")
+        script.chmod(0o755)
+        monkeypatch.setattr("shutil.which", lambda name, *a, s=str(script), **k: s if name == "ghstate" else None)
+        from ghstate.commands.init import sdk_available
+
+        assert sdk_available("ghstate") is expected, python
+        assert sdk_available(f"{python} -m ghstate") is expected
+
+
+def test_codex_hooks_come_with_the_exact_trust_step(repo, run):
+    out = run("init", "--agent", "codex").stdout
+    note = " ".join(out.split())
+    assert "Codex runs the hooks in .codex/hooks.json only after you trust them" in note
+    assert f'[projects."{repo}"] with trust_level = "trusted" in ~/.codex/config.toml' in note
+    assert "codex exec --trust" in note and "'Trust all and continue'" in note and "/hooks" in note
+    assert "Codex runs the hooks" not in run("init", "--agent", "codex").stdout  # nothing written: nothing to say
+    assert "Codex runs the hooks" not in run("init", "--agent", "claude").stdout
+
+
+ONE_LINE_ENTRY = '"other": {"command": "x", "args": []}'
+LAYOUTS = {
+    "compact": '{"mcpServers":{"other":{"command":"x","args":[]}}}',
+    "one-line": '{"mcpServers": {' + ONE_LINE_ENTRY + '}}\n',
+    "2 spaces": '{\n  "mcpServers": {\n    ' + ONE_LINE_ENTRY + '\n  },\n  "x": [1, 2]\n}\n',
+    "4 spaces": '{\n    "mcpServers": {\n        ' + ONE_LINE_ENTRY + ',\n        "b": {\n            "command": "y"\n'
+                '        }\n    }\n}',
+    "tabs": '{\n\t"mcpServers": {\n\t\t' + ONE_LINE_ENTRY + '\n\t}\n}\n',
+    "trailing": '{\n  "mcpServers": {\n    ' + ONE_LINE_ENTRY + '\n  }\n}\n\n\n',
+    "crlf": '{\r\n  "mcpServers": {\r\n    ' + ONE_LINE_ENTRY + '\r\n  }\r\n}\r\n',
+    "empty servers": '{\n  "mcpServers": {},\n  "other": {"command": "x", "args": []}\n}\n',
+    "no servers": '{ "keep": {"a": 1, "b": [true, null]} }',
+}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_a_persons_json_keeps_its_layout(repo, run, layout):
+    user = LAYOUTS[layout]
+    (repo / ".mcp.json").write_text(user, newline="")
+    run("init", "--agent", "claude")
+    new = (repo / ".mcp.json").read_bytes().decode()
+    expected = json.loads(user)
+    expected.setdefault("mcpServers", {})["ghstate"] = {"type": "stdio", "command": "ghstate",
+                                                        "args": ["mcp", "--agent", "claude-code"]}
+    assert json.loads(new) == expected
+    # the person's text is all there, in order, as it was: ghstate's entry is inserted, nothing re-serialised
+    kept = iter(new)
+    assert all(ch in kept for ch in user), new
+    if ONE_LINE_ENTRY.replace(" ", "") in user.replace(" ", ""):
+        assert any(line.strip().startswith(ONE_LINE_ENTRY.split(":")[0]) and line.rstrip().rstrip(",").endswith("}")
+                   for line in new.splitlines()) or "\n" not in user.strip(), new
+    if "\n" not in user.strip():
+        assert "\n" not in new.strip()  # a one-line file stays one line
+    if "\r\n" in user:
+        assert "\n" not in new.replace("\r\n", "")
+    assert run("init", "--agent", "claude").stdout.count("MCP server already there") == 1
+
+
+def test_json_insertion_against_hypothesis_layouts():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from ghstate.hosts import CLAUDE_HOOKS, add_hooks, add_mcp_server, edit_json, mcp_entry
+
+    values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                                      max_size=3), max_leaves=8)
+    docs = st.dictionaries(st.text(max_size=6).filter(lambda k: k not in ("mcpServers", "hooks")), values,
+                           max_size=4)
+
+    @settings(max_examples=150, deadline=None)
+    @given(docs, st.sampled_from([None, 1, 2, 4, "\t"]), st.sampled_from([(",", ":"), (", ", ": ")]),
+           st.booleans(), st.sampled_from(["", "\n", "\n\n  "]))
+    def check(doc, indent, separators, servers, tail):
+        if servers:
+            doc = {**doc, "mcpServers": {"other": {"command": "x", "args": []}}}
+        user = json.dumps(doc, indent=indent, separators=separators if indent is None else (",", separators[1]),
+                          ensure_ascii=False) + tail
+
+        def change(d):
+            return add_mcp_server(d, "f", mcp_entry("ghstate", "claude")) | add_hooks(d, "f", CLAUDE_HOOKS,
+                                                                                       "ghstate", "claude")
+        merged = json.loads(user)
+        change(merged)
+        new = edit_json(user, "f", change)
+        assert json.loads(new) == merged
+        kept = iter(new)
+        assert all(ch in kept for ch in user)  # every character of the person's file, in order
+
+    check()
+
+
+def test_machine_local_files_stay_out_of_git_and_checkpoints_stay_committable(repo, run, sample_file):
+    import subprocess
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
+
+    run("init")
+    ignore = (repo / ".ghstate" / ".gitignore").read_text()
+    run("checkpoint", "--file", str(sample_file))
+    run("hook", "session-start", input=json.dumps({"source": "compact", "session_id": "s", "cwd": str(repo)}))
+    pending = repo / ".ghstate" / "pending"  # a write kept for GitHub, as push would find it
+    pending.mkdir()
+    (pending / "1-new.json").write_text("{}\n")
+    local = {".ghstate/seen.json", ".ghstate/.seen.lock", ".ghstate/.lock", ".ghstate/pending/1-new.json"}
+    assert all((repo / name).exists() for name in local)
+    git("add", "-A")
+    staged = set(git("diff", "--cached", "--name-only").split())
+    assert not staged & local, staged
+    assert {".ghstate/1.md", ".ghstate/log/1.jsonl", ".ghstate/.gitignore"} <= staged, staged
+    assert "seen.json" not in git("status", "--porcelain", "--ignored=no")
+    assert "/seen.json" in ignore and "/pending/" in ignore and "*.md" not in ignore
+
+
+def test_the_local_store_keeps_its_files_out_of_git_without_init(repo, run, sample_file):
+    import subprocess
+
+    run("checkpoint", "--file", str(sample_file))  # the first write, no init
+    assert (repo / ".ghstate" / ".gitignore").is_file()
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo, capture_output=True,
+                            text=True, check=True).stdout
+    assert ".ghstate/1.md" in status and ".ghstate/.lock" not in status

@@ -60,7 +60,7 @@ def test_repository_templates_override_the_shipped_ones(repo, run, sample_file):
 
 def test_concurrent_local_writers_lose_nothing(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file))
-    from ghstate.commands.common import App  # noqa: F401  (imported for its side-effect free check)
+    from ghstate.app import App  # noqa: F401  (imported for its side-effect free check)
 
     errors = []
 
@@ -98,3 +98,57 @@ def test_outside_git_uses_the_current_folder(tmp_path, monkeypatch, run, sample_
     run("checkpoint", "--file", str(sample_file))
     assert (folder / ".ghstate" / "1.md").is_file()
     assert "Phase 2" in run("resume", "1").stdout
+
+
+# ----------------------------------------------------------------------------- the hot path (#18.7)
+
+
+def test_an_unchanged_body_is_parsed_once_across_runs(repo, tmp_path):
+    """The second resume (and a repeated hook) of an unchanged body reads the parse cache: it never loads
+    the markdown parser, nor the secret scanner, the write log or the seen-file it does not use."""
+    (tmp_path / "c.md").write_text(SAMPLE)
+    cache = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    assert _run(["-m", "ghstate", "checkpoint", "--file", str(tmp_path / "c.md")], repo, **cache).returncode == 0
+    first = _run(["-X", "importtime", "-m", "ghstate", "resume"], repo, **cache)
+    second = _run(["-X", "importtime", "-m", "ghstate", "resume"], repo, **cache)
+    assert first.returncode == second.returncode == 0 and first.stdout == second.stdout
+    again = imported_modules(second.stderr)
+    assert not {m for m in again if m.startswith("markdown_it")}, "an unchanged body was parsed again"
+    assert not again & {"ghstate.secrets", "ghstate.writelog", "ghstate.intent", "ghstate.seen", "ghstate.writer"}
+    event = '{"hook_event_name":"SessionStart","source":"clear","session_id":"s-1","cwd":"."}'
+    for _ in range(2):
+        hook = subprocess.run([sys.executable, "-X", "importtime", "-m", "ghstate", "hook", "session-start"],
+                              cwd=repo, input=event, capture_output=True, text=True, timeout=60,
+                              env={**os.environ, **cache})
+        assert hook.returncode == 0 and "additionalContext" in hook.stdout
+        assert not {m for m in imported_modules(hook.stderr) if m.startswith("markdown_it")}
+    off = _run(["-X", "importtime", "-m", "ghstate", "resume"], repo, GHSTATE_NO_CACHE="1", **cache)
+    assert off.stdout == first.stdout and "markdown_it" in imported_modules(off.stderr)
+
+
+def test_the_parse_cache_builds_checkpoints_and_nothing_else(tmp_path, monkeypatch):
+    """An entry is read back by an unpickler that can build ghstate's record types only: a file put there
+    to run code is a miss (parsed anew), never run; a changed body is a miss too."""
+    import pickle
+
+    from ghstate import parsecache
+
+    monkeypatch.setattr(parsecache, "_folder", None)
+    parsecache.use(str(tmp_path / "cache" / "ghstate" / "templates-x"))
+    assert parsecache.checkpoint(SAMPLE) == parse(SAMPLE).checkpoint
+    entries = list(parsecache._folder.glob("*.pickle"))
+    assert len(entries) == 1
+    assert parsecache.checkpoint(SAMPLE) == parse(SAMPLE).checkpoint  # from the entry
+
+    class Boom:
+        def __reduce__(self):
+            return (os.system, ("touch " + str(tmp_path / "ran"),))
+
+    entries[0].write_bytes(pickle.dumps(Boom()))
+    assert parsecache.checkpoint(SAMPLE) == parse(SAMPLE).checkpoint
+    assert not (tmp_path / "ran").exists()
+    changed = SAMPLE.replace("Phase 2", "Phase Two")
+    assert parsecache.checkpoint(changed) == parse(changed).checkpoint
+    assert len(list(parsecache._folder.glob("*.pickle"))) == 2
+    parsecache.use(None)
+    assert parsecache._folder is None

@@ -75,3 +75,26 @@ def test_any_json_loads_without_failing_and_dumps_to_what_loads_the_same(raw):
     loaded = marker.load(raw)
     assert marker.load(marker.dump(loaded)) == loaded
     assert isinstance(loaded.meta, Meta)
+
+
+def test_shedding_keeps_the_newest_provenance_and_never_what_readers_need():
+    from ghstate import marker
+
+    prov = marker.ProvenanceRecord(entries={"d": {"a1": 1, "b2": 5, "c3": 9}, "r": {"d4": 2}}, resume=("e5", 3),
+                                   revisions={r: marker.RevisionFacts() for r in (1, 2, 3, 5, 9)})
+    meta = marker.Meta(revision=9, branch="b", commit="c" * 12, digests={"goal": "x"}, fingerprints={"f": "1"},
+                       digest_history=(marker.DigestsAt(8, {"goal": "y"}),), log=marker.LogState(seen=2),
+                       provenance=prov)
+    steps = list(marker.lighter(meta))
+    assert [words for _, words in steps] == [
+        "the section digests of earlier revisions",
+        "the section digests of earlier revisions, the oldest half of the provenance",
+        "the section digests of earlier revisions, the oldest three quarters of the provenance",
+        "the section digests of earlier revisions, the provenance",
+        "the section digests of earlier revisions, the provenance, the fingerprints of dirty files"]
+    half = steps[1][0].provenance
+    assert half.entries == {"d": {"c3": 9, "b2": 5}} and half.capped == {"d", "r"}
+    assert set(half.revisions) == {3, 5, 9}  # the resume instruction's revision is still referenced
+    for shed, _ in steps:  # what a reader needs is never shed
+        assert (shed.revision, shed.branch, shed.commit, shed.digests, shed.log) == (9, "b", "c" * 12,
+                                                                                    {"goal": "x"}, meta.log)

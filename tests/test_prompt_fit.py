@@ -104,12 +104,23 @@ def test_a_budget_below_what_must_stay_says_so(large, run):
     assert large.resume in out and "Next phase: Phase 13" in out  # never cut
     data = json.loads(run("resume", "--budget", "500", "--format", "json").stdout)
     assert data["fit"]["over"] is True and data["fit"]["kept"]["decisions"] == 0
+    # ... and says that it is over, and by how much: the figure is this very prompt's length
+    stated = re.search(r"Over the budget: .* take this prompt to ([\d,]+) characters, ([\d,]+) over the 500 "
+                       r"asked for\.", out)
+    assert stated, out[-600:]
+    assert int(stated.group(1).replace(",", "")) == len(out) == data["fit"]["chars"]
+    assert int(stated.group(2).replace(",", "")) == len(out) - 500
+
+
+def test_a_prompt_within_its_budget_says_nothing_of_being_over(large, run):
+    assert "Over the budget" not in run("resume", "--budget", "9000").stdout
+    assert "Over the budget" not in run("resume").stdout
 
 
 def test_fit_is_the_fewest_drops_that_fit():
     whole = fit.full({"decisions": 3, "questions": 0, "risks": 2, "notes": 0, "files": 2, "runtime": 0}, 1)
 
-    def render(sel, left):
+    def render(sel, left, over_by):
         return "x" * (100 + 10 * (sel.decisions + sel.risks + sel.files) + 5 * sel.done_names) + ("!" if left else "")
 
     assert fit.fit(render, whole, 0, done=1, later=0).selection == whole

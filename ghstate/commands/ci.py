@@ -19,7 +19,7 @@ from ghstate.model import Checkpoint, Execution
 from ghstate.runner import annotate, append_file, write_outputs
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ghstate.commands.common import App
+    from ghstate.app import App
     from ghstate.intent import Intent, LabelRule
     from ghstate.writer import WriteResult
 

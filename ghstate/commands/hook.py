@@ -122,8 +122,8 @@ def session_start(host: str) -> None:
         source = event.get("source") or "startup"
         app = _app(event)
         from ghstate import gitinfo
-        from ghstate.commands.rehydrate import hook_context
         from ghstate.reader import current, locate
+        from ghstate.services.resume import hook_context
 
         tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
         stored = locate(app.store, None, tree.branch)

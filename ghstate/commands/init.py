@@ -81,8 +81,13 @@ def choose_hosts(given: tuple[str, ...], root: Path) -> list[str]:
     return [h for h in hosts.HOSTS if h in chosen]
 
 
-def plan(root: Path, chosen: list[str], program: str, force: bool) -> list[Change]:
-    """Every file init writes and its new text, worked out before anything is written."""
+NO_SERVER = "MCP server not added: the MCP SDK is not installed (see the note below)"
+
+
+def plan(root: Path, chosen: list[str], program: str, force: bool, servers: bool = True) -> list[Change]:
+    """Every file init writes and its new text, worked out before anything is written. Without
+    ``servers`` (the ghstate the hosts would run cannot import the MCP SDK, so a server could not
+    start) no MCP server is registered; the hooks are."""
     changes: list[Change] = []
 
     def json_file(target: str, edit: Any, done: str, kept: str) -> None:
@@ -106,14 +111,20 @@ def plan(root: Path, chosen: list[str], program: str, force: bool) -> list[Chang
     if "claude" in chosen:
         json_file(".claude/settings.json", lambda d: merge_hooks(d, str(root / ".claude/settings.json"), program),
                   "hooks added", "hooks already there")
-        json_file(".mcp.json", lambda d: hosts.add_mcp_server(d, str(root / ".mcp.json"),
-                                                              hosts.mcp_entry(program, "claude", typed=True)),
-                  "MCP server added", "MCP server already there")
+        if servers:
+            json_file(".mcp.json", lambda d: hosts.add_mcp_server(d, str(root / ".mcp.json"),
+                                                                  hosts.mcp_entry(program, "claude", typed=True)),
+                      "MCP server added", "MCP server already there")
+        else:
+            changes.append(Change(".mcp.json", None, NO_SERVER))
     if "codex" in chosen:
         path = root / ".codex/config.toml"
-        new = hosts.with_codex_server(_read(path), str(path), program, force)
-        changes.append(Change(".codex/config.toml", new, "MCP server added" if new is not None
-                              else "MCP server already there"))
+        if servers:
+            new = hosts.with_codex_server(_read(path), str(path), program, force)
+            changes.append(Change(".codex/config.toml", new, "MCP server added" if new is not None
+                                  else "MCP server already there"))
+        else:
+            changes.append(Change(".codex/config.toml", None, NO_SERVER))
         json_file(".codex/hooks.json", lambda d: hosts.add_hooks(d, str(root / ".codex/hooks.json"),
                                                                  hosts.CODEX_HOOKS, program, "codex"),
                   "hooks added", "hooks already there")
@@ -121,14 +132,21 @@ def plan(root: Path, chosen: list[str], program: str, force: bool) -> list[Chang
         origin = str(root / ".gemini/settings.json")
 
         def gemini(data: dict[str, Any]) -> bool:
-            server = hosts.add_mcp_server(data, origin, hosts.mcp_entry(program, "gemini"))
+            server = servers and hosts.add_mcp_server(data, origin, hosts.mcp_entry(program, "gemini"))
             return hosts.add_hooks(data, origin, hosts.GEMINI_HOOKS, program, "gemini") | server
 
-        json_file(".gemini/settings.json", gemini, "MCP server and hooks added", "MCP server and hooks already there")
+        if servers:
+            json_file(".gemini/settings.json", gemini, "MCP server and hooks added",
+                      "MCP server and hooks already there")
+        else:
+            json_file(".gemini/settings.json", gemini, "hooks added; " + NO_SERVER, "hooks already there; " + NO_SERVER)
     if "cursor" in chosen:
-        json_file(".cursor/mcp.json", lambda d: hosts.add_mcp_server(d, str(root / ".cursor/mcp.json"),
-                                                                     hosts.mcp_entry(program, "cursor")),
-                  "MCP server added", "MCP server already there")
+        if servers:
+            json_file(".cursor/mcp.json", lambda d: hosts.add_mcp_server(d, str(root / ".cursor/mcp.json"),
+                                                                         hosts.mcp_entry(program, "cursor")),
+                      "MCP server added", "MCP server already there")
+        else:
+            changes.append(Change(".cursor/mcp.json", None, NO_SERVER))
     for host in chosen:
         for source, target in FILES.get(host, ()):
             template(source, target)
@@ -166,7 +184,9 @@ def init(agents: tuple[str, ...], force: bool) -> None:
     policy = app.settings.policy
     chosen = choose_hosts(agents, root)
     program = ghstate_command()
-    changes = plan(root, chosen, program, force)  # a file init cannot read stops it here, before any write
+    servers = sdk_available(program)
+    changes = plan(root, chosen, program, force, servers)  # a file init cannot read stops it here, before any write
+    changes.append(keep_out_of_git(app.settings.state_dir, root))
     report: list[tuple[str, str]] = []
     if app.store.remote:
         labels = [(policy.label, "1d76db", "Working state kept by ghstate"),
@@ -183,14 +203,84 @@ def init(agents: tuple[str, ...], force: bool) -> None:
         report.append((change.target, change.outcome))
     if program != "ghstate":
         report.append(("note", f"ghstate is not on PATH here: the hooks call {program}"))
-    if set(chosen) & {"claude", "codex", "gemini", "cursor"} and not _sdk_installed():
-        report.append(("note", "the MCP server needs the MCP SDK: pip install 'ghstate[mcp]'"))
+    if not servers:
+        report.append(("note", "no MCP server was registered: the MCP servers need the MCP Python SDK, which "
+                       f"{program} cannot import. Install it with pip install 'ghstate[mcp]' (where ghstate "
+                       "is installed), then run 'ghstate init' again to add them; the hooks work meanwhile"))
+    if any(c.target == ".codex/hooks.json" and c.text is not None for c in changes):
+        report.append(("note", CODEX_TRUST.format(root=root)))
     width = max(len(name) for name, _ in report)
     for name, outcome in report:
         click.echo(f"{name:<{width}}  {outcome}")
 
 
-def _sdk_installed() -> bool:
-    import importlib.util
+# Codex CLI 0.169 runs a project's hooks only in a trusted project, and then only hooks the user has
+# reviewed (their hash is kept in ~/.codex/config.toml); `codex exec` skips the others silently.
+CODEX_TRUST = (
+    "Codex runs the hooks in .codex/hooks.json only after you trust them, and skips them without a word "
+    "until then. 1) Trust this project: answer 'Trust and continue' when codex asks about this folder, or "
+    "run 'codex exec --trust' here once, or put [projects.\"{root}\"] with trust_level = \"trusted\" in "
+    "~/.codex/config.toml. 2) Trust the hooks: start codex here and choose 'Trust all and continue' when it "
+    "says hooks need review (or trust them in /hooks). Codex asks again when a hook changes")
 
+
+def keep_out_of_git(state_dir: Path, root: Path) -> Change:
+    """``.ghstate/.gitignore``: the machine-local files stay out of commits, the checkpoints do not."""
+    from ghstate.stores.local import GITIGNORE, IGNORED
+
+    path = state_dir / GITIGNORE
+    try:
+        target = str(path.relative_to(root))
+    except ValueError:
+        target = str(path)
+    current = _read(path)
+    if current is None:
+        return Change(target, IGNORED, "written (seen.json, locks and pending/ stay out of git)")
+    missing = [line for line in IGNORED.splitlines() if line.strip() and not line.startswith("#")
+               and line not in current.splitlines()]
+    if not missing:
+        return Change(target, None, "unchanged")
+    sep = "" if current.endswith("\n") or not current else "\n"
+    return Change(target, current + sep + "\n".join(missing) + "\n", "machine-local entries added")
+
+
+def _interpreter(program: str) -> str | None:
+    """The Python that runs ``program`` (``ghstate``, a path to it, or ``python -m ghstate``), when known."""
+    import shlex
+    import shutil
+
+    words = shlex.split(program)
+    if len(words) >= 3 and words[-2:] == ["-m", "ghstate"]:
+        return words[0]
+    found = shutil.which(words[0]) if words else None
+    if not found:
+        return None
+    try:
+        with open(found, "rb") as fh:
+            first = fh.readline(4096)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    shebang = first[2:].decode("utf-8", "replace").split()
+    if shebang and Path(shebang[0]).name == "env" and len(shebang) > 1:
+        shebang = [shutil.which(shebang[1]) or shebang[1]]
+    return shebang[0] if shebang and Path(shebang[0]).name.startswith("python") else None
+
+
+def sdk_available(program: str) -> bool:
+    """Can the ghstate that the hosts would run (``program``) import the MCP SDK? Asked without importing
+    it (importlib.util.find_spec): in this process when that is the Python running now, else in the
+    other Python (a ghstate on PATH from another environment)."""
+    import importlib.util
+    import os
+    import sys
+
+    from ghstate.config import python_finds
+
+    python = _interpreter(program)
+    if python and os.path.abspath(python) != os.path.abspath(sys.executable):
+        found = python_finds(python, "mcp")
+        if found is not None:
+            return found
     return importlib.util.find_spec("mcp") is not None

@@ -8,9 +8,10 @@ import click
 
 from ghstate import render as render_mod
 from ghstate import templating
-from ghstate.commands.common import emit_json, make_app, parse_text, read_input, store_options
+from ghstate.commands.common import emit_json, make_app, store_options
 from ghstate.errors import GhstateError, InputError
-from ghstate.lint import lint as lint_rules
+from ghstate.lint import report as lint_report
+from ghstate.services.inputs import parse_text, read_input
 from ghstate.state_json import StateError, from_json, looks_like_json, to_json
 
 
@@ -75,20 +76,6 @@ def lint(target: str | None) -> None:
         click.echo(line)
     if failure:
         raise LintFailed(failure)
-
-
-def lint_report(text: str, name: str, max_item_chars: int) -> tuple[list[str], str | None]:
-    """One line per problem, and the failure message when any is an error (what ``ghstate lint`` prints
-    and the MCP server's ``lint`` tool answers)."""
-    parsed = parse_text(text, name)
-    problems = lint_rules(parsed, text, max_item_chars=max_item_chars)
-    errors = sum(p.severity == "error" for p in problems)
-    failure = None
-    if errors:
-        warnings = len(problems) - errors
-        failure = (f"{name}: {errors} error{'s' if errors != 1 else ''} and {warnings} "
-                   f"warning{'s' if warnings != 1 else ''}; fix the errors listed above")
-    return [problem.format(name) for problem in problems], failure
 
 
 class LintFailed(GhstateError):

@@ -7,6 +7,7 @@ import importlib.util
 import click
 
 from ghstate import __version__
+from ghstate.app import build_app
 from ghstate.commands.common import make_app, store_options
 from ghstate.errors import ConfigError
 
@@ -38,9 +39,11 @@ def mcp(agent: str | None, role: str | None, session: str | None) -> None:
     from ghstate import mcp_server
 
     make_app(agent=agent, role=role, session=session)  # a broken configuration fails here, once, as one line
+    options = dict(click.get_current_context().meta.get("store_options", {}))
 
     def app_for(client: str | None) -> object:
         """The App of one call (a call is one command: its own settings, GitHub budget and branch)."""
-        return make_app(agent=agent or os.environ.get("GHSTATE_AGENT") or client, role=role, session=session)
+        return build_app(**options, agent=agent or os.environ.get("GHSTATE_AGENT") or client, role=role,
+                         session=session)
 
     mcp_server.serve(app_for, version=__version__)

@@ -3,7 +3,6 @@
 Both stores speak in raw bodies and never parse them: what a body means is ``parse``'s business.
 """
 
-from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
@@ -73,16 +72,16 @@ class Store(Protocol):
 
     def iter_open(self) -> Iterator[Stored]: ...  # most recent first, lazily
 
-    def create(self, title: str, body: str, unique: str = "", entry: LogEntry | None = None) -> Stored: ...
+    def create(self, title: str, body: str, unique: str = "", entry: "LogEntry | None" = None) -> Stored: ...
 
     def reread(self, stored: Stored) -> Stored | None: ...
 
     def update(self, stored: Stored, body: str, title: str | None = None,
-               labels: tuple[str, ...] | None = None, entry: LogEntry | None = None) -> Stored: ...
+               labels: tuple[str, ...] | None = None, entry: "LogEntry | None" = None) -> Stored: ...
 
-    def add_revision(self, stored: Stored, entry: LogEntry, summary: str) -> None: ...
+    def add_revision(self, stored: Stored, entry: "LogEntry", summary: str) -> None: ...
 
     def log(self, stored: Stored, after: int, pages: int = ...,
-            via: str = ...) -> list[LogEntry]: ...  # entries after ``after`` of the log ``via`` names
+            via: str = ...) -> list["LogEntry"]: ...  # entries after ``after`` of the log ``via`` names
 
-    def revisions(self, number: int) -> list[Revision]: ...
+    def revisions(self, number: int) -> list["Revision"]: ...

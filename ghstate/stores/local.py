@@ -16,14 +16,16 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ghstate.errors import InputError, NotFound
-from ghstate.intent import WriteSpec, unpack
 from ghstate.marker import text
 from ghstate.model import Revision
 from ghstate.stores import Stored, StoreKind
-from ghstate.writelog import LogEntry
+
+if TYPE_CHECKING:  # pragma: no cover  (a reader that needs no log or kept write never loads them)
+    from ghstate.intent import WriteSpec
+    from ghstate.writelog import LogEntry
 
 _NUMBERED = re.compile(r"^([1-9][0-9]{0,8})\.md$")
 
@@ -87,6 +89,27 @@ def atomic_create(path: Path, text: str) -> bool:
             os.unlink(tmp)
 
 
+GITIGNORE = ".gitignore"
+# What in the store folder is this machine's alone and never belongs in a commit: the seen-file of the
+# hooks, the lock files, writes kept for GitHub (they hold this machine's state) and leftovers of an
+# interrupted atomic write. The checkpoints (N.md) and their write logs (log/) stay committable.
+IGNORED = """# Written by ghstate: this machine's own files, kept out of git. Checkpoints (N.md, log/) are committable.
+/seen.json
+/.seen.lock
+/.lock
+/pending/
+/.*.tmp
+"""
+
+
+def keep_out_of_git(directory: Path) -> None:
+    """Give the store folder its ``.gitignore`` the first time ghstate writes there (one stat after that)."""
+    path = directory / GITIGNORE
+    if not path.exists():
+        with contextlib.suppress(OSError):
+            atomic_create(path, IGNORED)
+
+
 class LocalStore:
     kind: StoreKind = "local"
     remote = False
@@ -113,6 +136,8 @@ class LocalStore:
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
         """Serialise writers on this machine (two agents in one repository)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        keep_out_of_git(self.directory)
         return file_lock(self.directory / ".lock")
 
     # ----------------------------------------------------------------------------- checkpoints
@@ -199,6 +224,8 @@ class LocalStore:
             return []
 
     def log(self, stored: Stored, after: int, pages: int = 0, via: str = "comments") -> list[LogEntry]:
+        from ghstate.writelog import LogEntry
+
         out = []
         for position, line in enumerate(self._log_lines(stored.number)[after:], start=after + 1):
             try:
@@ -224,6 +251,7 @@ class LocalStore:
     def save_pending(self, record: PendingWrite) -> Path:
         """Keep a write meant for GitHub until ``ghstate push``; returns the file it is in."""
         self.pending_dir.mkdir(parents=True, exist_ok=True)
+        keep_out_of_git(self.directory)
         target = record.write.number or "new"  # named by the nanosecond, so that push replays in order
         path = self.pending_dir / f"{time.time_ns():020d}-{target}-{os.getpid()}-{os.urandom(3).hex()}.json"
         atomic_write(path, json.dumps(record.to_data(), ensure_ascii=False, indent=1) + "\n")
@@ -265,6 +293,8 @@ class PendingWrite:
 
     @classmethod
     def from_data(cls, data: Any) -> PendingWrite:
+        from ghstate.intent import WriteSpec
+
         if not isinstance(data, dict) or data.get("kind") != "ghstate-pending":
             raise ValueError("not a pending write of ghstate")
         repo = data.get("repo")
@@ -276,6 +306,8 @@ class PendingWrite:
 def _older_write(data: dict[str, Any]) -> dict[str, Any]:
     """A write as versions before 3 kept it: some of its fields, and its intent (before version 2, the
     JSON state and the digests it had read)."""
+    from ghstate.intent import unpack
+
     intent = unpack(data.get("intent") or {})
     if data.get("version") != 2:
         intent = _older_intent(intent)

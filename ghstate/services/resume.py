@@ -1,0 +1,256 @@
+"""Rehydration: a checkpoint next to reality, fitted to a budget, given once per agent session.
+
+What ``resume`` prints, what ``show`` prints, what the SessionStart hook injects and what the MCP
+server's ``resume`` tool answers come from here: a ``ResumeRequest`` in, text out. It brings together
+the drift of the tree, the findings of ``trust``, the prompt fitted by ``fit``, and what a session has
+already been given (``seen``), each computed once and only when the answer needs it. No click here.
+"""
+
+
+import functools
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, NamedTuple
+
+from ghstate import drift as drift_mod
+from ghstate import fit, gitinfo, present, render, trust
+from ghstate.app import App
+from ghstate.model import Checkpoint, file_paths_of, runtime_entry, with_digests
+from ghstate.provenance import Provenance
+from ghstate.stores import Note, Stored
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ghstate import seen
+
+FORMATS = ("prompt", "short", "json", "markdown")
+SOURCES = ("startup", "resume", "clear", "compact")
+
+
+@dataclass(frozen=True)
+class ResumeRequest:
+    """What a reader asks for: which checkpoint, in which format, fitted how, delivered to whom.
+
+    ``issue`` None: the open checkpoint of the current branch. ``budget`` None: the config's
+    ``prompt_budget``. ``session`` and ``source`` (a SessionStart source): give what that session has not
+    been given yet, and remember it (``session`` "" when the host gave none: nothing to remember it by).
+    ``mcp``: the session's host reaches ghstate through its MCP server (the startup line says so)."""
+
+    issue: int | None = None
+    fmt: str = "prompt"
+    budget: int | None = None
+    source: str | None = None
+    session: str = ""
+    mcp: bool = False
+
+    @property
+    def delivering(self) -> bool:
+        return self.source is not None
+
+
+class Observed(NamedTuple):
+    """Reality next to the checkpoint: drift, runtime probes, stale files to re-read, findings."""
+
+    drift: drift_mod.Drift
+    statuses: list[str]
+    reread_stale: dict[str, int]  # file → the revision that listed it, when it changed since then
+    findings: list[str]
+
+
+MAX_LISTING_COMMITS = 3  # older revisions whose files to re-read are compared with the tree
+
+
+def observe(app: App, cp: Checkpoint, tree: gitinfo.WorkTree) -> Observed:
+    """Check reality: drift of the working tree since the checkpoint, the runtime probes, and what of
+    the checkpoint contradicts itself or the tree."""
+    root = app.settings.root if app.settings.in_git else None
+    if root is not None and drift_mod.recorded_in_repository(cp):  # what changed, what is uncommitted, HEAD
+        changes, status = gitinfo.changes_and_tree(root, cp.meta.commit)
+        tree = tree._replace(dirty=app.own_files_removed(status.dirty), commit=tree.commit or status.commit)
+    else:
+        changes = gitinfo.Changes(False)
+    changes = changes._replace(changed_files=app.own_files_removed(changes.changed_files))
+    recorded = cp.meta.fingerprints
+    fingerprints = gitinfo.fingerprints(root, tuple(recorded)) if recorded else {}
+    drift = drift_mod.compute(cp, tree, changes, fingerprints, in_repository=root is not None)
+    statuses = []
+    if cp.runtime:
+        from ghstate import probes
+
+        statuses = probes.probe_all([runtime_entry(item)[1] for item in cp.runtime])
+    stale = _reread_stale(app, cp, drift) if drift.known and not drift.commit_missing else {}
+    findings = trust.findings(cp, head=drift.head, commits_since=drift.commits_since)
+    return Observed(drift, statuses, stale, findings)
+
+
+def _reread_stale(app: App, cp: Checkpoint, drift: drift_mod.Drift) -> dict[str, int]:
+    """Files to re-read listed by an older revision (on another commit) that changed since that one."""
+    prov = Provenance(cp)
+    by_commit: dict[str, list[tuple[str, int]]] = {}
+    for item in cp.files:
+        source = prov.item("files", item)
+        if source.known and source.commit and not cp.meta.commit.startswith(source.commit):
+            for path in file_paths_of(item):
+                if path not in drift.reread_changed:
+                    by_commit.setdefault(source.commit, []).append((path, source.revision))
+    out: dict[str, int] = {}
+    for commit in sorted(by_commit, key=lambda c: -max(r for _, r in by_commit[c]))[:MAX_LISTING_COMMITS]:
+        since = gitinfo.changes_since(app.settings.root, commit)
+        if not since.commit_known:
+            continue
+        for path, revision in by_commit[commit]:
+            if any(drift_mod.matches(path, f) for f in since.changed_files):
+                out[path] = revision
+    return out
+
+
+class Rehydration:
+    """One checkpoint read back for a fresh session, next to reality: what ``ResumeRequest`` asks of it.
+    Git, the runtime probes, GitHub's comments and the fitted prompt are each computed at most once, and
+    only when the answer needs them (a short line needs no comments; markdown needs nothing)."""
+
+    def __init__(self, app: App, stored: Stored, cp: Checkpoint, tree: gitinfo.WorkTree,
+                 request: ResumeRequest) -> None:
+        self.app = app
+        self.stored = stored
+        self.checkpoint = cp
+        self.tree = tree
+        self.request = request
+        self.budget = app.settings.policy.prompt_budget if request.budget is None else request.budget
+
+    @functools.cached_property
+    def observed(self) -> Observed:
+        return observe(self.app, self.checkpoint, self.tree)
+
+    @functools.cached_property
+    def notes(self) -> tuple[list[Note], int]:
+        """Comments left since the checkpoint that a prompt may show, and how many others were left out."""
+        if not self.app.store.remote:
+            return [], 0
+        return self.app.github().notes_since(self.stored, self.checkpoint.meta.updated_at)
+
+    @functools.cached_property
+    def fitted(self) -> fit.Fitted:
+        o = self.observed
+        shown, left = self.notes
+        facts = present.PromptFacts(o.drift, o.statuses, shown, left, o.findings, o.reread_stale)
+        return present.fitted_prompt(self.checkpoint, source=self.app.describe_source(self.stored), env=self.app.env,
+                                     facts=facts, budget=self.budget, show_command=f"ghstate show {self.stored.number}")
+
+    @property
+    def label(self) -> str:
+        return self.app.label(self.stored.number)
+
+    def text(self, fmt: str | None = None) -> str:
+        """The answer in the request's format (or ``fmt``: another format of the same reading, never
+        delivered: what ``resume --post`` posts)."""
+        request = self.request if fmt is None else replace(self.request, fmt=fmt, source=None)
+        cp, stored = self.checkpoint, self.stored
+        if request.fmt == "markdown":  # the body as stored, its marker's digests those of what it holds now
+            body = render.replace_marker(stored.body, with_digests(cp))
+            return body if body.endswith("\n") else body + "\n"
+        if request.fmt == "short":
+            return present.short(cp, label=self.label, drift=self.observed.drift, env=self.app.env) + "\n"
+        kind, text, found = "full", "", None
+        if request.delivering:
+            kind, text, found = self.deliver(request)
+        if kind == "full" and not text:
+            text = self.fitted.text
+        if request.fmt == "json":
+            return self.json(kind, text, found, request.delivering)
+        return text.rstrip("\n") + "\n"
+
+    def json(self, kind: str, text: str, found: "seen.Changes | None", delivering: bool) -> str:
+        import json
+
+        from ghstate.state_json import to_json
+
+        o = self.observed
+        data = to_json(with_digests(self.checkpoint), issue=self.stored.number, url=self.stored.location,
+                       drift=o.drift.as_dict(), runtime_status=o.statuses)
+        shown, left = self.notes
+        data["notes"] = [{"author": n.author, "created_at": n.created_at, "body": n.body} for n in shown]
+        data["notes_left_out"] = left
+        data["findings"] = o.findings
+        data["reread_stale"] = o.reread_stale
+        data["fit"] = fit_json(self.fitted, self.budget)
+        if delivering:
+            data["delivery"] = {"kind": kind, "text": text.rstrip("\n") + "\n",
+                                "changes": found.as_dict() if found is not None else None}
+        return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+    def pointer(self) -> str:
+        short = present.short(self.checkpoint, label=self.label, drift=self.observed.drift, env=self.app.env)
+        return present.pointer_line(short, self.stored.number, self.request.mcp)
+
+    def deliver(self, request: ResumeRequest) -> "tuple[str, str, seen.Changes | None]":
+        """Once per session and revision: (kind, text, changes) for a session starting with ``source``,
+        recorded in the seen-file so that the next start of the same session knows what it was given.
+        Kind "full" with no text: the whole prompt (``fitted``)."""
+        from ghstate import seen  # only a delivery reads the seen-file
+
+        app, cp, stored = self.app, self.checkpoint, self.stored
+        source = request.source or "startup"
+        if not request.session:  # nothing to remember it by: the full prompt, or the pointer at startup
+            return ("pointer", self.pointer(), None) if source == "startup" else ("full", "", None)
+        key = f"{app.store.kind}:{stored.number}"
+        with seen.book(app.settings.state_dir) as book:
+            record = book.get(request.session, key)
+            decision = seen.decide(source, record, cp)
+            if decision.kind == "full":
+                book.put(request.session, key, seen.snapshot(cp, full=True, source=source))
+                return "full", "", None
+            if decision.kind == "line":
+                return "line", present.already_seen_line(self.label, stored.number, cp.meta.revision), None
+            if decision.kind == "changes":
+                assert decision.changes is not None and record is not None
+                text = present.changes_prompt(cp, decision.changes, label=self.label, env=app.env,
+                                              findings=self.observed.findings)
+                if len(text) >= len(self.fitted.text):  # so much changed that the whole prompt says it better
+                    book.put(request.session, key, seen.snapshot(cp, full=True, source=source))
+                    return "full", "", decision.changes
+                book.put(request.session, key, seen.snapshot(cp, full=bool(record.get("full")), source=source))
+                return "changes", text, decision.changes
+        return "pointer", self.pointer(), None
+
+
+def rehydrate(app: App, request: ResumeRequest, *, tree: gitinfo.WorkTree | None = None,
+              found: tuple[Stored, Checkpoint] | None = None) -> Rehydration:
+    """Read the requested checkpoint (or take ``found``) for a fresh session. Reads only; a delivery
+    remembers what the session was given in the local store folder."""
+    # Only the branch is needed to find the checkpoint: read it from HEAD rather than run git status.
+    if tree is None:
+        tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
+    stored, cp = found if found is not None else app.find(request.issue, tree=tree)
+    return Rehydration(app, stored, cp, tree, request)
+
+
+def show_text(app: App, issue: int | None, as_json: bool, *, provenance: bool = False) -> str:
+    """What ``ghstate show`` prints (and the MCP server's ``show`` tool answers)."""
+    stored, cp = app.find(issue, tree=gitinfo.head_tree(app.settings.root if app.settings.in_git else None))
+    if as_json:
+        import json
+
+        from ghstate.state_json import to_json
+
+        return json.dumps(to_json(with_digests(cp), issue=stored.number, url=stored.location), ensure_ascii=False,
+                          indent=2) + "\n"
+    return present.show(cp, label=app.label(stored.number), location=app.where(stored), env=app.env,
+                        provenance=provenance).rstrip("\n") + "\n"
+
+
+def hook_context(app: App, stored: Stored, cp: Checkpoint, tree: gitinfo.WorkTree, event: dict,
+                 host: str = fit.DEFAULT_HOST) -> str:
+    """What a SessionStart hook of ``host`` injects (see ``Rehydration.deliver``), fitted into that host's
+    budget."""
+    session = event.get("session_id") if isinstance(event.get("session_id"), str) else ""
+    request = ResumeRequest(issue=stored.number, budget=fit.host_budget(host, app.settings.policy.prompt_budget),
+                            source=event.get("source") or "startup", session=session or "",
+                            mcp=host != fit.DEFAULT_HOST)
+    return rehydrate(app, request, tree=tree, found=(stored, cp)).text().strip()
+
+
+def fit_json(fitted: fit.Fitted, budget: int) -> dict:
+    sel = fitted.selection
+    return {"budget": budget or None, "chars": len(fitted.text), "over": fitted.over, "left_out": fitted.left_out,
+            "kept": {"decisions": sel.decisions, "questions": sel.questions, "risks": sel.risks, "notes": sel.notes,
+                     "files": sel.files, "runtime": sel.runtime, "finished_phase_names": sel.done_names,
+                     "later_phase_names": sel.later_names}}
