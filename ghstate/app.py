@@ -17,6 +17,7 @@ from ghstate.stores import Store, Stored
 from ghstate.stores.local import LocalStore
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.project_sync import ProjectSync
     from ghstate.stores.github import GitHubStore
     from ghstate.writer import Writer
 
@@ -41,6 +42,19 @@ class App:
         builtin = None if templating.is_builtin(self.env, "checkpoint.md.j2") else templating.environment()
         return Writer(self.store, env=self.env, builtin=builtin, max_body_chars=s.policy.max_body_chars,
                       pending=self.local if keep_pending else None, repo=s.repo, api_url=s.api_url)
+
+    @functools.cached_property
+    def project(self) -> ProjectSync | None:
+        """The GitHub Project (v2) this command keeps current, when one is configured (ids cached here)."""
+        from ghstate.project_sync import connect
+
+        return connect(self.settings, self.store)
+
+    def keep_project(self, stored: Stored, cp: Checkpoint) -> list[str]:
+        """After a write: the checkpoint's project item made current; warnings, never a failure."""
+        if not self.settings.project or self.project is None or not self.settings.repo:
+            return []  # no project: nothing imported, nothing asked
+        return self.project.keep(self.settings.repo, stored.number, cp)
 
     def flush_notices(self) -> None:
         """Say what the store noticed and did not fail on (ignored history comments, unread pages)."""
@@ -104,10 +118,11 @@ class App:
 
 def build_app(*, repo: str | None = None, store: str | None = None, need_token: bool = True,
               agent: str | None = None, role: str | None = None, session: str | None = None,
-              github: dict[str, Any] | None = None) -> App:
+              project: str | None = None, github: dict[str, Any] | None = None) -> App:
     """The App for one command. ``github``: keyword arguments for the GitHub store (hooks pass short
     timeouts). PyGithub is imported only when the store is GitHub."""
-    settings = config.build(repo=repo, store=store, need_token=need_token, agent=agent, role=role, session=session)
+    settings = config.build(repo=repo, store=store, need_token=need_token, agent=agent, role=role, session=session,
+                            project=project)
     parsecache.use(settings.cache_dir)
     local = LocalStore(settings.state_dir)
     chosen: Store

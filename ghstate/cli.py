@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "init": ("init", "init", "Set a repository up: labels, issue form, agent hooks and commands."),
     "hook": ("hook", "hook", "Agent host hook entry points (session-start, pre-compact)."),
     "ci": ("ci", "ci", "Record a CI result on the checkpoint (what the GitHub Action runs)."),
+    "board": ("board", "board", "One line per open checkpoint of a GitHub Project, across repositories."),
     "mcp": ("serve_mcp", "mcp", "Serve the checkpoint to any agent host as an MCP server (stdio)."),
 }
 

@@ -33,6 +33,7 @@ class Policy(NamedTuple):
     max_item_chars: int = 400
     max_body_chars: int = DEFAULT_MAX_BODY
     prompt_budget: int = 0  # characters for `resume` (0: no limit); hooks use at most their host's limit
+    project: str = ""  # a GitHub Project (v2) whose items ghstate keeps current: orgs/OWNER/projects/N, …
 
 
 class Settings(NamedTuple):
@@ -48,6 +49,8 @@ class Settings(NamedTuple):
     role: str = ""
     session: str = ""
     cache_dir: str | None = None  # compiled templates; None disables the cache
+    project: str = ""  # --project, GHSTATE_PROJECT, or the policy's; checked by projects.parse_ref
+    project_token: str = ""  # GHSTATE_PROJECT_TOKEN: a token for the project only; never printed
 
     def __repr__(self) -> str:
         token = "***" if self.token else ""
@@ -120,7 +123,19 @@ def policy_from_dict(data: dict[str, Any], origin: str) -> Policy:
         raise ConfigError(f"prompt_budget in {origin} must be 0 (no limit) or a number of characters")
     if not 1_000 <= policy.max_body_chars <= GITHUB_LIMIT:
         raise ConfigError(f"max_body_chars in {origin} must be between 1000 and {GITHUB_LIMIT}")
+    if policy.project:
+        check_project(policy.project, f"project in {origin}")
     return policy
+
+
+def check_project(value: str, where: str) -> str:
+    """``value`` when it names a GitHub Project (v2); a ConfigError saying how to name one otherwise."""
+    from ghstate.projects import parse_ref
+
+    if parse_ref(value) is None:
+        raise ConfigError(f"{where} must name a GitHub Project: orgs/OWNER/projects/N, users/NAME/projects/N "
+                          f"or the project's URL, not {value[:100]!r}")
+    return value.strip()
 
 
 def api_hosts(api_url: str) -> tuple[str, ...]:
@@ -178,6 +193,8 @@ def build(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     need_token: bool = True,
+    project: str | None = None,
+    need_repo: bool = True,
 ) -> Settings:
     env = dict(os.environ if env is None else env)
     cwd = cwd or Path.cwd()
@@ -210,11 +227,18 @@ def build(
     if chosen == "auto":
         chosen = "github" if token and repo else "local"
     if chosen == "github":
-        if not repo:
+        if not repo and need_repo:
             raise ConfigError("no GitHub repository: pass -R OWNER/NAME, set GITHUB_REPOSITORY, "
                               "or add a GitHub 'origin' remote")
         if not token:
             raise ConfigError("no GitHub token: set GH_TOKEN or GITHUB_TOKEN, or run 'gh auth login'")
+
+    if project:
+        project = check_project(project, "--project")
+    elif env.get("GHSTATE_PROJECT", "").strip():
+        project = check_project(env["GHSTATE_PROJECT"], "GHSTATE_PROJECT")
+    else:
+        project = policy.project
 
     return Settings(
         root=root,
@@ -229,6 +253,8 @@ def build(
         role=role or env.get("GHSTATE_ROLE", ""),
         session=session or env.get("GHSTATE_SESSION", ""),
         cache_dir=_cache_dir(env),
+        project=project,
+        project_token=env.get("GHSTATE_PROJECT_TOKEN", "").strip() if project else "",
     )
 
 

@@ -6,6 +6,8 @@ suites, summary attributes that contradict the elements, a byte-order mark, CDAT
 counted from the ``<testcase>`` elements, never from the summaries, and no message or output text is
 dropped. Counting follows the runners and the tools that read their reports:
 
+- a test is its suite path, class name, name and file (``Case.key``); one test reported more than
+  once in a run was re-run, and counts once (``merge``): its last attempt decides;
 - ``status="disabled"`` / ``status="notrun"`` (googletest's DISABLED_ tests) count as skipped;
 - ``<flakyFailure>``/``<flakyError>`` (Surefire, Gradle's ``mergeReruns``) mean the test failed, was
   re-run and passed: it counts as passed, and is marked flaky; ``<rerunFailure>``/``<rerunError>``
@@ -42,13 +44,21 @@ class Case(NamedTuple):
     detail: str = ""  # the full failure text (stack trace, diff)
     time: float = 0.0
     output: str = ""  # system-out and system-err of the case
-    flaky: int = 0  # failed attempts before the passing one (flakyFailure, flakyError)
+    flaky: int = 0  # failed attempts before the passing one (flakyFailure, flakyError, repeated elements)
     setup: bool = False  # stands for a suite that failed to load, not for one test
+    suite: str = ""  # the path of the suites it is in, outermost first, joined by " › "
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """What the test is: its suite path, class name, name and file. Two test cases with one key
+        are one test reported more than once (re-runs); two with different keys are two tests."""
+        return (self.suite, self.classname, self.name, self.file)
 
     @property
     def label(self) -> str:
-        """How to name the test to a person: ``classname::name`` (or the file), without repeats."""
-        where = self.file or self.classname
+        """How to name the test to a person: ``classname::name`` (or the file, else the suite), without
+        repeats. ``results_of`` adds the suite path where two tests of a run would share a label."""
+        where = self.file if self.setup else (self.file or self.classname or self.suite)
         if where and where != self.name:
             return f"{where}::{self.name}"
         return self.name
@@ -64,10 +74,42 @@ class Report(NamedTuple):
 
 
 def count(cases: tuple[Case, ...] | list[Case]) -> dict[str, int]:
-    out = {"tests": len(cases), "passed": 0, "failed": 0, "errors": 0, "skipped": 0}
-    for case in cases:
+    """Tests by their outcome in the run, each test once (``merge``); ``flaky``: those of the passed
+    that failed first and passed on a re-run within the run."""
+    tests = merge(cases)
+    out = {"tests": len(tests), "passed": 0, "failed": 0, "errors": 0, "skipped": 0, "flaky": 0}
+    for case in tests:
         out[{"passed": "passed", "failed": "failed", "error": "errors", "skipped": "skipped"}[case.status]] += 1
+        out["flaky"] += bool(case.flaky)
     return out
+
+
+def merge(cases: tuple[Case, ...] | list[Case]) -> list[Case]:
+    """One case per test (``Case.key``), in the order first seen. A test reported more than once in a
+    run was re-run (Gradle without ``mergeReruns``, pytest-rerunfailures, a re-run step): its last
+    attempt that ran decides. Passed after failed attempts is a pass, and flaky; failed last is a
+    failure, whatever the earlier attempts say (pytest-rerunfailures writes a failed attempt as an
+    empty ``<testcase>``). Every attempt's failure text is kept."""
+    attempts: dict[tuple[str, str, str, str], list[Case]] = {}
+    for case in cases:
+        attempts.setdefault(case.key, []).append(case)
+    merged = []
+    for runs in attempts.values():
+        if len(runs) == 1:
+            merged.append(runs[0])
+            continue
+        ran = [c for c in runs if c.status != "skipped"] or runs
+        last = ran[-1]
+        failures = [c for c in ran[:-1] if c.status in ("failed", "error")]
+        detail = "\n\n".join(c.detail for c in (*failures, last) if c.detail)
+        output = "\n".join(c.output for c in runs if c.output)
+        if last.status == "passed" and (failures or last.flaky):
+            first = failures[0] if failures else last
+            merged.append(last._replace(flaky=last.flaky + len(failures), message=last.message or first.message,
+                                        detail=detail, output=output))
+        else:
+            merged.append(last._replace(detail=detail, output=output))
+    return merged
 
 
 def _local(tag: str) -> str:
@@ -112,7 +154,7 @@ _SKIPPED_STATUS = {"disabled", "notrun", "skipped", "ignored"}  # googletest, CT
 _SKIPPED_RESULT = {"suppressed", "skipped"}  # googletest's result= beside status="notrun"/"run"
 
 
-def _case(element: ET.Element, suite_file: str) -> Case:
+def _case(element: ET.Element, suite_file: str, suite: str = "") -> Case:
     status, message, detail = "passed", "", ""
     flaky = 0
     output: list[str] = []
@@ -156,16 +198,22 @@ def _case(element: ET.Element, suite_file: str) -> Case:
         time=seconds,
         output="\n".join(output),
         flaky=flaky if status == "passed" else 0,
+        suite=suite,
     )
 
 
-def _suite_failure(element: ET.Element, problem: ET.Element, suite_file: str) -> Case:
-    """An ``<error>``/``<failure>`` of the suite itself: the suite did not load or set up."""
+def _suite_failure(element: ET.Element, problem: ET.Element, suite_file: str, suite: str) -> Case:
+    """An ``<error>``/``<failure>`` of the suite itself: the suite did not load or set up. Its type
+    (``java.lang.NoClassDefFoundError``) stays beside its message, as the runner prints it."""
     body = _text(problem)
-    message = _reason(problem.get("message") or "", body) or problem.get("type") or _local(problem.tag)
+    kind = (problem.get("type") or "").strip()
+    message = _reason(problem.get("message") or "", body)
+    if kind and kind not in message:
+        message = f"{kind}: {message}" if message else kind
+    message = message or _local(problem.tag)
     name = element.get("name") or suite_file or "(unnamed suite)"
     return Case(name=f"{name} (suite failed to load)", classname="", file=suite_file, status="error",
-                message=" ".join(message.split()), detail=body, setup=True)
+                message=" ".join(message.split()), detail=body, setup=True, suite=suite)
 
 
 def parse_report(data: bytes, source: str) -> Report:
@@ -182,15 +230,18 @@ def parse_report(data: bytes, source: str) -> Report:
     cases: list[Case] = []
     output: list[str] = []
 
-    def walk(element: ET.Element, suite_file: str) -> None:
+    def walk(element: ET.Element, suite_file: str, path: tuple[str, ...]) -> None:
+        if _local(element.tag) == "testsuite":
+            path = (*path, " ".join((element.get("name") or "").split()))
+        suite = " › ".join(name for name in path if name)
         for child in element:
             tag = _local(child.tag)
             if tag == "testsuite":
-                walk(child, child.get("file") or suite_file)
+                walk(child, child.get("file") or suite_file, path)
             elif tag == "testcase":
-                cases.append(_case(child, suite_file))
+                cases.append(_case(child, suite_file, suite))
             elif tag in ("error", "failure") and _local(element.tag) == "testsuite":
-                cases.append(_suite_failure(element, child, suite_file))
+                cases.append(_suite_failure(element, child, suite_file, suite))
             elif tag in ("system-out", "system-err"):
                 text = _text(child)
                 if text:
@@ -199,7 +250,7 @@ def parse_report(data: bytes, source: str) -> Report:
     if _local(root.tag) == "testcase":
         cases.append(_case(root, ""))
     else:
-        walk(root, root.get("file") or "")
+        walk(root, root.get("file") or "", ())
     return Report(source, tuple(cases), "\n".join(output))
 
 
@@ -240,18 +291,19 @@ def load_reports(patterns: list[str], root: Path) -> tuple[list[Report], list[st
 
 
 def results_of(reports: list[Report]) -> tuple[CaseResult, ...]:
-    """One result per test across ``reports``, for the ledger: the same test reported twice in one
-    run (Gradle's re-runs without ``mergeReruns``, a re-run step) passed and failed is flaky."""
-    merged: dict[str, CaseResult] = {}
-    for case in (c for r in reports for c in r.cases):
+    """One result per test across ``reports``, for the ledger (``merge``: a test re-run within the run
+    that failed, then passed, is flaky). Tests are named by ``Case.label``; where two tests of the run
+    would share one (``A`` in suites ``TestA`` and ``TestB``), each is named with its suite path too."""
+    tests = merge([c for r in reports for c in r.cases])
+    shared: dict[str, int] = {}
+    for case in tests:
+        shared[case.label] = shared.get(case.label, 0) + 1
+    results = []
+    for case in tests:
+        name = case.label
+        if shared[name] > 1 and case.suite and case.suite not in name:
+            name = f"{case.suite} › {name}"
         outcome = {"passed": "flaky" if case.flaky else "passed", "failed": "failed", "error": "failed",
                    "skipped": "skipped"}[case.status]
-        result = CaseResult(case.label, outcome, case.message or case.status, looks_like_build_failure(case))
-        seen = merged.get(case.label)
-        if seen is None or seen.outcome == "skipped":
-            merged[case.label] = result
-        elif outcome != "skipped" and outcome != seen.outcome:
-            failed = seen if seen.outcome == "failed" else result
-            kept = failed if "failed" in (seen.outcome, outcome) else seen
-            merged[case.label] = kept._replace(outcome="flaky")
-    return tuple(merged.values())
+        results.append(CaseResult(name, outcome, case.message or case.status, looks_like_build_failure(case)))
+    return tuple(results)

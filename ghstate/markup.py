@@ -306,7 +306,14 @@ def unescape_item(text: str, plain_step: bool = False) -> str:
 # result starts like the lines ``escape_text`` and ``escape_item`` guard: their escapes never touch
 # literal text, and what ghstate escaped is never escaped twice.
 
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
+# The one control-character rule. ``cc``: C0 controls but tab and newline (and the CR of a CRLF), DEL
+# and C1 (U+0080-U+009F): refused in what people give (``control_at``). ``invisible``: characters that
+# change how text reads without being seen (zero-width characters and marks, line and paragraph
+# separators, bidirectional embeddings, overrides and isolates, the byte-order mark): a person may
+# write them in their own text, but machine text (CI reports, hook input) never writes them, nor a
+# control, raw: ``visible`` shows each as ``\uXXXX``.
+CONTROL = re.compile(r"(?P<cc>[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n))"
+                     r"|(?P<invisible>[\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff])")
 _PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _LINE_START_REF = frozenset(" \t#-=`<[\\")  # written as &#NN; at the start of a line
 _ENTITY_LIKE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});")
@@ -319,14 +326,22 @@ _NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'", "nbsp": "\
 
 def control_at(text: str) -> int:
     """The index of the first control character that is not text (tab, newline, CR of a CRLF), or -1."""
-    m = CONTROL.search(text)
-    return m.start() if m else -1
+    for m in CONTROL.finditer(text):
+        if m.lastgroup == "cc":
+            return m.start()
+    return -1
 
 
-def strip_controls(text: str) -> str:
-    """The text without the control characters ``control_at`` refuses (a CRLF becomes a newline): for a
-    terminal or a prompt, where a terminal escape must not arrive raw."""
-    return CONTROL.sub("", text.replace("\r\n", "\n"))
+def visible(text: str) -> str:
+    """Machine text with every control and invisible character (``CONTROL``) shown as ``\\uXXXX``."""
+    return CONTROL.sub(lambda m: "".join(f"\\u{ord(ch):04x}" for ch in m.group()), text)
+
+
+def printable(text: str) -> str:
+    """Text for a terminal or a prompt: control characters (terminal escapes among them) removed, a
+    CR of a CRLF too, and invisible ones shown as ``\\uXXXX``."""
+    return CONTROL.sub(lambda m: "" if m.lastgroup == "cc" else f"\\u{ord(m.group()):04x}",
+                       text.replace("\r\n", "\n"))
 
 
 def describe_control(text: str, index: int) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ghstate.errors import GhstateError
-from ghstate.markup import strip_controls
+from ghstate.markup import CONTROL
 from ghstate.mcp_tools import (
     PROMPT_DESCRIPTION,
     TOOLS,
@@ -42,7 +42,7 @@ def serve(make_app: Callable[[str | None], Any], *, version: str) -> None:
 
     def app_for(ctx: Any) -> Callable[[], Any]:
         info = getattr(ctx.session.client_params, "client_info", None)
-        client = strip_controls(" ".join(str(getattr(info, "name", "") or "").split()))[:100] or None
+        client = CONTROL.sub("", " ".join(str(getattr(info, "name", "") or "").split()))[:100] or None
         return lambda: make_app(client)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:

@@ -8,7 +8,7 @@ import re
 from typing import Any, NamedTuple
 
 from ghstate import fit, verify
-from ghstate.markup import strip_controls, unescape_literal
+from ghstate.markup import printable, unescape_literal
 from ghstate.model import HEADINGS, Checkpoint, file_paths_of, runtime_entry, runtime_status, short_commit
 from ghstate.provenance import Provenance
 from ghstate.render import Templates
@@ -97,9 +97,6 @@ def last_execution(cp: Checkpoint) -> str:
     return text
 
 
-def printable(text: str) -> str:
-    """Text for a terminal or a prompt: control characters (terminal escapes among them) removed."""
-    return strip_controls(text)
 
 
 def _item(value: object, indent: str = "  ") -> str:

@@ -21,7 +21,7 @@ import re
 from typing import Any, NamedTuple
 
 from ghstate.ledger import CaseResult, Ledger, classify_test, commit_key, ledger_key, record, run_entry, tests_digest
-from ghstate.markup import code_span
+from ghstate.markup import code_span, visible
 from ghstate.model import short_commit
 
 CLASSES = ("new", "persistent", "flaky", "fixed")
@@ -36,7 +36,7 @@ _WEIGHT = {"<": 6, ">": 6, '"': 2, "\\": 2}  # what a character costs in the mar
 def clip(text: str, limit: int) -> str:
     """One line that takes at most ``limit`` characters in the marker (where ``<`` becomes ``\\u003c``),
     so that what a test report holds cannot grow a checkpoint past its bound."""
-    text = " ".join((text or "").split())
+    text = visible(" ".join((text or "").split()))
     if sum(_WEIGHT.get(ch, 1) for ch in text) <= limit:
         return text
     used = 0
@@ -196,7 +196,8 @@ def next_verification(previous: Verification | None, run: Run) -> Verification:
             if found:
                 classes[found].append(test)
         ledger = record(ledger, now, run.tests, passed=run.result == "success")
-    failing = [t for t in tests if t.outcome == "failed"]
+    # a test that failed and passed on a re-run within this run failed too, unless the job passed
+    failing = [t for t in tests if t.outcome == "failed" or t.outcome == "flaky" and run.result != "success"]
     flaky_names = {t.name for t in classes.get("flaky", ())}
     only_flaky = bool(failing) and all(t.name in flaky_names and not t.build for t in failing)
 
@@ -227,8 +228,9 @@ def next_verification(previous: Verification | None, run: Run) -> Verification:
     if run.result == "cancelled":
         named, counted, since = prev.test_classes, prev.class_counts, prev.since
     return Verification(
-        status=status, result=run.result, commit=run.commit, branch=redact(run.branch), run_id=run.run_id,
-        run_url=run.run_url, workflow=run.workflow, at=run.at, counts=dict(run.counts),
+        status=status, result=run.result, commit=visible(run.commit), branch=redact(visible(run.branch)),
+        run_id=visible(run.run_id), run_url=visible(run.run_url), workflow=visible(run.workflow), at=visible(run.at),
+        counts=dict(run.counts),
         failing_tests=tuple(FailingTest(redact(clip(t.name, NAME_CHARS)), redact(clip(t.message, NAME_CHARS)),
                                         class_of.get(t.name, "")) for t in failing[:MAX_FAILING]),
         test_classes=named, class_counts=counted, since=since,
@@ -255,6 +257,15 @@ def _verdict(run: Run, failing: list[CaseResult], class_of: dict[str, str], sinc
             focus = f"Make {label} build or load again first{more}; it says: {clip(first.message, 160)}"
             return {"failure_type": "build", "failure_detail": detail, "suggested_focus": focus}
         cls = class_of.get(first.name, "")
+        if all(t.outcome == "flaky" for t in failing):  # every failure passed when re-run in the run
+            names = ", ".join(clip(t.name, 120) for t in failing[:3])
+            more = f" (and {len(failing) - 3} more)" if len(failing) > 3 else ""
+            detail = clip(f"{first.name}: {first.message} (passed when re-run)", 500)
+            focus = (f"Every failing test passed when re-run within the run (flaky): {names}{more}; the job "
+                     f"failed all the same, so read the failing step's log{link} (a step after the tests, or "
+                     f"a runner that fails on re-runs), and make them deterministic when there is time; the "
+                     f"first failure says: {clip(first.message, 160)}")
+            return {"failure_type": "test", "failure_detail": detail, "suggested_focus": focus}
         if cls == "flaky":
             names = ", ".join(clip(t.name, 120) for t in failing[:3])
             focus = (f"Only flaky tests failed (each passed and failed on one commit): {names}; re-run the "
@@ -313,7 +324,8 @@ def verification_line(data: dict[str, Any] | None, text: str = "") -> str:
     if isinstance(run, (str, int)) and not isinstance(run, bool) and str(run):
         parts.append(f"(CI run {run})")
     if v.counts.get("tests"):
-        parts.append(f"({v.counts.get('failed', 0)} failed of {v.counts['tests']})")
+        flaky = f", {v.counts['flaky']} flaky" if v.counts.get("flaky") else ""
+        parts.append(f"({v.counts.get('failed', 0)} failed of {v.counts['tests']}{flaky})")
     if status != "passing":
         if v.failure_detail:
             parts.append(f"- {clip(v.failure_detail, 200)}")

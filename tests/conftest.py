@@ -20,7 +20,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 CLEAN_ENV = ("GH_TOKEN", "GITHUB_TOKEN", "GITHUB_REPOSITORY", "GITHUB_API_URL", "GHSTATE_DIR", "GHSTATE_STORE",
              "GHSTATE_AGENT", "GHSTATE_ROLE", "GHSTATE_SESSION", "GHSTATE_DEBUG", "GITHUB_ACTIONS",
              "GITHUB_EVENT_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_SHA", "GITHUB_REF_NAME",
-             "GITHUB_HEAD_REF", "GITHUB_RUN_ID", "GITHUB_SERVER_URL")
+             "GITHUB_HEAD_REF", "GITHUB_RUN_ID", "GITHUB_SERVER_URL", "GHSTATE_PROJECT", "GHSTATE_PROJECT_TOKEN")
 
 
 # Hypothesis runs derandomized by default, so that CI and every developer see the same examples; a soak

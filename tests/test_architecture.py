@@ -17,7 +17,7 @@ PACKAGE = ROOT / "ghstate"
 # these; these use none of them.
 CORE = ("model", "markup", "parse", "render", "present", "splice", "merge", "edit", "intent", "writelog",
         "checks", "lint", "secrets", "state_json", "drift", "fit", "trust", "provenance", "verify", "ledger",
-        "marker")
+        "marker", "projects")
 # What doing I/O takes: processes, sockets and HTTP, the GitHub SDK, the template loader, the CLI.
 BLOCKED = ("subprocess", "socket", "ssl", "http", "urllib3", "requests", "github", "jinja2", "click", "tempfile",
            "shutil", "glob", "ghstate.gitinfo", "ghstate.probes", "ghstate.config", "ghstate.templating",
@@ -99,7 +99,8 @@ ONE_OF_EACH = {
     "a commit hash cut short": (r"\bcommit\w*\[:\d+\]|head\[:\d+\]|since\[:\d+\]", None),
     "a code span": (r"def code_span\b", "markup.py"),
     "a store kind compared as text": (r"kind [!=]= \"(github|local)\"", None),
-    "the control-character rule": (r"\\x1f|\\x7f|\\x9f", "markup.py"),
+    # control and invisible characters: refused (control_at), shown (visible) or removed (printable)
+    "a control-character pattern": (r"\\x[0-9a-f]{2}-\\x|\\u20(?:0b|2[8ae]|6[69])|\\ufeff\]", "markup.py"),
 }
 
 

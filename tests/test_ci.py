@@ -78,7 +78,7 @@ def test_pass_ticks_the_phase_and_writes_outputs_and_summary(runner, run):
     cp = parse(runner.issues[7]["body"]).checkpoint
     v = cp.verification_data.to_dict()
     assert v["status"] == "passing" and v["attempt_count"] == 1 and v["consecutive_failures"] == 0
-    assert v["counts"] == {"tests": 2, "passed": 2, "failed": 0, "errors": 0, "skipped": 0}
+    assert v["counts"] == {"tests": 2, "passed": 2, "failed": 0, "errors": 0, "skipped": 0, "flaky": 0}
     assert v["run_url"] == "https://github.com/octo/hello/actions/runs/777" and v["commit"] == "4f2c1e9aa1b2c3d4e5f6"
     assert cp.phases[1].done and "**passing** on `feature/x` at `4f2c1e9`" in cp.verification
     assert outputs(runner) == {"issue": "7", "status": "passing"}
@@ -533,3 +533,51 @@ def test_the_runner_is_read_once_into_one_value(tmp_path):
     assert (runner.branch, runner.commit) == ("12/merge", "merge" * 8)
     assert ci_run({"GITHUB_HEAD_REF": "feature/head", "GITHUB_REF_NAME": "x"}).branch == "feature/head"
     assert ci_run({}).run_url == "" and ci_run({}).workspace == "."
+
+
+# ---------------------------------------------------------------------------------- verdicts and reports
+
+
+def test_a_cancelled_run_with_failures_in_its_partial_report_is_recorded(runner, run):
+    seed(runner)
+    (runner.workspace / "reports" / "r.xml").write_bytes((FIXTURES / "pytest-rerunfailures.xml").read_bytes())
+    out = run("ci", "--result", "cancelled", "--junit", "reports/*.xml").stdout
+    assert "not recorded" not in out and "Recorded cancelled on #7" in out
+    cp = parse(runner.issues[7]["body"]).checkpoint
+    v = cp.verification_data.to_dict()
+    assert v["failure_type"] == "cancelled" and v["failing_tests"][0]["name"] == "tests/test_api.py::test_always_fails"
+    assert "- `tests/test_api.py::test_always_fails`: `assert 500 == 200`" in cp.verification
+    assert labels(runner) == ["ghstate"]  # a cancelled run says nothing about the code
+
+
+def test_a_failed_run_of_flaky_tests_only_reads_as_flaky_everywhere(runner, run):
+    seed(runner)
+    (runner.workspace / "reports" / "r.xml").write_bytes((FIXTURES / "surefire-all-flaky.xml").read_bytes())
+    run("ci", "--result", "failure", "--junit", "reports/*.xml")
+    cp = parse(runner.issues[7]["body"]).checkpoint
+    v = cp.verification_data.to_dict()
+    assert (v["failure_type"], v["counts"]["flaky"], v["class_counts"]) == ("test", 2, {"flaky": 2})
+    assert "Tests: 3 passed (2 after a re-run), 0 failed" in cp.verification
+    assert "- flaky: `example.PaymentTest::chargesCard`" in cp.verification
+    assert "no test in the reports failed" not in runner.issues[7]["body"]
+    assert "| result | failure (test) |" in runner.files["summary"].read_text()
+    assert "(0 failed of 3, 2 flaky)" in run("resume", "7").stdout
+
+
+INVISIBLE = "\u0085\u009b\u200b\u200e\u2028\u202e\u2066\ufeff"
+
+
+def test_control_and_invisible_characters_of_a_report_never_reach_the_issue_raw(runner, run):
+    seed(runner)
+    refs = "".join(f"&#x{ord(ch):x};" for ch in INVISIBLE)
+    (runner.workspace / "reports" / "r.xml").write_text(
+        f'<testsuite><testcase classname="tests.t" name="test_{refs}x"><failure message="boom{refs}!"/>'
+        f'</testcase></testsuite>')
+    out = run("ci", "--result", "failure", "--junit", "reports/*.xml").stdout
+    assert "not recorded" not in out
+    body, summary, prompt = runner.issues[7]["body"], runner.files["summary"].read_text(), run("resume", "7").stdout
+    for where in (body, summary, prompt, *(c["body"] for c in runner.comments[7])):
+        assert not any(ch in where for ch in INVISIBLE), [ch for ch in INVISIBLE if ch in where]
+    v = parse(body).checkpoint.verification_data.to_dict()
+    # NEL and LS are white space (one space each); the others are shown as escapes
+    assert v["failing_tests"][0]["name"] == "tests.t::test_ \\u009b\\u200b\\u200e \\u202e\\u2066\\ufeffx"

@@ -67,10 +67,13 @@ def test_every_line_after_the_list_is_its_own_paragraph():
     html = html_of(section(("success", green, {"x": "passed", "y": "passed"}),
                            ("failure", red, {"x": "failed", "y": "passed", "z": "flaky"})))
     items = [visible(li) for li in re.findall(r"<li>(.*?)</li>", html, re.DOTALL)]
-    assert items == ["new: x: assert <x> == *bar*"]
-    assert "Flaky (failed, then passed on a re-run): z" in paragraphs(html)
+    # z failed in this failing run, and passed when re-run: it is listed, as flaky, not beside the list
+    assert items == ["new: x: assert <x> == *bar*", "flaky: z: assert <z> == *bar*"]
+    assert not [p for p in paragraphs(html) if p.startswith("Flaky")]
     assert paragraphs(html)[-1] == "Attempts: 2; failures in a row: 1 (blocked at 3)"
     html = html_of(section(("success", green, {"x": "passed"}), ("failure", red, {"x": "failed"}),
                            ("success", "c" * 40, {"x": "passed"})))
     assert paragraphs(html)[-2:] == ["Fixed: x", "Attempts: 3; failures in a row: 0 (blocked at 3)"]
     assert paragraphs(html)[0].startswith("passing on feature/<x> at ccccccc (run 9)")
+    html = html_of(section(("success", green, {"x": "passed", "z": "flaky"})))  # a green run lists no failure
+    assert "Flaky (failed, then passed on a re-run): z" in paragraphs(html) and "<li>" not in html

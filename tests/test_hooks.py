@@ -58,6 +58,23 @@ def test_pre_compact_records_the_execution(repo, run, sample_file):
     assert "Last written by claude-code (editor, session abc123)" in run("resume").stdout
 
 
+def test_pre_compact_never_writes_a_control_or_invisible_character_of_its_input_raw(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    data = json.loads(event("pre-compact-auto.json", repo))
+    hidden = "\u009b\u202e\u200b\u2066\ufeff"
+    data["transcript_path"] = f"/tmp/t{hidden}.jsonl"
+    data["session_id"] = f"s{hidden}1"
+    result = run("hook", "pre-compact", input=json.dumps(data))
+    assert result.stdout == "" and result.stderr == ""
+    body = (repo / ".ghstate" / "1.md").read_text()
+    assert not any(ch in body for ch in hidden), "raw in the body or its marker"
+    last = parse(body).checkpoint.executions[-1]
+    assert last.transcript == "/tmp/t\\u009b\\u202e\\u200b\\u2066\\ufeff.jsonl"
+    assert last.session == "s\\u009b\\u202e\\u200b\\u2066\\ufeff1"
+    prompt = run("resume").stdout
+    assert not any(ch in prompt for ch in hidden)
+
+
 def test_pre_compact_is_quiet_without_a_checkpoint(repo, run):
     result = run("hook", "pre-compact", input=event("pre-compact-manual.json", repo))
     assert (result.stdout, result.stderr, result.exit_code) == ("", "", 0)

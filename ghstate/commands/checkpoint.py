@@ -34,11 +34,13 @@ from ghstate.state_json import to_json
 @click.option("--no-log", is_flag=True, help="Do not leave a history comment for this revision.")
 @click.option("--force", is_flag=True, help="Let the --file sections replace the current ones, unmerged.")
 @click.option("--allow-secrets", is_flag=True, help="Write even if the text looks like it holds a credential.")
+@click.option("--project", metavar="PROJECT", help="GitHub Project (v2) to keep current: orgs/OWNER/projects/N, "
+              "users/NAME/projects/N or its URL (default: GHSTATE_PROJECT, then project in the config).")
 def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: str | None, done: tuple[str, ...],
                undo: tuple[str, ...], phase: tuple[str, ...], decision: tuple[str, ...],
                question: tuple[str, ...], risk: tuple[str, ...], read: tuple[str, ...], resume_at: str | None,
                agent: str | None, role: str | None, session: str | None, force_new: bool, dry_run: bool,
-               as_json: bool, no_log: bool, force: bool, allow_secrets: bool) -> None:
+               as_json: bool, no_log: bool, force: bool, allow_secrets: bool, project: str | None) -> None:
     """Write a checkpoint: create it, or update ISSUE (default: the branch's open checkpoint).
 
     \b
@@ -67,7 +69,7 @@ def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: st
     elif not edits:
         raise click.UsageError("nothing to write: give --file PATH or flags such as --phase, --done, "
                                "--decision, --resume-at")
-    app = make_app(agent=agent, role=role, session=session)
+    app = make_app(agent=agent, role=role, session=session, project=project)
     outcome = run_checkpoint(app, CheckpointRequest(issue=issue, edits=edits, incoming=incoming, force=force,
                                                     title=title, force_new=force_new, dry_run=dry_run,
                                                     log=not no_log, allow_secrets=allow_secrets))

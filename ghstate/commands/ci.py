@@ -40,7 +40,9 @@ MARKDOWN = {"code": verify.code_span, "codes": verify.code_list, "text": verify.
               help="Consecutive failures before the task is marked blocked (default 3, or block_after in config).")
 @click.option("--post-prompt", envvar="GHSTATE_POST_PROMPT", default="false", metavar="BOOL",
               help="Post a rehydration prompt on the issue when the task becomes blocked.")
-def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, post_prompt: str) -> None:
+@click.option("--project", default="", metavar="PROJECT",
+              help="GitHub Project (v2) whose item to keep current (default: GHSTATE_PROJECT, then the config).")
+def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, post_prompt: str, project: str) -> None:
     """Record a CI result on the checkpoint (what the GitHub Action runs).
 
     Reads the runner's environment (GITHUB_REPOSITORY, GITHUB_SHA, GITHUB_RUN_ID, …), parses the JUnit
@@ -57,7 +59,7 @@ def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, po
         annotate("warning", f"post-prompt must be true or false, not {post_prompt!r}; taken as false")
     try:
         _run(runner, result, issue_ref.strip().lstrip("#"), junit, phase.strip(), block_after.strip(),
-             flag in ("1", "true", "yes", "on"))
+             flag in ("1", "true", "yes", "on"), project.strip())
     except Exception as exc:  # noqa: BLE001 - the user's job must not fail because of ghstate
         if runner.debug:
             raise
@@ -65,7 +67,7 @@ def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, po
 
 
 def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, block_after_text: str,
-         post_prompt: bool) -> None:
+         post_prompt: bool, project: str = "") -> None:
     from ghstate.commands.common import make_app
     from ghstate.errors import ConfigError, GhstateError, NotFound
     from ghstate.intent import CiResult, Intent, LabelRule
@@ -73,7 +75,7 @@ def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, blo
 
     if issue_ref and not issue_ref.isdigit():
         raise ConfigError(f"issue must be an issue number, not {issue_ref!r}")
-    app = make_app(store="github")
+    app = make_app(store="github", project=project or None)
     policy = app.settings.policy
     try:
         block_after = int(block_after_text) if block_after_text else policy.block_after
@@ -141,7 +143,7 @@ def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, blo
         number=stored.number, url=stored.location, title=cp.title, v=data, done=sum(p.done for p in cp.phases),
         total=len(cp.phases), next=nxt.name if nxt else "", ticked=", ".join(ticked),
         **MARKDOWN))
-    for warning in written.warnings:
+    for warning in [*written.warnings, *app.keep_project(stored, cp)]:
         annotate("warning", warning)
     click.echo(f"Recorded {result} on #{stored.number} ({data.get('status')}): {stored.location}")
 

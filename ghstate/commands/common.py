@@ -65,7 +65,7 @@ def make_app(*, need_token: bool = True, github: dict[str, Any] | None = None, *
     options.update(overrides)
     app = build_app(repo=options.get("repo"), store=options.get("store"), need_token=need_token,
                     agent=options.get("agent"), role=options.get("role"), session=options.get("session"),
-                    github=github)
+                    project=options.get("project"), github=github)
     ctx.call_on_close(app.flush_notices)
     return app
 

@@ -157,11 +157,13 @@ def pre_compact(host: str) -> None:
         assert event is not None
         app = _app(event)
         from ghstate.intent import Intent
+        from ghstate.markup import visible
         from ghstate.model import Execution
         from ghstate.writer import WriteSpec
 
-        session = event.get("session_id") if isinstance(event.get("session_id"), str) else ""
-        transcript = event.get("transcript_path") if isinstance(event.get("transcript_path"), str) else ""
+        # machine text: no control or invisible character of it reaches the marker or a prompt raw
+        session = visible(event.get("session_id")) if isinstance(event.get("session_id"), str) else ""
+        transcript = visible(event.get("transcript_path")) if isinstance(event.get("transcript_path"), str) else ""
         if app.store.remote:
             transcript = Path(transcript).name  # a local path (a home folder, a user name) stays local
         trigger = event.get("trigger") if event.get("trigger") in ("manual", "auto") else ""

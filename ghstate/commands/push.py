@@ -90,6 +90,8 @@ def push(dry_run: bool) -> None:
         assert stored is not None
         verb = "created" if result.created else ("updated" if result.changed else "already up to date:")
         click.echo(f"Published {name}: {verb} #{stored.number} {stored.location}")
+        for warning in app.keep_project(stored, result.checkpoint):
+            click.echo(f"Warning: {warning}", err=True)
     if failures:
         raise GhstateError(f"{failures} kept write{'s' if failures != 1 else ''} could not be published and "
                            f"stay in {app.local.pending_dir}; run 'ghstate push' again later")

@@ -95,6 +95,7 @@ def run_checkpoint(app: App, request: CheckpointRequest) -> CheckpointOutcome:
     stored = result.stored
     if stored is None:  # a dry run
         return CheckpointOutcome(result, tuple(warnings), "", "")
+    warnings += app.keep_project(stored, result.checkpoint)
     location = app.where(stored)
     return CheckpointOutcome(result, tuple(warnings), app.label(stored.number), location)
 

@@ -1,0 +1,69 @@
+"""``ghstate board``: one line per open checkpoint of a GitHub Project (v2), across its repositories."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+import click
+
+from ghstate.commands.common import emit_json
+
+
+@click.command()
+@click.option("--project", metavar="PROJECT",
+              help="orgs/OWNER/projects/N, users/NAME/projects/N or the project's URL "
+                   "(default: GHSTATE_PROJECT, then project in the config).")
+@click.option("--org", metavar="ORG", help="Instead of a project: the open checkpoints of ORG's repositories.")
+@click.option("--stale", "stale_days", type=click.FloatRange(min=0), default=3.0, show_default=True,
+              metavar="DAYS", help="Days without a write after which a checkpoint is marked stale.")
+@click.option("--json", "as_json", is_flag=True, help="Print the board as JSON.")
+def board(project: str | None, org: str | None, stale_days: float, as_json: bool) -> None:
+    """One line per open checkpoint of a GitHub Project, across repositories: repository and number,
+    branch, progress, next phase, CI, last writer and how long ago. Blocked, failing and stale ones
+    come first, marked. One request per 100 items.
+
+    \b
+    Examples:
+      ghstate board --project orgs/ACME/projects/7
+      ghstate board --org ACME --stale 7 --json
+    """
+    from ghstate import config, project_sync, projects
+    from ghstate.errors import ConfigError
+    from ghstate.stores.github import GitHubStore
+
+    if project and org:
+        raise click.UsageError("give --project or --org, not both")
+    if org is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}", org):
+        raise click.BadParameter(f"{org[:60]!r} is not an organization's login", param_hint="--org")
+    settings = config.build(store="github", need_repo=False, project=project)
+    if org is None and not settings.project:
+        raise ConfigError("no project: pass --project orgs/OWNER/projects/N (or --org ORG), set GHSTATE_PROJECT, "
+                          "or add project = \"…\" to .ghstate/config.toml")
+    ref = projects.parse_ref(settings.project) if org is None else None
+    owner = org or (ref.login if ref else "")
+    store = GitHubStore.connect(settings._replace(repo=settings.repo or f"{owner}/{owner}"))
+    if settings.project_token and ref is not None:
+        store = GitHubStore.connect(settings._replace(repo=settings.repo or f"{owner}/{owner}",
+                                                      token=settings.project_token))
+    now = datetime.now(timezone.utc)
+    label = settings.policy.label
+    hidden = 0
+    if ref is not None:
+        rows, _, hidden = project_sync.ProjectSync(store, ref).board(label=label, now=now, stale_days=stale_days)
+        source = str(ref)
+    else:
+        assert org is not None
+        rows, _ = project_sync.board_of_org(store, org, label=label, now=now, stale_days=stale_days)
+        source = f"org {org}"
+    if as_json:
+        emit_json({"source": source, "stale_days": stale_days, "hidden": hidden,
+                   "checkpoints": [r.to_json() for r in rows]})
+        return
+    if not rows:
+        click.echo(f"No open checkpoints in {source}.", err=True)
+    for line in projects.lines(rows):
+        click.echo(line)
+    if hidden:
+        click.echo(f"{hidden} item{'s' if hidden != 1 else ''} of {source} could not be read with this token "
+                   "(repositories it cannot see)", err=True)
