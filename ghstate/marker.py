@@ -27,8 +27,12 @@ HISTORY = "sections_before"  # the digests of the revisions before, newest first
 PROVENANCE = "prov"  # which revision set each claim (see ghstate.provenance)
 LOG = "log"  # how far the body reflects the write log (see ghstate.writelog)
 FINGERPRINTS = "dirty_sha"  # a fingerprint of each dirty file when the checkpoint was written
+# On GitHub, the write log entry of the write that saved this very body, always the last key (see
+# ghstate.stores.editlog). Never loaded: it describes one version of the body, not the checkpoint, so a
+# later body never carries it along.
+ENTRY = "entry"
 KNOWN = (REVISION, ID, TITLE, BRANCH, COMMIT, DIRTY, CREATED, UPDATED, EXECUTIONS, VERIFICATION, DIGESTS,
-         HISTORY, PROVENANCE, LOG, FINGERPRINTS)
+         HISTORY, PROVENANCE, LOG, FINGERPRINTS, ENTRY)
 
 HISTORY_DEPTH = 5  # revisions whose digests are kept besides the last
 MAX_APPLIED = 20  # ids of replayed writes a body lists (see LogState)

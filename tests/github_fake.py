@@ -171,7 +171,17 @@ class FakeGitHub:
         self._record(number, body, login)
 
     def fail(self, method: str, path: str, status: int | None = 500, **kwargs: Any) -> None:
+        """Fail the requests whose method is ``method`` ("*": any) and whose path matches ``path``: a REST
+        path after the repository ("/issues/7"), or "/graphql NAME" for a GraphQL operation."""
         self.faults.append(Fault(method, re.compile(path), status, **kwargs))
+
+    def fail_op(self, operation: str, status: int | None = 500, **kwargs: Any) -> None:
+        """Fail the GraphQL operation ``operation`` ("Checkpoint", "UpdateCheckpoint", …)."""
+        self.fail("POST", rf"^/graphql {operation}$", status, **kwargs)
+
+    def on_op(self, operation: str, action: Callable[[], None], skip: int = 0) -> None:
+        """Run ``action`` once, just before the GraphQL operation ``operation`` is answered."""
+        self.on("POST", rf"^/graphql {operation}$", action, skip)
 
     def on(self, method: str, path: str, action: Callable[[], None], skip: int = 0) -> None:
         """Run ``action`` once, just before the matching request after ``skip`` others is answered."""
@@ -187,6 +197,18 @@ class FakeGitHub:
     def count(self, method: str | None = None, path: str | None = None) -> int:
         return sum(1 for m, u, _ in self.calls if (method is None or m == method)
                    and (path is None or re.search(path, urlsplit(u).path)))
+
+    def operations(self) -> list[str]:
+        """The GraphQL operations requested, by name, in order."""
+        out = []
+        for _, url, body in self.calls:
+            if re.fullmatch(self.graphql_url, url):
+                named = re.search(r"^\s*(?:query|mutation)\s+(\w+)", (body or {}).get("query") or "", re.MULTILINE)
+                out.append(named.group(1) if named else "")
+        return out
+
+    def count_op(self, operation: str) -> int:
+        return self.operations().count(operation)
 
     def problems(self) -> list[str]:
         """What GitHub's own descriptions say is wrong with the requests made: REST calls against
@@ -225,6 +247,7 @@ class FakeGitHub:
             raise GraphQLNotFound(f"Could not resolve to a Repository with the name '{owner}/{name}'.")
         return {"__typename": "Repository", "nameWithOwner": self.repo, "id": f"R_{self.repo}",
                 "issue": lambda info, number, **_: self._gql_issue(number),
+                "issueOrPullRequest": lambda info, number, **_: self._gql_issue_or_pr(number),
                 "issues": self._gql_issues, "labels": self._gql_labels}
 
     def _gql_labels(self, info: Any, first: int | None = None, query: str | None = None, **_: Any) -> dict:
@@ -245,6 +268,14 @@ class FakeGitHub:
         return {"nodes": [self._gql_issue(i["number"]) for i in chunk], "totalCount": len(found),
                 "pageInfo": {"hasNextPage": more, "endCursor": str(start + len(chunk)) if chunk else None,
                              "hasPreviousPage": start > 0, "startCursor": str(start)}}
+
+    def _gql_issue_or_pr(self, number: int) -> dict | None:
+        issue = self.issues.get(number)
+        if issue is not None and "pull_request" in issue:
+            return {"__typename": "PullRequest", "id": f"PR_{number}", "number": number, "url": issue["html_url"]}
+        if issue is None:
+            raise GraphQLNotFound(f"Could not resolve to an issue or pull request with the number of {number}.")
+        return self._gql_issue(number)
 
     def _gql_issue(self, number: int) -> dict | None:
         issue = self.issues.get(number)
@@ -327,14 +358,14 @@ class FakeGitHub:
             path = re.sub(r"^.*/repos/" + re.escape(self.repo), "", parts.path)
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
         for i, (method, pattern, action, skip) in enumerate(self.before):
-            if method == request.method and pattern.search(path):
+            if method in ("*", request.method) and pattern.search(path):
                 if skip[0] > 0:
                     skip[0] -= 1
                     break
                 del self.before[i]
                 action()
                 break
-        fault = next((f for f in self.faults if f.method == request.method and f.path.search(path)), None)
+        fault = next((f for f in self.faults if f.method in ("*", request.method) and f.path.search(path)), None)
         if fault is not None:
             fault.times -= 1
             if fault.times <= 0:

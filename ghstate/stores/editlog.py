@@ -2,14 +2,19 @@
 
 GitHub keeps every version of an issue body (``Issue.userContentEdits``: each entry's ``diff`` is that
 version's whole text, newest first, the original included once the body was edited, with who saved it).
-A write therefore needs no comment to be durable: its body ends with one hidden line,
+A write therefore needs no comment to be durable: the body's one hidden marker (``ghstate.marker``)
+carries, as its last key, the entry of the write that saved it,
 
-    <!-- ghstate:log {"revision": 4, ..., "write": "a1b2…", "intent": {...}, "body": "<digest>"} -->
+    <!-- ghstate:v1 {"revision": 4, ..., "entry": {"revision": 4, "write": "a1b2…", "intent": {...},
+                     "body": "<digest>"}} -->
 
-that names the write and its intent, and the digest of the body above it. A version counts as that
-write's log entry only when its text is exactly what the write saved (the digest matches) and its
-editor is trusted; a person's later save that carries the line along is a person's edit, not the write
-again. No request of its own, no notification: an edit of a body notifies no one.
+naming the write and its intent, with the digest of the body as it reads without that key. A version
+counts as that write's log entry only when its text is exactly what the write saved (the digest matches)
+and its editor is trusted; a person's later save that carries the key along is a person's edit, not the
+write again. No request of its own, no notification: an edit of a body notifies no one. A body has one
+machine comment: any reader (GitHub's own page, ``parse``, the project board) sees the marker only.
+
+Bodies written while the entry was a hidden last line (``<!-- ghstate:log {...} -->``) are still read.
 
 Pure: the store hands in the texts and who saved them.
 """
@@ -21,46 +26,77 @@ import json
 import re
 from typing import Any
 
-from ghstate.model import Revision
+from ghstate.marker import ENTRY
+from ghstate.model import GITHUB_LIMIT, Revision
+from ghstate.parse import MARKER_LINE
 from ghstate.writelog import LogEntry
 
-LINE = re.compile(r"\r?\n<!--\s*ghstate:log\s+(\{.*\})\s*-->\s*\Z", re.DOTALL)
-GITHUB_MAX_BODY = 65_536  # characters GitHub takes in an issue body
+LINE = re.compile(r"\r?\n<!--\s*ghstate:log\s+(\{.*\})\s*-->\s*\Z", re.DOTALL)  # the earlier form
+_KEY = json.dumps(ENTRY)
 
 
 def digest(body: str) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
 
 
+def _dumps(data: Any) -> str:
+    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return raw.replace("<", "\\u003c").replace(">", "\\u003e")  # the comment cannot be closed early
+
+
 def split(text: str) -> tuple[str, dict[str, Any] | None]:
-    """The body a reader sees, and the log line's data (None when there is none, or it is not ours)."""
-    match = LINE.search(text or "")
+    """The body a reader sees (its marker without the entry), and the entry's data (None when there is
+    none, or it is not exactly as ghstate writes it: then the text stays as it is)."""
+    text = text or ""
+    match = MARKER_LINE.search(text)
+    if match is not None and _KEY in match.group(1):
+        raw = match.group(1)
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError):  # not ours, or built to break a reader
+            data = None
+        if isinstance(data, dict) and isinstance(data.get(ENTRY), dict) and list(data)[-1] == ENTRY:
+            tail = _KEY + ":" + _dumps(data[ENTRY]) + "}"
+            head = raw[: -len(tail)]
+            if raw.endswith(tail) and head.endswith((",", "{")):
+                marker = head.removesuffix(",") + "}" if head.endswith(",") else "{}"
+                return text[: match.start(1)] + marker + text[match.end(1):], data[ENTRY]
+        return text, None
+    return _split_line(text)
+
+
+def _split_line(text: str) -> tuple[str, dict[str, Any] | None]:
+    match = LINE.search(text)
     if not match:
-        return text or "", None
-    body = text[: match.start()]
+        return text, None
     try:
         data = json.loads(match.group(1))
-    except (ValueError, RecursionError):  # not ours, or built to break a reader: the text stays as it is
+    except (ValueError, RecursionError):
         return text, None
     if not isinstance(data, dict):
         return text, None
-    return body, data
+    return text[: match.start()], data
 
 
-def embed(body: str, entry: LogEntry) -> str:
-    """``body`` with ``entry`` in its hidden last line. An intent that would take the body past GitHub's
-    limit is left out (the write is then named, but not replayable)."""
-    text = body + "\n" + _line(body, entry.to_data())
-    if len(text) > GITHUB_MAX_BODY and entry.intent is not None:
-        text = body + "\n" + _line(body, entry._replace(intent=None).to_data())
+def embed(body: str, entry: LogEntry, limit: int = GITHUB_LIMIT) -> str:
+    """``body`` with ``entry`` as its marker's last key. An intent that would take the body past
+    ``limit`` is left out (the write is then named, but not replayable). A body without ghstate's
+    marker (none is written, but a template could lose it) takes the entry in a hidden last line."""
+    text = _embed(body, entry.to_data())
+    if len(text) > limit and entry.intent is not None:
+        text = _embed(body, entry._replace(intent=None).to_data())
     return text
 
 
-def _line(body: str, data: dict[str, Any]) -> str:
+def _embed(body: str, data: dict[str, Any]) -> str:
     data = {**data, "body": digest(body)}
-    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    raw = raw.replace("<", "\\u003c").replace(">", "\\u003e")  # the comment cannot be closed early
-    return f"<!-- ghstate:log {raw} -->"
+    match = MARKER_LINE.search(body)
+    if match is None or _KEY in match.group(1):
+        return body + "\n<!-- ghstate:log " + _dumps(data) + " -->"
+    raw = match.group(1)
+    head = raw[:-1].rstrip()
+    marker = head + ("" if head.endswith("{") else ",") + _KEY + ":" + _dumps(data) + "}"
+    return body[: match.start(1)] + marker + body[match.end(1):]
 
 
 def entry_of(text: str | None, position: int, *, editor: str, trusted: bool) -> LogEntry:
@@ -71,7 +107,7 @@ def entry_of(text: str | None, position: int, *, editor: str, trusted: bool) -> 
         return LogEntry(Revision(0), position=position)
     body, data = split(text)
     if data is None or data.get("body") != digest(body):
-        return LogEntry(Revision(0), position=position)  # a person's save, whatever line it carries along
+        return LogEntry(Revision(0), position=position)  # a person's save, whatever it carries along
     if not trusted:
         return LogEntry(Revision(0), position=position,
                         problem=f"saved by {editor or 'an unknown account'}, who is not trusted")

@@ -297,6 +297,8 @@ class GitHubStore:
         node = repository.get("issue")
         if not node:
             raise NotFound(f"no issue #{number} in {self.repo_name}, or the token cannot see it")
+        if node.get("__typename") == "PullRequest":
+            raise NotFound(f"#{number} in {self.repo_name} is a pull request, not a checkpoint issue")
         self._keep_labels(repository)
         return node
 
