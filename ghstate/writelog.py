@@ -33,13 +33,16 @@ class LogEntry(NamedTuple):
     position: int = 0  # 1-based place among the checkpoint's comments (lines of the local log)
     problem: str = ""  # why it is not replayed ("edited after it was posted", …); "" when trusted
 
-    def to_data(self) -> dict[str, Any]:
+    def to_data(self, pack_over: int | None = None) -> dict[str, Any]:
+        """The entry as JSON data; an intent serialised longer than ``pack_over`` characters (the intent
+        module's default when None) goes compressed."""
         data = self.revision.as_dict()
         data.pop("author", None)  # the store knows who posted it; the entry does not say it of itself
         if self.write:
             data["write"] = self.write
         if self.intent is not None:
-            data["intent"] = pack(self.intent.to_data())
+            data["intent"] = pack(self.intent.to_data()) if pack_over is None else \
+                pack(self.intent.to_data(), pack_over)
         return data
 
     @classmethod

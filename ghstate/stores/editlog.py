@@ -33,6 +33,9 @@ from ghstate.writelog import LogEntry
 
 LINE = re.compile(r"\r?\n<!--\s*ghstate:log\s+(\{.*\})\s*-->\s*\Z", re.DOTALL)  # the earlier form
 _KEY = json.dumps(ENTRY)
+# An intent longer than this goes compressed: the entry rides in every body a write saves, and the body is
+# what every reader downloads (a CI result's intent is its whole verification text and data).
+PACK_OVER = 1_000
 
 
 def digest(body: str) -> str:
@@ -82,7 +85,7 @@ def embed(body: str, entry: LogEntry, limit: int = GITHUB_LIMIT) -> str:
     """``body`` with ``entry`` as its marker's last key. An intent that would take the body past
     ``limit`` is left out (the write is then named, but not replayable). A body without ghstate's
     marker (none is written, but a template could lose it) takes the entry in a hidden last line."""
-    text = _embed(body, entry.to_data())
+    text = _embed(body, entry.to_data(PACK_OVER))
     if len(text) > limit and entry.intent is not None:
         text = _embed(body, entry._replace(intent=None).to_data())
     return text

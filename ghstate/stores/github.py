@@ -174,12 +174,12 @@ class GitHubStore:
 
     def graphql(self, name: str, variables: dict[str, Any], *, number: int | None = None,
                 landed: Callable[[], dict[str, Any] | None] | None = None,
-                partial: bool = False) -> dict[str, Any]:
+                partial: bool = False, what: str = "") -> dict[str, Any]:
         """One GraphQL request: the document ``ghstate/graphql/NAME.graphql`` with ``variables``, sent
         through PyGithub's requester (same token, timeout and GHES base: ``/api/graphql``), retried as
-        any call. Answers the ``data``; with ``partial``, the whole answer (``data`` and ``errors``)
-        even when GitHub reports errors beside data. A mutation is resent after a lost answer only
-        when ``landed`` says it did not land."""
+        any call (``what`` names it in errors). Answers the ``data``; with ``partial``, the whole answer
+        (``data`` and ``errors``) even when GitHub reports errors beside data. A mutation is resent after
+        a lost answer only when ``landed`` says it did not land."""
         from ghstate import graphql as documents
 
         query = documents.document(name)
@@ -197,7 +197,7 @@ class GitHubStore:
                 raise
             return answer if partial else answer["data"]
 
-        return self._call(f"GraphQL {name}", send, landed=landed, number=number)
+        return self._call(what or f"GraphQL {name}", send, landed=landed, number=number)
 
     def _backoff(self, attempt: int) -> float:
         return min(16.0, 1.0 * 2**attempt) * (0.75 + random.random() / 2)
@@ -292,7 +292,7 @@ class GitHubStore:
     def _read(self, number: int, *, edits: int = EDITS, comments: int = COMMENTS) -> dict[str, Any]:
         """One request: the issue with its newest edits and comments (query ``checkpoint``)."""
         data = self.graphql("checkpoint", self._variables(number=number, edits=edits, comments=comments),
-                            number=number)
+                            number=number, what=f"reading issue #{number} of {self.repo_name}")
         repository = data.get("repository") or {}
         node = repository.get("issue")
         if not node:
@@ -324,7 +324,8 @@ class GitHubStore:
         after: str | None = None
         for _ in range(MAX_PAGES):
             data = self.graphql("open_checkpoints", self._variables(label=self.policy.label, after=after,
-                                                                     comments=LIST_COMMENTS))
+                                                                     comments=LIST_COMMENTS),
+                                what=f"listing checkpoints of {self.repo_name}")
             repository = data.get("repository") or {}
             self._keep_labels(repository)
             page = repository.get("issues") or {}
@@ -432,7 +433,7 @@ class GitHubStore:
 
         try:
             data = self.graphql("update_checkpoint", {"input": payload, "edits": EDITS}, number=number,
-                                landed=landed)
+                                landed=landed, what=f"updating issue #{number}")
         except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
             raise RemoteError(str(exc), status=404) from None
         answer = (data.get("updateIssue") or {}).get("issue")
@@ -535,7 +536,7 @@ class GitHubStore:
         while True:
             owner, _, name = self.repo_name.partition("/")
             data = self.graphql("history", {"owner": owner, "name": name, "number": number, "after": cursor},
-                                number=number)
+                                number=number, what=f"reading the edit history of issue #{number}")
             edits = (((data.get("repository") or {}).get("issue") or {}).get("userContentEdits") or {})
             for n in edits.get("nodes") or ():
                 position = length - index
