@@ -265,6 +265,7 @@ class Writer:
         if self.store.log_in_body:  # the write and its log entry are one request: durable once it lands
             entry = self._entry(draft.checkpoint, write_id, now, spec, changes) if spec.log else None
             stored, draft = self._publish(spec, draft, now, write_id, None, entry)
+            warnings.extend(self._tell_people(stored, draft.conflicts))
             warnings.extend(self.store.notices)
             self.store.notices.clear()
             return WriteResult(draft.checkpoint, draft.body, stored, changes=changes,
@@ -289,6 +290,8 @@ class Writer:
             stored = None  # logged: every reader has it; the next write brings the body up to date
             warnings.append(f"the revision is logged, but the body could not be written ({exc}); "
                             "'ghstate resume' shows it, and the next write brings the body up to date")
+        if stored is not None:
+            warnings.extend(self._tell_people(stored, draft.conflicts))
         warnings.extend(self.store.notices)
         self.store.notices.clear()
         return WriteResult(draft.checkpoint, draft.body, stored or target, changes=changes,
@@ -341,6 +344,22 @@ class Writer:
         return stored, draft
 
     # ----------------------------------------------------------------------------- pieces
+
+    def _tell_people(self, stored: Stored, conflicts: tuple[str, ...]) -> list[str]:
+        """A person's edit that this write kept beside its own ("… (concurrent edit)") is for a person to
+        settle: one comment says so (the only comment a routine write can cause). A comment that cannot be
+        posted is a warning: the write is done, and both versions are in the body."""
+        if not conflicts or not self.store.remote:
+            return []
+        what = ", ".join(dict.fromkeys(conflicts))
+        text = (f"ghstate kept a concurrent edit of {what} beside this write's own in #{stored.number}: both "
+                "changed it at the same time, so this write's version stands and the other is under a heading "
+                "ending in \"(concurrent edit)\". Please keep the one you mean and delete the other.")
+        try:
+            self.store.notify(stored, text)
+        except GhstateError as exc:
+            return [f"the comment asking a person to settle the concurrent edit could not be posted ({exc})"]
+        return []
 
     def _stamp(self, cp: Checkpoint, revision: int, now: str, spec: WriteSpec) -> Checkpoint:
         if not spec.record_tree and cp.meta.revision:

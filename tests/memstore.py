@@ -34,6 +34,7 @@ class MemoryStore:
         self.history: dict[int, list[str]] = {}  # every body an issue had, as GitHub's edit history keeps it
         self.calls: list[tuple[str, int]] = []
         self.notices: list[str] = []
+        self.notified: list[tuple[int, str]] = []  # what notify() told people
         self.before: Callable[[str], None] | None = None
 
     # ------------------------------------------------------------------------------ helpers
@@ -46,6 +47,10 @@ class MemoryStore:
     def _stored(self, number: int) -> Stored:
         return Stored(number, "Checkpoint", self.bodies[number], f"mem://{number}", labels=("ghstate",),
                       version=str(self.versions[number]), comments=len(self.comments[number]))
+
+    def notify(self, stored: Stored, text: str) -> str:
+        self.notified.append((stored.number, text))
+        return f"mem://{stored.number}#notice-{len(self.notified)}"
 
     def add_issue(self, number: int, body: str) -> None:
         self.bodies[number] = body

@@ -235,6 +235,26 @@ def test_both_sides_change_the_resume_instruction(gh, run):
     assert "both sides changed Resume instruction" in result.stderr
     body = body_of(gh, 7)
     assert "Agent: start at 2b" in body and "Human: start at 3" in body
+    # a person should settle it: one comment says so (it notifies the followers) …
+    [comment] = gh.comments[7]
+    assert comment["body"].startswith("<!-- ghstate:notice -->") and "Resume instruction" in comment["body"]
+    assert "(concurrent edit)" in comment["body"] and "could not be posted" not in result.stderr
+    # … which is ghstate's own, not a person's note for the next session
+    data = json.loads(run("resume", "7", "--format", "json").stdout)
+    assert data["notes"] == [] and data["notes_left_out"] == 0
+    run("checkpoint", "7", "--risk", "a routine write after it")
+    assert len(gh.comments[7]) == 1
+
+
+def test_a_concurrent_edit_whose_comment_cannot_be_posted_is_a_warning(gh, run):
+    existing(gh)
+    gh.on_op("Checkpoint", lambda: gh.edit(7, body_of(gh, 7).replace(
+        "Start at Phase 2. Re-read parser module and tests before editing matcher code.", "Human: start at 3")),
+        skip=1)
+    gh.fail("POST", r"/comments$", 403, times=99, message="Resource not accessible by integration")
+    result = run("checkpoint", "7", "--resume-at", "Agent: start at 2b")
+    assert "Updated checkpoint #7" in result.stdout and "Human: start at 3" in body_of(gh, 7)
+    assert "the comment asking a person to settle the concurrent edit could not be posted" in result.stderr
 
 
 

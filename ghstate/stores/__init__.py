@@ -85,3 +85,7 @@ class Store(Protocol):
             via: str = ...) -> list["LogEntry"]: ...  # entries after ``after`` of the log ``via`` names
 
     def revisions(self, number: int) -> list["Revision"]: ...
+
+    # Tell the people who follow the checkpoint something they should act on (GitHub: one comment, which
+    # notifies them); the URL of what was posted, or "" where there is no one to tell.
+    def notify(self, stored: Stored, text: str) -> str: ...

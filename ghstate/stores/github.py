@@ -42,6 +42,7 @@ ATTEMPTS = 5
 LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+(\{.*?\})\s*-->", re.DOTALL)
 PROMPT_MARKER = "<!-- ghstate:prompt -->"
 CI_MARKER = "<!-- ghstate:ci -->"  # the comment of a CI result a person should act on
+NOTICE_MARKER = "<!-- ghstate:notice -->"  # a comment ghstate posts for people to look at (a kept concurrent edit)
 TRANSIENT = {500, 502, 503, 504}
 MAX_PAGES = 10  # open checkpoints looked through for a branch: 1,000 is more than any repository keeps
 LOG_PAGES = 3  # kept for the protocol's signature; GraphQL reads the newest 100 comments at once
@@ -604,6 +605,10 @@ class GitHubStore:
         except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
             raise RemoteError(str(exc), status=404) from None
 
+    def notify(self, stored: Stored, text: str) -> str:
+        """One comment for the people who follow the checkpoint (it notifies them): a thing to act on."""
+        return self.post_comment(stored, f"{NOTICE_MARKER}\n{text}")
+
     def _trusted(self, association: str, login: str) -> bool:
         return association in self.policy.trusted_associations or login in self.policy.trusted_authors
 
@@ -629,7 +634,7 @@ class GitHubStore:
                 skipped += 1  # never read further, whatever it holds
                 continue
             body = comment.get("body") or ""
-            if read_log_marker(body) is not None or PROMPT_MARKER in body or CI_MARKER in body:
+            if read_log_marker(body) is not None or any(m in body for m in (PROMPT_MARKER, CI_MARKER, NOTICE_MARKER)):
                 continue
             when = created.strftime("%Y-%m-%d %H:%M") if created else ""
             notes.append(Note(login, comment.get("authorAssociation") or "", when, _clip(body),

@@ -198,6 +198,10 @@ class LocalStore:
 
     # -------------------------------------------------------------------------------- history
 
+    def notify(self, stored: Stored, text: str) -> str:
+        """Nobody to tell: a local checkpoint is read by whoever writes it."""
+        return ""
+
     def add_revision(self, stored: Stored, entry: LogEntry, summary: str = "") -> None:
         """Append an entry to the write log. One ``write`` of a whole line with O_APPEND, flushed to
         disk: a process killed meanwhile leaves at most a torn last line, which readers skip."""
