@@ -39,7 +39,7 @@ def runner(isolated, tmp_path, monkeypatch):
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    monkeypatch.setattr("ghstate.stores.github._sleep", lambda s: None)
+    monkeypatch.setattr("ghstate.transport._sleep", lambda s: None)
     fake = FakeGitHub(isolated)
     fake.workspace = workspace
     fake.files = files

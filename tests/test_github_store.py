@@ -19,7 +19,7 @@ TOKEN = "ghp_" + "T0k3n" * 8
 def sleeps(monkeypatch):
     """Waits between retries (ghstate's own), recorded instead of slept."""
     waited: list[float] = []
-    monkeypatch.setattr("ghstate.stores.github._sleep", waited.append)
+    monkeypatch.setattr("ghstate.transport._sleep", waited.append)
     return waited
 
 
@@ -386,7 +386,8 @@ def test_body_over_the_limit_is_refused_before_any_write(gh, run, tmp_path):
     result = run("checkpoint", "7", "--file", str(big), code=1)
     assert "over the limit of 60,000 (GitHub accepts 65,536) even without ghstate's optional metadata" in result.stderr
     assert "the largest sections: ## Decisions locked (" in result.stderr
-    assert gh.count_op("UpdateCheckpoint") == 0 and gh.count("PATCH") == 0 and gh.count("POST", r"/(issues|comments)$") == 0
+    assert gh.count_op("UpdateCheckpoint") == 0 and gh.count("PATCH") == 0
+    assert gh.count("POST", r"/(issues|comments)$") == 0
 
 
 def test_ghstate_metadata_is_never_why_a_persons_text_is_refused(gh, run, tmp_path):
@@ -461,8 +462,8 @@ def test_enterprise_server_base_url(isolated, repo, run, monkeypatch, sample_fil
                       web="https://ghe.example.com")
     out = run("checkpoint", "--file", str(sample_file)).stdout
     assert "https://ghe.example.com/team/app/issues/1" in out
-    assert all(u.startswith("https://ghe.example.com") and ("/api/v3/repos/team/app/" in u or u.endswith("/api/graphql"))
-               for _, u, _ in fake.calls)
+    assert all(u.startswith("https://ghe.example.com")
+               and ("/api/v3/repos/team/app/" in u or u.endswith("/api/graphql")) for _, u, _ in fake.calls)
     assert fake.count_op("OpenCheckpoints") == 1
     assert fake.problems() == []
 
@@ -776,7 +777,8 @@ def test_a_replayed_create_keeps_the_marker_id_of_the_lost_one(gh, run, tmp_path
     run("checkpoint", "--new", "--file", str(other), code=1)
     gh.faults.clear()
     gh.fail("POST", r"/issues$", None, after=True)  # push's create lands, its answer is lost …
-    gh.on("POST", r"/issues$", lambda: gh.fail("*", r"^/graphql OpenCheckpoints$|^/issues$", None, times=99))  # … and cannot be checked
+    # … and cannot be checked
+    gh.on("POST", r"/issues$", lambda: gh.fail("*", r"^/graphql OpenCheckpoints$|^/issues$", None, times=99))
     run("push", code=1)
     gh.faults.clear()
     assert "already up to date: #1" in run("push").stdout

@@ -41,7 +41,7 @@ def gh(isolated, repo, monkeypatch):
     monkeypatch.setenv("GH_TOKEN", TOKEN)
     monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
     monkeypatch.setenv("GHSTATE_PROJECT", "orgs/ACME/projects/7")
-    monkeypatch.setattr("ghstate.stores.github._sleep", lambda s: None)
+    monkeypatch.setattr("ghstate.transport._sleep", lambda s: None)
     fake = FakeGitHub(isolated)
     projects = FakeProjects(fake).install()
     projects.add_project()
@@ -187,8 +187,8 @@ def test_a_field_deleted_meanwhile_leaves_the_write_done_and_the_next_write_recr
 
 
 def test_a_rate_limited_project_is_one_warning(gh, run, sample_file):
-    gh.fake.fail("POST", r"^/graphql Project", status=403, headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1"},
-                 message="API rate limit exceeded")
+    gh.fake.fail("POST", r"^/graphql Project", status=403,
+                 headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1"}, message="API rate limit exceeded")
     result = run("checkpoint", "--file", str(sample_file))
     assert result.stdout.startswith("Created checkpoint #1")
     said = warnings(result)

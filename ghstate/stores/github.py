@@ -1,63 +1,38 @@
-"""The GitHub store: checkpoint issues through PyGithub. The only module that imports ``github``.
+"""The GitHub store: checkpoint issues, their write log and comments, through GitHub's transport
+(``ghstate.transport``, the only module that speaks to PyGithub).
 
-Request budget (asserted in the tests): resume ≤ 2, create ≤ 4, update ≤ 4 with the history comment.
-The write log (``ghstate.writelog``) lives in the issue's comments: each revision comment carries its
-write's intent in a hidden line, and only comments by trusted authors, unedited, count.
-
-PyGithub's own throttle (0.25 s between requests, 1 s between writes) and its urllib3 retry are both
-off on purpose: a checkpoint makes two to four requests, so the throttle would only add seconds, and
-the stock retry resends POSTs, which can create a second issue or comment when the first attempt
-reached GitHub but its answer did not reach us. Retrying is done here instead: transient 5xx,
-timeouts and secondary rate limits are retried with exponential backoff (honouring Retry-After)
-within a total budget under a minute, and before a POST is resent, GitHub is asked whether the
-first one landed.
+Request budget (asserted in the tests): resume 1, create 2, update 3, a write that changes nothing 1.
+The write log is the body's own edit history (``ghstate.stores.editlog``): each version's marker carries
+the entry of the write that saved it, and only versions saved by trusted editors count. Checkpoints
+written by an older ghstate (the write log in revision comments) are still read from their comments.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import random
 import re
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
-from typing import Any, TypeVar
+from typing import Any
 
-import requests
-from github import Auth, Github, GithubException
-from github.Issue import Issue
-
-from ghstate import __version__
 from ghstate.config import Policy, Settings
 from ghstate.errors import NotFound, RemoteError
 from ghstate.model import Revision
 from ghstate.stores import Changed, Note, Partial, Stored, StoreKind, editlog
+from ghstate.transport import TIMEOUT, GitHubAPI, checking
 from ghstate.writelog import LogEntry
 
-T = TypeVar("T")
-TIMEOUT = 10  # seconds per request
-TOTAL = 45.0  # seconds for one operation, retries included
-ATTEMPTS = 5
 LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+(\{.*?\})\s*-->", re.DOTALL)
 PROMPT_MARKER = "<!-- ghstate:prompt -->"
 CI_MARKER = "<!-- ghstate:ci -->"  # the comment of a CI result a person should act on
 NOTICE_MARKER = "<!-- ghstate:notice -->"  # a comment ghstate posts for people to look at (a kept concurrent edit)
-TRANSIENT = {500, 502, 503, 504}
 MAX_PAGES = 10  # open checkpoints looked through for a branch: 1,000 is more than any repository keeps
 LOG_PAGES = 3  # kept for the protocol's signature; GraphQL reads the newest 100 comments at once
 EDITS = 10  # newest versions of the body read with a checkpoint: a write lacking more is read further
 COMMENTS = 20  # newest comments read with a checkpoint (what people said since; an older ghstate's log)
 LIST_COMMENTS = 5  # newest comments read with each open checkpoint of a listing
 ACTIONS_BOT = "github-actions[bot]"  # ghstate ci's comments come from it; only GitHub can post as it
-
-
-class _CannotTell(Exception):
-    """Whether a request whose answer was lost reached GitHub cannot be checked now."""
-
-
-def _sleep(seconds: float) -> None:
-    time.sleep(seconds)
 
 
 def read_log_marker(text: str) -> dict[str, Any] | None:
@@ -76,22 +51,12 @@ class GitHubStore:
     remote = True
     log_in_body = True  # the write log is the body's own edit history (ghstate.stores.editlog)
 
-    def __init__(self, client: Github, repo: str, policy: Policy, *, api_url: str = "https://api.github.com",
-                 sleep: Callable[[float], None] | None = None, clock: Callable[[], float] | None = None,
-                 total: float = TOTAL) -> None:
-        self.client = client
-        self.repo_name = repo
+    def __init__(self, api: GitHubAPI, policy: Policy) -> None:
+        self.api = api
+        self.repo_name = api.repo_name
         self.policy = policy
-        self.api_url = api_url
-        self.sleep = sleep or (lambda seconds: _sleep(seconds))
-        self.clock = clock or (lambda: time.monotonic())
-        self.total = total
-        self._repo = client.get_repo(repo)  # lazy: no request until something is asked of it
-        self._started: float | None = None  # the budget is for the whole command, not each call
-        self._waited = 0.0  # counted apart from the clock, so that a budget holds whatever sleeping does
         self._nodes: dict[int, dict[str, Any]] = {}  # the last GraphQL answer for each issue read
         self._label_ids: dict[str, str] = {}  # label name -> node id, for updateIssue's labelIds
-        self._created: dict[int, Issue] = {}
         self.notices: list[str] = []  # problems after a write landed: warnings, not failures
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
@@ -100,166 +65,13 @@ class GitHubStore:
 
     @classmethod
     def connect(cls, settings: Settings, timeout: int = TIMEOUT, **kwargs: Any) -> GitHubStore:
-        client = Github(
-            auth=Auth.Token(settings.token),
-            base_url=settings.api_url,
-            timeout=timeout,
-            user_agent=f"ghstate/{__version__}",
-            per_page=100,
-            retry=None,  # retried in _call, where a POST is never blindly resent
-            seconds_between_requests=None,  # no 0.25 s throttle: a command makes at most a handful
-            seconds_between_writes=None,  # no 1 s throttle between writes
-            lazy=True,
-        )
-        assert settings.repo is not None
-        return cls(client, settings.repo, settings.policy, api_url=settings.api_url, **kwargs)
+        return cls(GitHubAPI.connect(settings, timeout, **kwargs), settings.policy)
 
     # ------------------------------------------------------------------------------ requests
 
-    def _call(self, what: str, fn: Callable[[], T], *, landed: Callable[[], T | None] | None = None,
-              number: int | None = None) -> T:
-        """Run one API call with bounded retries. ``landed`` (for POSTs) says whether an attempt whose
-        answer was lost did reach GitHub, and returns what it created."""
-        if self._started is None:
-            self._started = self.clock()
-        attempt = 0
-        while True:
-            uncertain = False
-            asked = 0.0
-            try:
-                return fn()
-            except GithubException as exc:
-                wait = self._retry_wait(exc, attempt)
-                if wait is None:
-                    raise self._error(exc, what, number) from None
-                headers = {k.lower() for k in (exc.headers or {})}
-                limited = exc.status in (403, 429)
-                reason = f"GitHub's secondary rate limit ({exc.status})" if limited else f"GitHub answered {exc.status}"
-                asked = wait if limited and "retry-after" in headers else 0.0
-                uncertain = exc.status in TRANSIENT
-            except requests.exceptions.ConnectionError as exc:
-                wait = self._backoff(attempt)
-                reason = f"cannot reach {self.api_url} ({_connection_problem(exc)})"
-                # refused or unresolvable: the request never left; anything else may have arrived
-                uncertain = not isinstance(exc, requests.exceptions.ConnectTimeout) and not _never_sent(exc)
-                if not uncertain and attempt >= 1:  # offline or no such host: one more try is enough
-                    raise RemoteError(f"{what} failed: {reason}, after {attempt + 1} attempts",
-                                      retryable=True) from None
-            except requests.exceptions.Timeout as exc:
-                wait = self._backoff(attempt)
-                reason = f"no answer from {self.api_url} in time ({_short(exc)})"
-                uncertain = not isinstance(exc, requests.exceptions.ConnectTimeout)
-            except requests.exceptions.RequestException as exc:  # a broken answer: chunking, decoding, …
-                wait = self._backoff(attempt)
-                reason = f"the answer from {self.api_url} broke off ({type(exc).__name__})"
-                uncertain = True
-            except (TypeError, KeyError, AttributeError, ValueError) as exc:
-                raise RemoteError(f"{what} failed: the answer from {self.api_url} is not what GitHub sends "
-                                  f"({type(exc).__name__}); check GITHUB_API_URL", retryable=True) from exc
-            attempt += 1
-            spent = max(self.clock() - self._started, self._waited)  # real sleeps move the clock, fakes do not
-            if attempt >= ATTEMPTS or spent + wait > self.total:
-                pause = f"; GitHub asked for a pause of {asked:.0f} s: try again after it" if asked else ""
-                raise RemoteError(f"{what} failed: {reason}, after {attempt} attempt{'s' if attempt > 1 else ''} "
-                                  f"and {spent:.0f} s{pause}", retryable=True)
-            self.sleep(wait)
-            self._waited += wait
-            if landed is not None and uncertain:
-                try:
-                    found = landed()
-                except _CannotTell:  # resending could make a second one: stop; the write is kept
-                    raise RemoteError(f"{what} failed: {reason}, and whether it reached GitHub cannot be "
-                                      "checked now, so it was not sent again", retryable=True) from None
-                if found is not None:
-                    return found
-
-    def graphql(self, name: str, variables: dict[str, Any], *, number: int | None = None,
-                landed: Callable[[], dict[str, Any] | None] | None = None,
-                partial: bool = False, what: str = "") -> dict[str, Any]:
-        """One GraphQL request: the document ``ghstate/graphql/NAME.graphql`` with ``variables``, sent
-        through PyGithub's requester (same token, timeout and GHES base: ``/api/graphql``), retried as
-        any call (``what`` names it in errors). Answers the ``data``; with ``partial``, the whole answer
-        (``data`` and ``errors``) even when GitHub reports errors beside data. A mutation is resent after
-        a lost answer only when ``landed`` says it did not land."""
-        from ghstate import graphql as documents
-
-        query = documents.document(name)
-        if landed is None and query.lstrip().startswith("mutation"):
-            def landed() -> dict[str, Any] | None:
-                raise _CannotTell
-
-        def send() -> dict[str, Any]:
-            try:
-                _, answer = self.client.requester.graphql_query(query, variables)
-            except GithubException as exc:
-                data = exc.data if isinstance(exc.data, dict) else {}
-                if partial and exc.status == 400 and isinstance(data.get("errors"), list):
-                    return data
-                raise
-            return answer if partial else answer["data"]
-
-        return self._call(what or f"GraphQL {name}", send, landed=landed, number=number)
-
-    def _backoff(self, attempt: int) -> float:
-        return min(16.0, 1.0 * 2**attempt) * (0.75 + random.random() / 2)
-
-    def _retry_wait(self, exc: GithubException, attempt: int) -> float | None:
-        """Seconds to wait before retrying, or None when retrying cannot help."""
-        status = exc.status
-        headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
-        if status in TRANSIENT:
-            return self._backoff(attempt)
-        if status in (403, 429):
-            message = str(exc.data.get("message", "") if isinstance(exc.data, dict) else "").lower()
-            if headers.get("x-ratelimit-remaining") == "0" and "secondary" not in message:
-                return None  # the primary limit: it resets in up to an hour, not seconds
-            if "retry-after" in headers:
-                try:
-                    return max(1.0, float(headers["retry-after"]))
-                except ValueError:
-                    return self._backoff(attempt + 2)
-            if "secondary rate limit" in message or status == 429:
-                return self._backoff(attempt + 2)  # 4, 8, 16 s: GitHub asks for a pause, not a hammering
-        return None
-
-    def _error(self, exc: GithubException, what: str, number: int | None) -> Exception:
-        status = exc.status
-        data = exc.data if isinstance(exc.data, dict) else {}
-        message = str(data.get("message") or "").strip()
-        headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
-        repo = self.repo_name
-        if status == 401:
-            return RemoteError(f"{what} failed: GitHub rejected the token (401 {message or 'Bad credentials'}); "
-                               "set a valid GH_TOKEN or GITHUB_TOKEN, or run 'gh auth login'", status=401)
-        if status in (403, 429) and headers.get("x-ratelimit-remaining") == "0":
-            reset = headers.get("x-ratelimit-reset", "")
-            when = ""
-            if str(reset).isdigit():
-                at = datetime.fromtimestamp(int(reset), timezone.utc)
-                minutes = max(0, int((at - datetime.now(timezone.utc)).total_seconds() // 60) + 1)
-                when = f"; it resets at {at:%H:%M} UTC (in about {minutes} min)"
-            return RemoteError(f"{what} failed: the GitHub API rate limit is used up{when}; wait, or use a token "
-                               "with a higher limit", status=status, retryable=True)
-        if status in (403, 429):
-            return RemoteError(f"{what} failed: GitHub refused access to {repo} ({status} {message or 'Forbidden'}); "
-                               "the token needs Issues: write on this repository (or the 'repo' scope)", status=status)
-        if status == 404:
-            if number is not None:
-                return NotFound(f"no issue #{number} in {repo}, or the token cannot see {repo} (404)")
-            return RemoteError(f"{what} failed: {repo} not found, or the token cannot see it (404); check -R/--repo "
-                               "and the token's access", status=404)
-        if status == 410:
-            target = f"issue #{number} was deleted or issues are disabled" if number else "issues are disabled"
-            return RemoteError(f"{what} failed: {target} in {repo} (410 Gone); enable Issues in the repository "
-                               "settings, or use --store local", status=410)
-        if status == 422:
-            errors = "; ".join(str(e.get("message") or e.get("code") or e) for e in data.get("errors", [])
-                               if isinstance(e, dict))
-            return RemoteError(f"{what} failed: GitHub rejected the request (422 {message}"
-                               f"{': ' + errors if errors else ''})", status=422)
-        if status in TRANSIENT:
-            return RemoteError(f"{what} failed: GitHub answered {status}", status=status, retryable=True)
-        return RemoteError(f"{what} failed: GitHub answered {status} {message}".strip(), status=status)
+    def graphql(self, name: str, variables: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        """One GraphQL request through the transport (``ghstate.transport.GitHubAPI.graphql``)."""
+        return self.api.graphql(name, variables, **kwargs)
 
     # ----------------------------------------------------------------------------- helpers
 
@@ -349,18 +161,17 @@ class GitHubStore:
             found = None  # not among the newest: the newest issues are looked at below
         if found is not None:
             return found
-        newest = self._repo.get_issues(state="open", sort="created", direction="desc")
-        for issue in self._call(f"listing the newest issues of {self.repo_name}", lambda: newest.get_page(0)):
-            if not _is_pull_request(issue) and unique in (issue.body or ""):
+        for issue in self.api.newest_issues():
+            if unique in issue["body"]:
                 return self._stored_rest(issue)
         return None
 
-    def _stored_rest(self, issue: Issue) -> Stored:
-        body, _ = editlog.split(issue.body or "")
-        return Stored(number=issue.number, title=issue.title or "", body=body, location=issue.html_url,
-                      labels=tuple(label.name for label in issue.labels), state=issue.state,
-                      version=issue.updated_at.isoformat() if issue.updated_at else "",
-                      comments=issue.comments or 0, edits=1)
+    def _stored_rest(self, issue: dict[str, Any]) -> Stored:
+        """A checkpoint as REST answered it (``ghstate.transport``'s plain form)."""
+        body, _ = editlog.split(issue["body"])
+        return Stored(number=issue["number"], title=issue["title"], body=body, location=issue["url"],
+                      labels=tuple(issue["labels"]), state=issue["state"], version=issue["updatedAt"],
+                      comments=issue["comments"], edits=1)
 
     def create(self, title: str, body: str, unique: str = "", entry: LogEntry | None = None) -> Stored:
         """Open a checkpoint issue, its first write's log entry in its body. ``unique`` is text only this
@@ -368,22 +179,17 @@ class GitHubStore:
         a retry cannot make a second one."""
         text = editlog.embed(body, entry) if entry is not None else body
 
-        def post() -> Stored:
-            issue = self._repo.create_issue(title=title, body=text, labels=[self.policy.label])
-            self._created[issue.number] = issue
-            return self._stored_rest(issue)
+        def landed() -> dict[str, Any] | None:
+            found = checking(lambda: self.find_open(unique)) if unique else None
+            return None if found is None else {"number": found.number, "title": found.title, "body": found.body,
+                                               "url": found.location, "labels": list(found.labels),
+                                               "state": found.state, "updatedAt": found.version,
+                                               "comments": found.comments}
 
-        def landed() -> Stored | None:
-            try:
-                return self.find_open(unique) if unique else None
-            except (RemoteError, GithubException, requests.exceptions.RequestException):
-                raise _CannotTell() from None
-
-        stored = self._call(f"creating a checkpoint issue in {self.repo_name}", post, landed=landed)
+        stored = self._stored_rest(self.api.create_issue(title, text, [self.policy.label], landed))
         if self.policy.label not in stored.labels:  # labels are dropped silently without push access
-            issue = self._created.get(stored.number) or self._repo.get_issue(stored.number)
             try:
-                self._call(f"labelling issue #{stored.number}", lambda: issue.add_to_labels(self.policy.label))
+                self.api.add_label(stored.number, self.policy.label)
                 stored = stored._replace(labels=(*stored.labels, self.policy.label))
             except (RemoteError, NotFound) as exc:  # the issue exists: a missing label must not lose it
                 self.notices.append(f"issue #{stored.number} was created without the {self.policy.label!r} label "
@@ -420,10 +226,7 @@ class GitHubStore:
             payload["labelIds"] = ids
 
         def landed() -> dict[str, Any] | None:
-            try:
-                fresh_node = self._read(number)
-            except (RemoteError, NotFound, GithubException, requests.exceptions.RequestException):
-                raise _CannotTell() from None
+            fresh_node = checking(lambda: self._read(number))
             if fresh_node.get("body") == text:
                 return {"updateIssue": {"issue": fresh_node}}
             fresh = self._from_node(fresh_node)
@@ -445,29 +248,24 @@ class GitHubStore:
     def _update_rest(self, stored: Stored, text: str, title: str | None,
                      labels: tuple[str, ...] | None) -> Stored:
         number = stored.number
-        issue = self._repo.get_issue(number)  # lazy: no request
         changes: dict[str, Any] = {"body": text}
         if title:
             changes["title"] = title
         if labels is not None:
             changes["labels"] = list(labels)
-        sent = False
 
-        def patch() -> None:
-            nonlocal sent
-            if sent:  # a resend: the first may have landed, or someone may have edited in the wait
-                fresh_node = self._read(number)
-                if fresh_node.get("body") == text:
-                    return
-                fresh = self._from_node(fresh_node)
-                if (fresh.body, fresh.title, fresh.labels) != (stored.body, stored.title, stored.labels):
-                    self._keep(fresh_node)
-                    raise Changed(fresh)
-            sent = True
-            issue.edit(**changes)
+        def resend() -> bool:  # the first may have landed, or someone may have edited in the wait
+            fresh_node = self._read(number)
+            if fresh_node.get("body") == text:
+                return False
+            fresh = self._from_node(fresh_node)
+            if (fresh.body, fresh.title, fresh.labels) != (stored.body, stored.title, stored.labels):
+                self._keep(fresh_node)
+                raise Changed(fresh)
+            return True
 
         try:
-            self._call(f"updating issue #{number}", patch, number=number)
+            self.api.edit_issue(number, changes, resend)
         except NotFound as exc:
             raise RemoteError(str(exc), status=404) from None
         return self.get(number)  # the edit history after the write
@@ -583,25 +381,10 @@ class GitHubStore:
             found = scan(text)
             if found:
                 raise SecretFound(f"refusing to post to GitHub: {found[0].describe()}")
-        issue = self._repo.get_issue(stored.number)  # lazy: no request
         # GitHub's own clock, not ours: the issue's last update as GitHub reported it, a minute earlier
         updated = _parse_time(stored.version.replace("+00:00", "Z")) or datetime.now(timezone.utc)
-        since = updated - timedelta(minutes=1)
-
-        def post() -> str:
-            return issue.create_comment(text).html_url
-
-        def landed() -> str | None:
-            try:
-                for comment in issue.get_comments(since=since):
-                    if comment.body == text:
-                        return comment.html_url
-            except (GithubException, requests.exceptions.RequestException):
-                raise _CannotTell() from None
-            return None
-
         try:
-            return self._call(f"commenting on issue #{stored.number}", post, landed=landed, number=stored.number)
+            return self.api.create_comment(stored.number, text, updated - timedelta(minutes=1))
         except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
             raise RemoteError(str(exc), status=404) from None
 
@@ -665,26 +448,7 @@ class GitHubStore:
 
     def ensure_labels(self, labels: list[tuple[str, str, str]]) -> list[str]:
         """Create labels that do not exist (``ghstate init``); returns the ones created."""
-        created = []
-        for name, color, description in labels:
-            def make(name: str = name, color: str = color, description: str = description) -> bool:
-                try:
-                    self._repo.create_label(name, color, description)
-                    return True
-                except GithubException as exc:
-                    if exc.status == 422:
-                        return False
-                    raise
-
-            if self._call(f"creating the label {name!r}", make):
-                created.append(name)
-        return created
-
-
-def _is_pull_request(issue: Issue) -> bool:
-    # Not `issue.pull_request`: a plain issue lacks that key, and asking a lazy PyGithub object for a
-    # missing attribute costs a request to complete it.
-    return "/pull/" in (issue.html_url or "")
+        return [name for name, color, description in labels if self.api.create_label(name, color, description)]
 
 
 def _login(actor: dict[str, Any] | None) -> str:
@@ -707,28 +471,3 @@ def _parse_time(value: str) -> datetime | None:
 def _clip(text: str, limit: int = 600) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc)
-    text = re.sub(r"\s+", " ", text)
-    return text[:160]
-
-
-def _connection_problem(exc: BaseException) -> str:
-    text = str(exc)
-    for marker, words in (("Connection refused", "connection refused"), ("NameResolution", "the name does not resolve"),
-                          ("Name or service not known", "the name does not resolve"),
-                          ("Failed to resolve", "the name does not resolve"),
-                          ("Network is unreachable", "the network is unreachable"),
-                          ("timed out", "timed out"), ("Connection aborted", "the connection was dropped"),
-                          ("Connection reset", "the connection was reset")):
-        if marker in text:
-            return words
-    return _short(exc)
-
-
-def _never_sent(exc: requests.exceptions.ConnectionError) -> bool:
-    text = str(exc)
-    return any(marker in text for marker in ("NewConnectionError", "Name or service not known", "Connection refused",
-                                              "nodename nor servname", "Failed to resolve", "NameResolutionError"))
