@@ -162,10 +162,10 @@ class Intent:
                    tick=tick if isinstance(tick, str) else "")
 
 
-def pack(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` as it goes into a comment or a file: compressed when large."""
+def pack(data: dict[str, Any], over: int = PACK_OVER) -> dict[str, Any]:
+    """``data`` as it goes into a comment, a body or a file: compressed when longer than ``over``."""
     raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    if len(raw) <= PACK_OVER:
+    if len(raw) <= over:
         return data
     return {"z": base64.b64encode(zlib.compress(raw.encode("utf-8"), 9)).decode("ascii")}
 

@@ -27,8 +27,12 @@ HISTORY = "sections_before"  # the digests of the revisions before, newest first
 PROVENANCE = "prov"  # which revision set each claim (see ghstate.provenance)
 LOG = "log"  # how far the body reflects the write log (see ghstate.writelog)
 FINGERPRINTS = "dirty_sha"  # a fingerprint of each dirty file when the checkpoint was written
+# On GitHub, the write log entry of the write that saved this very body, always the last key (see
+# ghstate.stores.editlog). Never loaded: it describes one version of the body, not the checkpoint, so a
+# later body never carries it along.
+ENTRY = "entry"
 KNOWN = (REVISION, ID, TITLE, BRANCH, COMMIT, DIRTY, CREATED, UPDATED, EXECUTIONS, VERIFICATION, DIGESTS,
-         HISTORY, PROVENANCE, LOG, FINGERPRINTS)
+         HISTORY, PROVENANCE, LOG, FINGERPRINTS, ENTRY)
 
 HISTORY_DEPTH = 5  # revisions whose digests are kept besides the last
 MAX_APPLIED = 20  # ids of replayed writes a body lists (see LogState)
@@ -104,19 +108,24 @@ class LogState(NamedTuple):
     seen: int = 0
     own: int = 0
     applied: tuple[str, ...] = ()
+    via: str = "comments"  # which log: "comments" (revision comments, the local log) or "edits" (the body's edits)
 
     def complete(self, length: int) -> bool:
         """True when a log of ``length`` entries holds no write this body lacks."""
         return length == self.seen + self.own
 
     def to_data(self) -> dict[str, Any]:
-        return {"seen": self.seen, "own": self.own, "applied": list(self.applied[-MAX_APPLIED:])}
+        data: dict[str, Any] = {"seen": self.seen, "own": self.own, "applied": list(self.applied[-MAX_APPLIED:])}
+        if self.via != "comments":
+            data["via"] = self.via
+        return data
 
     @classmethod
     def from_data(cls, data: Any) -> "LogState":
         if not isinstance(data, dict):
             return cls()
-        return cls(count(data.get("seen")), count(data.get("own")), texts(data.get("applied")))
+        via = "edits" if data.get("via") == "edits" else "comments"
+        return cls(count(data.get("seen")), count(data.get("own")), texts(data.get("applied")), via)
 
 
 class RevisionFacts(NamedTuple):

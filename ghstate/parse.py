@@ -166,7 +166,7 @@ def parse(text: str) -> Parsed:
 def _load_marker(raw: str) -> dict[str, Any] | None:
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # not ours, or built to break a reader (nesting past any depth)
         return None
     return data if isinstance(data, dict) else None
 

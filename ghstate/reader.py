@@ -6,12 +6,17 @@ so it is not part of the pure core.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ghstate import parsecache
 from ghstate.errors import NotFound, RemoteError
 from ghstate.marker import LogState
 from ghstate.model import Checkpoint
 from ghstate.parse import branch_of
 from ghstate.stores import Partial, Store, Stored
+
+if TYPE_CHECKING:  # pragma: no cover  (a body that holds its whole log never loads the replay)
+    from ghstate.writelog import LogEntry
 
 
 def checkpoint_of(stored: Stored) -> Checkpoint:
@@ -28,12 +33,17 @@ def current(store: Store, stored: Stored) -> Checkpoint:
     are not trusted intents are reported as notices."""
     cp = checkpoint_of(stored)
     state = cp.meta.log or LogState()
-    if state.complete(stored.comments) or stored.comments <= state.seen:
+    count = stored.edits if state.via == "edits" else stored.comments  # the log the marker speaks of
+    try:
+        extra = recent_edits(store, stored, state)
+    except RemoteError:
+        extra = []
+    if (state.complete(count) or count <= state.seen) and not extra:
         return cp
     from ghstate.writelog import ignored_notice, replay  # only a body behind its log pays for the replay
     try:
         # the newest page, and the one before when the body's count ends there: one request each
-        entries = store.log(stored, state.seen, pages=2 if state.seen else 1)
+        entries = store.log(stored, state.seen, pages=2 if state.seen else 1, via=state.via) + extra
     except RemoteError as exc:
         store.notices.append(f"the history of #{stored.number} could not be read ({exc}); shown as its body "
                              "is, which may lack a revision logged since")
@@ -43,6 +53,20 @@ def current(store: Store, stored: Stored) -> Checkpoint:
     if notice:
         store.notices.append(notice)
     return view.checkpoint
+
+
+RECENT_EDITS = 20  # versions of a body read for writes an older page's save dropped
+EDITS_AFTER_COMMENTS = 1_000_000  # edit-log positions come after every comment-log position
+
+
+def recent_edits(store: Store, stored: Stored, state: LogState) -> list[LogEntry]:
+    """The newest writes of the body's edit history, when the body's marker speaks of the comment log
+    (or of none) in a store that logs in the body: a person saved a page opened before those writes,
+    or the checkpoint was written by an older ghstate. Ordered after every comment."""
+    if not store.log_in_body or state.via == "edits" or stored.edits <= 1:
+        return []
+    entries = store.log(stored, max(0, stored.edits - RECENT_EDITS), via="edits")
+    return [e._replace(position=e.position + EDITS_AFTER_COMMENTS) for e in entries]
 
 
 def locate(store: Store, number: int | None, branch: str) -> Stored | None:

@@ -33,13 +33,16 @@ class LogEntry(NamedTuple):
     position: int = 0  # 1-based place among the checkpoint's comments (lines of the local log)
     problem: str = ""  # why it is not replayed ("edited after it was posted", …); "" when trusted
 
-    def to_data(self) -> dict[str, Any]:
+    def to_data(self, pack_over: int | None = None) -> dict[str, Any]:
+        """The entry as JSON data; an intent serialised longer than ``pack_over`` characters (the intent
+        module's default when None) goes compressed."""
         data = self.revision.as_dict()
         data.pop("author", None)  # the store knows who posted it; the entry does not say it of itself
         if self.write:
             data["write"] = self.write
         if self.intent is not None:
-            data["intent"] = pack(self.intent.to_data())
+            data["intent"] = pack(self.intent.to_data()) if pack_over is None else \
+                pack(self.intent.to_data(), pack_over)
         return data
 
     @classmethod
@@ -62,6 +65,11 @@ class LogEntry(NamedTuple):
 def log_state(cp: Checkpoint) -> LogState:
     """What ``cp``'s marker says of the log (nothing read yet, when it says nothing)."""
     return cp.meta.log or LogState()
+
+
+def length(stored: Any, state: LogState) -> int:
+    """How long the log the body's marker speaks of is (``stored`` is a store's ``Stored``)."""
+    return stored.edits if state.via == "edits" else stored.comments
 
 
 def holds(state: LogState, entry: LogEntry) -> bool:

@@ -37,11 +37,21 @@ from ghstate.model import (
     with_digests,
 )
 from ghstate.parse import parse
-from ghstate.reader import checkpoint_of, locate
+from ghstate.reader import checkpoint_of, locate, recent_edits
 from ghstate.render import Templates
 from ghstate.stores import Changed, Store, Stored
 from ghstate.stores.local import LocalStore, PendingWrite
-from ghstate.writelog import LogEntry, LogState, Replayed, ignored_notice, log_state, missing, replay, with_log
+from ghstate.writelog import (
+    LogEntry,
+    LogState,
+    Replayed,
+    ignored_notice,
+    length,
+    log_state,
+    missing,
+    replay,
+    with_log,
+)
 
 # Writes of one revision while other writers' revisions keep landing. Each round that fails means another
 # writer logged a revision since this one read: with fewer concurrent writers than this, the last write
@@ -130,14 +140,18 @@ class Writer:
         if not ours.title:
             ours = ours._replace(title=f"Checkpoint: {spec.tree.branch}" if spec.tree.branch else "Checkpoint")
         write_id = os.urandom(6).hex()
-        stamped = with_log(self._stamp(ours, 1, now, spec), LogState(0, int(spec.log), (write_id,)))
+        inline = self.store.log_in_body
+        # in the body's edit log, the first version is the body's own entry, logged or not
+        state = LogState(0, 1, (write_id,), "edits") if inline else LogState(0, int(spec.log), (write_id,))
+        stamped = with_log(self._stamp(ours, 1, now, spec), state)
         body = self._body(stamped, None, spec)
         changes = describe(None, stamped)
         if spec.dry_run:
             return WriteResult(stamped, body, None, created=True, changes=changes)
-        stored = self.store.create(stamped.title, body, unique=f'"id":"{stamped.meta.id}"')
+        entry = self._entry(stamped, write_id, now, spec, changes) if inline and spec.log else None
+        stored = self.store.create(stamped.title, body, unique=f'"id":"{stamped.meta.id}"', entry=entry)
         warnings = []
-        if spec.log:
+        if spec.log and not inline:
             try:
                 self.store.add_revision(stored, self._entry(stamped, write_id, now, spec, changes), self._summary(
                     stamped.meta.revision, now, spec, changes))
@@ -162,8 +176,9 @@ class Writer:
         there (or from the marker's count, if lower)."""
         cp = checkpoint_of(stored)
         state = log_state(cp)
-        count = stored.comments
-        if own is None and state.complete(count):
+        count = length(stored, state)
+        extra = recent_edits(self.store, stored, state)  # a body of the comment log in a store of the edit log
+        if own is None and state.complete(count) and not any(e.replayable for e in extra):
             return _View(replay(cp, []), (), count)
         checked: int | None = count
         entries: list[LogEntry] = []
@@ -172,13 +187,14 @@ class Writer:
             checked = None
         elif count > start:
             try:
-                entries = self.store.log(stored, start)
+                entries = self.store.log(stored, start, via=state.via)
             except RemoteError as exc:
                 self.store.notices.append(f"the history of #{stored.number} could not be read ({exc}); this "
                                           "revision was written over the body as it was")
                 checked = None
             if checked is not None and [e.position for e in entries] != list(range(start + 1, count + 1)):
                 checked = None  # not every comment since the marker's count was read
+        entries.extend(extra)
         if own is not None and all(e.write != own.write for e in entries):
             # not among the comments read (not shown yet, or moved by a deletion): replayed last, and
             # nothing more is claimed than before
@@ -209,7 +225,14 @@ class Writer:
                                          if e.replayable and e.intent is not None and e.write != write_id))
             cp, conflicts = _keep_theirs(cp, read[0], as_stored, spec.intent.sets(read[0]) - logged)
         applied_ids = tuple(dict.fromkeys((*replayed.applied, write_id)))
-        if view.checked is None:  # claim no more than was checked: readers look at the rest
+        before = log_state(as_stored)
+        if self.store.log_in_body:  # the log is the body's edit history; this body is one more version of it
+            if view.checked is None:  # claim no more than was checked: readers look at the rest
+                seen = before.seen if before.via == "edits" else 0
+            else:  # a body of the comment log: its comments were replayed; every version so far is accounted for
+                seen = view.checked if before.via == "edits" else target.edits
+            state = LogState(seen=seen, own=1, applied=applied_ids, via="edits")
+        elif view.checked is None:  # claim no more than was checked: readers look at the rest
             state = LogState(seen=log_state(as_stored).seen, own=0, applied=applied_ids)
         elif own is None:  # the next comment will be this write's
             state = LogState(seen=view.checked, own=1 if spec.log else 0, applied=applied_ids)
@@ -239,6 +262,15 @@ class Writer:
                                file_conflicts=list(draft.file_conflicts), warnings=warnings)
 
         own = None
+        if self.store.log_in_body:  # the write and its log entry are one request: durable once it lands
+            entry = self._entry(draft.checkpoint, write_id, now, spec, changes) if spec.log else None
+            stored, draft = self._publish(spec, draft, now, write_id, None, entry)
+            warnings.extend(self._tell_people(stored, draft.conflicts))
+            warnings.extend(self.store.notices)
+            self.store.notices.clear()
+            return WriteResult(draft.checkpoint, draft.body, stored, changes=changes,
+                               conflicts=list(draft.conflicts), file_conflicts=list(draft.file_conflicts),
+                               warnings=warnings, previous=before)
         if spec.log:  # from here on the write is durable: whatever happens to the body, readers replay it
             entry = self._entry(draft.checkpoint, write_id, now, spec, changes)
             try:
@@ -258,6 +290,8 @@ class Writer:
             stored = None  # logged: every reader has it; the next write brings the body up to date
             warnings.append(f"the revision is logged, but the body could not be written ({exc}); "
                             "'ghstate resume' shows it, and the next write brings the body up to date")
+        if stored is not None:
+            warnings.extend(self._tell_people(stored, draft.conflicts))
         warnings.extend(self.store.notices)
         self.store.notices.clear()
         return WriteResult(draft.checkpoint, draft.body, stored or target, changes=changes,
@@ -265,9 +299,11 @@ class Writer:
                            warnings=warnings, previous=before)
 
     def _publish(self, spec: WriteSpec, draft: _Draft, now: str, write_id: str,
-                 own: LogEntry | None) -> tuple[Stored, _Draft]:
-        """Write the draft's body; write again while other writers' logged changes are missing from it."""
-        read = (draft.view.checkpoint, draft.target.comments)
+                 own: LogEntry | None, entry: LogEntry | None = None) -> tuple[Stored, _Draft]:
+        """Write the draft's body; write again while other writers' logged changes are missing from it.
+        ``entry``: this write's log entry, when it travels in the body (the store's ``log_in_body``)."""
+        inline = self.store.log_in_body
+        read = (draft.view.checkpoint, draft.target.edits if inline else draft.target.comments)
         file_conflicts = draft.file_conflicts
         fresh = self.store.reread(draft.target)
         stored: Stored | None = None
@@ -279,15 +315,18 @@ class Writer:
             title = draft.checkpoint.title
             title_change = title if title != (draft.target.title or title) else None
             try:
-                stored = self.store.update(draft.target, draft.body, title=title_change, labels=labels)
+                stored = self.store.update(draft.target, draft.body, title=title_change, labels=labels,
+                                           entry=entry if inline else None)
             except Changed as exc:  # edited while a failed write waited to be resent
                 fresh = exc.fresh
                 continue
+            if inline and entry is not None:
+                own = entry  # logged: from here on it is replayed in its place, not applied again
             state = log_state(draft.checkpoint)
-            if state.complete(stored.comments):
+            if state.complete(length(stored, state)):
                 return stored, draft
             try:
-                lacking = missing(state, self.store.log(stored, state.seen))
+                lacking = missing(state, self.store.log(stored, state.seen, via=state.via))
             except RemoteError as exc:  # written; whether another write went in meanwhile cannot be told now
                 self.store.notices.append(f"the history of #{stored.number} could not be read after the write "
                                           f"({exc}); any revision logged meanwhile is shown by 'ghstate resume' "
@@ -305,6 +344,22 @@ class Writer:
         return stored, draft
 
     # ----------------------------------------------------------------------------- pieces
+
+    def _tell_people(self, stored: Stored, conflicts: tuple[str, ...]) -> list[str]:
+        """A person's edit that this write kept beside its own ("… (concurrent edit)") is for a person to
+        settle: one comment says so (the only comment a routine write can cause). A comment that cannot be
+        posted is a warning: the write is done, and both versions are in the body."""
+        if not conflicts or not self.store.remote:
+            return []
+        what = ", ".join(dict.fromkeys(conflicts))
+        text = (f"ghstate kept a concurrent edit of {what} beside this write's own in #{stored.number}: both "
+                "changed it at the same time, so this write's version stands and the other is under a heading "
+                "ending in \"(concurrent edit)\". Please keep the one you mean and delete the other.")
+        try:
+            self.store.notify(stored, text)
+        except GhstateError as exc:
+            return [f"the comment asking a person to settle the concurrent edit could not be posted ({exc})"]
+        return []
 
     def _stamp(self, cp: Checkpoint, revision: int, now: str, spec: WriteSpec) -> Checkpoint:
         if not spec.record_tree and cp.meta.revision:

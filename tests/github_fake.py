@@ -90,6 +90,10 @@ class FakeGitHub:
         self.web = web
         self.issues: dict[int, dict] = {}
         self.history: dict[int, list[str]] = {}  # every body an issue had, as GitHub's edit history keeps it
+        # who saved each of those bodies, and when: (login, typename, time, deleted)
+        self.editors: dict[int, list[dict[str, Any]]] = {}
+        self.viewer = "octocat"  # whose token the requests carry: the editor of what they write
+        self.viewer_type = "User"
         self.comments: dict[int, list[dict]] = {}
         self.labels: set[str] = {"bug"}
         self.calls: list[tuple[str, str, Any]] = []
@@ -108,7 +112,8 @@ class FakeGitHub:
         # The GraphQL side: root fields (queries and mutations alike) over the same state as the REST
         # side. Each is called as ``fn(info, **arguments)`` and answers plain dicts, whose callables are
         # resolved the same way; abstract types are told by a "__typename" key.
-        self.graphql_root: dict[str, Callable[..., Any]] = {"repository": self._gql_repository}
+        self.graphql_root: dict[str, Callable[..., Any]] = {"repository": self._gql_repository,
+                                                            "updateIssue": self._gql_update_issue}
         self.graphql_problems: list[str] = []  # documents GitHub's schema refused
         if mock is not None:  # else something else (benchmarks' HTTP stub) calls route() itself
             mock.add_callback("POST", re.compile(self.graphql_url + "$"), callback=self.route)
@@ -135,9 +140,16 @@ class FakeGitHub:
             issue["html_url"] = f"{self.web}/{self.repo}/pull/{number}"
         self.labels.update(labels)
         self.issues[number] = issue
-        self.history.setdefault(number, []).append(body)
+        self._record(number, body, issue["user"]["login"], issue["user"].get("type") or "User")
         self.comments.setdefault(number, [])
         return issue
+
+    def _record(self, number: int, body: str, login: str | None, typename: str = "User") -> None:
+        """GitHub's edit history of a body: every version, with who saved it and when."""
+        self.history.setdefault(number, []).append(body)
+        self.editors.setdefault(number, []).append({"login": login, "typename": typename,
+                                                    "at": self.clock.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                                    "deleted": False})
 
     def add_comment(self, number: int, body: str, login: str = "octocat", association: str = "OWNER") -> dict:
         comment = copy.deepcopy(self._comment_tpl)
@@ -152,14 +164,24 @@ class FakeGitHub:
         self.issues[number]["comments"] = len(self.comments[number])
         return comment
 
-    def edit(self, number: int, body: str) -> None:
+    def edit(self, number: int, body: str, login: str = "mona") -> None:
         """A person edits the body in the web UI (which sends CRLF line endings)."""
         self.issues[number]["body"] = body
-        self.history.setdefault(number, []).append(body)
         self.issues[number]["updated_at"] = self.now()
+        self._record(number, body, login)
 
     def fail(self, method: str, path: str, status: int | None = 500, **kwargs: Any) -> None:
+        """Fail the requests whose method is ``method`` ("*": any) and whose path matches ``path``: a REST
+        path after the repository ("/issues/7"), or "/graphql NAME" for a GraphQL operation."""
         self.faults.append(Fault(method, re.compile(path), status, **kwargs))
+
+    def fail_op(self, operation: str, status: int | None = 500, **kwargs: Any) -> None:
+        """Fail the GraphQL operation ``operation`` ("Checkpoint", "UpdateCheckpoint", …)."""
+        self.fail("POST", rf"^/graphql {operation}$", status, **kwargs)
+
+    def on_op(self, operation: str, action: Callable[[], None], skip: int = 0) -> None:
+        """Run ``action`` once, just before the GraphQL operation ``operation`` is answered."""
+        self.on("POST", rf"^/graphql {operation}$", action, skip)
 
     def on(self, method: str, path: str, action: Callable[[], None], skip: int = 0) -> None:
         """Run ``action`` once, just before the matching request after ``skip`` others is answered."""
@@ -175,6 +197,18 @@ class FakeGitHub:
     def count(self, method: str | None = None, path: str | None = None) -> int:
         return sum(1 for m, u, _ in self.calls if (method is None or m == method)
                    and (path is None or re.search(path, urlsplit(u).path)))
+
+    def operations(self) -> list[str]:
+        """The GraphQL operations requested, by name, in order."""
+        out = []
+        for _, url, body in self.calls:
+            if re.fullmatch(self.graphql_url, url):
+                named = re.search(r"^\s*(?:query|mutation)\s+(\w+)", (body or {}).get("query") or "", re.MULTILINE)
+                out.append(named.group(1) if named else "")
+        return out
+
+    def count_op(self, operation: str) -> int:
+        return self.operations().count(operation)
 
     def problems(self) -> list[str]:
         """What GitHub's own descriptions say is wrong with the requests made: REST calls against
@@ -212,19 +246,103 @@ class FakeGitHub:
         if f"{owner}/{name}".lower() != self.repo.lower():
             raise GraphQLNotFound(f"Could not resolve to a Repository with the name '{owner}/{name}'.")
         return {"__typename": "Repository", "nameWithOwner": self.repo, "id": f"R_{self.repo}",
-                "issue": lambda info, number, **_: self._gql_issue(number)}
+                "issue": lambda info, number, **_: self._gql_issue(number),
+                "issueOrPullRequest": lambda info, number, **_: self._gql_issue_or_pr(number),
+                "issues": self._gql_issues, "labels": self._gql_labels}
+
+    def _gql_labels(self, info: Any, first: int | None = None, query: str | None = None, **_: Any) -> dict:
+        names = sorted(n for n in self.labels if not query or query.lower() in n.lower())[: first or 100]
+        return {"nodes": [{"id": f"LA_{n}", "name": n} for n in names], "totalCount": len(names)}
+
+    def _gql_issues(self, info: Any, labels: list[str] | None = None, states: list[str] | None = None,
+                    first: int | None = None, after: str | None = None, orderBy: dict | None = None,
+                    **_: Any) -> dict:
+        found = [i for i in self.issues.values() if "pull_request" not in i
+                 and (not states or i["state"].upper() in states)
+                 and set(labels or ()) <= {x["name"] for x in i["labels"]}]
+        field = {"UPDATED_AT": "updated_at", "CREATED_AT": "created_at"}.get((orderBy or {}).get("field"), "created_at")
+        found.sort(key=lambda i: (i[field], i["number"]), reverse=(orderBy or {}).get("direction") == "DESC")
+        start = int(after) if after else 0
+        chunk = found[start: start + (first or 100)]
+        more = start + len(chunk) < len(found)
+        return {"nodes": [self._gql_issue(i["number"]) for i in chunk], "totalCount": len(found),
+                "pageInfo": {"hasNextPage": more, "endCursor": str(start + len(chunk)) if chunk else None,
+                             "hasPreviousPage": start > 0, "startCursor": str(start)}}
+
+    def _gql_issue_or_pr(self, number: int) -> dict | None:
+        issue = self.issues.get(number)
+        if issue is not None and "pull_request" in issue:
+            return {"__typename": "PullRequest", "id": f"PR_{number}", "number": number, "url": issue["html_url"]}
+        if issue is None:
+            raise GraphQLNotFound(f"Could not resolve to an issue or pull request with the number of {number}.")
+        return self._gql_issue(number)
 
     def _gql_issue(self, number: int) -> dict | None:
         issue = self.issues.get(number)
         if issue is None or "pull_request" in issue:
             raise GraphQLNotFound(f"Could not resolve to an Issue with the number of {number}.")
+        user = issue.get("user") or {}
+        author = {"__typename": "Bot" if user.get("type") == "Bot" else "User", "login": user.get("login")}
         return {"__typename": "Issue", "id": issue.get("node_id") or f"I_{number}", "number": number,
                 "title": issue["title"], "body": issue["body"] or "", "url": issue["html_url"],
                 "state": issue["state"].upper(), "updatedAt": issue["updated_at"],
-                "createdAt": issue["created_at"],
-                "labels": lambda info, **_: {"nodes": [{"name": x["name"]} for x in issue["labels"]],
+                "createdAt": issue["created_at"], "author": author,
+                "authorAssociation": issue.get("author_association") or "NONE",
+                "labels": lambda info, **_: {"nodes": [{"id": f"LA_{x['name']}", "name": x["name"]}
+                                                       for x in issue["labels"]],
                                              "totalCount": len(issue["labels"])},
-                "comments": lambda info, **_: {"totalCount": len(self.comments.get(number, []))}}
+                "comments": lambda info, first=None, last=None, **_: self._gql_comments(number, first, last),
+                "includesCreatedEdit": len(self.history.get(number, [])) > 1,
+                "userContentEdits": lambda info, first=None, after=None, **_: self._gql_edits(number, first, after)}
+
+    def _gql_comments(self, number: int, first: int | None, last: int | None) -> dict:
+        comments = self.comments.get(number, [])
+        chosen = comments[:first] if first is not None else comments[len(comments) - last:] if last else []
+        return {"totalCount": len(comments), "nodes": [{
+            "author": {"__typename": "Bot" if c["user"]["login"].endswith("[bot]") else "User",
+                       "login": c["user"]["login"].removesuffix("[bot]")},
+            "authorAssociation": c.get("author_association") or "NONE", "body": c["body"],
+            "createdAt": c["created_at"], "url": c["html_url"],
+            "lastEditedAt": None if c["updated_at"] == c["created_at"] else c["updated_at"]} for c in chosen]}
+
+    def _gql_edits(self, number: int, first: int | None, after: str | None) -> dict:
+        """GitHub's edit history: nothing until the body is first edited; then every version, the
+        original included, newest first, each in full (``diff``), with who saved it."""
+        bodies = self.history.get(number, [])
+        editors = self.editors.get(number, [])
+        versions = list(zip(bodies, editors, strict=True))[::-1] if len(bodies) > 1 else []
+        start = int(after) if after else 0
+        chunk = versions[start: start + (first or 100)]
+        nodes = [{"diff": None if e["deleted"] else b, "editedAt": e["at"],
+                  "deletedAt": e["at"] if e["deleted"] else None,
+                  "editor": {"__typename": e["typename"], "login": e["login"]} if e["login"] else None}
+                 for b, e in chunk]
+        return {"totalCount": len(versions), "nodes": nodes,
+                "pageInfo": {"hasNextPage": start + len(chunk) < len(versions),
+                             "endCursor": str(start + len(chunk)) if chunk else None,
+                             "hasPreviousPage": start > 0, "startCursor": str(start)}}
+
+    def _gql_update_issue(self, info: Any, input: dict, **_: Any) -> dict:
+        """The ``updateIssue`` mutation: the same change as a PATCH of the issue."""
+        number = next((n for n, i in self.issues.items() if (i.get("node_id") or f"I_{n}") == input["id"]), None)
+        if number is None:
+            raise GraphQLNotFound(f"Could not resolve to a node with the global id of '{input['id']}'.")
+        issue = self.issues[number]
+        for key in ("title", "body"):
+            if input.get(key) is not None:
+                issue[key] = input[key]
+        if input.get("state"):
+            issue["state"] = input["state"].lower()
+        if input.get("labelIds") is not None:
+            names = [x.removeprefix("LA_") for x in input["labelIds"]]
+            unknown = [n for n in names if n not in self.labels]
+            if unknown:
+                raise GraphQLNotFound(f"Could not resolve to a node with the global id of 'LA_{unknown[0]}'.")
+            issue["labels"] = [self._label(n) for n in names]
+        issue["updated_at"] = self.now()
+        if input.get("body") is not None:
+            self._record(number, input["body"], self.viewer, self.viewer_type)
+        return {"issue": self._gql_issue(number), "clientMutationId": input.get("clientMutationId")}
 
 
     # ------------------------------------------------------------------------------ serving
@@ -233,17 +351,21 @@ class FakeGitHub:
         body = json.loads(request.body) if request.body else None
         self.calls.append((request.method, request.url, body))
         parts = urlsplit(request.url)
-        path = "/graphql" if graphql else re.sub(r"^.*/repos/" + re.escape(self.repo), "", parts.path)
+        if graphql:  # "/graphql NAME": faults and hooks can aim at one operation (``Checkpoint``, …)
+            named = re.search(r"^\s*(?:query|mutation)\s+(\w+)", (body or {}).get("query") or "", re.MULTILINE)
+            path = "/graphql " + (named.group(1) if named else "")
+        else:
+            path = re.sub(r"^.*/repos/" + re.escape(self.repo), "", parts.path)
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
         for i, (method, pattern, action, skip) in enumerate(self.before):
-            if method == request.method and pattern.search(path):
+            if method in ("*", request.method) and pattern.search(path):
                 if skip[0] > 0:
                     skip[0] -= 1
                     break
                 del self.before[i]
                 action()
                 break
-        fault = next((f for f in self.faults if f.method == request.method and f.path.search(path)), None)
+        fault = next((f for f in self.faults if f.method in ("*", request.method) and f.path.search(path)), None)
         if fault is not None:
             fault.times -= 1
             if fault.times <= 0:
@@ -309,7 +431,7 @@ class FakeGitHub:
                     if key in body:
                         issue[key] = body[key]
                 if "body" in body:
-                    self.history.setdefault(number, []).append(body["body"])  # GitHub's "edited" history
+                    self._record(number, body["body"], self.viewer, self.viewer_type)  # GitHub's "edited" history
                 if "labels" in body:
                     names = [x if isinstance(x, str) else x["name"] for x in body["labels"]]
                     self.labels.update(names)

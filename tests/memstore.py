@@ -18,13 +18,14 @@ from typing import Any
 
 from ghstate.errors import NotFound
 from ghstate.model import Revision
-from ghstate.stores import Stored
+from ghstate.stores import Stored, editlog
 from ghstate.writelog import LogEntry
 
 
 class MemoryStore:
     kind = "github"
     remote = True
+    log_in_body = False  # the comment log; MemoryEditStore keeps the log in the body's edit history
 
     def __init__(self) -> None:
         self.bodies: dict[int, str] = {}
@@ -33,6 +34,7 @@ class MemoryStore:
         self.history: dict[int, list[str]] = {}  # every body an issue had, as GitHub's edit history keeps it
         self.calls: list[tuple[str, int]] = []
         self.notices: list[str] = []
+        self.notified: list[tuple[int, str]] = []  # what notify() told people
         self.before: Callable[[str], None] | None = None
 
     # ------------------------------------------------------------------------------ helpers
@@ -45,6 +47,10 @@ class MemoryStore:
     def _stored(self, number: int) -> Stored:
         return Stored(number, "Checkpoint", self.bodies[number], f"mem://{number}", labels=("ghstate",),
                       version=str(self.versions[number]), comments=len(self.comments[number]))
+
+    def notify(self, stored: Stored, text: str) -> str:
+        self.notified.append((stored.number, text))
+        return f"mem://{stored.number}#notice-{len(self.notified)}"
 
     def add_issue(self, number: int, body: str) -> None:
         self.bodies[number] = body
@@ -81,7 +87,7 @@ class MemoryStore:
         self._step("list", 0)
         return iter([self._stored(n) for n in sorted(self.bodies, reverse=True)])
 
-    def create(self, title: str, body: str, unique: str = "") -> Stored:
+    def create(self, title: str, body: str, unique: str = "", entry: LogEntry | None = None) -> Stored:
         self._step("create", 0)
         number = max(self.bodies, default=0) + 1
         self.add_issue(number, body)
@@ -93,7 +99,7 @@ class MemoryStore:
         return None if fresh.version == stored.version else fresh
 
     def update(self, stored: Stored, body: str, title: str | None = None,
-               labels: tuple[str, ...] | None = None) -> Stored:
+               labels: tuple[str, ...] | None = None, entry: LogEntry | None = None) -> Stored:
         self._step("update", stored.number)
         self._set(stored.number, body)
         return self._stored(stored.number)
@@ -107,7 +113,7 @@ class MemoryStore:
                     summary: str = "a comment") -> None:
         self.comments[number].append({"data": data, "summary": summary, "trusted": trusted, "edited": edited})
 
-    def log(self, stored: Stored, after: int, pages: int = 0) -> list[LogEntry]:
+    def log(self, stored: Stored, after: int, pages: int = 0, via: str = "comments") -> list[LogEntry]:
         self._step("log", stored.number)
         out = []
         for position, comment in enumerate(self.comments[stored.number][after:], start=after + 1):
@@ -122,3 +128,74 @@ class MemoryStore:
 
     def revisions(self, number: int) -> list[Revision]:
         return [e.revision for e in self.log(self._stored(number), 0) if not e.problem]
+
+    def logged(self, number: int) -> list[dict[str, Any]]:
+        """The data of every write in the log, in log order."""
+        return [c["data"] for c in self.comments[number] if c["data"] is not None]
+
+
+class MemoryEditStore(MemoryStore):
+    """The same double with GitHub's store of today: a write's log entry travels in the body it writes,
+    and the log is the body's edit history (every version, with who saved it); no revision comment."""
+
+    log_in_body = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.raw: dict[int, str] = {}  # the bodies as GitHub holds them (with the log line)
+        self.editors: dict[int, list[str]] = {}
+
+    def _stored(self, number: int) -> Stored:
+        body, _ = editlog.split(self.raw.get(number, self.bodies[number]))
+        return Stored(number, "Checkpoint", body, f"mem://{number}", labels=("ghstate",),
+                      version=str(self.versions[number]), comments=len(self.comments[number]),
+                      edits=len(self.history[number]))
+
+    def add_issue(self, number: int, body: str) -> None:
+        super().add_issue(number, body)
+        self.raw[number] = body
+        self.editors[number] = ["octocat"]
+
+    def _save(self, number: int, text: str, editor: str) -> None:
+        self.raw[number] = text
+        self.bodies[number] = editlog.split(text)[0]
+        self.versions[number] += 1
+        self.history[number].append(text)
+        self.editors[number].append(editor)
+
+    def web_edit(self, number: int, body: str) -> None:
+        if self.before is not None:
+            self.before("save")
+        self._save(number, body, "mona")
+
+    def create(self, title: str, body: str, unique: str = "", entry: LogEntry | None = None) -> Stored:
+        self._step("create", 0)
+        number = max(self.bodies, default=0) + 1
+        self.add_issue(number, editlog.embed(body, entry) if entry else body)
+        return self._stored(number)
+
+    def update(self, stored: Stored, body: str, title: str | None = None,
+               labels: tuple[str, ...] | None = None, entry: LogEntry | None = None) -> Stored:
+        self._step("update", stored.number)
+        self._save(stored.number, editlog.embed(body, entry) if entry else body, "octocat")
+        return self._stored(stored.number)
+
+    def add_revision(self, stored: Stored, entry: LogEntry, summary: str) -> None:
+        raise AssertionError("a store that logs in the body posts no revision comment")
+
+    def log(self, stored: Stored, after: int, pages: int = 0, via: str = "comments") -> list[LogEntry]:
+        if via != "edits":
+            return super().log(stored, after, pages)
+        self._step("log", stored.number)
+        versions = list(zip(self.history[stored.number], self.editors[stored.number], strict=True))
+        return [editlog.entry_of(text, position, editor=editor, trusted=True)
+                for position, (text, editor) in enumerate(versions, start=1) if position > after]
+
+    def logged(self, number: int) -> list[dict[str, Any]]:
+        """The data of every write in the log, in log order, each once."""
+        out, seen = [], set()
+        for entry in self.log(self._stored(number), 0, via="edits"):
+            if entry.replayable and entry.write not in seen:
+                seen.add(entry.write)
+                out.append(json.loads(json.dumps(entry.to_data())))
+        return out

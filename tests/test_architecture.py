@@ -76,13 +76,20 @@ def test_only_the_marker_module_reads_the_marker_keys():
         assert not found, f"{path.relative_to(ROOT)} reads the marker's raw keys {found}"
 
 
-def test_only_the_github_store_imports_github():
+def test_only_the_transport_imports_github():
+    """PyGithub (and requests, which it sends with) is GitHub's transport's alone: the store keeps what a
+    checkpoint store needs and speaks to GitHub through ghstate.transport in plain dicts."""
+    importers = set()
     for path in PACKAGE.rglob("*.py"):
         tree = ast.parse(path.read_text())
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
         if any(n == "github" or n.startswith("github.") for n in names):
-            assert path == PACKAGE / "stores" / "github.py", f"{path} imports github"
+            assert path == PACKAGE / "transport.py", f"{path} imports github"
+            importers.add(path)
+        if path.name == "github.py" and path.parent.name == "stores":
+            assert not any(n == "requests" or n.startswith("requests.") for n in names), f"{path} imports requests"
+    assert importers == {PACKAGE / "transport.py"}
 
 
 def test_processes_are_started_in_the_adapters_only():

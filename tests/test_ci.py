@@ -13,6 +13,7 @@ from conftest import SAMPLE
 from github_fake import FakeGitHub
 
 from ghstate.parse import parse
+from ghstate.stores import editlog
 
 FIXTURES = Path(__file__).parent / "fixtures" / "junit"
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +39,7 @@ def runner(isolated, tmp_path, monkeypatch):
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    monkeypatch.setattr("ghstate.stores.github._sleep", lambda s: None)
+    monkeypatch.setattr("ghstate.transport._sleep", lambda s: None)
     fake = FakeGitHub(isolated)
     fake.workspace = workspace
     fake.files = files
@@ -116,8 +117,9 @@ def test_failures_escalate_to_blocked_then_recover(runner, run):
                                                        "tests.test_matcher::test_fuzzy"]
     prompts = [c for c in runner.comments[7] if c["body"].startswith("<!-- ghstate:prompt -->")]
     assert len(prompts) == 1 and "Verification: blocked" in prompts[0]["body"]
-    history = [c for c in runner.comments[7] if "ghstate:log" in c["body"]]
-    assert len(history) == 3  # every recorded result is logged, so a concurrent write cannot lose it
+    # every recorded result is logged (in the body's edit history), so a concurrent write cannot lose it
+    history = {d["write"] for d in (editlog.split(b)[1] for b in runner.history[7]) if d and d.get("event") == "ci"}
+    assert len(history) == 3 and not any("ghstate:log" in c["body"] for c in runner.comments[7])
     json_state = json.loads(run("resume", "7", "--format", "json").stdout)["verification"]
     assert {"status", "failure_type", "failure_detail", "suggested_focus", "attempt_count",
             "consecutive_failures"} <= set(json_state)
@@ -144,7 +146,7 @@ def test_no_checkpoint_is_a_notice(runner, run):
     out = run("ci", "--result", "success").stdout
     assert out.startswith("::notice::ghstate: no open checkpoint for branch feature/x; nothing recorded")
     assert outputs(runner) == {"issue": "", "status": ""}
-    assert [m for m, _, _ in runner.calls] == ["GET"]
+    assert runner.operations() == ["OpenCheckpoints"] and len(runner.calls) == 1
 
 
 def test_malformed_or_missing_reports_are_warnings(runner, run):
@@ -185,7 +187,7 @@ def test_pull_request_branch_from_head_ref(runner, run, monkeypatch):
 
 def test_github_unreachable_is_a_warning(runner, run):
     seed(runner)
-    runner.fail("GET", r".*", None, times=99)
+    runner.fail("*", r".*", None, times=99)
     result = run("ci", "--result", "success")
     assert result.stdout.startswith("::warning::ghstate: listing checkpoints of octo/hello failed: cannot reach")
     assert result.exit_code == 0
@@ -249,7 +251,7 @@ def test_a_result_landing_meanwhile_is_kept_beside_and_ours_stands(runner, run):
         runner.edit(7, render_body(cp._replace(verification="other run", verification_data=data)
                                    .with_meta(revision=cp.meta.revision + 1)))
 
-    runner.on("GET", r"/issues/7$", another_run_lands_first)
+    runner.on_op("Checkpoint", another_run_lands_first)  # the re-read right before the write
     run("ci", "--result", "failure")
     cp = parse(runner.issues[7]["body"]).checkpoint
     # The other result reached the body without a log entry (as a person's edit would): ours, made from
@@ -438,8 +440,9 @@ def test_new_and_persistent_failures_in_one_line_of_the_prompt(runner, run):
     ci_run(run, runner, "failure", "b" * 40)
     report(runner, test_x="failed", test_y="failed", test_z="failed")
     v = ci_run(run, runner, "failure", "c" * 40)
-    # the ledger costs no request: find, log the result, re-read, write
-    assert [m for m, _, _ in runner.calls] == ["GET", "POST", "GET", "PATCH"]
+    # the ledger costs no request: find, re-read, write (the result's log entry rides in the body)
+    assert runner.operations() == ["OpenCheckpoints", "Checkpoint", "UpdateCheckpoint"]
+    assert len(runner.calls) == 3
     assert v["test_classes"] == {"new": ["tests.t::test_y"], "persistent": ["tests.t::test_x"],
                                  "flaky": ["tests.t::test_z"]}
     assert [t["class"] for t in v["failing_tests"]] == ["new", "persistent", "flaky"]
@@ -454,17 +457,20 @@ def test_new_and_persistent_failures_in_one_line_of_the_prompt(runner, run):
 def test_the_body_stays_small_after_many_runs(runner, run):
     seed(runner)
     sizes = []
+    stored = []
     for i in range(30):  # 60 tests failing in turn, with long names: the ledger keeps its bound
         names = {f"test_{'n' * 150}_{(i * 7 + k) % 60}": "failed" for k in range(15)}
         report(runner, **names)
         ci_run(run, runner, "failure" if i % 3 else "success", f"{i:040x}")
-        sizes.append(len(runner.issues[7]["body"]))
+        sizes.append(len(editlog.split(runner.issues[7]["body"])[0]))  # the body as a reader reads it
+        stored.append(len(runner.issues[7]["body"]))  # with the write's log entry (its intent compressed)
     from ghstate.ledger import LEDGER_MAX_CHARS
 
     marker = runner.issues[7]["body"].split("\n", 1)[0]
     ledger = json.loads(marker.removeprefix("<!-- ghstate:v1 ").removesuffix(" -->"))["verification"]["ledger"]
     assert len(json.dumps(ledger, separators=(",", ":"))) <= LEDGER_MAX_CHARS
     assert max(sizes) < 13_000 and max(sizes[20:]) <= max(sizes[10:20]) + 50, sizes  # no growth past the bound
+    assert max(stored) < 15_000 and max(stored[20:]) <= max(stored[10:20]) + 100, stored
 
 
 # ---------------------------------------------------------------------------------- what GitHub shows

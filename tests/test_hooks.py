@@ -113,7 +113,7 @@ def test_session_start_offline_github_falls_quiet_fast(repo, run, sample_file, m
     monkeypatch.setenv("GH_TOKEN", "ghp_x")
     monkeypatch.setenv("GITHUB_REPOSITORY", "octo/hello")
     waited = []
-    monkeypatch.setattr("ghstate.stores.github._sleep", waited.append)
+    monkeypatch.setattr("ghstate.transport._sleep", waited.append)
     result = run("hook", "session-start", input=event("session-start-clear.json", repo))  # no route: refused
     assert result.exit_code == 0 and result.stdout == ""
     assert result.stderr.startswith("ghstate hook: listing checkpoints of octo/hello failed: cannot reach")

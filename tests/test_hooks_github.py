@@ -23,6 +23,6 @@ def test_comments_reach_the_whole_prompt_and_a_repeat_asks_for_nothing_more(gh, 
     gh.calls.clear()
     again = start(run, repo, "compact")
     assert len(again.splitlines()) == 1 and "already has ghstate checkpoint #7 at revision 3" in again
-    # Finding the branch's checkpoint, and the newest page of comments: one came since the body was
-    # written, and it might be a revision the body lacks (the write log); nothing more.
-    assert [m for m, _, _ in gh.calls] == ["GET", "GET"]
+    # Finding the branch's checkpoint, with its newest comments and how long its edit history is, in one
+    # request: nothing more.
+    assert gh.operations() == ["OpenCheckpoints"] and len(gh.calls) == 1

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from bodies import ENV
 from conftest import SAMPLE
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from memstore import MemoryStore
+from memstore import MemoryEditStore, MemoryStore
 from strategies import examples
 
 from ghstate.edit import Edits
@@ -128,8 +129,8 @@ def writer_action(store: MemoryStore, kind: str, k: int, log: dict):
 def last_logged(store: MemoryStore, key: str):
     """What the write logged last set for ``key`` ("resume", "verification"): log order decides."""
     found = None
-    for comment in store.comments[1]:
-        intent = (comment["data"] or {}).get("intent") or {}
+    for data in store.logged(1):
+        intent = data.get("intent") or {}
         if key == "resume" and "resume" in intent.get("edits", {}):
             found = intent["edits"]["resume"]
         if key == "verification" and intent.get("verification"):
@@ -153,8 +154,9 @@ def web_edit(store: MemoryStore, text: str):
 @example(kinds=["resume", "resume", "decision"], person=True, choices=[0, 1, 0, 1, 0, 1, 1, 1, 1, 0, 0])  # review
 @example(kinds=["resume", "resume"], person=False, choices=[0, 1, 0, 1, 0, 1, 1, 1, 1, 0, 0])  # review: log order
 @given(st.lists(ACTIONS, min_size=2, max_size=7), st.booleans(), st.lists(st.integers(0, 50), max_size=400))
-def test_no_reported_write_is_lost_in_any_interleaving(kinds, person, choices):
-    store = MemoryStore()
+@pytest.mark.parametrize("kind", [MemoryEditStore, MemoryStore], ids=["edit log", "comment log"])
+def test_no_reported_write_is_lost_in_any_interleaving(kind, kinds, person, choices):
+    store = kind()
     store.add_issue(1, SAMPLE)
     log: dict = {}
     actors, checks = [], []

@@ -98,3 +98,24 @@ def test_shedding_keeps_the_newest_provenance_and_never_what_readers_need():
     for shed, _ in steps:  # what a reader needs is never shed
         assert (shed.revision, shed.branch, shed.commit, shed.digests, shed.log) == (9, "b", "c" * 12,
                                                                                     {"goal": "x"}, meta.log)
+
+
+def test_a_marker_nested_past_any_depth_is_text_not_a_crash():
+    """Found moving the write log into the marker: whoever may edit the body (the issue's author too)
+    could put a marker no JSON parser can read in it, and every reader crashed (RecursionError)."""
+    from ghstate.parse import parse
+
+    body = '<!-- ghstate:v1 {"a":' + "[" * 20000 + "]" * 20000 + "} -->\n## Goal\nstill readable\n"
+    cp = parse(body).checkpoint
+    assert cp.goal == "still readable" and cp.meta.revision == 0
+
+
+def test_a_write_log_entry_in_the_marker_is_never_carried_into_the_checkpoint():
+    """The marker's last key ``entry`` describes one version of the body (ghstate.stores.editlog): a
+    reader of the raw body does not keep it, so a later write never carries it along."""
+    from ghstate.marker import ENTRY
+    from ghstate.parse import parse
+
+    body = '<!-- ghstate:v1 {"revision":3,"entry":{"revision":3,"write":"w","body":"x"}} -->\n## Goal\ng\n'
+    cp = parse(body).checkpoint
+    assert cp.meta.revision == 3 and ENTRY not in cp.meta.unknown

@@ -117,6 +117,18 @@ def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, blo
     data = cp.verification_data.to_dict() if cp.verification_data else {}
     before = written.previous.verification_data if written.previous else None
     previous = before.status if before else None
+    status = data.get("status")
+    if app.store.remote and status in ("failing", "blocked") and previous != status and \
+            not (post_prompt and status == "blocked"):
+        # Something a person should act on: the one CI result that comments (and so notifies). A run
+        # that leaves the status as it was, and every green one, edits the body only: no one is notified.
+        commit = str(data.get("commit") or "")[:9]
+        what = "is blocked" if status == "blocked" else "turned failing"
+        note = f"<!-- ghstate:ci -->\nCI {what}{f' at {commit}' if commit else ''}: see the Verification section."
+        try:
+            app.github().post_comment(stored, note, allow_secrets=True)
+        except GhstateError as exc:  # the result itself is recorded: only the comment is missing
+            annotate("warning", f"the CI comment could not be posted ({exc})")
     if post_prompt and data.get("status") == "blocked" and previous != "blocked":
         from ghstate import present
 

@@ -27,6 +27,7 @@ class Stored(NamedTuple):
     state: str = "open"
     version: str = ""  # what tells a re-read whether it changed (ETag, file stamp)
     comments: int = 0  # the comments (GitHub), the lines of its log (local): the log's length
+    edits: int = 0  # versions of the body in its edit history, the first included (GitHub's edit log)
 
 
 class Changed(Exception):
@@ -58,6 +59,9 @@ class Note(NamedTuple):
 class Store(Protocol):
     kind: StoreKind
     remote: bool  # what it holds leaves this machine (size limits, the secret scan, kept writes apply)
+    # True: a write's log entry travels in the body it writes (GitHub keeps every version of a body),
+    # ``create`` and ``update`` take it as ``entry``, and there is no separate log to post to
+    log_in_body: bool
     notices: list[str]  # problems worth a warning that did not stop the command
 
     def lock(self) -> AbstractContextManager[None]: ...  # writers on this machine, one at a time
@@ -68,15 +72,20 @@ class Store(Protocol):
 
     def iter_open(self) -> Iterator[Stored]: ...  # most recent first, lazily
 
-    def create(self, title: str, body: str, unique: str = "") -> Stored: ...
+    def create(self, title: str, body: str, unique: str = "", entry: "LogEntry | None" = None) -> Stored: ...
 
     def reread(self, stored: Stored) -> Stored | None: ...
 
     def update(self, stored: Stored, body: str, title: str | None = None,
-               labels: tuple[str, ...] | None = None) -> Stored: ...
+               labels: tuple[str, ...] | None = None, entry: "LogEntry | None" = None) -> Stored: ...
 
     def add_revision(self, stored: Stored, entry: "LogEntry", summary: str) -> None: ...
 
-    def log(self, stored: Stored, after: int, pages: int = ...) -> list["LogEntry"]: ...  # entries after ``after``
+    def log(self, stored: Stored, after: int, pages: int = ...,
+            via: str = ...) -> list["LogEntry"]: ...  # entries after ``after`` of the log ``via`` names
 
     def revisions(self, number: int) -> list["Revision"]: ...
+
+    # Tell the people who follow the checkpoint something they should act on (GitHub: one comment, which
+    # notifies them); the URL of what was posted, or "" where there is no one to tell.
+    def notify(self, stored: Stored, text: str) -> str: ...

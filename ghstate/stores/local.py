@@ -112,6 +112,7 @@ def keep_out_of_git(directory: Path) -> None:
 class LocalStore:
     kind: StoreKind = "local"
     remote = False
+    log_in_body = False  # the log is log/N.jsonl beside the body
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -175,7 +176,7 @@ class LocalStore:
         """Checkpoints, newest first, read one at a time (branch lookup stops at the first match)."""
         return self._readable(reversed(self.numbers()))
 
-    def create(self, title: str, body: str, unique: str = "") -> Stored:
+    def create(self, title: str, body: str, unique: str = "", entry: LogEntry | None = None) -> Stored:
         """Write the body under the next free number (callers hold the lock)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         number = (max(self.numbers(), default=0)) + 1
@@ -190,11 +191,15 @@ class LocalStore:
         return None if current.version == stored.version else current
 
     def update(self, stored: Stored, body: str, title: str | None = None,
-               labels: tuple[str, ...] | None = None) -> Stored:
+               labels: tuple[str, ...] | None = None, entry: LogEntry | None = None) -> Stored:
         atomic_write(self.path(stored.number), body)
         return self.get(stored.number)
 
     # -------------------------------------------------------------------------------- history
+
+    def notify(self, stored: Stored, text: str) -> str:
+        """Nobody to tell: a local checkpoint is read by whoever writes it."""
+        return ""
 
     def add_revision(self, stored: Stored, entry: LogEntry, summary: str = "") -> None:
         """Append an entry to the write log. One ``write`` of a whole line with O_APPEND, flushed to
@@ -221,7 +226,7 @@ class LocalStore:
         except FileNotFoundError:
             return []
 
-    def log(self, stored: Stored, after: int, pages: int = 0) -> list[LogEntry]:
+    def log(self, stored: Stored, after: int, pages: int = 0, via: str = "comments") -> list[LogEntry]:
         from ghstate.writelog import LogEntry
 
         out = []
