@@ -587,3 +587,21 @@ def test_control_and_invisible_characters_of_a_report_never_reach_the_issue_raw(
     v = parse(body).checkpoint.verification_data.to_dict()
     # NEL and LS are white space (one space each); the others are shown as escapes
     assert v["failing_tests"][0]["name"] == "tests.t::test_ \\u009b\\u200b\\u200e \\u202e\\u2066\\ufeffx"
+
+
+def test_twenty_agent_writes_and_ten_green_runs_notify_no_one(runner, run):
+    """Issue 19's day: 20 agent checkpoints and 10 green CI runs leave no comment (the one issue event
+    that notifies subscribers), change no label, and every write is still in the body and its history."""
+    seed(runner)
+    (runner.workspace / "reports" / "ok.xml").write_bytes((FIXTURES / "all-pass.xml").read_bytes())
+    for k in range(20):
+        run("checkpoint", "7", "--decision", f"decision {k}", "--agent", "claude-code")
+    for k in range(10):
+        run("ci", "--result", "success", "--junit", "reports/*.xml", env={"GITHUB_SHA": f"{k}f2c1e9aa1b2c3d4e5f6"})
+        runner.files["output"].write_text("")
+    assert runner.comments[7] == [] and runner.count("POST", r"/comments$") == 0
+    assert not [b for _, url, b in runner.calls if isinstance(b, dict) and "addComment" in str(b.get("query", ""))]
+    assert labels(runner) == ["ghstate"]
+    cp = parse(runner.issues[7]["body"]).checkpoint
+    assert all(f"decision {k}" in cp.decisions for k in range(20))
+    assert cp.verification_data.status == "passing" and cp.verification_data.attempt_count == 10
