@@ -274,7 +274,7 @@ class GitHubStore:
 
     def add_revision(self, stored: Stored, entry: LogEntry, summary: str) -> None:
         """Not used on GitHub (``log_in_body``): a write's entry travels in its body. Kept for the
-        protocol: it posts the entry as a revision comment, as ghstate before 0.19 did."""
+        protocol: it posts the entry as a revision comment, as earlier versions of ghstate did."""
         data = json.dumps(entry.to_data(), ensure_ascii=False, separators=(",", ":"))
         data = data.replace("<", "\\u003c").replace(">", "\\u003e")  # the comment cannot be closed early
         self.post_comment(stored, f"{summary}\n<!-- ghstate:log {data} -->", allow_secrets=True)
