@@ -1,15 +1,20 @@
 """The GraphQL documents ghstate sends to GitHub, one named file each (``NAME.graphql``).
 
 Kept as files, not strings in code, so that the tests can judge every one against GitHub's published
-schema (tests/test_github_schema.py) and a reader sees exactly what is sent.
+schema (tests/test_github_schema.py) and a reader sees exactly what is sent. A fragment two documents
+share lives once in ``fragments/NAME.graphql`` and is appended to each document that spreads it
+(``...NAME``) without defining it.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 FOLDER = Path(__file__).parent
+_SPREAD = re.compile(r"\.\.\.\s*(?!on\b)([_A-Za-z][_0-9A-Za-z]*)")  # not an inline fragment's "... on T"
+_DEFINED = re.compile(r"\bfragment\s+([_A-Za-z][_0-9A-Za-z]*)\s+on\b")
 
 
 def names() -> list[str]:
@@ -22,4 +27,14 @@ def document(name: str) -> str:
     path = FOLDER / f"{name}.graphql"
     if not path.is_file():
         raise KeyError(f"no GraphQL document named {name!r}")
-    return path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
+    while True:  # the shared fragments it spreads and does not define (theirs too)
+        defined = set(_DEFINED.findall(text))
+        wanted = [f for f in dict.fromkeys(_SPREAD.findall(text)) if f not in defined]
+        if not wanted:
+            return text
+        for fragment in wanted:
+            shared = FOLDER / "fragments" / f"{fragment}.graphql"
+            if not shared.is_file():
+                raise KeyError(f"{name}.graphql spreads {fragment}, which is neither in it nor in fragments/")
+            text += "\n" + shared.read_text(encoding="utf-8")
