@@ -15,7 +15,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ghstate.marker import Execution, Meta
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    # pragma: no cover
     from ghstate.verify import Verification
 
 # Section keys in canonical order, with the canonical heading and the accepted aliases.
@@ -47,6 +50,16 @@ DEFAULT_MAX_BODY = 60_000  # the largest body ghstate writes to GitHub, unless c
 
 _BLOCKED = re.compile(r"\((?:blocked|BLOCKED|Blocked)\b[^)]*\)|\bBLOCKED\b|🚫")
 _IN_PROGRESS = re.compile(r"\((?:in progress|in-progress|wip|WIP)\b[^)]*\)", re.IGNORECASE)
+
+
+def github_time(value: str) -> "datetime | None":
+    """A time as GitHub writes it (``2026-11-22T08:00:00Z``), in UTC; None when it is not one."""
+    from datetime import datetime, timezone
+
+    try:
+        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except (TypeError, ValueError):
+        return None
 
 
 def short_commit(sha: str) -> str:

@@ -8,10 +8,10 @@ board rows, sorted with the ones that need a person first (``rows``). No I/O, no
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, NamedTuple
 
-from ghstate.model import Checkpoint
+from ghstate.model import Checkpoint, github_time
 from ghstate.present import printable
 
 NEXT_PHASE, PROGRESS, CI, LAST_WRITER, CHECKPOINTED, STATUS = (
@@ -250,19 +250,13 @@ class Row(NamedTuple):
         return data
 
 
-def _when(value: str) -> datetime | None:
-    try:
-        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-    except (TypeError, ValueError):
-        return None
-
 
 def row(cp: Checkpoint, *, repo: str, number: int, url: str, updated_at: str, now: datetime,
         stale_days: float) -> Row:
     """One board row from a checkpoint read from its issue (``updated_at``: the issue's, used when the
     checkpoint does not say when it was written)."""
-    written = cp.meta.updated_at if _when(cp.meta.updated_at) else updated_at
-    at = _when(written)
+    written = cp.meta.updated_at if github_time(cp.meta.updated_at) else updated_at
+    at = github_time(written)
     age = round((now - at).total_seconds() / 86400, 2) if at else None
     ci = ci_state(cp)
     marks = tuple(m for m in MARKS if (m == ci) or (m == "stale" and age is not None and age >= stale_days))

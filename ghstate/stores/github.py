@@ -18,7 +18,7 @@ from typing import Any
 
 from ghstate.config import Policy, Settings
 from ghstate.errors import NotFound, RemoteError
-from ghstate.model import Revision
+from ghstate.model import Revision, github_time
 from ghstate.stores import Changed, Note, Partial, Stored, StoreKind, editlog
 from ghstate.transport import TIMEOUT, GitHubAPI, checking
 from ghstate.writelog import LogEntry
@@ -382,7 +382,7 @@ class GitHubStore:
             if found:
                 raise SecretFound(f"refusing to post to GitHub: {found[0].describe()}")
         # GitHub's own clock, not ours: the last update as GitHub reported it, a minute earlier
-        updated = _parse_time(stored.version.replace("+00:00", "Z")) or datetime.now(timezone.utc)
+        updated = github_time(stored.version.replace("+00:00", "Z")) or datetime.now(timezone.utc)
         try:
             return self.api.create_comment(stored.number, text, updated - timedelta(minutes=1))
         except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
@@ -404,12 +404,12 @@ class GitHubStore:
         node = self._nodes.get(stored.number)
         if node is None or (node.get("comments") or {}).get("nodes") is None:
             node = self._read(stored.number)
-        after = _parse_time(since)
+        after = github_time(since)
         notes: list[Note] = []
         skipped = 0
         for comment in (node.get("comments") or {}).get("nodes") or ():
-            created = _parse_time(comment.get("createdAt") or "")
-            edited = _parse_time(comment.get("lastEditedAt") or "") or created
+            created = github_time(comment.get("createdAt") or "")
+            edited = github_time(comment.get("lastEditedAt") or "") or created
             if after and edited and edited < after:
                 continue
             login = _login(comment.get("author"))
@@ -460,12 +460,6 @@ def _login(actor: dict[str, Any] | None) -> str:
         login += "[bot]"
     return login
 
-
-def _parse_time(value: str) -> datetime | None:
-    try:
-        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-    except (TypeError, ValueError):
-        return None
 
 
 def _clip(text: str, limit: int = 600) -> str:
