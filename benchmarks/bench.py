@@ -47,8 +47,9 @@ def medians_ms(commands: dict[str, tuple[list[str], Path | None]], runs: int, en
 
 def big_body(size: int = 65_536) -> str:
     """A realistic checkpoint of exactly ``size`` characters: many phases, decisions, files, notes."""
-    from ghstate import render
-    from ghstate.model import Checkpoint, Extra, Meta, Phase, Step
+    from ghstate.core import render
+    from ghstate.core.marker import Meta
+    from ghstate.core.model import Checkpoint, Extra, Phase, Step
     from ghstate.templating import environment
 
     def render_body(cp):
@@ -143,8 +144,8 @@ def main() -> None:
     args = parser.parse_args()
     runs = 5 if args.quick else 21
 
-    from ghstate import present, render
-    from ghstate.parse import parse
+    from ghstate.core import present, render
+    from ghstate.core.parse import parse
     from ghstate.templating import environment
 
     templates = environment()
@@ -209,7 +210,7 @@ def main() -> None:
 
     parse_ms = in_process_ms(lambda: fresh_parse(body), runs)
     render_ms = in_process_ms(lambda: render_body(cp), runs)
-    from ghstate.splice import render_update
+    from ghstate.core.splice import render_update
 
     changed = cp._replace(verification="failing at 4f2c1e9")
     update_ms = in_process_ms(lambda: fresh_update(changed, body), runs)
@@ -240,7 +241,7 @@ def main() -> None:
     big_prompt = prompt(cp, source="GitHub issue #24 (https://github.com/o/r/issues/24)")
     print(f"  65,536-character body: prompt {len(big_prompt):,} chars "
           f"({len(big_prompt) / len(body):.0%} of the body: finished phases are compacted to their names)")
-    from ghstate import fit
+    from ghstate.core import fit
 
     budget = fit.host_budget("claude-code")
     fitted = present.prompt(cp, source="GitHub issue #24 (https://github.com/o/r/issues/24)", env=templates,

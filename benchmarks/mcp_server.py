@@ -69,7 +69,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     runs = parser.parse_args().runs
-    from ghstate.mcp_tools import tool_summary
+    from ghstate.agents.mcp_tools import tool_summary
 
     python = wall_ms([sys.executable, "-c", "pass"], runs)
     sdk = wall_ms([sys.executable, "-c", "import mcp.server.lowlevel, mcp.server.stdio"], runs)

@@ -37,8 +37,8 @@ def state_chars(cp) -> int:
 
 
 def sizes(name: str, body: str) -> None:
-    from ghstate import fit, present
-    from ghstate.parse import parse
+    from ghstate.core import fit, present
+    from ghstate.core.parse import parse
     from ghstate.templating import environment
 
     env = environment()
@@ -108,7 +108,7 @@ def main() -> None:
     args = parser.parse_args()
     from large_task import large_task_body
 
-    from ghstate import fit
+    from ghstate.core import fit
 
     print("prompt size (characters): state, body, prompt unfitted, prompt/state, and fitted per host budget "
           f"({', '.join(f'{h} {b:,}' for h, b in fit.HOST_BUDGETS.items())})")

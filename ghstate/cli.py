@@ -44,7 +44,7 @@ class Group(click.Group):
             return None
         module, attribute, _ = COMMANDS[name]
         if name == "resume":  # git reads the tree while the command's modules load (see gitinfo.prefetch)
-            from ghstate import gitinfo
+            from ghstate.git import gitinfo
 
             gitinfo.prefetch()
         return getattr(importlib.import_module(f"ghstate.commands.{module}"), attribute)
@@ -57,8 +57,8 @@ class Group(click.Group):
         try:
             return self._invoke(ctx)
         finally:
-            if "ghstate.gitinfo" in sys.modules:
-                sys.modules["ghstate.gitinfo"].discard_prefetched()
+            if "ghstate.git.gitinfo" in sys.modules:
+                sys.modules["ghstate.git.gitinfo"].discard_prefetched()
 
     def _invoke(self, ctx: click.Context) -> Any:
         try:

@@ -7,13 +7,14 @@ that must outlive sessions (labels, templates, default store, trusted authors, C
 
 
 import os
+import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ghstate import gitinfo
+from ghstate.core.model import DEFAULT_MAX_BODY, GITHUB_LIMIT
 from ghstate.errors import ConfigError
-from ghstate.model import DEFAULT_MAX_BODY, GITHUB_LIMIT
-from ghstate.stores import STORE_KINDS, StoreKind
+from ghstate.git import gitinfo
+from ghstate.store import STORE_KINDS, StoreKind
 
 DEFAULT_API = "https://api.github.com"
 STORES = ("auto", *STORE_KINDS)
@@ -49,7 +50,7 @@ class Settings(NamedTuple):
     role: str = ""
     session: str = ""
     cache_dir: str | None = None  # compiled templates; None disables the cache
-    project: str = ""  # --project, GHSTATE_PROJECT, or the policy's; checked by projects.parse_ref
+    project: str = ""  # --project, GHSTATE_PROJECT, or the policy's; checked by parse_ref
     project_token: str = ""  # GHSTATE_PROJECT_TOKEN: a token for the project only; never printed
 
     def __repr__(self) -> str:
@@ -128,10 +129,33 @@ def policy_from_dict(data: dict[str, Any], origin: str) -> Policy:
     return policy
 
 
+_REF = re.compile(r"(?:https?://[^/\s]+/)?(orgs|users)/([A-Za-z0-9](?:[A-Za-z0-9_-]{0,38}))/projects/"
+                  r"([1-9][0-9]{0,9})(?:/(?:views/[0-9]+)?)?(?:[?#].*)?")
+
+
+class ProjectRef(NamedTuple):
+    """A project: ``orgs/ACME/projects/7``, ``users/NAME/projects/N``, or the project's URL."""
+
+    kind: str  # "orgs" or "users"
+    login: str
+    number: int
+
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.login}/projects/{self.number}"
+
+    @property
+    def is_org(self) -> bool:
+        return self.kind == "orgs"
+
+
+def parse_ref(text: str) -> ProjectRef | None:
+    """The project ``text`` names, or None when it names none."""
+    m = _REF.fullmatch((text or "").strip())
+    return ProjectRef(m.group(1), m.group(2), int(m.group(3))) if m else None
+
+
 def check_project(value: str, where: str) -> str:
     """``value`` when it names a GitHub Project (v2); a ConfigError saying how to name one otherwise."""
-    from ghstate.projects import parse_ref
-
     if parse_ref(value) is None:
         raise ConfigError(f"{where} must name a GitHub Project: orgs/OWNER/projects/N, users/NAME/projects/N "
                           f"or the project's URL, not {value[:100]!r}")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jinja2
 
-from ghstate import present, render
+from ghstate.core import present, render
 
 _PACKAGE = Path(__file__).resolve().parent
 

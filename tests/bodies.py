@@ -3,8 +3,8 @@ argument, and this is the one tests use unless they build their own."""
 
 from __future__ import annotations
 
-from ghstate import render, splice
-from ghstate.model import Checkpoint
+from ghstate.core import render, splice
+from ghstate.core.model import Checkpoint
 from ghstate.templating import environment
 
 ENV = environment()

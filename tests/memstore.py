@@ -16,10 +16,11 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ghstate.core.model import Revision
+from ghstate.core.writelog import LogEntry
 from ghstate.errors import NotFound
-from ghstate.model import Revision
-from ghstate.stores import Stored, editlog
-from ghstate.writelog import LogEntry
+from ghstate.github import history
+from ghstate.store import Stored
 
 
 class MemoryStore:
@@ -146,7 +147,7 @@ class MemoryEditStore(MemoryStore):
         self.editors: dict[int, list[str]] = {}
 
     def _stored(self, number: int) -> Stored:
-        body, _ = editlog.split(self.raw.get(number, self.bodies[number]))
+        body, _ = history.split(self.raw.get(number, self.bodies[number]))
         return Stored(number, "Checkpoint", body, f"mem://{number}", labels=("ghstate",),
                       version=str(self.versions[number]), comments=len(self.comments[number]),
                       edits=len(self.history[number]))
@@ -158,7 +159,7 @@ class MemoryEditStore(MemoryStore):
 
     def _save(self, number: int, text: str, editor: str) -> None:
         self.raw[number] = text
-        self.bodies[number] = editlog.split(text)[0]
+        self.bodies[number] = history.split(text)[0]
         self.versions[number] += 1
         self.history[number].append(text)
         self.editors[number].append(editor)
@@ -171,13 +172,13 @@ class MemoryEditStore(MemoryStore):
     def create(self, title: str, body: str, unique: str = "", entry: LogEntry | None = None) -> Stored:
         self._step("create", 0)
         number = max(self.bodies, default=0) + 1
-        self.add_issue(number, editlog.embed(body, entry) if entry else body)
+        self.add_issue(number, history.embed(body, entry) if entry else body)
         return self._stored(number)
 
     def update(self, stored: Stored, body: str, title: str | None = None,
                labels: tuple[str, ...] | None = None, entry: LogEntry | None = None) -> Stored:
         self._step("update", stored.number)
-        self._save(stored.number, editlog.embed(body, entry) if entry else body, "octocat")
+        self._save(stored.number, history.embed(body, entry) if entry else body, "octocat")
         return self._stored(stored.number)
 
     def add_revision(self, stored: Stored, entry: LogEntry, summary: str) -> None:
@@ -188,7 +189,7 @@ class MemoryEditStore(MemoryStore):
             return super().log(stored, after, pages)
         self._step("log", stored.number)
         versions = list(zip(self.history[stored.number], self.editors[stored.number], strict=True))
-        return [editlog.entry_of(text, position, editor=editor, trusted=True)
+        return [history.entry_of(text, position, editor=editor, trusted=True)
                 for position, (text, editor) in enumerate(versions, start=1) if position > after]
 
     def logged(self, number: int) -> list[dict[str, Any]]:

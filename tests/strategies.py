@@ -7,21 +7,11 @@ import os
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from ghstate.marker import PROVENANCE_KINDS, DigestsAt, LogState, ProvenanceRecord, RevisionFacts
-from ghstate.markup import blocks, escape_text
-from ghstate.model import (
-    SECTION_KEYS,
-    TEXT_SECTIONS,
-    Checkpoint,
-    Execution,
-    Extra,
-    Meta,
-    Phase,
-    Step,
-    section_key,
-)
-from ghstate.parse import LINE_SECTIONS, NO_RESPONSE, clean_text
-from ghstate.verify import Verification
+from ghstate.core.marker import PROVENANCE_KINDS, DigestsAt, Execution, LogState, Meta, ProvenanceRecord, RevisionFacts
+from ghstate.core.markup import blocks, escape_text
+from ghstate.core.model import SECTION_KEYS, TEXT_SECTIONS, Checkpoint, Extra, Phase, Step, section_key
+from ghstate.core.parse import LINE_SECTIONS, NO_RESPONSE, clean_text
+from ghstate.core.verification import Verification
 
 # Markdown's metacharacters, whitespace and newlines are over-represented on purpose.
 _META = list("#*-_`~<>![]()|\\:=+.1) \t\n") + ["- ", "* ", "1. ", "```", "~~~", "<!--", "-->", "[ ] ", "[x] ",

@@ -20,8 +20,8 @@ CORE = ("model", "markup", "parse", "render", "present", "splice", "merge", "edi
         "marker", "projects")
 # What doing I/O takes: processes, sockets and HTTP, the GitHub SDK, the template loader, the CLI.
 BLOCKED = ("subprocess", "socket", "ssl", "http", "urllib3", "requests", "github", "jinja2", "click", "tempfile",
-           "shutil", "glob", "ghstate.gitinfo", "ghstate.probes", "ghstate.config", "ghstate.templating",
-           "ghstate.stores", "ghstate.writer", "ghstate.reader", "ghstate.commands")
+           "shutil", "glob", "ghstate.git.gitinfo", "ghstate.local.probes", "ghstate.config", "ghstate.templating",
+           "ghstate.store", "ghstate.services.writer", "ghstate.services.reader", "ghstate.commands")
 
 PROBE = """
 import importlib.abc, sys
@@ -78,7 +78,7 @@ def test_only_the_marker_module_reads_the_marker_keys():
 
 def test_only_the_transport_imports_github():
     """PyGithub (and requests, which it sends with) is GitHub's transport's alone: the store keeps what a
-    checkpoint store needs and speaks to GitHub through ghstate.transport in plain dicts."""
+    checkpoint store needs and speaks to GitHub through ghstate.github.transport in plain dicts."""
     importers = set()
     for path in PACKAGE.rglob("*.py"):
         tree = ast.parse(path.read_text())
@@ -130,7 +130,7 @@ def test_services_and_the_app_need_no_click_and_no_command_module(tmp_path):
     probe = PROBE.format(blocked=("click", "ghstate.commands", "ghstate.cli"), core=SERVICES).replace(
         "the core imported", "a service imported")
     probe += """
-from ghstate.app import build_app
+from ghstate.services.app import build_app
 app = build_app(store="local")
 assert app.store.kind == "local"
 print("built")

@@ -12,8 +12,8 @@ from bodies import render_body
 from conftest import SAMPLE
 from github_fake import FakeGitHub
 
-from ghstate.parse import parse
-from ghstate.stores import editlog
+from ghstate.core.parse import parse
+from ghstate.github import history
 
 FIXTURES = Path(__file__).parent / "fixtures" / "junit"
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,7 +39,7 @@ def runner(isolated, tmp_path, monkeypatch):
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    monkeypatch.setattr("ghstate.transport._sleep", lambda s: None)
+    monkeypatch.setattr("ghstate.github.transport._sleep", lambda s: None)
     fake = FakeGitHub(isolated)
     fake.workspace = workspace
     fake.files = files
@@ -118,8 +118,8 @@ def test_failures_escalate_to_blocked_then_recover(runner, run):
     prompts = [c for c in runner.comments[7] if c["body"].startswith("<!-- ghstate:prompt -->")]
     assert len(prompts) == 1 and "Verification: blocked" in prompts[0]["body"]
     # every recorded result is logged (in the body's edit history), so a concurrent write cannot lose it
-    history = {d["write"] for d in (editlog.split(b)[1] for b in runner.history[7]) if d and d.get("event") == "ci"}
-    assert len(history) == 3 and not any("ghstate:log" in c["body"] for c in runner.comments[7])
+    logged = {d["write"] for d in (history.split(b)[1] for b in runner.history[7]) if d and d.get("event") == "ci"}
+    assert len(logged) == 3 and not any("ghstate:log" in c["body"] for c in runner.comments[7])
     json_state = json.loads(run("resume", "7", "--format", "json").stdout)["verification"]
     assert {"status", "failure_type", "failure_detail", "suggested_focus", "attempt_count",
             "consecutive_failures"} <= set(json_state)
@@ -244,7 +244,7 @@ def test_a_result_landing_meanwhile_is_kept_beside_and_ours_stands(runner, run):
     seed(runner)
 
     def another_run_lands_first():
-        from ghstate.verify import Run, next_verification
+        from ghstate.ci.verdict import Run, next_verification
 
         cp = parse(runner.issues[7]["body"]).checkpoint
         data = next_verification(cp.verification_data, Run("failure", commit="", branch="feature/x", at="t"))
@@ -462,9 +462,9 @@ def test_the_body_stays_small_after_many_runs(runner, run):
         names = {f"test_{'n' * 150}_{(i * 7 + k) % 60}": "failed" for k in range(15)}
         report(runner, **names)
         ci_run(run, runner, "failure" if i % 3 else "success", f"{i:040x}")
-        sizes.append(len(editlog.split(runner.issues[7]["body"])[0]))  # the body as a reader reads it
+        sizes.append(len(history.split(runner.issues[7]["body"])[0]))  # the body as a reader reads it
         stored.append(len(runner.issues[7]["body"]))  # with the write's log entry (its intent compressed)
-    from ghstate.ledger import LEDGER_MAX_CHARS
+    from ghstate.core.verification import LEDGER_MAX_CHARS
 
     marker = runner.issues[7]["body"].split("\n", 1)[0]
     ledger = json.loads(marker.removeprefix("<!-- ghstate:v1 ").removesuffix(" -->"))["verification"]["ledger"]

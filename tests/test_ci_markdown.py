@@ -10,9 +10,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ghstate.ledger import CaseResult
+from ghstate.ci.ledger import CaseResult
+from ghstate.ci.verdict import Run, next_verification
+from ghstate.core.markup import code_span
+from ghstate.core.verification import code_list, escape_inline
 from ghstate.templating import environment
-from ghstate.verify import Run, code_list, code_span, escape_inline, next_verification
 
 cmarkgfm = pytest.importorskip("cmarkgfm")
 

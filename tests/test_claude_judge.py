@@ -16,7 +16,7 @@ import pytest
 from large_task import large_task_body
 from model_stub import ModelStub
 
-from ghstate.parse import parse
+from ghstate.core.parse import parse
 
 CLAUDE = os.environ.get("GHSTATE_CLAUDE") or shutil.which("claude")  # looked up before the tests isolate PATH
 ROOT = Path(__file__).resolve().parents[1]

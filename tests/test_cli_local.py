@@ -8,7 +8,7 @@ import pytest
 from conftest import SAMPLE, git
 
 from ghstate.cli import cli
-from ghstate.parse import parse
+from ghstate.core.parse import parse
 
 
 def body(repo, number=1):
@@ -263,7 +263,7 @@ def test_a_failed_create_leaves_no_empty_checkpoint(repo, run, sample_file, monk
     def full_disk(path, text):
         raise OSError(28, "No space left on device", str(path))
 
-    monkeypatch.setattr("ghstate.stores.local._written", full_disk)
+    monkeypatch.setattr("ghstate.local.store._written", full_disk)
     result = run("checkpoint", "--file", str(sample_file), code=1)
     assert result.stderr.startswith("Error: cannot use ") and "No space left on device" in result.stderr
     assert not list((repo / ".ghstate").glob("*.md"))

@@ -22,8 +22,8 @@ from bodies import render_body
 from conftest import SAMPLE
 from github_http import serve_fake
 
-from ghstate.model import Checkpoint
-from ghstate.parse import parse
+from ghstate.core.model import Checkpoint
+from ghstate.core.parse import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -124,6 +124,6 @@ def test_concurrent_writers_ci_and_a_person_lose_nothing(n, repo, tmp_path):
 
 
 def _json(cp: Checkpoint) -> dict:
-    from ghstate.state_json import to_json
+    from ghstate.core.state_json import to_json
 
     return to_json(cp)

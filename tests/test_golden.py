@@ -14,8 +14,8 @@ import pytest
 from bodies import render_body
 from test_human_bodies import assert_keeps_words
 
-from ghstate.parse import parse
-from ghstate.state_json import from_json, to_json
+from ghstate.core.parse import parse
+from ghstate.core.state_json import from_json, to_json
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(p for p in GOLDEN.glob("*.md") if not p.name.endswith(".out.md"))

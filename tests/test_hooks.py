@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ghstate.parse import parse
+from ghstate.core.parse import parse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 
@@ -113,7 +113,7 @@ def test_session_start_offline_github_falls_quiet_fast(repo, run, sample_file, m
     monkeypatch.setenv("GH_TOKEN", "ghp_x")
     monkeypatch.setenv("GITHUB_REPOSITORY", "octo/hello")
     waited = []
-    monkeypatch.setattr("ghstate.transport._sleep", waited.append)
+    monkeypatch.setattr("ghstate.github.transport._sleep", waited.append)
     result = run("hook", "session-start", input=event("session-start-clear.json", repo))  # no route: refused
     assert result.exit_code == 0 and result.stdout == ""
     assert result.stderr.startswith("ghstate hook: listing checkpoints of octo/hello failed: cannot reach")
@@ -236,7 +236,7 @@ def test_a_later_compaction_restores_even_when_no_pre_compact_ran(repo, run, sam
 def test_a_double_fired_session_start_is_one_line_the_second_time(repo, run, sample_file, monkeypatch, source):
     import time
 
-    from ghstate import seen
+    from ghstate.local import seen
 
     clock = [2_000_000.0]
     monkeypatch.setattr(time, "time", lambda: clock[0])
@@ -250,7 +250,7 @@ def test_a_double_fired_session_start_is_one_line_the_second_time(repo, run, sam
 
 
 def test_the_repeat_rule():
-    from ghstate.seen import REPEAT_SECONDS, repeated
+    from ghstate.local.seen import REPEAT_SECONDS, repeated
 
     record = {"src": "compact", "at": 100.0, "full": True, "rev": 2}
     assert repeated("compact", record, now=100.0) and repeated("compact", record, now=100 + REPEAT_SECONDS)
@@ -261,7 +261,7 @@ def test_the_repeat_rule():
 
 
 def test_the_seen_file_is_small_bounded_and_survives_damage(repo, run, sample_file):
-    from ghstate import seen
+    from ghstate.local import seen
 
     run("checkpoint", "--file", str(sample_file))
     for i in range(seen.MAX_SESSIONS + 8):

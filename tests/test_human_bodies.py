@@ -11,8 +11,8 @@ from bodies import render_body
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ghstate.model import SECTIONS
-from ghstate.parse import parse
+from ghstate.core.model import SECTIONS
+from ghstate.core.parse import parse
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "issue-bodies"
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from github_fake import FakeGitHub
 
-from ghstate.parse import parse
+from ghstate.core.parse import parse
 
 
 @pytest.fixture(autouse=True)
@@ -220,7 +220,7 @@ def without(data: dict, path: tuple[str, ...]) -> dict:
 
 
 def test_init_all_twice_keeps_every_users_entries_and_duplicates_nothing(repo, run):
-    from ghstate.hosts import tomllib
+    from ghstate.agents.hosts import tomllib
 
     before = user_files(repo)
     first = run("init", "--agent", "all").stdout
@@ -286,7 +286,7 @@ def assert_valid(repo) -> None:
     """Every file init writes parses as its host reads it: JSON, TOML, and the rule's YAML front matter."""
     import yaml
 
-    from ghstate.hosts import tomllib
+    from ghstate.agents.hosts import tomllib
 
     for path in repo.rglob("*"):
         if not path.is_file() or ".git/" in str(path) or ".ghstate/" in str(path):
@@ -366,7 +366,7 @@ def test_codex_table_of_the_user_is_kept_unless_forced(repo, run):
 def test_host_files_point_at_ghstate_where_it_is(repo, run, monkeypatch):
     monkeypatch.setattr("sys.argv", ["/opt/my tools/venv/bin/ghstate", "init"])
     run("init", "--agent", "all")
-    from ghstate.hosts import tomllib
+    from ghstate.agents.hosts import tomllib
 
     codex = tomllib.loads((repo / ".codex/config.toml").read_text())["mcp_servers"]["ghstate"]
     assert codex["command"] == "/opt/my tools/venv/bin/ghstate"
@@ -384,7 +384,7 @@ def test_host_files_point_at_ghstate_where_it_is(repo, run, monkeypatch):
 @pytest.mark.parametrize("user", ["", 'model = "o3"', 'model = "o3"\n',
                                   'model = "o3"\r\n\r\n[profiles.x]\r\nmodel = "a"\r\n'])
 def test_codex_table_is_appended_after_the_users_bytes(user):
-    from ghstate.hosts import tomllib, with_codex_server
+    from ghstate.agents.hosts import tomllib, with_codex_server
 
     new = with_codex_server(user, "config.toml", "ghstate")
     assert new.startswith(user)
@@ -397,7 +397,7 @@ def test_codex_table_is_appended_after_the_users_bytes(user):
 
 
 def test_hooks_that_cannot_run_here_are_repointed_for_every_host():
-    from ghstate.hosts import CODEX_HOOKS, GEMINI_HOOKS, add_hooks
+    from ghstate.agents.hosts import CODEX_HOOKS, GEMINI_HOOKS, add_hooks
 
     for table, host in ((CODEX_HOOKS, "codex"), (GEMINI_HOOKS, "gemini")):
         settings: dict = {}
@@ -409,7 +409,7 @@ def test_hooks_that_cannot_run_here_are_repointed_for_every_host():
 
 
 def test_json_keeps_the_users_indentation_and_line_endings():
-    from ghstate.hosts import add_mcp_server, edit_json, mcp_entry
+    from ghstate.agents.hosts import add_mcp_server, edit_json, mcp_entry
 
     user = '{\r\n\t"mcpServers": {\r\n\t\t"docs": {\r\n\t\t\t"command": "npx"\r\n\t\t}\r\n\t}\r\n}\r\n'
     new = edit_json(user, "mcp.json", lambda d: add_mcp_server(d, "mcp.json", mcp_entry("ghstate", "cursor")))
@@ -423,7 +423,7 @@ SERVER_FILES = (".mcp.json", ".gemini/settings.json", ".cursor/mcp.json", ".code
 
 
 def registered(repo) -> dict[str, bool]:
-    from ghstate.hosts import tomllib
+    from ghstate.agents.hosts import tomllib
 
     found = {}
     for target in SERVER_FILES:
@@ -526,7 +526,7 @@ def test_json_insertion_against_hypothesis_layouts():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from ghstate.hosts import CLAUDE_HOOKS, add_hooks, add_mcp_server, edit_json, mcp_entry
+    from ghstate.agents.hosts import CLAUDE_HOOKS, add_hooks, add_mcp_server, edit_json, mcp_entry
 
     values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,

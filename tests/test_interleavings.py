@@ -23,13 +23,13 @@ from hypothesis import strategies as st
 from memstore import MemoryEditStore, MemoryStore
 from strategies import examples
 
-from ghstate.edit import Edits
-from ghstate.intent import CiResult, Intent
-from ghstate.model import Checkpoint
-from ghstate.parse import parse
-from ghstate.reader import checkpoint_of, current
-from ghstate.verify import Verification
-from ghstate.writer import Writer, WriteSpec
+from ghstate.core.edits import Edits
+from ghstate.core.intent import CiResult, Intent, WriteSpec
+from ghstate.core.model import Checkpoint
+from ghstate.core.parse import parse
+from ghstate.core.verification import Verification
+from ghstate.services.reader import checkpoint_of, current
+from ghstate.services.writer import Writer
 
 
 class Scheduler:

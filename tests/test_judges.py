@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from judges import github_html, same_text, tags, visible
 
-from ghstate.model import HEADINGS
-from ghstate.parse import clean_text, parse
-from ghstate.state_json import from_json
+from ghstate.core.model import HEADINGS
+from ghstate.core.parse import clean_text, parse
+from ghstate.core.state_json import from_json
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -247,7 +247,7 @@ FORMS = sorted((CORPUS / "issue-forms").glob("*.y*ml")) if CORPUS.is_dir() else 
 @pytest.mark.parametrize("path", BODIES, ids=lambda p: p.name)
 def test_a_persons_body_survives_the_json_state_byte_for_byte(path):
     """A body people wrote, through `show --json` and back: every text of it as written, markup and all."""
-    from ghstate.state_json import to_json
+    from ghstate.core.state_json import to_json
 
     cp = parse(path.read_text(encoding="utf-8")).checkpoint
     assert from_json(to_json(cp)) == cp

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ghstate.junit import JUnitError, count, load_reports, parse_report, results_of
-from ghstate.verify import Run, next_verification
+from ghstate.ci.junit import JUnitError, count, load_reports, parse_report, results_of
+from ghstate.ci.verdict import Run, next_verification
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "junit"
 FIXTURES = Path(__file__).parent / "fixtures" / "junit"

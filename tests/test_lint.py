@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ghstate.lint import RULES, lint
-from ghstate.parse import parse
+from ghstate.core.lint import RULES, lint
+from ghstate.core.parse import parse
 
 
 def problems(text: str, **kwargs) -> list[tuple[str, int]]:

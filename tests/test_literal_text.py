@@ -13,9 +13,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from judges import github_html, same_text, visible
 
-from ghstate.markup import escape_literal, unescape_literal
-from ghstate.parse import clean_text, parse
-from ghstate.state_json import from_json, to_json
+from ghstate.core.markup import escape_literal, unescape_literal
+from ghstate.core.parse import clean_text, parse
+from ghstate.core.state_json import from_json, to_json
 
 # What the issue saw lost or changed on GitHub, and the other places where markdown reads text as markup.
 TRICKY = [
@@ -305,7 +305,7 @@ def test_a_state_rebuilt_without_its_markdown_key_keeps_a_persons_markup(repo, r
 def test_escaped_text_is_left_alone_by_the_structural_escapes(text):
     """What escape_literal writes never starts a line the section and item escapes guard, so they never
     add a backslash that GitHub would show."""
-    from ghstate.markup import escape_item, escape_text
+    from ghstate.core.markup import escape_item, escape_text
 
     markdown = escape_literal(text)
     assert escape_text(markdown) == markdown

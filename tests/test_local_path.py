@@ -12,7 +12,7 @@ from conftest import SAMPLE
 
 import ghstate
 from ghstate import templating
-from ghstate.parse import parse
+from ghstate.core.parse import parse
 
 
 def _run(args, cwd, **env):
@@ -60,7 +60,7 @@ def test_repository_templates_override_the_shipped_ones(repo, run, sample_file):
 
 def test_concurrent_local_writers_lose_nothing(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file))
-    from ghstate.app import App  # noqa: F401  (imported for its side-effect free check)
+    from ghstate.services.app import App  # noqa: F401  (imported for its side-effect free check)
 
     errors = []
 
@@ -114,7 +114,8 @@ def test_an_unchanged_body_is_parsed_once_across_runs(repo, tmp_path):
     assert first.returncode == second.returncode == 0 and first.stdout == second.stdout
     again = imported_modules(second.stderr)
     assert not {m for m in again if m.startswith("markdown_it")}, "an unchanged body was parsed again"
-    assert not again & {"ghstate.secrets", "ghstate.writelog", "ghstate.intent", "ghstate.seen", "ghstate.writer"}
+    assert not again & {"ghstate.core.secrets", "ghstate.core.writelog", "ghstate.core.intent", "ghstate.local.seen",
+                        "ghstate.services.writer"}
     event = '{"hook_event_name":"SessionStart","source":"clear","session_id":"s-1","cwd":"."}'
     for _ in range(2):
         hook = subprocess.run([sys.executable, "-X", "importtime", "-m", "ghstate", "hook", "session-start"],
@@ -131,7 +132,7 @@ def test_the_parse_cache_builds_checkpoints_and_nothing_else(tmp_path, monkeypat
     to run code is a miss (parsed anew), never run; a changed body is a miss too."""
     import pickle
 
-    from ghstate import parsecache
+    from ghstate.local import parsecache
 
     monkeypatch.setattr(parsecache, "_folder", None)
     parsecache.use(str(tmp_path / "cache" / "ghstate" / "templates-x"))
@@ -157,12 +158,12 @@ def test_the_parse_cache_builds_checkpoints_and_nothing_else(tmp_path, monkeypat
 def test_the_parse_cache_hits_for_a_checkpoint_with_ci_and_heals_a_damaged_entry(tmp_path, monkeypatch):
     """A checkpoint CI wrote to (its verification holds a ledger) is read from the cache the second time;
     a damaged entry (a frame length past any size) is a miss that is written anew, never an error."""
-    from ghstate import parsecache
+    from ghstate.local import parsecache
 
     body = ('<!-- ghstate:v1 {"revision":2,"verification":{"status":"failing","commit":"4f2c1e9a01aa",'
             '"ledger":{"runs":["4f2c1e9a01aa:1"],"tests":[["t::a","F"]],"green":""}}} -->\n' + SAMPLE)
     want = parse(body).checkpoint
-    assert want.verification_data is not None  # and with it a Ledger, a record of ghstate.ledger
+    assert want.verification_data is not None  # and with it a Ledger, a record of ghstate.ci.ledger
     monkeypatch.setattr(parsecache, "_folder", None)
     parsecache.use(str(tmp_path / "cache" / "ghstate" / "templates-x"))
     assert parsecache.checkpoint(body) == want

@@ -8,12 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import checkpoints, examples
 
-from ghstate import marker
-from ghstate.marker import DigestsAt, LogState, Marker, Meta
-from ghstate.parse import parse
-from ghstate.render import render_body
+from ghstate.core import marker
+from ghstate.core.marker import DigestsAt, LogState, Marker, Meta
+from ghstate.core.parse import parse
+from ghstate.core.render import render_body
+from ghstate.core.verification import Verification
 from ghstate.templating import environment
-from ghstate.verify import Verification
 
 ENV = environment()
 
@@ -78,7 +78,7 @@ def test_any_json_loads_without_failing_and_dumps_to_what_loads_the_same(raw):
 
 
 def test_shedding_keeps_the_newest_provenance_and_never_what_readers_need():
-    from ghstate import marker
+    from ghstate.core import marker
 
     prov = marker.ProvenanceRecord(entries={"d": {"a1": 1, "b2": 5, "c3": 9}, "r": {"d4": 2}}, resume=("e5", 3),
                                    revisions={r: marker.RevisionFacts() for r in (1, 2, 3, 5, 9)})
@@ -103,7 +103,7 @@ def test_shedding_keeps_the_newest_provenance_and_never_what_readers_need():
 def test_a_marker_nested_past_any_depth_is_text_not_a_crash():
     """Found moving the write log into the marker: whoever may edit the body (the issue's author too)
     could put a marker no JSON parser can read in it, and every reader crashed (RecursionError)."""
-    from ghstate.parse import parse
+    from ghstate.core.parse import parse
 
     body = '<!-- ghstate:v1 {"a":' + "[" * 20000 + "]" * 20000 + "} -->\n## Goal\nstill readable\n"
     cp = parse(body).checkpoint
@@ -111,10 +111,10 @@ def test_a_marker_nested_past_any_depth_is_text_not_a_crash():
 
 
 def test_a_write_log_entry_in_the_marker_is_never_carried_into_the_checkpoint():
-    """The marker's last key ``entry`` describes one version of the body (ghstate.stores.editlog): a
+    """The marker's last key ``entry`` describes one version of the body (ghstate.github.history): a
     reader of the raw body does not keep it, so a later write never carries it along."""
-    from ghstate.marker import ENTRY
-    from ghstate.parse import parse
+    from ghstate.core.marker import ENTRY
+    from ghstate.core.parse import parse
 
     body = '<!-- ghstate:v1 {"revision":3,"entry":{"revision":3,"write":"w","body":"x"}} -->\n## Goal\ng\n'
     cp = parse(body).checkpoint

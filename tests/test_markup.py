@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ghstate.markup import blocks, escape_item, escape_text, item_text, unescape_item, unescape_text
+from ghstate.core.markup import blocks, escape_item, escape_text, item_text, unescape_item, unescape_text
 
 DANGEROUS = [
     "# heading",
@@ -61,14 +61,14 @@ def test_item_text_with_tabs_and_lazy_lines():
 
 
 def test_level_five_and_six_headings_in_text_are_left_as_written():
-    from ghstate.markup import escape_text
+    from ghstate.core.markup import escape_text
 
     assert escape_text("##### a small heading\n###### smaller") == "##### a small heading\n###### smaller"
     assert escape_text("#### would start a section").startswith("\\")
 
 
 def test_a_phase_reference_is_a_whole_word_prefix_at_most():
-    from ghstate.model import Phase, find_phase
+    from ghstate.core.model import Phase, find_phase
 
     phases = (Phase("Phase 1: one"), Phase("Phase 10"), Phase("Phase 2b: x"), Phase("Setup db"))
     with pytest.raises(LookupError, match="no phase 'Phase 2'"):

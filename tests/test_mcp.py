@@ -15,7 +15,7 @@ import pytest
 from conftest import SAMPLE
 from github_http import serve_fake
 
-from ghstate.parse import parse
+from ghstate.core.parse import parse
 
 pytest.importorskip("mcp")
 
@@ -193,7 +193,7 @@ def test_tools_on_the_fake_github(repo):
 
 
 # ghstate mcp with a tool that prints to stdout as a careless library would
-NOISY = ("import sys; import ghstate.mcp_tools as t; real = t._RUN['resume']; "
+NOISY = ("import sys; import ghstate.agents.mcp_tools as t; real = t._RUN['resume']; "
          "t._RUN['resume'] = lambda app, args: (print('stray output'), real(app, args))[1]; "
          "from ghstate.cli import main; sys.argv = ['ghstate', 'mcp']; main()")
 
@@ -275,7 +275,7 @@ def test_other_commands_never_import_the_sdk(repo, tmp_path):
 def test_every_server_init_registers_starts_and_answers_initialize(repo, run, tmp_path):
     """Issue 18: each host's entry, run as the host would run it (its command and args, from the repository),
     starts a server that answers `initialize`."""
-    from ghstate.hosts import tomllib
+    from ghstate.agents.hosts import tomllib
 
     run("init", "--agent", "all")
     entries = {name: json.loads((repo / name).read_text())["mcpServers"]["ghstate"]
@@ -298,8 +298,8 @@ def test_every_server_init_registers_starts_and_answers_initialize(repo, run, tm
 
 def test_a_prompt_asked_for_a_number_that_is_no_checkpoint_number_is_a_clear_error(repo):
     """Unicode digits ("²") pass str.isdigit but are no issue number: ghstate's one-line error, not a crash."""
+    from ghstate.agents.mcp_tools import prompt_text
     from ghstate.errors import InputError
-    from ghstate.mcp_tools import prompt_text
 
     for given in ("²", "0", "-3", "abc"):
         with pytest.raises(InputError, match="issue must be a checkpoint number"):

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from ghstate import probes
+from ghstate.local import probes
 
 
 @pytest.fixture

@@ -13,10 +13,11 @@ from conftest import SAMPLE, git
 from github_fake import FakeGitHub
 from github_fake_projects import FakeProjects
 
-from ghstate import projects as pure
-from ghstate.marker import Execution
-from ghstate.parse import parse
-from ghstate.verify import Verification
+from ghstate import config
+from ghstate.core.marker import Execution
+from ghstate.core.parse import parse
+from ghstate.core.verification import Verification
+from ghstate.github import projects as pure
 
 TOKEN = "ghp_" + "Pr0j3ct" * 6
 REPO = "octo/hello"
@@ -41,7 +42,7 @@ def gh(isolated, repo, monkeypatch):
     monkeypatch.setenv("GH_TOKEN", TOKEN)
     monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
     monkeypatch.setenv("GHSTATE_PROJECT", "orgs/ACME/projects/7")
-    monkeypatch.setattr("ghstate.transport._sleep", lambda s: None)
+    monkeypatch.setattr("ghstate.github.transport._sleep", lambda s: None)
     fake = FakeGitHub(isolated)
     projects = FakeProjects(fake).install()
     projects.add_project()
@@ -340,12 +341,12 @@ def test_untrusted_text_on_the_board_is_printable(gh, run):
                                   "https://github.com/orgs/ACME/projects/7/views/2",
                                   "https://ghe.example.com/orgs/ACME/projects/7?query=x"])
 def test_a_project_is_named_three_ways(text):
-    assert pure.parse_ref(text) == pure.ProjectRef("orgs", "ACME", 7)
+    assert config.parse_ref(text) == config.ProjectRef("orgs", "ACME", 7)
 
 
 @pytest.mark.parametrize("text", ["ACME/7", "orgs/ACME/projects/0", "orgs//projects/1", "users/a b/projects/1", ""])
 def test_what_names_no_project(text):
-    assert pure.parse_ref(text) is None
+    assert config.parse_ref(text) is None
 
 
 def test_status_is_done_only_when_every_phase_is_done_and_ci_does_not_fail():

@@ -10,9 +10,9 @@ import pytest
 from conftest import git
 from large_task import large_task_body
 
-from ghstate import fit
-from ghstate.model import Checkpoint, Phase
-from ghstate.parse import parse
+from ghstate.core import fit
+from ghstate.core.model import Checkpoint, Phase
+from ghstate.core.parse import parse
 
 
 @pytest.fixture
@@ -188,7 +188,7 @@ def test_provenance_is_kept_through_edits_and_bounded(repo, run, sample_file):
 
 
 def test_a_checkpoint_from_before_provenance_says_so():
-    from ghstate.provenance import Provenance, record
+    from ghstate.core.provenance import Provenance, record
 
     old = Checkpoint(decisions=("a",), phases=(Phase("P1", True),), resume="go").with_meta(revision=5)
     data = record(None, old._replace(decisions=("a", "b")), 6)
@@ -270,7 +270,7 @@ def test_the_recorded_branch_is_named_only_as_data_when_it_is_not_a_plain_name(r
 
 
 def test_provenance_is_bounded_and_overflow_is_unknown_not_misattributed():
-    from ghstate.provenance import MAX_ENTRIES, Provenance, record
+    from ghstate.core.provenance import MAX_ENTRIES, Provenance, record
 
     many = tuple(f"decision {i}" for i in range(MAX_ENTRIES + 50))
     cp = Checkpoint(decisions=many, resume="go")

@@ -7,9 +7,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from strategies import checkpoints
 
-from ghstate.model import Checkpoint, Extra, Phase
-from ghstate.parse import parse
-from ghstate.state_json import from_json, to_json
+from ghstate.core.model import Checkpoint, Extra, Phase
+from ghstate.core.parse import parse
+from ghstate.core.state_json import from_json, to_json
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                              HealthCheck.filter_too_much])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ghstate.secrets import new_lines, redact, scan
+from ghstate.core.secrets import new_lines, redact, scan
 
 FAKE = "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7d"  # 36 characters of token alphabet, made up
 

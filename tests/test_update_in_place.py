@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from strategies import checkpoints
 from test_human_bodies import human_bodies
 
-from ghstate.edit import Edits, apply_edits
-from ghstate.model import Checkpoint
-from ghstate.parse import parse
-from ghstate.state_json import to_json
+from ghstate.core.edits import Edits, apply_edits
+from ghstate.core.model import Checkpoint
+from ghstate.core.parse import parse
+from ghstate.core.state_json import to_json
 
 
 def same_state(a: Checkpoint, b: Checkpoint) -> bool:

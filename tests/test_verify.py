@@ -8,8 +8,17 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ghstate.ledger import LEDGER_MAX_CHARS, MAX_RUNS, MAX_TESTS, CaseResult, Ledger, ledger_key
-from ghstate.verify import MAX_CLASS_NAMES, Run, Verification, next_verification, verification_line
+from ghstate.ci.ledger import CaseResult, ledger_key
+from ghstate.ci.verdict import Run, next_verification
+from ghstate.core.verification import (
+    LEDGER_MAX_CHARS,
+    MAX_CLASS_NAMES,
+    MAX_RUNS,
+    MAX_TESTS,
+    Ledger,
+    Verification,
+    verification_line,
+)
 
 A, B, C, D, E = ("a" * 40, "b" * 40, "c" * 40, "d" * 40, "e" * 40)
 
@@ -256,19 +265,19 @@ def test_the_ledger_classifies_as_the_whole_history_would(sequence):
 
 
 def test_the_decision_logic_imports_nothing_that_does_io():
-    """ghstate.verify and ghstate.ledger are pure: they load with click, Jinja2, PyGithub, requests and
+    """ghstate.ci.verdict and ghstate.ci.ledger are pure: they load with click, Jinja2, PyGithub, requests and
     subprocess blocked."""
     import subprocess
     import sys
 
-    blocked = ("click", "jinja2", "github", "requests", "subprocess", "ghstate.config", "ghstate.gitinfo",
-               "ghstate.stores", "ghstate.writer", "ghstate.render")
+    blocked = ("click", "jinja2", "github", "requests", "subprocess", "ghstate.config", "ghstate.git.gitinfo",
+               "ghstate.store", "ghstate.services.writer", "ghstate.core.render")
     code = ("import sys\n"
             f"for name in {blocked!r}: sys.modules[name] = None\n"
-            "import ghstate.verify\n"
+            "import ghstate.ci.verdict\n"
             "loaded = sorted(m for m, mod in sys.modules.items() if m.startswith('ghstate') and mod)\n"
-            "assert loaded == ['ghstate', 'ghstate.ledger', 'ghstate.marker', 'ghstate.markup', 'ghstate.model', "
-            "'ghstate.verify'], loaded\n")  # the secret scanner too is loaded only by a CI write
+            "assert loaded == ['ghstate', 'ghstate.ci', 'ghstate.ci.ledger', 'ghstate.ci.verdict', 'ghstate.core', "
+            "'ghstate.core.markup', 'ghstate.core.verification'], loaded\n")  # the secret scanner: a CI write's
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           cwd=str(__import__("pathlib").Path(__file__).resolve().parents[1]))
     assert proc.returncode == 0, proc.stderr

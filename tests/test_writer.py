@@ -13,14 +13,15 @@ from hypothesis import strategies as st
 from memstore import MemoryStore
 from strategies import checkpoints, examples
 
-from ghstate.edit import Edits
-from ghstate.intent import CiResult, Intent, pack, sections_from_data, sections_to_data, unpack
-from ghstate.model import SECTION_KEYS, Checkpoint, Revision
-from ghstate.parse import parse
-from ghstate.reader import checkpoint_of, current
-from ghstate.verify import Verification
-from ghstate.writelog import LogEntry, LogState, log_state, replay
-from ghstate.writer import Writer, WriteSpec
+from ghstate.core.edits import Edits
+from ghstate.core.intent import CiResult, Intent, WriteSpec, pack, sections_from_data, sections_to_data, unpack
+from ghstate.core.marker import LogState
+from ghstate.core.model import SECTION_KEYS, Checkpoint, Revision
+from ghstate.core.parse import parse
+from ghstate.core.verification import Verification
+from ghstate.core.writelog import LogEntry, log_state, replay
+from ghstate.services.reader import checkpoint_of, current
+from ghstate.services.writer import Writer
 
 
 def store_with_sample() -> MemoryStore:
@@ -231,7 +232,7 @@ def test_replay_applies_only_what_the_body_lacks():
     cp = parse(SAMPLE).checkpoint
     held = LogEntry(Revision(2), "held", Intent(edits=Edits(decisions=("held",))), position=2)
     lacking = LogEntry(Revision(3), "new", Intent(edits=Edits(risks=("lacking",))), position=3)
-    from ghstate.writelog import with_log
+    from ghstate.core.writelog import with_log
 
     body = with_log(cp._replace(decisions=(*cp.decisions, "held")), LogState(seen=1, own=0, applied=("held",)))
     out = replay(body, [held, lacking])
@@ -240,8 +241,9 @@ def test_replay_applies_only_what_the_body_lacks():
 
 
 def test_a_write_serialises_whole_and_back():
-    from ghstate.intent import LabelRule
-    from ghstate.model import Execution, WorkTree
+    from ghstate.core.intent import LabelRule
+    from ghstate.core.marker import Execution
+    from ghstate.core.model import WorkTree
 
     spec = WriteSpec(Intent(edits=Edits(decisions=("d",), done=("2",))), number=7,
                      tree=WorkTree("feature/x", "4f2c1e9aa1", ("src/a.py",)), fingerprints={"src/a.py": "0a1b2c3d"},

@@ -28,9 +28,10 @@ def board(project: str | None, org: str | None, stale_days: float, as_json: bool
       ghstate board --project orgs/ACME/projects/7
       ghstate board --org ACME --stale 7 --json
     """
-    from ghstate import config, project_sync, projects
+    from ghstate import config
     from ghstate.errors import ConfigError
-    from ghstate.stores.github import GitHubStore
+    from ghstate.github import project_sync, projects
+    from ghstate.github.store import GitHubStore
 
     if project and org:
         raise click.UsageError("give --project or --org, not both")
@@ -40,7 +41,7 @@ def board(project: str | None, org: str | None, stale_days: float, as_json: bool
     if org is None and not settings.project:
         raise ConfigError("no project: pass --project orgs/OWNER/projects/N (or --org ORG), set GHSTATE_PROJECT, "
                           "or add project = \"…\" to .ghstate/config.toml")
-    ref = projects.parse_ref(settings.project) if org is None else None
+    ref = config.parse_ref(settings.project) if org is None else None
     owner = org or (ref.login if ref else "")
     store = GitHubStore.connect(settings._replace(repo=settings.repo or f"{owner}/{owner}"))
     if settings.project_token and ref is not None:

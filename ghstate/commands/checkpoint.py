@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from ghstate.commands.common import ISSUE, emit_json, make_app, store_options
-from ghstate.edit import Edits
+from ghstate.core.edits import Edits
+from ghstate.core.state_json import to_json
 from ghstate.services.checkpoint import ChangeError, CheckpointRequest, check_changes, run_checkpoint
 from ghstate.services.inputs import load_input
-from ghstate.state_json import to_json
 
 
 @click.command()

@@ -13,19 +13,21 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ghstate import verify
+from ghstate.ci import verdict
+from ghstate.ci.runner import annotate, append_file, write_outputs
 from ghstate.config import CiRun, ci_run
-from ghstate.model import Checkpoint, Execution
-from ghstate.runner import annotate, append_file, write_outputs
+from ghstate.core import verification
+from ghstate.core.marker import Execution
+from ghstate.core.model import Checkpoint
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ghstate.app import App
-    from ghstate.intent import Intent, LabelRule
-    from ghstate.writer import WriteResult
+    from ghstate.core.intent import Intent, LabelRule
+    from ghstate.services.app import App
+    from ghstate.services.writer import WriteResult
 
 RESULTS = ("success", "failure", "cancelled")
 # what CI's templates write machine text with: GitHub shows test names and messages exactly
-MARKDOWN = {"code": verify.code_span, "codes": verify.code_list, "text": verify.escape_inline}
+MARKDOWN = {"code": verification.code_span, "codes": verification.code_list, "text": verification.escape_inline}
 
 
 @click.command()
@@ -69,9 +71,9 @@ def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, po
 def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, block_after_text: str,
          post_prompt: bool, project: str = "") -> None:
     from ghstate.commands.common import make_app
+    from ghstate.core.intent import CiResult, Intent, LabelRule
+    from ghstate.core.model import find_phase
     from ghstate.errors import ConfigError, GhstateError, NotFound
-    from ghstate.intent import CiResult, Intent, LabelRule
-    from ghstate.model import find_phase
 
     if issue_ref and not issue_ref.isdigit():
         raise ConfigError(f"issue must be an issue number, not {issue_ref!r}")
@@ -92,7 +94,7 @@ def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, blo
     def intent(cp: Checkpoint) -> Intent:
         """This result as data, made from the verification recorded so far (again, if another run
         landed first: both count); it is logged as it is."""
-        v = verify.next_verification(cp.verification_data, run)
+        v = verdict.next_verification(cp.verification_data, run)
         text = template.render(v=v.to_dict(), **MARKDOWN).strip()
         return Intent(verification=CiResult(text, v), tick=tick)
 
@@ -130,7 +132,7 @@ def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, blo
         except GhstateError as exc:  # the result itself is recorded: only the comment is missing
             annotate("warning", f"the CI comment could not be posted ({exc})")
     if post_prompt and data.get("status") == "blocked" and previous != "blocked":
-        from ghstate import present
+        from ghstate.core import present
 
         prompt = present.prompt(cp, source=f"GitHub issue #{stored.number} ({stored.location})", env=app.env)
         try:
@@ -148,10 +150,10 @@ def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, blo
     click.echo(f"Recorded {result} on #{stored.number} ({data.get('status')}): {stored.location}")
 
 
-def gather(runner: CiRun, result: str, junit: str, block_after: int) -> verify.Run:
+def gather(runner: CiRun, result: str, junit: str, block_after: int) -> verdict.Run:
     """The facts of this run, once: the runner's, and what its JUnit reports say."""
-    from ghstate.junit import count, load_reports, results_of
-    from ghstate.writer import utc_now
+    from ghstate.ci.junit import count, load_reports, results_of
+    from ghstate.services.writer import utc_now
 
     reports = None
     if junit.strip():
@@ -159,7 +161,7 @@ def gather(runner: CiRun, result: str, junit: str, block_after: int) -> verify.R
         for warning in warnings:
             annotate("warning", warning)
         reports = found or None
-    return verify.Run(
+    return verdict.Run(
         result=result, commit=runner.commit, branch=runner.branch, run_id=runner.run_id, run_url=runner.run_url,
         workflow=runner.workflow, at=utc_now(), block_after=block_after,
         tests=results_of(reports) if reports else None,
@@ -177,8 +179,8 @@ def _write(app: App, number: int | None, runner: CiRun, intent: Callable[[Checkp
            labels: LabelRule | None) -> WriteResult:
     """The one place CI writes. Every result is logged (a revision comment), so that a write landing
     at the same moment cannot lose it; the result is made from what is there, so two runs both count."""
-    from ghstate.model import WorkTree
-    from ghstate.writer import WriteSpec
+    from ghstate.core.intent import WriteSpec
+    from ghstate.core.model import WorkTree
 
     spec = WriteSpec(
         intent, number=number, event="ci", labels=labels, record_tree=False, tree=WorkTree(branch=runner.branch),

@@ -1,5 +1,5 @@
 """What the click commands share: store options, the issue argument, the running command's App, output.
-The work itself is in ``ghstate.services`` and ``ghstate.app``, which import no click."""
+The work itself is in ``ghstate.services`` and ``ghstate.services.app``, which import no click."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from ghstate import config
-from ghstate.app import App, build_app
+from ghstate.services.app import App, build_app
 
 __all__ = ["ISSUE", "App", "emit_json", "make_app", "store_options"]
 

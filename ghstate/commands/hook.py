@@ -121,8 +121,8 @@ def session_start(host: str) -> None:
         assert event is not None
         source = event.get("source") or "startup"
         app = _app(event)
-        from ghstate import gitinfo
-        from ghstate.reader import current, locate
+        from ghstate.git import gitinfo
+        from ghstate.services.reader import current, locate
         from ghstate.services.resume import hook_context
 
         tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
@@ -156,10 +156,9 @@ def pre_compact(host: str) -> None:
         event = _read_event()
         assert event is not None
         app = _app(event)
-        from ghstate.intent import Intent
-        from ghstate.markup import visible
-        from ghstate.model import Execution
-        from ghstate.writer import WriteSpec
+        from ghstate.core.intent import Intent, WriteSpec
+        from ghstate.core.marker import Execution
+        from ghstate.core.markup import visible
 
         # machine text: no control or invisible character of it reaches the marker or a prompt raw
         session = visible(event.get("session_id")) if isinstance(event.get("session_id"), str) else ""
@@ -174,8 +173,8 @@ def pre_compact(host: str) -> None:
         tree = app.tree()
         spec = WriteSpec(Intent(), tree=tree, execution=execution, event="pre-compact", create=False, log=False,
                          record_tree=False)
-        from ghstate import seen
         from ghstate.errors import NotFound
+        from ghstate.local import seen
 
         seen.forget(app.settings.state_dir, event.get("session_id") or "")  # its context is about to go
         try:

@@ -9,9 +9,9 @@ from typing import Any, NamedTuple
 
 import click
 
-from ghstate import hosts
+from ghstate.agents import hosts
 from ghstate.commands.common import make_app, store_options
-from ghstate.stores.local import atomic_write
+from ghstate.local.store import atomic_write
 from ghstate.templating import builtin_templates
 
 # (template, target) of the files each host gets as they are; edited ones are kept unless --force
@@ -247,7 +247,7 @@ CODEX_TRUST = (
 
 def keep_out_of_git(state_dir: Path, root: Path) -> Change:
     """``.ghstate/.gitignore``: the machine-local files stay out of commits, the checkpoints do not."""
-    from ghstate.stores.local import GITIGNORE, IGNORED
+    from ghstate.local.store import GITIGNORE, IGNORED
 
     path = state_dir / GITIGNORE
     try:

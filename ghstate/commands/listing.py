@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from ghstate import present
 from ghstate.commands.common import ISSUE, emit_json, make_app, store_options
-from ghstate.reader import current
+from ghstate.core import present
+from ghstate.services.reader import current
 
 
 @click.command(name="list")

@@ -6,13 +6,13 @@ import json
 
 import click
 
-from ghstate import render as render_mod
 from ghstate import templating
 from ghstate.commands.common import emit_json, make_app, store_options
+from ghstate.core import render as render_mod
+from ghstate.core.lint import report as lint_report
+from ghstate.core.state_json import StateError, from_json, looks_like_json, to_json
 from ghstate.errors import GhstateError, InputError
-from ghstate.lint import report as lint_report
 from ghstate.services.inputs import parse_text, read_input
-from ghstate.state_json import StateError, from_json, looks_like_json, to_json
 
 
 @click.command()

@@ -10,11 +10,11 @@ import click
 
 from ghstate.commands.common import make_app, store_options
 from ghstate.errors import ConfigError, GhstateError
-from ghstate.stores.local import PendingWrite
-from ghstate.writer import Writer, WriteResult
+from ghstate.local.store import PendingWrite
+from ghstate.services.writer import Writer, WriteResult
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ghstate.stores.github import GitHubStore
+    from ghstate.github.store import GitHubStore
 
 
 def _target(record: PendingWrite) -> str:
@@ -52,7 +52,7 @@ def push(dry_run: bool) -> None:
     if not records:
         click.echo("Nothing to push.", err=True)
         return
-    from ghstate.stores.github import GitHubStore
+    from ghstate.github.store import GitHubStore
 
     if not isinstance(app.store, GitHubStore):
         raise ConfigError(f"{len(records)} write{'s are' if len(records) != 1 else ' is'} waiting in "

@@ -7,9 +7,9 @@ import importlib.util
 import click
 
 from ghstate import __version__
-from ghstate.app import build_app
 from ghstate.commands.common import make_app, store_options
 from ghstate.errors import ConfigError
+from ghstate.services.app import build_app
 
 INSTALL_HINT = "pip install 'ghstate[mcp]' (or pip install 'mcp>=2.3,<3' next to ghstate)"
 
@@ -36,7 +36,7 @@ def mcp(agent: str | None, role: str | None, session: str | None) -> None:
         raise ConfigError(f"the MCP server needs the MCP Python SDK, which is not installed: {INSTALL_HINT}")
     import os
 
-    from ghstate import mcp_server
+    from ghstate.agents import mcp_server
 
     make_app(agent=agent, role=role, session=session)  # a broken configuration fails here, once, as one line
     options = dict(click.get_current_context().meta.get("store_options", {}))

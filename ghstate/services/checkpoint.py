@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ghstate import gitinfo, trust
-from ghstate.app import App
-from ghstate.edit import Edits
+from ghstate.core import findings
+from ghstate.core.edits import Edits
+from ghstate.core.intent import Intent, WriteSpec
+from ghstate.core.marker import Execution
+from ghstate.core.markup import control_at, describe_control
+from ghstate.core.model import Checkpoint
 from ghstate.errors import InputError, NotFound
-from ghstate.intent import Intent
-from ghstate.markup import control_at, describe_control
-from ghstate.model import Checkpoint, Execution
-from ghstate.writer import WriteResult, WriteSpec
+from ghstate.git import gitinfo
+from ghstate.services.app import App
+from ghstate.services.writer import WriteResult
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ def run_checkpoint(app: App, request: CheckpointRequest) -> CheckpointOutcome:
     warnings = [*result.warnings, *(f"both sides changed {c}; theirs is kept beside it" for c in result.conflicts)]
     warnings += [f"the file and the checkpoint both changed {c} since the file was made; both are kept"
                  for c in result.file_conflicts]
-    warnings += [w for w in [trust.write_warning(result.previous, result.checkpoint)] if w and result.changed]
+    warnings += [w for w in [findings.write_warning(result.previous, result.checkpoint)] if w and result.changed]
     stored = result.stored
     if stored is None:  # a dry run
         return CheckpointOutcome(result, tuple(warnings), "", "")

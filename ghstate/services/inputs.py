@@ -7,11 +7,11 @@ import json
 import sys
 from pathlib import Path
 
+from ghstate.core.markup import control_at, describe_control
+from ghstate.core.model import Checkpoint
+from ghstate.core.parse import Parsed, ParseError, parse
+from ghstate.core.state_json import looks_like_json
 from ghstate.errors import InputError
-from ghstate.markup import control_at, describe_control
-from ghstate.model import Checkpoint
-from ghstate.parse import Parsed, ParseError, parse
-from ghstate.state_json import looks_like_json
 
 
 def read_input(path: str) -> tuple[str, str]:
@@ -57,7 +57,7 @@ def load_input(path: str) -> tuple[Checkpoint, frozenset[str], str]:
 
 def load_text(text: str, name: str) -> tuple[Checkpoint, frozenset[str]]:
     """A checkpoint from checked text (a markdown body or a JSON state) and the sections it names."""
-    from ghstate.state_json import StateError, from_json
+    from ghstate.core.state_json import StateError, from_json
 
     if looks_like_json(text):
         try:
@@ -68,7 +68,7 @@ def load_text(text: str, name: str) -> tuple[Checkpoint, frozenset[str]]:
             cp = from_json(data)
         except StateError as exc:
             raise InputError(f"{name}: invalid state: {exc}") from None
-        from ghstate.model import SECTION_KEYS
+        from ghstate.core.model import SECTION_KEYS
 
         present = frozenset(k for k in SECTION_KEYS if k in data)
         return cp, present

@@ -2,7 +2,7 @@
 
 What ``resume`` prints, what ``show`` prints, what the SessionStart hook injects and what the MCP
 server's ``resume`` tool answers come from here: a ``ResumeRequest`` in, text out. It brings together
-the drift of the tree, the findings of ``trust``, the prompt fitted by ``fit``, and what a session has
+the drift of the tree, the findings of ``ghstate.core.findings``, the prompt fitted by ``fit``, and what a session has
 already been given (``seen``), each computed once and only when the answer needs it. No click here.
 """
 
@@ -10,15 +10,16 @@ already been given (``seen``), each computed once and only when the answer needs
 import functools
 from typing import TYPE_CHECKING, NamedTuple
 
-from ghstate import drift as drift_mod
-from ghstate import fit, gitinfo, present, render, trust
-from ghstate.app import App
-from ghstate.model import Checkpoint, file_paths_of, runtime_entry, with_digests
-from ghstate.provenance import Provenance
-from ghstate.stores import Note, Stored
+from ghstate.core import findings, fit, present, render
+from ghstate.core.model import Checkpoint, file_paths_of, runtime_entry, with_digests
+from ghstate.core.provenance import Provenance
+from ghstate.git import drift as drift_mod
+from ghstate.git import gitinfo
+from ghstate.services.app import App
+from ghstate.store import Note, Stored
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ghstate import seen
+    from ghstate.local import seen
 
 FORMATS = ("prompt", "short", "json", "markdown")
 SOURCES = ("startup", "resume", "clear", "compact")
@@ -71,12 +72,12 @@ def observe(app: App, cp: Checkpoint, tree: gitinfo.WorkTree) -> Observed:
     drift = drift_mod.compute(cp, tree, changes, fingerprints, in_repository=root is not None)
     statuses = []
     if cp.runtime:
-        from ghstate import probes
+        from ghstate.local import probes
 
         statuses = probes.probe_all([runtime_entry(item)[1] for item in cp.runtime])
     stale = _reread_stale(app, cp, drift) if drift.known and not drift.commit_missing else {}
-    findings = trust.findings(cp, head=drift.head, commits_since=drift.commits_since)
-    return Observed(drift, statuses, stale, findings)
+    said = findings.findings(cp, head=drift.head, commits_since=drift.commits_since)
+    return Observed(drift, statuses, stale, said)
 
 
 def _reread_stale(app: App, cp: Checkpoint, drift: drift_mod.Drift) -> dict[str, int]:
@@ -159,7 +160,7 @@ class Rehydration:
     def json(self, kind: str, text: str, found: "seen.Changes | None", delivering: bool) -> str:
         import json
 
-        from ghstate.state_json import to_json
+        from ghstate.core.state_json import to_json
 
         o = self.observed
         data = to_json(with_digests(self.checkpoint), issue=self.stored.number, url=self.stored.location,
@@ -183,7 +184,7 @@ class Rehydration:
         """Once per session and revision: (kind, text, changes) for a session starting with ``source``,
         recorded in the seen-file so that the next start of the same session knows what it was given.
         Kind "full" with no text: the whole prompt (``fitted``)."""
-        from ghstate import seen  # only a delivery reads the seen-file
+        from ghstate.local import seen  # only a delivery reads the seen-file
 
         app, cp, stored = self.app, self.checkpoint, self.stored
         source = request.source or "startup"
@@ -227,7 +228,7 @@ def show_text(app: App, issue: int | None, as_json: bool, *, provenance: bool = 
     if as_json:
         import json
 
-        from ghstate.state_json import to_json
+        from ghstate.core.state_json import to_json
 
         return json.dumps(to_json(with_digests(cp), issue=stored.number, url=stored.location), ensure_ascii=False,
                           indent=2) + "\n"

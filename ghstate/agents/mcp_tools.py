@@ -1,0 +1,254 @@
+"""The MCP server's tools, resource and prompt as plain Python: schemas, argument checks, dispatch.
+
+Each tool runs the code path of its CLI command (same stores, merge, secret refusal and trust rules)
+and answers the text the command prints; a failure is an error answer holding the CLI's one
+``Error: …`` line. Nothing here imports the MCP SDK (``mcp_server`` does), so tests can call the
+tools directly and no other command pays for the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from ghstate.errors import InputError
+
+ISSUE = {"type": "integer", "minimum": 1, "description": "Checkpoint number (default: the current branch's)."}
+TEXTS = {"type": "array", "items": {"type": "string"}}
+
+TOOLS: dict[str, dict[str, Any]] = {
+    "resume": {
+        "description": (
+            "The task's checkpoint as a prompt to continue from: next phase, locked decisions, files to re-read, "
+            "the exact resume instruction, drift since. Call it first in a fresh or compacted session."),
+        "schema": {"issue": ISSUE, "format": {
+            "type": "string", "enum": ["prompt", "short", "json", "markdown"],
+            "description": "prompt (default), short, json or markdown (the body as stored)."},
+            "budget": {"type": "integer", "minimum": 0, "description": "Fit the prompt into this many characters by "
+                       "leaving out the lowest-ranked items whole (default: the project's prompt_budget; 0: no "
+                       "limit, as for the CLI)."}},
+        "read_only": True,
+    },
+    "checkpoint": {
+        "description": (
+            "Save the task's working state before the context is cleared or at a milestone: tick phases, add "
+            "decisions, questions, risks, files to re-read, set the exact resume instruction; or write a whole "
+            "body. Creates the branch's checkpoint when it has none. Short items; no transcripts or secrets."),
+        "schema": {
+            "issue": ISSUE,
+            "body": {"type": "string", "description": "A whole checkpoint, markdown or JSON state; only the "
+                                                      "sections it has are written."},
+            "title": {"type": "string"},
+            "goal": {"type": "string"},
+            "done": {**TEXTS, "description": "Phases to tick: name, label ('Phase 2') or number."},
+            "undo": TEXTS,
+            "phase": {**TEXTS, "description": "Phases to add."},
+            "decision": {**TEXTS, "description": "Locked decisions to add."},
+            "question": TEXTS,
+            "risk": TEXTS,
+            "read": {**TEXTS, "description": "Files to re-read."},
+            "resume_at": {"type": "string", "description": "The exact next action."},
+            "new": {"type": "boolean", "description": "Start another checkpoint for this branch."},
+            "dry_run": {"type": "boolean"},
+        },
+        "read_only": False,
+    },
+    "show": {
+        "description": "A checkpoint as a person reads it (progress, phases, decisions), or its JSON state.",
+        "schema": {"issue": ISSUE, "json": {"type": "boolean"}},
+        "read_only": True,
+    },
+    "lint": {
+        "description": ("Check a checkpoint (a number, the branch's, or a body given as text) against the strict "
+                        "format: one line per problem with a rule code and line number."),
+        "schema": {"issue": ISSUE, "body": {"type": "string", "description": "A checkpoint body to check."}},
+        "read_only": True,
+    },
+}
+
+# checkpoint's arguments that are CLI flags too, and those flags: the same checks, the same messages
+_FLAGS = {"title": "--title", "goal": "--goal", "done": "--done", "undo": "--undo", "phase": "--phase",
+          "decision": "--decision", "question": "--question", "risk": "--risk", "read": "--read",
+          "resume_at": "--resume-at"}
+URI = re.compile(r"ghstate://checkpoint/([1-9][0-9]{0,9})")
+URI_TEMPLATE = "ghstate://checkpoint/{number}"
+PROMPT_DESCRIPTION = ("Continue the task of this branch (or of checkpoint ISSUE) from its ghstate checkpoint: "
+                      "the rehydration prompt.")
+
+
+def input_schema(name: str) -> dict[str, Any]:
+    return {"type": "object", "properties": TOOLS[name]["schema"], "additionalProperties": False}
+
+
+class Answer(NamedTuple):
+    text: str
+    error: bool = False
+
+
+def arguments(name: str, given: dict[str, Any] | None) -> dict[str, Any]:
+    """The tool's arguments checked against its schema, with one clear message for the first problem."""
+    schema = TOOLS[name]["schema"]
+    out: dict[str, Any] = {}
+    for key, value in (given or {}).items():
+        if key not in schema:
+            raise InputError(f"{name} takes no argument {key!r}; it takes {', '.join(schema)}")
+        if value is None:
+            continue
+        kind = schema[key]["type"]
+        if kind == "integer":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                what = "a checkpoint number (1, 2, …)" if key == "issue" else "a whole number above 0"
+                raise InputError(f"{name}: {key} must be {what}, not {value!r}")
+        elif kind == "boolean":
+            if not isinstance(value, bool):
+                raise InputError(f"{name}: {key} must be true or false, not {value!r}")
+        elif kind == "array":
+            value = [value] if isinstance(value, str) else value  # a lone string is one item
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise InputError(f"{name}: {key} must be a list of strings")
+            value = tuple(value)
+        elif not isinstance(value, str):
+            raise InputError(f"{name}: {key} must be a string, not {type(value).__name__}")
+        if "enum" in schema[key] and value not in schema[key]["enum"]:
+            raise InputError(f"{name}: {key} must be one of {', '.join(schema[key]['enum'])}, not {value!r}")
+        out[key] = value
+    return out
+
+
+# ------------------------------------------------------------------------------------ the tools
+# Each takes an App (built per call: a call is one command, with its own GitHub request budget) and
+# the checked arguments, and returns the text the CLI would print.
+
+
+def _resume(app: Any, args: dict[str, Any]) -> str:
+    from ghstate.services.resume import ResumeRequest, rehydrate
+
+    request = ResumeRequest(issue=args.get("issue"), fmt=args.get("format", "prompt"), budget=args.get("budget"))
+    return rehydrate(app, request).text()
+
+
+def _show(app: Any, args: dict[str, Any]) -> str:
+    from ghstate.services.resume import show_text
+
+    return show_text(app, args.get("issue"), bool(args.get("json")))
+
+
+def _lint(app: Any, args: dict[str, Any]) -> str | Answer:
+    from ghstate.core.lint import report as lint_report
+    from ghstate.services.inputs import check_text
+
+    if "body" in args:
+        if "issue" in args:
+            raise InputError("lint: give issue or body, not both")
+        text, name = check_text(args["body"], "the body"), "body"
+    else:
+        stored, _ = app.find(args.get("issue"))
+        text = stored.body
+        name = app.where(stored)
+    lines, failure = lint_report(text, name, app.settings.policy.max_item_chars)
+    if failure:  # the problems, then the CLI's error line
+        return Answer("\n".join([*lines, f"Error: {failure}"]) + "\n", True)
+    return "\n".join(lines) + "\n" if lines else f"{name}: no problems\n"
+
+
+def _checkpoint(app: Any, args: dict[str, Any]) -> str:
+    from ghstate.core.edits import Edits
+    from ghstate.services.checkpoint import ChangeError, CheckpointRequest, check_changes, run_checkpoint
+    from ghstate.services.inputs import check_text, load_text
+
+    if args.get("issue") is not None and args.get("new"):
+        raise InputError("checkpoint: give either issue or new, not both")
+    try:
+        check_changes({flag: (args[key],) if isinstance(args.get(key), str) else args.get(key, ())
+                       for key, flag in _FLAGS.items()})
+    except ChangeError as exc:
+        where = next((k for k, f in _FLAGS.items() if f == exc.flag), None)
+        raise InputError(f"checkpoint: {where} {exc}" if where else f"checkpoint: {exc}") from None
+    edits = Edits(title=args.get("title"), goal=args.get("goal"), resume=args.get("resume_at"),
+                  done=args.get("done", ()), undo=args.get("undo", ()), phases=args.get("phase", ()),
+                  decisions=args.get("decision", ()), questions=args.get("question", ()),
+                  risks=args.get("risk", ()), reads=args.get("read", ()))
+    incoming = None
+    if "body" in args:
+        incoming = load_text(check_text(args["body"], "the body"), "the body")
+    elif not edits:
+        raise InputError("checkpoint: nothing to write: give body, or changes such as phase, done, decision, "
+                         "resume_at")
+    outcome = run_checkpoint(app, CheckpointRequest(issue=args.get("issue"), edits=edits, incoming=incoming,
+                                                    title=args.get("title"), force_new=bool(args.get("new")),
+                                                    dry_run=bool(args.get("dry_run")), event="mcp"))
+    warnings = [f"Warning: {w}" for w in outcome.warnings]
+    if args.get("dry_run"):
+        return "\n".join([*warnings, outcome.result.body])
+    return "\n".join([*outcome.lines(), *warnings]) + "\n"
+
+
+_RUN: dict[str, Callable[[Any, dict[str, Any]], str | Answer]] = {
+    "resume": _resume, "checkpoint": _checkpoint, "show": _show, "lint": _lint}
+
+
+def call(name: str, given: dict[str, Any] | None, make_app: Callable[[], Any]) -> Answer:
+    """Run one tool. Whatever goes wrong is an error answer with the CLI's one-line message; never raises
+    (with GHSTATE_DEBUG=1 the traceback goes to stderr as well)."""
+    from ghstate.errors import failure_message
+
+    if name not in TOOLS:
+        return Answer(f"Error: no tool {name!r}; the tools are {', '.join(TOOLS)}", True)
+    app = None
+    try:
+        app = make_app()
+        out = _RUN[name](app, arguments(name, given))
+    except Exception as exc:  # noqa: BLE001 - a tool error is an answer; the server goes on serving
+        if os.environ.get("GHSTATE_DEBUG") == "1":
+            traceback.print_exc(file=sys.stderr)
+        return Answer(f"Error: {failure_message(exc)}", True)
+    finally:
+        if app is not None:
+            app.flush_notices()  # to stderr: stdout is the protocol's
+    return out if isinstance(out, Answer) else Answer(out)
+
+
+def read_checkpoint(uri: str, make_app: Callable[[], Any]) -> str:
+    """The body of ``ghstate://checkpoint/N`` as stored, its marker's digests those of what it holds now."""
+    from ghstate.services.resume import ResumeRequest, rehydrate
+
+    m = URI.fullmatch(uri)
+    if not m:
+        raise InputError(f"no such resource {uri!r}; ghstate's resources are {URI_TEMPLATE}")
+    return rehydrate(make_app(), ResumeRequest(issue=int(m.group(1)), fmt="markdown")).text()
+
+
+def open_checkpoints(make_app: Callable[[], Any]) -> list[tuple[str, str]]:
+    """(uri, title) of each open checkpoint."""
+    from ghstate.services.reader import checkpoint_of
+
+    app = make_app()
+    return [(f"ghstate://checkpoint/{s.number}", s.title or checkpoint_of(s).title or f"checkpoint {s.number}")
+            for s in app.store.list_open()]
+
+
+def prompt_text(issue: str | None, make_app: Callable[[], Any]) -> str:
+    from ghstate.services.resume import ResumeRequest, rehydrate
+
+    number = None
+    if issue not in (None, ""):
+        text = str(issue).strip().lstrip("#")
+        if not (text.isascii() and text.isdigit()) or int(text) < 1:
+            raise InputError(f"resume: issue must be a checkpoint number, not {issue!r}")
+        number = int(text)
+    return rehydrate(make_app(), ResumeRequest(issue=number)).text()
+
+
+def one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def tool_summary() -> str:
+    """The tools' names and schemas as JSON (what every session pays for in context)."""
+    return json.dumps([{"name": n, "description": t["description"], "inputSchema": input_schema(n)}
+                       for n, t in TOOLS.items()], separators=(",", ":"))

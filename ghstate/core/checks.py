@@ -1,0 +1,61 @@
+"""What a body must pass before it is written: pure checks, each raising the error a user acts on."""
+
+from __future__ import annotations
+
+import re
+
+from ghstate.core import marker, render
+from ghstate.core.model import GITHUB_LIMIT, Checkpoint
+from ghstate.core.parse import MARKER_LINE, parse
+from ghstate.core.secrets import new_lines, scan
+from ghstate.core.splice import same_state
+from ghstate.errors import InputError, SecretFound
+
+
+def fit_size(body: str, cp: Checkpoint, limit: int) -> tuple[str, str]:
+    """``body`` within ``limit`` characters, and what of ghstate's own metadata was left out of its
+    marker to get there ("" when nothing was). A body over the limit with its metadata shed is refused,
+    naming the person's text that is over: ghstate's metadata is never why a person's text is refused."""
+    if len(body) <= limit:
+        return body, ""
+    lightest = body
+    for meta, shed in marker.lighter(cp.meta):
+        lightest = render.replace_marker(body, cp._replace(meta=meta))
+        if len(lightest) <= limit:
+            return lightest, shed
+    text = MARKER_LINE.sub("", lightest)
+    sizes = sorted(((len(part), part.split("\n", 1)[0].strip()) for part in re.split(r"\n(?=#{1,4} )", text)
+                    if part.lstrip().startswith("#")), reverse=True)[:3]
+    largest = ", ".join(f"{heading} ({size:,})" for size, heading in sizes)
+    raise InputError(f"the checkpoint would be {len(lightest):,} characters even without ghstate's optional "
+                     f"metadata ({len(text):,} of text, {len(lightest) - len(text):,} of the hidden marker's "
+                     f"required part: revision, place, log, CI's result); the limit is {limit:,} (GitHub accepts "
+                     f"{GITHUB_LIMIT:,}){'; the largest sections: ' + largest if largest else ''}: compact finished "
+                     "phases and long items, then try again")
+
+
+def check_secrets(before_body: str, before: Checkpoint, body: str, cp: Checkpoint) -> None:
+    """Refuse credentials in what this write adds: new lines of the body, and the fields of the hidden
+    marker that changed (the marker line itself changes on every write, so scanning it whole would let
+    one value allowed once block every later write)."""
+    found = scan(new_lines(MARKER_LINE.sub("", before_body), MARKER_LINE.sub("", body)))
+    if not found:
+        for name, old, new in (("title", before.title, cp.title), ("branch", before.meta.branch, cp.meta.branch)):
+            found = [s.located(f"the hidden marker's {name}") for s in scan(new)][:1] if new != old else []
+            if found:
+                break
+        else:
+            known = set(before.executions)
+            added = " ".join(f"{e.agent} {e.role} {e.session} {e.transcript}" for e in cp.executions if e not in known)
+            found = [s.located("the hidden marker's executions") for s in scan(added)][:1]
+    if found:
+        raise SecretFound(f"refusing to write to GitHub: {found[0].describe()}; remove it, "
+                          "or pass --allow-secrets if it is not a secret")
+
+
+def check_template(body: str, reference: str, template: str) -> None:
+    """A repository's own template must write a body that reads back as the shipped one's does."""
+    if not same_state(parse(body).checkpoint, parse(reference).checkpoint):
+        raise InputError(f"the template {template} writes a body that does not read back as the checkpoint "
+                         "(sections or the marker are lost); nothing was written: fix it, or remove it to use "
+                         "the built-in one")

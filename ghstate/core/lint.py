@@ -1,0 +1,113 @@
+"""Rules over a parsed body: each problem has a code, a severity and the line it is on.
+
+Errors make ``ghstate lint`` exit 1: a checkpoint a fresh session cannot resume from (no resume
+instruction, no status) or one GitHub would refuse. Warnings are advice.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ghstate.core.model import GITHUB_LIMIT, file_paths_of
+from ghstate.core.parse import Parsed, ParseError, parse
+from ghstate.errors import InputError
+
+RULES: dict[str, tuple[str, str]] = {
+    "GS001": ("error", "missing resume instruction"),
+    "GS002": ("warning", "resume instruction names no unfinished phase"),
+    "GS003": ("error", "phase is not a checkbox"),
+    "GS004": ("error", "empty status: no phases"),
+    "GS005": ("warning", "item too long for a compact checkpoint"),
+    "GS006": ("warning", "text that parse could not place"),
+    "GS007": ("error", "hidden marker is not valid JSON"),
+    "GS008": ("warning", "section appears twice"),
+    "GS009": ("error", "body longer than GitHub accepts"),
+    "GS010": ("warning", "no goal"),
+    "GS011": ("warning", "file to re-read names no path"),
+    "GS012": ("warning", "two phases share a label"),
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    code: str
+    line: int
+    message: str
+
+    @property
+    def severity(self) -> str:
+        return RULES[self.code][0]
+
+    def format(self, source: str) -> str:
+        return f"{source}:{self.line}: {self.code} {self.severity}: {self.message}"
+
+
+def lint(parsed: Parsed, text: str, *, max_item_chars: int = 400) -> list[Problem]:
+    cp = parsed.checkpoint
+    where = parsed.lines
+    last_line = text.count("\n") + (0 if text.endswith("\n") else 1)
+    problems = [Problem(f.code, f.line, f.message) for f in parsed.findings]
+
+    if not cp.resume:
+        problems.append(Problem("GS001", where.get("resume", last_line),
+                                "no resume instruction: add '## Resume instruction' with the exact next step"))
+    elif cp.next_phase is not None:
+        text_lower = cp.resume.lower()
+        open_phases = [(i, p) for i, p in enumerate(cp.phases, start=1) if not p.done]
+        if not any(p.label.lower() in text_lower or p.name.lower() in text_lower
+                   or re.search(rf"\bphase\s*{i}\b", text_lower) for i, p in open_phases):
+            problems.append(Problem("GS002", where.get("resume", last_line),
+                                    f"the resume instruction names no unfinished phase; say where to start, "
+                                    f"e.g. '{cp.next_phase.label}'"))
+    if not cp.phases:
+        problems.append(Problem("GS004", where.get("phases", 1),
+                                "no phases: add '## Current status' with '- [ ] Phase 1: …' checkboxes"))
+    if not cp.goal:
+        problems.append(Problem("GS010", 1, "no goal: add '## Goal' with one or two sentences"))
+
+    for key in ("decisions", "questions", "risks", "files", "runtime"):
+        for i, item in enumerate(getattr(cp, key)):
+            if len(item) > max_item_chars:
+                problems.append(Problem("GS005", where.get(f"{key}.{i}", where.get(key, 1)),
+                                        f"{key} item {i + 1} has {len(item)} characters (limit {max_item_chars}); "
+                                        "keep what is expensive to rediscover, in a sentence"))
+    for i, item in enumerate(cp.files):
+        named = file_paths_of(item)
+        if len(named) == 1 and " " in named[0]:
+            problems.append(Problem("GS011", where.get(f"files.{i}", where.get("files", 1)),
+                                    f"{named[0][:60]!r} names no path; write it as '- `path/to/file`'"))
+    seen: dict[str, int] = {}
+    for i, phase in enumerate(cp.phases):
+        label = phase.label.lower()
+        if label in seen:
+            problems.append(Problem("GS012", where.get(f"phases.{i}", 1),
+                                    f"phase {i + 1} and phase {seen[label] + 1} are both {phase.label!r}, so "
+                                    f"--done {phase.label!r} is ambiguous: rename one, or remove the duplicate"))
+        seen.setdefault(label, i)
+        size = len(phase.name) + len(phase.detail) + sum(len(s.text) for s in phase.steps)
+        if size > max_item_chars * 4:
+            problems.append(Problem("GS005", where.get(f"phases.{i}", 1),
+                                    f"phase {phase.label!r} has {size} characters with its steps; "
+                                    "compact finished work"))
+    if len(text) > GITHUB_LIMIT:
+        problems.append(Problem("GS009", 1, f"the body has {len(text)} characters; GitHub accepts "
+                                            f"{GITHUB_LIMIT}: compact finished phases or move notes out"))
+    return sorted(problems, key=lambda p: (p.line, p.code))
+
+
+def report(text: str, name: str, max_item_chars: int) -> tuple[list[str], str | None]:
+    """One line per problem, and the failure message when any is an error (what ``ghstate lint`` prints
+    and the MCP server's ``lint`` tool answers)."""
+    try:
+        parsed = parse(text)
+    except ParseError as exc:
+        raise InputError(f"{name}: {exc}") from None
+    problems = lint(parsed, text, max_item_chars=max_item_chars)
+    errors = sum(p.severity == "error" for p in problems)
+    failure = None
+    if errors:
+        warnings = len(problems) - errors
+        failure = (f"{name}: {errors} error{'s' if errors != 1 else ''} and {warnings} "
+                   f"warning{'s' if warnings != 1 else ''}; fix the errors listed above")
+    return [problem.format(name) for problem in problems], failure

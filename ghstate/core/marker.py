@@ -1,0 +1,334 @@
+"""The hidden marker: every key ghstate keeps in a checkpoint's machine data, typed, in one place.
+
+The marker is one HTML comment at the top of a body holding one JSON object. Every feature keeps
+something in it (the revision and where it was written, section digests and their history, how far
+the body reflects the write log, per-item provenance, the dirty files' fingerprints, CI's
+verification and its ledger). This module is its one owner: ``load`` validates the raw object once,
+into typed fields, and ``dump`` writes it back; ``parse`` and ``render`` call them and nothing else
+reads the raw dict. Keys a newer version wrote are kept untouched (``Meta.unknown``), and so are the
+values of known keys that do not have the shape this version writes: they are dropped from the typed
+field, never guessed at.
+
+Pure: no I/O.
+"""
+
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.core.verification import Verification
+
+# The keys, in the order ``dump`` writes them.
+REVISION, ID, TITLE, BRANCH, COMMIT, DIRTY = "revision", "id", "title", "branch", "commit", "dirty"
+CREATED, UPDATED, EXECUTIONS, VERIFICATION = "created_at", "updated_at", "executions", "verification"
+DIGESTS = "sections"  # a short digest of each section as ghstate last wrote it
+HISTORY = "sections_before"  # the digests of the revisions before, newest first
+PROVENANCE = "prov"  # which revision set each claim (see ghstate.core.provenance)
+LOG = "log"  # how far the body reflects the write log (see ghstate.core.writelog)
+FINGERPRINTS = "dirty_sha"  # a fingerprint of each dirty file when the checkpoint was written
+# On GitHub, the write log entry of the write that saved this very body, always the last key (see
+# ghstate.github.history). Never loaded: it describes one version of the body, not the checkpoint, so a
+# later body never carries it along.
+ENTRY = "entry"
+KNOWN = (REVISION, ID, TITLE, BRANCH, COMMIT, DIRTY, CREATED, UPDATED, EXECUTIONS, VERIFICATION, DIGESTS,
+         HISTORY, PROVENANCE, LOG, FINGERPRINTS, ENTRY)
+
+HISTORY_DEPTH = 5  # revisions whose digests are kept besides the last
+MAX_APPLIED = 20  # ids of replayed writes a body lists (see LogState)
+
+
+def integer(value: Any, default: int = 0) -> int:
+    """``value`` when it is a whole number (not a bool), else ``default``."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def count(value: Any) -> int:
+    """A non-negative whole number, else 0."""
+    return max(0, integer(value))
+
+
+def text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def texts(value: Any) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def digests_of(value: Any) -> dict[str, str] | None:
+    """Section digests as kept (``{"goal": "3f2a1c0b", …}``); None when there are none, or they are not
+    that (a hand-edited marker). An entry of the history also holds its ``revision`` (a number)."""
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, (str, int))
+                                              for k, v in value.items()):
+        return None
+    return {k: v for k, v in value.items() if isinstance(v, str)}
+
+
+class Execution(NamedTuple):
+    """One attempt to move the task forward: who (agent), as what (role), in which runtime session."""
+
+    agent: str = ""
+    role: str = ""
+    session: str = ""
+    revision: int = 0
+    at: str = ""
+    event: str = ""  # e.g. "checkpoint", "ci", "pre-compact"
+    transcript: str = ""
+
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        for key in self._fields:
+            value = getattr(self, key)
+            if value or key == "revision":
+                data[key] = value
+        return data
+
+    @classmethod
+    def from_data(cls, data: Any) -> "Execution":
+        if not isinstance(data, dict):
+            return cls()
+        return cls(agent=text(data.get("agent")), role=text(data.get("role")), session=text(data.get("session")),
+                   revision=integer(data.get("revision")), at=text(data.get("at")), event=text(data.get("event")),
+                   transcript=text(data.get("transcript")))
+
+
+class DigestsAt(NamedTuple):
+    """The section digests of an earlier revision."""
+
+    revision: int
+    digests: dict[str, str]
+
+
+class LogState(NamedTuple):
+    """What a body says of the write log (see ``ghstate.core.writelog``): every logged write among the first
+    ``seen`` entries is in it; its writer logged ``own`` entries after those; ``applied`` names the
+    writes after ``seen`` it holds."""
+
+    seen: int = 0
+    own: int = 0
+    applied: tuple[str, ...] = ()
+    via: str = "comments"  # which log: "comments" (revision comments, the local log) or "edits" (the body's edits)
+
+    def complete(self, length: int) -> bool:
+        """True when a log of ``length`` entries holds no write this body lacks."""
+        return length == self.seen + self.own
+
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"seen": self.seen, "own": self.own, "applied": list(self.applied[-MAX_APPLIED:])}
+        if self.via != "comments":
+            data["via"] = self.via
+        return data
+
+    @classmethod
+    def from_data(cls, data: Any) -> "LogState":
+        if not isinstance(data, dict):
+            return cls()
+        via = "edits" if data.get("via") == "edits" else "comments"
+        return cls(count(data.get("seen")), count(data.get("own")), texts(data.get("applied")), via)
+
+
+class RevisionFacts(NamedTuple):
+    """What provenance keeps of one revision: its commit, time and execution."""
+
+    commit: str = ""
+    at: str = ""
+    agent: str = ""
+    role: str = ""
+    session: str = ""
+
+    _SHORT = (("commit", "c"), ("at", "t"), ("agent", "a"), ("role", "o"), ("session", "s"))
+
+    def to_data(self) -> dict[str, str]:
+        return {short: getattr(self, name) for name, short in self._SHORT if getattr(self, name)}
+
+    @classmethod
+    def from_data(cls, data: Any) -> "RevisionFacts":
+        data = data if isinstance(data, dict) else {}
+        return cls(**{name: text(data.get(short)) for name, short in cls._SHORT})
+
+
+PROVENANCE_KINDS = ("p", "d", "f", "r", "q", "s")  # ticks, decisions, files, risks, questions, steps
+
+
+class ProvenanceRecord(NamedTuple):
+    """Which revision set each claim: per kind, the digest of an item (or of a ticked phase or step) →
+    the revision; the resume instruction's digest and revision; the facts of each revision still
+    referenced; the kinds that had more items than there was room for (their others are unknown). As
+    kept in the marker::
+
+        "prov": {"v": 1, "d": {"3f2a1c": 4, …}, "q": {…}, "r": {…}, "f": {…}, "p": {…}, "s": {…},
+                 "resume": ["9b0e11", 6], "x": ["s"], "revs": {"4": {"c": "4f2c1e9a01", "t": "…",
+                 "a": "claude-code", "o": "editor", "s": "s-41"}, …}}
+    """
+
+    entries: dict[str, dict[str, int]] = {}
+    resume: tuple[str, int] | None = None
+    revisions: dict[int, RevisionFacts] = {}
+    capped: frozenset[str] = frozenset()
+
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"v": 1}
+        data.update({kind: dict(self.entries[kind]) for kind in PROVENANCE_KINDS if self.entries.get(kind)})
+        if self.resume is not None:
+            data["resume"] = list(self.resume)
+        if self.capped:
+            data["x"] = [kind for kind in PROVENANCE_KINDS if kind in self.capped]
+        if self.revisions:
+            data["revs"] = {str(r): facts.to_data() for r, facts in sorted(self.revisions.items())}
+        return data
+
+    def newest(self, keep: int) -> "ProvenanceRecord":
+        """The record with only its ``keep`` most recent entries: a kind that lost some is marked capped
+        (its other items' revisions are unknown, never misattributed); facts of revisions no longer
+        referenced go too."""
+        ranked = sorted(((revision, kind, digest) for kind, found in self.entries.items()
+                         for digest, revision in found.items()), reverse=True)
+        kept: dict[str, dict[str, int]] = {}
+        for revision, kind, digest in ranked[:max(0, keep)]:
+            kept.setdefault(kind, {})[digest] = revision
+        lost = {kind for kind, found in self.entries.items() if len(kept.get(kind, {})) < len(found)}
+        used = {r for found in kept.values() for r in found.values()} | ({self.resume[1]} if self.resume else set())
+        return ProvenanceRecord(kept, self.resume, {r: f for r, f in self.revisions.items() if r in used},
+                                self.capped | lost)
+
+    def size(self) -> int:
+        return sum(len(found) for found in self.entries.values())
+
+    @classmethod
+    def from_data(cls, data: Any) -> "ProvenanceRecord":
+        if not isinstance(data, dict):
+            return cls()
+        entries = {}
+        for kind in PROVENANCE_KINDS:
+            value = data.get(kind)
+            if isinstance(value, dict):
+                entries[kind] = {k: v for k, v in value.items() if isinstance(k, str) and integer(v, -1) >= 0}
+        resume = data.get("resume")
+        revs = data.get("revs")
+        return cls(
+            entries=entries,
+            resume=(resume[0], resume[1]) if isinstance(resume, list) and len(resume) == 2
+            and isinstance(resume[0], str) and integer(resume[1], -1) >= 0 else None,
+            revisions={int(k): RevisionFacts.from_data(v) for k, v in revs.items()
+                       if isinstance(k, str) and k.isdigit() and isinstance(v, dict)} if isinstance(revs, dict) else {},
+            capped=frozenset(texts(data.get("x"))),
+        )
+
+
+class Meta(NamedTuple):
+    """The marker's data that belongs to no section. Each field is one key; ``unknown`` holds the keys
+    a newer version wrote, untouched."""
+
+    revision: int = 0
+    branch: str = ""
+    commit: str = ""
+    dirty: tuple[str, ...] = ()
+    created_at: str = ""
+    updated_at: str = ""
+    id: str = ""
+    fingerprints: dict[str, str] = {}  # dirty path → a short digest of its content
+    digests: dict[str, str] | None = None  # None: not recorded (a body ghstate did not write)
+    digest_history: tuple[DigestsAt, ...] = ()
+    log: LogState | None = None  # None: the body says nothing of a log
+    provenance: ProvenanceRecord | None = None  # None: not kept yet
+    unknown: dict[str, Any] = {}
+
+
+class Marker(NamedTuple):
+    """A marker, loaded: the machine data, and the three fields a checkpoint shows (title, executions,
+    CI's verification)."""
+
+    meta: Meta = Meta()
+    title: str = ""
+    executions: tuple[Execution, ...] = ()
+    verification: "Verification | None" = None
+
+
+def load(data: dict[str, Any]) -> Marker:
+    """The marker's raw JSON object, validated once: what does not have the right shape is left out."""
+    history = data.get(HISTORY)
+    fingerprints = data.get(FINGERPRINTS)
+    executions = data.get(EXECUTIONS)
+    meta = Meta(
+        revision=integer(data.get(REVISION)),
+        branch=text(data.get(BRANCH)),
+        commit=text(data.get(COMMIT)),
+        dirty=texts(data.get(DIRTY)),
+        created_at=text(data.get(CREATED)),
+        updated_at=text(data.get(UPDATED)),
+        id=text(data.get(ID)),
+        fingerprints={k: v for k, v in fingerprints.items() if isinstance(v, str)}
+        if isinstance(fingerprints, dict) else {},
+        digests=digests_of(data.get(DIGESTS)),
+        digest_history=tuple(DigestsAt(integer(h.get(REVISION)), d) for h in history if isinstance(h, dict)
+                             and (d := digests_of(h)) is not None) if isinstance(history, list) else (),
+        log=LogState.from_data(data[LOG]) if LOG in data else None,
+        provenance=ProvenanceRecord.from_data(data[PROVENANCE]) if PROVENANCE in data else None,
+        unknown={k: v for k, v in data.items() if k not in KNOWN},
+    )
+    return Marker(meta, text(data.get(TITLE)), tuple(Execution.from_data(e) for e in executions
+                                                      if isinstance(e, dict)) if isinstance(executions, list) else (),
+                  verification_of(data.get(VERIFICATION)))
+
+
+def lighter(meta: Meta) -> Iterator[tuple[Meta, str]]:
+    """Ever smaller versions of ``meta``, each with what it left out, shedding ghstate's own optional
+    metadata, the least needed first: the digests of earlier revisions (a file made from an older
+    revision is then merged against the last one), the oldest half of the provenance, then a quarter,
+    then all of it (their items' revisions become unknown), the fingerprints of dirty files (drift then
+    counts those files as changed). What a reader needs to read correctly (revision, branch, commit, the
+    log state, the section digests) is never shed."""
+    shed: list[str] = []
+    if meta.digest_history:
+        meta = meta._replace(digest_history=())
+        shed.append("the section digests of earlier revisions")
+        yield meta, ", ".join(shed)
+    prov = meta.provenance
+    if prov is not None and prov.size():
+        total = prov.size()
+        for keep, words in ((total // 2, "the oldest half of the provenance"), (total // 4, "the oldest three "
+                            "quarters of the provenance"), (0, "the provenance")):
+            meta = meta._replace(provenance=prov.newest(keep))
+            yield meta, ", ".join([*shed, words])
+        shed.append("the provenance")
+    if meta.fingerprints:
+        meta = meta._replace(fingerprints={})
+        shed.append("the fingerprints of dirty files")
+        yield meta, ", ".join(shed)
+
+
+def verification_of(data: Any) -> "Verification | None":
+    """CI's verification from its marker data (None when there is none)."""
+    if not isinstance(data, dict) or not data:
+        return None
+    from ghstate.core.verification import Verification
+
+    return Verification.from_dict(data)
+
+
+def dump(marker: Marker) -> dict[str, Any]:
+    """The marker's JSON object: known keys in a fixed order, empty ones left out, unknown ones last."""
+    meta = marker.meta
+    data: dict[str, Any] = {REVISION: meta.revision}
+    for key, value in ((ID, meta.id), (TITLE, marker.title), (BRANCH, meta.branch), (COMMIT, meta.commit),
+                       (DIRTY, list(meta.dirty)), (CREATED, meta.created_at), (UPDATED, meta.updated_at)):
+        if value:
+            data[key] = value
+    if marker.executions:
+        data[EXECUTIONS] = [e.to_data() for e in marker.executions]
+    if marker.verification is not None:
+        data[VERIFICATION] = marker.verification.to_dict()
+    if meta.digests is not None:
+        data[DIGESTS] = dict(meta.digests)
+    if meta.digest_history:
+        data[HISTORY] = [{**h.digests, REVISION: h.revision} for h in meta.digest_history[:HISTORY_DEPTH]]
+    if meta.provenance is not None:
+        data[PROVENANCE] = meta.provenance.to_data()
+    if meta.log is not None:
+        data[LOG] = meta.log.to_data()
+    if meta.fingerprints:
+        data[FINGERPRINTS] = dict(meta.fingerprints)
+    for key, value in meta.unknown.items():
+        data.setdefault(key, value)
+    return data

@@ -1,0 +1,89 @@
+"""Merging a section two sides changed: a --file input and the checkpoint it is written over.
+
+Lists and phases are united (an item or a tick on either side stays); a text one side replaces is kept
+beside it as "… (concurrent edit)", so that no word is lost. (Concurrent *writers* need no merge: each
+write is an intent, applied to the checkpoint as it is; see ``writer`` and ``writelog``.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, TypeVar
+
+from ghstate.core.model import HEADINGS, LIST_SECTIONS, Checkpoint, Extra, Phase
+
+T = TypeVar("T")
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def merge_sequence(
+    base: Sequence[T] | None,
+    ours: Sequence[T],
+    theirs: Sequence[T],
+    key: Callable[[T], Hashable],
+    merge_item: Callable[[T | None, T, T], T] | None = None,
+) -> list[T]:
+    """Merge lists of keyed items: theirs' order, ours' deletions, both sides' additions.
+
+    A change on one side only is taken as it is. An item one side deleted and the other changed is
+    kept (changed), never dropped. Repeated keys are told apart by their occurrence.
+    """
+    if base is not None and list(theirs) == list(base):
+        return list(ours)
+    if base is not None and list(ours) == list(base):
+        return list(theirs)
+
+    def keyed(items: Sequence[T]) -> list[tuple[tuple[Hashable, int], T]]:
+        seen: dict[Hashable, int] = {}
+        out = []
+        for item in items:
+            k = key(item)
+            seen[k] = seen.get(k, 0) + 1
+            out.append(((k, seen[k]), item))
+        return out
+
+    base_by = dict(keyed(base)) if base is not None else {}
+    ours_keyed = keyed(ours)
+    ours_by = dict(ours_keyed)
+    theirs_keyed = keyed(theirs)
+    theirs_by = dict(theirs_keyed)
+    result: list[tuple[tuple[Hashable, int], T]] = []
+    for k, item in theirs_keyed:
+        if k in ours_by:
+            result.append((k, merge_item(base_by.get(k), ours_by[k], item) if merge_item else ours_by[k]))
+        elif k in base_by and base_by[k] == item:
+            continue  # ours deleted it and theirs did not touch it
+        else:
+            result.append((k, item))  # theirs added it, or changed what ours deleted
+    present = {k for k, _ in result}
+    for position, (k, item) in enumerate(ours_keyed):
+        if k in present or (k in base_by and k not in theirs_by and base_by[k] == item):
+            continue  # already merged, or theirs deleted it and ours did not change it
+        # insert after the nearest preceding item of ours that is in the result
+        anchor = next((ours_keyed[j][0] for j in range(position - 1, -1, -1) if ours_keyed[j][0] in present), None)
+        index = 0 if anchor is None else next(i for i, (rk, _) in enumerate(result) if rk == anchor) + 1
+        result.insert(index, (k, item))
+        present.add(k)
+    return [item for _, item in result]
+
+
+def merge_unknown_base(key: str, ours: Checkpoint, theirs: Checkpoint) -> tuple[Any, list[Extra]]:
+    """One section both sides changed since a base that is known only by its digest: lists and phases
+    are united (a tick on either side stays), and a text ours replaces is kept beside it as
+    "… (concurrent edit)". Returns the value and the extras that keep theirs."""
+    a, b = getattr(ours, key), getattr(theirs, key)
+    if key in LIST_SECTIONS:
+        return tuple(merge_sequence(None, a, b, key=_norm)), []
+    if key == "phases":
+        def phase(_: Phase | None, o: Phase, t: Phase) -> Phase:
+            steps = merge_sequence(None, o.steps, t.steps, key=lambda s: _norm(s.text),
+                                   merge_item=lambda _, x, y: x._replace(done=x.done or y.done))
+            detail = o.detail if t.detail in o.detail else f"{o.detail}\n\n{t.detail}".strip()
+            return Phase(o.name, o.done or t.done, tuple(steps), detail)
+
+        return tuple(merge_sequence(None, a, b, key=lambda p: _norm(p.name), merge_item=phase)), []
+    heading = "Title" if key == "title" else HEADINGS[key]
+    return a, ([Extra(f"{heading} (concurrent edit)", b, 2, None if key == "title" else key)] if b else [])

@@ -1,0 +1,468 @@
+"""The GitHub store: checkpoint issues, their write log and comments, through GitHub's transport
+(``ghstate.github.transport``, the only module that speaks to PyGithub).
+
+Request budget (asserted in the tests): resume 1, create 2, update 3, a write that changes nothing 1.
+The write log is the body's own edit history (``ghstate.github.history``): each version's marker carries
+the entry of the write that saved it, and only versions saved by trusted editors count. Checkpoints
+written by an older ghstate (the write log in revision comments) are still read from their comments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from ghstate.config import Policy, Settings
+from ghstate.core.model import Revision, github_time
+from ghstate.core.writelog import LogEntry
+from ghstate.errors import NotFound, RemoteError
+from ghstate.github import history
+from ghstate.github.transport import TIMEOUT, GitHubAPI, checking
+from ghstate.store import Changed, Note, Partial, Stored, StoreKind
+
+LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+(\{.*?\})\s*-->", re.DOTALL)
+PROMPT_MARKER = "<!-- ghstate:prompt -->"
+CI_MARKER = "<!-- ghstate:ci -->"  # the comment of a CI result a person should act on
+NOTICE_MARKER = "<!-- ghstate:notice -->"  # a comment ghstate posts for people to look at (a kept concurrent edit)
+MAX_PAGES = 10  # open checkpoints looked through for a branch: 1,000 is more than any repository keeps
+LOG_PAGES = 3  # kept for the protocol's signature; GraphQL reads the newest 100 comments at once
+EDITS = 10  # newest versions of the body read with a checkpoint: a write lacking more is read further
+COMMENTS = 20  # newest comments read with a checkpoint (what people said since; an older ghstate's log)
+LIST_COMMENTS = 5  # newest comments read with each open checkpoint of a listing
+ACTIONS_BOT = "github-actions[bot]"  # ghstate ci's comments come from it; only GitHub can post as it
+
+
+def read_log_marker(text: str) -> dict[str, Any] | None:
+    match = LOG_MARKER.search(text or "")
+    if not match:
+        return None
+    try:
+        data = json.loads(match.group(1))
+    except (ValueError, RecursionError):  # not ours, or built to break a reader
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class GitHubStore:
+    kind: StoreKind = "github"
+    remote = True
+    log_in_body = True  # the write log is the body's own edit history (ghstate.github.history)
+
+    def __init__(self, api: GitHubAPI, policy: Policy) -> None:
+        self.api = api
+        self.repo_name = api.repo_name
+        self.policy = policy
+        self._nodes: dict[int, dict[str, Any]] = {}  # the last GraphQL answer for each issue read
+        self._label_ids: dict[str, str] = {}  # label name -> node id, for updateIssue's labelIds
+        self.notices: list[str] = []  # problems after a write landed: warnings, not failures
+
+    def lock(self) -> contextlib.AbstractContextManager[None]:
+        """Nothing to hold: GitHub has no lock; the write log keeps concurrent writers' changes."""
+        return contextlib.nullcontext()
+
+    @classmethod
+    def connect(cls, settings: Settings, timeout: int = TIMEOUT, **kwargs: Any) -> GitHubStore:
+        return cls(GitHubAPI.connect(settings, timeout, **kwargs), settings.policy)
+
+    # ------------------------------------------------------------------------------ requests
+
+    def graphql(self, name: str, variables: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        """One GraphQL request through the transport (``ghstate.github.transport.GitHubAPI.graphql``)."""
+        return self.api.graphql(name, variables, **kwargs)
+
+    # ----------------------------------------------------------------------------- helpers
+
+    def _variables(self, **more: Any) -> dict[str, Any]:
+        owner, _, name = self.repo_name.partition("/")
+        return {"owner": owner, "name": name, "labels": self.policy.label, **more}
+
+    def _from_node(self, node: dict[str, Any]) -> Stored:
+        """A checkpoint as GraphQL answers it; the body without its log line (a reader's body)."""
+        body, _ = history.split(node.get("body") or "")
+        edits = node.get("userContentEdits") or {}
+        return Stored(
+            number=node["number"], title=node.get("title") or "", body=body, location=node.get("url") or "",
+            labels=tuple(x["name"] for x in (node.get("labels") or {}).get("nodes") or ()),
+            state=str(node.get("state") or "OPEN").lower(), version=node.get("updatedAt") or "",
+            comments=(node.get("comments") or {}).get("totalCount") or 0,
+            # the original version is the first entry of the log whether or not GitHub lists it yet
+            edits=(edits.get("totalCount") or 0) + (0 if node.get("includesCreatedEdit") else 1),
+        )
+
+    def _keep(self, node: dict[str, Any]) -> Stored:
+        self._nodes[node["number"]] = node
+        for label in (node.get("labels") or {}).get("nodes") or ():
+            self._label_ids[label["name"]] = label["id"]
+        return self._from_node(node)
+
+    def _keep_labels(self, repository: dict[str, Any] | None) -> None:
+        for label in ((repository or {}).get("labels") or {}).get("nodes") or ():
+            self._label_ids[label["name"]] = label["id"]
+
+    def _read(self, number: int, *, edits: int = EDITS, comments: int = COMMENTS) -> dict[str, Any]:
+        """One request: the issue with its newest edits and comments (query ``checkpoint``)."""
+        data = self.graphql("checkpoint", self._variables(number=number, edits=edits, comments=comments),
+                            number=number, what=f"reading issue #{number} of {self.repo_name}")
+        repository = data.get("repository") or {}
+        node = repository.get("issue")
+        if not node:
+            raise NotFound(f"no issue #{number} in {self.repo_name}, or the token cannot see it")
+        if node.get("__typename") == "PullRequest":
+            raise NotFound(f"#{number} in {self.repo_name} is a pull request, not a checkpoint issue")
+        self._keep_labels(repository)
+        return node
+
+    # ---------------------------------------------------------------------------- checkpoints
+
+    def get(self, number: int) -> Stored:
+        """The checkpoint with everything a reader needs, in one GraphQL request."""
+        return self._keep(self._read(number))
+
+    def list_open(self) -> list[Stored]:
+        found: list[Stored] = []
+        try:
+            found.extend(self.iter_open())
+        except Partial as exc:
+            self.notices.append(f"{self.repo_name} has more open checkpoints than were read ({exc}); close "
+                                "finished ones")
+        return found
+
+    def iter_open(self) -> Iterator[Stored]:
+        """Open checkpoints, most recently updated first, a page (100) per GraphQL request as they are
+        needed, at most MAX_PAGES pages. Each comes with its newest comments and how long its edit log
+        is, so that reading the one found needs no further request unless its body lacks a write."""
+        after: str | None = None
+        for _ in range(MAX_PAGES):
+            data = self.graphql("open_checkpoints", self._variables(label=self.policy.label, after=after,
+                                                                     comments=LIST_COMMENTS),
+                                what=f"listing checkpoints of {self.repo_name}")
+            repository = data.get("repository") or {}
+            self._keep_labels(repository)
+            page = repository.get("issues") or {}
+            for node in page.get("nodes") or ():
+                if node:
+                    yield self._keep(node)
+            info = page.get("pageInfo") or {}
+            if not info.get("hasNextPage"):
+                return
+            after = info.get("endCursor")
+        raise Partial(MAX_PAGES * 100)
+
+    def find_open(self, unique: str) -> Stored | None:
+        """The open checkpoint whose body holds ``unique`` (a marker id): one that was created although
+        the answer to its creation was lost. Also among the newest issues without the label: GitHub
+        drops labels silently when the token may not set them."""
+        try:
+            found = next((s for s in self.iter_open() if unique in s.body), None)
+        except Partial:
+            found = None  # not among the newest: the newest issues are looked at below
+        if found is not None:
+            return found
+        for issue in self.api.newest_issues():
+            if unique in issue["body"]:
+                return self._stored_rest(issue)
+        return None
+
+    def _stored_rest(self, issue: dict[str, Any]) -> Stored:
+        """A checkpoint as REST answered it (``ghstate.github.transport``'s plain form)."""
+        body, _ = history.split(issue["body"])
+        return Stored(number=issue["number"], title=issue["title"], body=body, location=issue["url"],
+                      labels=tuple(issue["labels"]), state=issue["state"], version=issue["updatedAt"],
+                      comments=issue["comments"], edits=1)
+
+    def create(self, title: str, body: str, unique: str = "", entry: LogEntry | None = None) -> Stored:
+        """Open a checkpoint issue, its first write's log entry in its body. ``unique`` is text only this
+        body contains; it finds an issue whose creation reached GitHub although the answer was lost, so
+        a retry cannot make a second one."""
+        text = history.embed(body, entry) if entry is not None else body
+
+        def landed() -> dict[str, Any] | None:
+            found = checking(lambda: self.find_open(unique)) if unique else None
+            return None if found is None else {"number": found.number, "title": found.title, "body": found.body,
+                                               "url": found.location, "labels": list(found.labels),
+                                               "state": found.state, "updatedAt": found.version,
+                                               "comments": found.comments}
+
+        stored = self._stored_rest(self.api.create_issue(title, text, [self.policy.label], landed))
+        if self.policy.label not in stored.labels:  # labels are dropped silently without push access
+            try:
+                self.api.add_label(stored.number, self.policy.label)
+                stored = stored._replace(labels=(*stored.labels, self.policy.label))
+            except (RemoteError, NotFound) as exc:  # the issue exists: a missing label must not lose it
+                self.notices.append(f"issue #{stored.number} was created without the {self.policy.label!r} label "
+                                    f"({exc}); add it by hand so that ghstate finds the checkpoint")
+        return stored
+
+    def reread(self, stored: Stored) -> Stored | None:
+        """Re-read right before a write (one GraphQL request). Returns None when the checkpoint is as it was."""
+        fresh = self.get(stored.number)
+        if (fresh.body, fresh.title, fresh.labels) == (stored.body, stored.title, stored.labels):
+            return None
+        return fresh
+
+    def update(self, stored: Stored, body: str, title: str | None = None,
+               labels: tuple[str, ...] | None = None, entry: LogEntry | None = None) -> Stored:
+        """Write the body (its log entry in its last line), and the title and labels when they change.
+        One request: GraphQL's ``updateIssue``, whose answer holds the edit history as it is after the
+        write. A label the repository does not have yet goes through REST (which creates it), and the
+        history is then read with a second request."""
+        number = stored.number
+        text = history.embed(body, entry) if entry is not None else body
+        node = self._nodes.get(number)
+        if node is None or "id" not in node:
+            node = self._read(number)
+            self._keep(node)
+        change_labels = labels is not None and set(labels) != set(stored.labels)
+        ids = [self._label_ids.get(name) for name in labels or ()]
+        if change_labels and not all(ids):
+            return self._update_rest(stored, text, title, labels)
+        payload: dict[str, Any] = {"id": node["id"], "body": text}
+        if title:
+            payload["title"] = title
+        if change_labels:
+            payload["labelIds"] = ids
+
+        def landed() -> dict[str, Any] | None:
+            fresh_node = checking(lambda: self._read(number))
+            if fresh_node.get("body") == text:
+                return {"updateIssue": {"issue": fresh_node}}
+            fresh = self._from_node(fresh_node)
+            if (fresh.body, fresh.title, fresh.labels) != (stored.body, stored.title, stored.labels):
+                self._keep(fresh_node)
+                raise Changed(fresh)  # someone wrote in the wait: build on it, do not resend over it
+            return None
+
+        try:
+            data = self.graphql("update_checkpoint", {"input": payload, "edits": EDITS}, number=number,
+                                landed=landed, what=f"updating issue #{number}")
+        except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
+            raise RemoteError(str(exc), status=404) from None
+        answer = (data.get("updateIssue") or {}).get("issue")
+        if not answer:
+            raise RemoteError(f"updating issue #{number} failed: GitHub's answer holds no issue", retryable=True)
+        return self._keep(answer)
+
+    def _update_rest(self, stored: Stored, text: str, title: str | None,
+                     labels: tuple[str, ...] | None) -> Stored:
+        number = stored.number
+        changes: dict[str, Any] = {"body": text}
+        if title:
+            changes["title"] = title
+        if labels is not None:
+            changes["labels"] = list(labels)
+
+        def resend() -> bool:  # the first may have landed, or someone may have edited in the wait
+            fresh_node = self._read(number)
+            if fresh_node.get("body") == text:
+                return False
+            fresh = self._from_node(fresh_node)
+            if (fresh.body, fresh.title, fresh.labels) != (stored.body, stored.title, stored.labels):
+                self._keep(fresh_node)
+                raise Changed(fresh)
+            return True
+
+        try:
+            self.api.edit_issue(number, changes, resend)
+        except NotFound as exc:
+            raise RemoteError(str(exc), status=404) from None
+        return self.get(number)  # the edit history after the write
+
+    # ------------------------------------------------------------------------------- the logs
+
+    def add_revision(self, stored: Stored, entry: LogEntry, summary: str) -> None:
+        """Not used on GitHub (``log_in_body``): a write's entry travels in its body. Kept for the
+        protocol: it posts the entry as a revision comment, as earlier versions of ghstate did."""
+        data = json.dumps(entry.to_data(), ensure_ascii=False, separators=(",", ":"))
+        data = data.replace("<", "\\u003c").replace(">", "\\u003e")  # the comment cannot be closed early
+        self.post_comment(stored, f"{summary}\n<!-- ghstate:log {data} -->", allow_secrets=True)
+
+    def log(self, stored: Stored, after: int, pages: int = LOG_PAGES, via: str = "comments") -> list[LogEntry]:
+        """The write log after position ``after``: the body's edit history (``via="edits"``), or the
+        revision comments of a checkpoint written by an older ghstate. Entries that are not a trusted
+        write come back with no intent (so that positions show what was read), or with a ``problem``."""
+        if via == "edits":
+            return self._edit_log(stored, after)
+        if stored.comments <= after:
+            return []
+        node = self._nodes.get(stored.number)
+        nodes = ((node or {}).get("comments") or {}).get("nodes")
+        total = ((node or {}).get("comments") or {}).get("totalCount")
+        if nodes is None or total != stored.comments or total - len(nodes) > after:
+            node = self._read(stored.number, edits=1, comments=100)
+            nodes = (node.get("comments") or {}).get("nodes") or []
+            total = (node.get("comments") or {}).get("totalCount") or 0
+        first = total - len(nodes)  # positions before this one were not read
+        if first > after:
+            self.notices.append(f"issue #{stored.number} has {first - after} comments since its body was written "
+                                "that were not read; only the newest were checked for writes it lacks")
+        return [self._comment_entry(c, first + i + 1) for i, c in enumerate(nodes) if first + i + 1 > after]
+
+    def _edit_log(self, stored: Stored, after: int) -> list[LogEntry]:
+        number = stored.number
+        if stored.edits <= after:
+            return []
+        node = self._nodes.get(number)
+        want = stored.edits - after
+        nodes = ((node or {}).get("userContentEdits") or {}).get("nodes")
+        if node is None or nodes is None or self._from_node(node).edits != stored.edits or \
+                (len(nodes) < min(want, stored.edits) and stored.edits > 1):
+            node = self._read(number, edits=min(100, max(want, EDITS)))
+            self._nodes[number] = node
+            nodes = (node.get("userContentEdits") or {}).get("nodes") or []
+        length = self._from_node(node).edits
+        versions = [(length - i, n.get("diff") if not n.get("deletedAt") else None, n.get("editor"))
+                    for i, n in enumerate(nodes)]
+        if length - len(nodes) > after and length > 1 and len(nodes) >= 100:
+            versions += self._older_edits(number, length, len(nodes), after)
+        if length == 1 and not nodes:  # never edited: the body is the original, GitHub lists no version yet
+            versions = [(1, node.get("body") or "", node.get("author"))]
+        out = []
+        for position, text, editor in sorted(versions, key=lambda v: v[0]):
+            if position > after:
+                login = _login(editor)
+                out.append(history.entry_of(text, position, editor=login,
+                                            trusted=self._edit_trusted(login, node)))
+        return out
+
+    def _older_edits(self, number: int, length: int, skip: int, after: int) -> list[tuple[int, Any, Any]]:
+        """Versions older than the newest ``skip``, down to position ``after`` (query ``history``)."""
+        out: list[tuple[int, Any, Any]] = []
+        cursor: str | None = None
+        index = 0
+        while True:
+            owner, _, name = self.repo_name.partition("/")
+            data = self.graphql("history", {"owner": owner, "name": name, "number": number, "after": cursor},
+                                number=number, what=f"reading the edit history of issue #{number}")
+            edits = (((data.get("repository") or {}).get("issue") or {}).get("userContentEdits") or {})
+            for n in edits.get("nodes") or ():
+                position = length - index
+                index += 1
+                if index > skip and position > after:
+                    out.append((position, n.get("diff") if not n.get("deletedAt") else None, n.get("editor")))
+            info = edits.get("pageInfo") or {}
+            if not info.get("hasNextPage") or length - index <= after:
+                return out
+            cursor = info.get("endCursor")
+
+    def _edit_trusted(self, login: str, node: dict[str, Any]) -> bool:
+        """Whether a version saved by ``login`` may count as a write. Only the issue's author and people
+        with write access can edit an issue body: an editor other than the author had that access; the
+        author is judged by their association with the repository, as a comment's author is."""
+        if not login:
+            return False  # a deleted account: nobody can vouch for its edit
+        if login == ACTIONS_BOT or login in self.policy.trusted_authors:
+            return True
+        if login != _login(node.get("author")):
+            return True
+        return self._trusted(node.get("authorAssociation") or "", login)
+
+    def _comment_entry(self, comment: dict[str, Any], position: int) -> LogEntry:
+        body = comment.get("body") or ""
+        login = _login(comment.get("author"))
+        if "ghstate:log" not in body:
+            return LogEntry(Revision(0), position=position)  # a person's comment
+        if not (self._trusted(comment.get("authorAssociation") or "", login) or login == ACTIONS_BOT):
+            return LogEntry(Revision(0), position=position,
+                            problem=f"posted by {login or 'an unknown author'}, who is not trusted")
+        data = read_log_marker(body)
+        if data is None:
+            return LogEntry(Revision(0), position=position, problem="its log line cannot be read")
+        problem = "edited after it was posted" if comment.get("lastEditedAt") else ""
+        return LogEntry.from_data(data, position=position, author=login, problem=problem)
+
+    def post_comment(self, stored: Stored, text: str, *, allow_secrets: bool = False) -> str:
+        if not allow_secrets:
+            from ghstate.core.secrets import scan
+            from ghstate.errors import SecretFound
+
+            found = scan(text)
+            if found:
+                raise SecretFound(f"refusing to post to GitHub: {found[0].describe()}")
+        # GitHub's own clock, not ours: the issue's last update as GitHub reported it, a minute earlier
+        updated = github_time(stored.version.replace("+00:00", "Z")) or datetime.now(timezone.utc)
+        try:
+            return self.api.create_comment(stored.number, text, updated - timedelta(minutes=1))
+        except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
+            raise RemoteError(str(exc), status=404) from None
+
+    def notify(self, stored: Stored, text: str) -> str:
+        """One comment for the people who follow the checkpoint (it notifies them): a thing to act on."""
+        return self.post_comment(stored, f"{NOTICE_MARKER}\n{text}")
+
+    def _trusted(self, association: str, login: str) -> bool:
+        return association in self.policy.trusted_associations or login in self.policy.trusted_authors
+
+    def notes_since(self, stored: Stored, since: str) -> tuple[list[Note], int]:
+        """Comments people left since the checkpoint was written: those by authors with write access
+        (or listed as trusted), and how many others were left out. ghstate's own comments are skipped.
+        No request when the checkpoint was read in this command (its newest comments came with it)."""
+        if not stored.comments:
+            return [], 0
+        node = self._nodes.get(stored.number)
+        if node is None or (node.get("comments") or {}).get("nodes") is None:
+            node = self._read(stored.number)
+        after = github_time(since)
+        notes: list[Note] = []
+        skipped = 0
+        for comment in (node.get("comments") or {}).get("nodes") or ():
+            created = github_time(comment.get("createdAt") or "")
+            edited = github_time(comment.get("lastEditedAt") or "") or created
+            if after and edited and edited < after:
+                continue
+            login = _login(comment.get("author"))
+            if not self._trusted(comment.get("authorAssociation") or "", login):
+                skipped += 1  # never read further, whatever it holds
+                continue
+            body = comment.get("body") or ""
+            if read_log_marker(body) is not None or any(m in body for m in (PROMPT_MARKER, CI_MARKER, NOTICE_MARKER)):
+                continue
+            when = created.strftime("%Y-%m-%d %H:%M") if created else ""
+            notes.append(Note(login, comment.get("authorAssociation") or "", when, _clip(body),
+                              comment.get("url") or ""))
+        return notes[-5:], skipped + max(0, len(notes) - 5)
+
+    def revisions(self, number: int) -> list[Revision]:
+        """The history: revision comments of an older ghstate, then every version of the body, oldest
+        first; only trusted writes count."""
+        node = self._read(number, edits=1, comments=100)
+        comments = (node.get("comments") or {}).get("nodes") or []
+        first = ((node.get("comments") or {}).get("totalCount") or 0) - len(comments)
+        entries = [self._comment_entry(c, first + i + 1) for i, c in enumerate(comments)]
+        out = [e.revision for e in entries if e.revision.revision and not e.problem]
+        length = self._from_node(node).edits
+        if length == 1:
+            versions = [(1, node.get("body") or "", node.get("author"))]
+        else:
+            versions = self._older_edits(number, length, 0, 0)
+        seen = {e.write for e in entries if e.write}
+        for position, text, editor in sorted(versions, key=lambda v: v[0]):
+            login = _login(editor)
+            entry = history.entry_of(text, position, editor=login, trusted=self._edit_trusted(login, node))
+            if entry.revision.revision and not entry.problem and (not entry.write or entry.write not in seen):
+                seen.add(entry.write)
+                out.append(entry.revision)
+        return out
+
+    def ensure_labels(self, labels: list[tuple[str, str, str]]) -> list[str]:
+        """Create labels that do not exist (``ghstate init``); returns the ones created."""
+        return [name for name, color, description in labels if self.api.create_label(name, color, description)]
+
+
+def _login(actor: dict[str, Any] | None) -> str:
+    """An actor's login as REST names it: GraphQL calls a GitHub App's bot ``slug``, REST ``slug[bot]``."""
+    if not actor or not actor.get("login"):
+        return ""
+    login = str(actor["login"])
+    if actor.get("__typename") == "Bot" and not login.endswith("[bot]"):
+        login += "[bot]"
+    return login
+
+
+
+def _clip(text: str, limit: int = 600) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,219 @@
+"""What each agent session was last given of a checkpoint, so that a hook injects it once.
+
+A resumed session gets only what changed since it last saw the checkpoint (one line when nothing
+did); after a compaction or a /clear it gets the whole prompt again, whether or not the pre-compact
+hook ran, unless the host fired the same SessionStart twice (the same source within a few seconds,
+nothing delivered in between): the repeat gets one line.
+
+The memory is one small JSON file in the local store folder (``.ghstate/seen.json``), bounded to the
+last MAX_SESSIONS sessions, read and written under its own lock and replaced atomically, so that
+hooks firing at once (SessionStart fires twice on some resumes) see each other's writes.
+"""
+
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ghstate.core.model import Checkpoint
+from ghstate.core.provenance import digest
+
+FILE = "seen.json"
+LOCK = ".seen.lock"
+MAX_SESSIONS = 32
+MAX_CHECKPOINTS = 4  # per session
+MAX_BYTES = 1 << 20  # a larger file is not ours to trust: start afresh
+
+
+REPEAT_SECONDS = 10.0  # the same source again this soon, nothing delivered in between: the host fired it twice
+
+
+def snapshot(cp: Checkpoint, *, full: bool, source: str = "", at: float | None = None) -> dict[str, Any]:
+    """Digests of what a session was shown, enough to tell later what changed; and what it was last
+    given (``source`` of that SessionStart, and when), to tell a host firing it twice from a new one."""
+    import time
+
+    v = cp.verification_data
+    return {
+        "rev": cp.meta.revision, "full": full, "src": source, "at": round(time.time() if at is None else at, 3),
+        "title": digest(cp.title), "goal": digest(cp.goal),
+        "phases": {digest(p.name): p.done for p in cp.phases},
+        "steps": {digest(p.name + "\n" + s.text): bool(s.done) for p in cp.phases for s in p.steps},
+        "d": [digest(x) for x in cp.decisions], "q": [digest(x) for x in cp.questions],
+        "r": [digest(x) for x in cp.risks], "f": [digest(x) for x in cp.file_paths],
+        "resume": digest(cp.resume), "v": digest(json.dumps([cp.verification, v.to_dict() if v else None],
+                                                            sort_keys=True, default=str)),
+    }
+
+
+class Changes(NamedTuple):
+    """What changed in a checkpoint since a session saw it. Texts are the checkpoint's (data)."""
+
+    since: int
+    revision: int
+    title: bool = False
+    goal: bool = False
+    done: tuple[str, ...] = ()  # phases ticked since
+    reopened: tuple[str, ...] = ()
+    new_phases: tuple[str, ...] = ()
+    steps: tuple[str, ...] = ()  # steps ticked since, as "phase: step"
+    next_changed: bool = False
+    decisions: tuple[str, ...] = ()
+    questions: tuple[str, ...] = ()
+    risks: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    removed: dict[str, int] = {}
+    resume: bool = False
+    verification: bool = False
+
+    def __bool__(self) -> bool:
+        return any((self.title, self.goal, self.done, self.reopened, self.new_phases, self.steps,
+                    self.decisions, self.questions, self.risks, self.files, self.removed, self.resume,
+                    self.verification))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self._asdict().items()}
+
+
+def changes(old: dict[str, Any], cp: Checkpoint) -> Changes:
+    new = snapshot(cp, full=True)
+    phases = old.get("phases") if isinstance(old.get("phases"), dict) else {}
+    steps = old.get("steps") if isinstance(old.get("steps"), dict) else {}
+    done = tuple(p.name for p in cp.phases if p.done and phases.get(digest(p.name)) is False)
+    reopened = tuple(p.name for p in cp.phases if not p.done and phases.get(digest(p.name)) is True)
+    added_phases = tuple(p.name for p in cp.phases if digest(p.name) not in phases)
+    ticked = tuple(f"{p.label}: {s.text}" for p in cp.phases for s in p.steps
+                   if s.done and steps.get(digest(p.name + "\n" + s.text)) is False)
+
+    def fresh(key: str, items: list[str]) -> tuple[str, ...]:
+        before = set(old.get(key) or ())
+        return tuple(item for item in items if digest(item) not in before)
+
+    removed = {}
+    for key, name in (("d", "decisions"), ("q", "questions"), ("r", "risks"), ("f", "files")):
+        gone = len(set(old.get(key) or ()) - set(new[key]))
+        if gone:
+            removed[name] = gone
+    gone_phases = len(set(phases) - set(new["phases"]))
+    if gone_phases:
+        removed["phases"] = gone_phases
+    old_next = next((d for d, is_done in phases.items() if not is_done), None)
+    nxt = cp.next_phase
+    return Changes(
+        since=old.get("rev") if isinstance(old.get("rev"), int) else 0, revision=cp.meta.revision,
+        title=old.get("title") != new["title"], goal=old.get("goal") != new["goal"], done=done,
+        reopened=reopened, new_phases=added_phases, steps=ticked,
+        next_changed=(digest(nxt.name) if nxt else None) != old_next,
+        decisions=fresh("d", list(cp.decisions)), questions=fresh("q", list(cp.questions)),
+        risks=fresh("r", list(cp.risks)), files=fresh("f", cp.file_paths), removed=removed,
+        resume=old.get("resume") != new["resume"], verification=old.get("v") != new["v"],
+    )
+
+
+class Decision(NamedTuple):
+    kind: str  # "full", "changes", "line" (already has it), "pointer" (startup: where the checkpoint is)
+    changes: Changes | None = None
+    seen_revision: int = 0
+
+
+def repeated(source: str, record: dict[str, Any] | None, now: float | None = None) -> bool:
+    """Is this SessionStart the one that produced ``record``, fired again by the host? Yes when the
+    last thing the session was given came from the same source within REPEAT_SECONDS; a later
+    compaction or /clear (the host summarised or cleared in between, which takes longer) is not."""
+    import time
+
+    if not record or record.get("src") != source:
+        return False
+    at = record.get("at")
+    if not isinstance(at, (int, float)) or isinstance(at, bool):
+        return False
+    elapsed = (time.time() if now is None else now) - at
+    return -1.0 <= elapsed <= REPEAT_SECONDS
+
+
+def decide(source: str, record: dict[str, Any] | None, cp: Checkpoint, now: float | None = None) -> Decision:
+    """What a SessionStart of ``source`` gives a session that was last given ``record``."""
+    rev = record.get("rev") if record else None
+    if source in ("clear", "compact"):
+        # Its context was just replaced, whatever it was given before (the pre-compact hook may not have
+        # run): the whole prompt, unless this is the same event fired twice.
+        if record and record.get("full") and rev == cp.meta.revision and repeated(source, record, now):
+            return Decision("line", seen_revision=rev)
+        return Decision("full")
+    if source == "resume" and record:
+        found = changes(record, cp)
+        if not found and rev == cp.meta.revision:
+            return Decision("line", seen_revision=rev)
+        return Decision("changes", found, seen_revision=rev if isinstance(rev, int) else 0) if found \
+            else Decision("line", seen_revision=rev if isinstance(rev, int) else 0)
+    return Decision("pointer")
+
+
+class Book:
+    """The seen-file, open under its lock: read with ``get``, change with ``put`` and ``forget``."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / FILE
+        self.data: dict[str, Any] = {"v": 1, "sessions": {}}
+        self.dirty = False
+        try:
+            raw = self.path.read_bytes() if self.path.stat().st_size <= MAX_BYTES else b""
+            loaded = json.loads(raw.decode("utf-8")) if raw else None
+        except (OSError, ValueError):
+            loaded = None
+        if isinstance(loaded, dict) and isinstance(loaded.get("sessions"), dict):
+            self.data = loaded
+
+    @property
+    def sessions(self) -> dict[str, Any]:
+        return self.data["sessions"]
+
+    def get(self, session: str, key: str) -> dict[str, Any] | None:
+        entry = self.sessions.get(session)
+        record = entry.get(key) if isinstance(entry, dict) else None
+        return record if isinstance(record, dict) else None
+
+    def put(self, session: str, key: str, record: dict[str, Any]) -> None:
+        entry = self.sessions.pop(session, None)
+        entry = entry if isinstance(entry, dict) else {}
+        entry.pop(key, None)
+        entry[key] = record
+        while len(entry) > MAX_CHECKPOINTS:
+            entry.pop(next(iter(entry)))
+        self.sessions[session] = entry  # the most recent last
+        while len(self.sessions) > MAX_SESSIONS:
+            self.sessions.pop(next(iter(self.sessions)))
+        self.dirty = True
+
+    def forget(self, session: str) -> None:
+        if self.sessions.pop(session, None) is not None:
+            self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        from ghstate.local.store import atomic_write
+
+        atomic_write(self.path, json.dumps(self.data, separators=(",", ":")) + "\n")
+
+
+@contextlib.contextmanager
+def book(directory: Path) -> Iterator[Book]:
+    """The seen-file of ``directory``, locked against other hooks for the duration; saved on exit."""
+    from ghstate.local.store import file_lock, keep_out_of_git
+
+    directory.mkdir(parents=True, exist_ok=True)
+    keep_out_of_git(directory)
+    with file_lock(directory / LOCK):
+        opened = Book(directory)
+        yield opened
+        opened.save()
+
+
+def forget(directory: Path, session: str) -> None:
+    """The session is being compacted: what it was given is about to leave its context."""
+    if session and (directory / FILE).exists():
+        with book(directory) as b:
+            b.forget(session)

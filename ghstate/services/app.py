@@ -1,0 +1,138 @@
+"""What every command and service works with: settings, the store, the local store and the templates,
+built once per command from options and the environment. No click here: the MCP server, the hooks and
+scripts build an ``App`` with ``build_app`` as the CLI does."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ghstate import config, templating
+from ghstate.core.model import Checkpoint
+from ghstate.errors import ConfigError, NotFound
+from ghstate.git import gitinfo
+from ghstate.local import parsecache
+from ghstate.local.store import LocalStore
+from ghstate.services.reader import current, locate
+from ghstate.store import Store, Stored
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.github.project_sync import ProjectSync
+    from ghstate.github.store import GitHubStore
+    from ghstate.services.writer import Writer
+
+
+class App:
+    """Everything a command needs, built once from flags and environment."""
+
+    def __init__(self, settings: config.Settings, store: Store, local: LocalStore) -> None:
+        self.settings = settings
+        self.store = store
+        self.local = local
+
+    @functools.cached_property
+    def env(self) -> Any:
+        return templating.environment(self.settings.templates_dir, cache_dir=self.settings.cache_dir)
+
+    def writer(self, *, keep_pending: bool = True) -> Writer:
+        """The writer for this store; ``keep_pending``: a write GitHub cannot take is kept for 'push'."""
+        from ghstate.services.writer import Writer
+
+        s = self.settings
+        builtin = None if templating.is_builtin(self.env, "checkpoint.md.j2") else templating.environment()
+        return Writer(self.store, env=self.env, builtin=builtin, max_body_chars=s.policy.max_body_chars,
+                      pending=self.local if keep_pending else None, repo=s.repo, api_url=s.api_url)
+
+    @functools.cached_property
+    def project(self) -> ProjectSync | None:
+        """The GitHub Project (v2) this command keeps current, when one is configured (ids cached here)."""
+        from ghstate.github.project_sync import connect
+
+        return connect(self.settings, self.store)
+
+    def keep_project(self, stored: Stored, cp: Checkpoint) -> list[str]:
+        """After a write: the checkpoint's project item made current; warnings, never a failure."""
+        if not self.settings.project or self.project is None or not self.settings.repo:
+            return []  # no project: nothing imported, nothing asked
+        return self.project.keep(self.settings.repo, stored.number, cp)
+
+    def flush_notices(self) -> None:
+        """Say what the store noticed and did not fail on (ignored history comments, unread pages)."""
+        for notice in dict.fromkeys(self.store.notices):
+            print(f"Warning: {notice}", file=sys.stderr)
+        self.store.notices.clear()
+
+    def github(self) -> GitHubStore:
+        """The GitHub store, for what only GitHub does (comments, labels); a clear error elsewhere."""
+        from ghstate.github.store import GitHubStore
+
+        if not isinstance(self.store, GitHubStore):
+            raise ConfigError("this needs the GitHub store: set GH_TOKEN (or GITHUB_TOKEN) and -R OWNER/NAME, "
+                              "or pass --store github")
+        return self.store
+
+    def label(self, number: int) -> str:
+        return f"#{number}" if self.store.remote else f"local #{number}"
+
+    def describe_source(self, stored: Stored) -> str:
+        if self.store.remote:
+            return f"GitHub issue #{stored.number} ({stored.location})"
+        return f"local checkpoint #{stored.number} ({self.where(stored)})"
+
+    def where(self, stored: Stored) -> str:
+        """Where a checkpoint is, for a person: its URL, or its file relative to here."""
+        return stored.location if self.store.remote else self.display_path(stored.location)
+
+    def display_path(self, location: str) -> str:
+        try:
+            return str(Path(location).relative_to(Path.cwd()))
+        except ValueError:
+            return location
+
+    def tree(self) -> gitinfo.WorkTree:
+        """The working tree now, with at most MAX_DIRTY dirty paths (beyond them drift errs on "changed")."""
+        tree = gitinfo.work_tree(self.settings.root if self.settings.in_git else None)
+        return tree._replace(dirty=gitinfo.recordable(self.own_files_removed(tree.dirty)))
+
+    def own_files_removed(self, paths: tuple[str, ...]) -> tuple[str, ...]:
+        """Paths without ghstate's own store: writing a checkpoint is not a change to the work."""
+        try:
+            prefix = self.settings.state_dir.resolve().relative_to(self.settings.root.resolve()).as_posix()
+        except ValueError:
+            return paths
+        return tuple(p for p in paths if p != prefix and not p.startswith(prefix.rstrip("/") + "/")
+                     and p != prefix + "/")
+
+    def find(self, number: int | None, *, tree: gitinfo.WorkTree | None = None) -> tuple[Stored, Checkpoint]:
+        """ISSUE, or the open checkpoint of the current branch; a clear error when there is none."""
+        if number is None:
+            tree = tree or self.tree()
+            stored = locate(self.store, None, tree.branch)
+            if stored is None:
+                raise NotFound(f"no open checkpoint for {tree.place} in the {self.store.kind} store; "
+                               "give an ISSUE number, or create one with 'ghstate checkpoint'")
+        else:
+            stored = self.store.get(number)
+        return stored, current(self.store, stored)
+
+
+def build_app(*, repo: str | None = None, store: str | None = None, need_token: bool = True,
+              agent: str | None = None, role: str | None = None, session: str | None = None,
+              project: str | None = None, github: dict[str, Any] | None = None) -> App:
+    """The App for one command. ``github``: keyword arguments for the GitHub store (hooks pass short
+    timeouts). PyGithub is imported only when the store is GitHub."""
+    settings = config.build(repo=repo, store=store, need_token=need_token, agent=agent, role=role, session=session,
+                            project=project)
+    parsecache.use(settings.cache_dir)
+    local = LocalStore(settings.state_dir)
+    chosen: Store
+    if settings.store == "github":
+        from ghstate.github.store import GitHubStore  # only GitHub commands pay for PyGithub
+
+        assert settings.repo is not None
+        chosen = GitHubStore.connect(settings, **(github or {}))
+    else:
+        chosen = local
+    return App(settings, chosen, local)

@@ -1,0 +1,92 @@
+"""What a checkpoint store is: the protocol the local store (``ghstate.local.store``) and the GitHub store
+(``ghstate.github.store``) both keep, and the values they hand back.
+
+Both stores speak in raw bodies and never parse them: what a body means is ``ghstate.core``'s business.
+"""
+
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, get_args
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.core.model import Revision
+    from ghstate.core.writelog import LogEntry
+
+StoreKind = Literal["local", "github"]
+STORE_KINDS: tuple[StoreKind, ...] = get_args(StoreKind)
+
+
+class Stored(NamedTuple):
+    """A checkpoint as a store holds it."""
+
+    number: int
+    title: str
+    body: str
+    location: str  # the issue URL, or the file path
+    labels: tuple[str, ...] = ()
+    state: str = "open"
+    version: str = ""  # what tells a re-read whether it changed (ETag, file stamp)
+    comments: int = 0  # the issue's comments (GitHub), the lines of its log (local): the log's length
+    edits: int = 0  # versions of the body in its edit history, the first included (GitHub's edit log)
+
+
+class Changed(Exception):
+    """The checkpoint changed while a write was being resent: merge with ``fresh`` and write again."""
+
+    def __init__(self, fresh: Stored) -> None:
+        super().__init__(f"#{fresh.number} changed meanwhile")
+        self.fresh = fresh
+
+
+class Partial(Exception):
+    """A listing that stopped before the end (too many open checkpoints to read them all)."""
+
+    def __init__(self, read: int) -> None:
+        super().__init__(f"only the {read:,} most recently updated open checkpoints were read")
+        self.read = read
+
+
+class Note(NamedTuple):
+    """A comment on a checkpoint that a resume may show."""
+
+    author: str
+    association: str
+    created_at: str
+    body: str
+    url: str = ""
+
+
+class Store(Protocol):
+    kind: StoreKind
+    remote: bool  # what it holds leaves this machine (size limits, the secret scan, kept writes apply)
+    # True: a write's log entry travels in the body it writes (GitHub keeps every version of a body),
+    # ``create`` and ``update`` take it as ``entry``, and there is no separate log to post to
+    log_in_body: bool
+    notices: list[str]  # problems worth a warning that did not stop the command
+
+    def lock(self) -> AbstractContextManager[None]: ...  # writers on this machine, one at a time
+
+    def get(self, number: int) -> Stored: ...
+
+    def list_open(self) -> list[Stored]: ...
+
+    def iter_open(self) -> Iterator[Stored]: ...  # most recent first, lazily
+
+    def create(self, title: str, body: str, unique: str = "", entry: "LogEntry | None" = None) -> Stored: ...
+
+    def reread(self, stored: Stored) -> Stored | None: ...
+
+    def update(self, stored: Stored, body: str, title: str | None = None,
+               labels: tuple[str, ...] | None = None, entry: "LogEntry | None" = None) -> Stored: ...
+
+    def add_revision(self, stored: Stored, entry: "LogEntry", summary: str) -> None: ...
+
+    def log(self, stored: Stored, after: int, pages: int = ...,
+            via: str = ...) -> list["LogEntry"]: ...  # entries after ``after`` of the log ``via`` names
+
+    def revisions(self, number: int) -> list["Revision"]: ...
+
+    # Tell the people who follow the checkpoint something they should act on (GitHub: one comment, which
+    # notifies them); the URL of what was posted, or "" where there is no one to tell.
+    def notify(self, stored: Stored, text: str) -> str: ...
