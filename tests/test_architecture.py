@@ -1,4 +1,6 @@
-"""The README's architecture, checked: a pure core that does no I/O, and one adapter per outside system."""
+"""The architecture, checked: packages by domain whose arrows point down (the layers are data, in
+pyproject.toml's import-linter contracts), no import circle, a pure core that does no I/O, and one adapter
+per outside system."""
 
 from __future__ import annotations
 
@@ -13,15 +15,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "ghstate"
 
-# The core: model, parse, render, merge and everything pure around them. Commands and adapters may use
-# these; these use none of them.
-CORE = ("model", "markup", "parse", "render", "present", "splice", "merge", "edit", "intent", "writelog",
-        "checks", "lint", "secrets", "state_json", "drift", "fit", "trust", "provenance", "verify", "ledger",
-        "marker", "projects")
-# What doing I/O takes: processes, sockets and HTTP, the GitHub SDK, the template loader, the CLI.
+# Pure modules: the core, and the pure deciders of the other domains. Commands and adapters use these;
+# these do no I/O.
+PURE = (*sorted(f"core.{p.stem}" for p in (PACKAGE / "core").glob("*.py") if p.stem != "__init__"),
+        "git.drift", "github.history", "github.projects", "ci.ledger", "ci.verdict")
+# What doing I/O takes: processes, sockets and HTTP, the GitHub SDK, the template loader, the CLI, and every
+# package of ghstate that is not pure.
 BLOCKED = ("subprocess", "socket", "ssl", "http", "urllib3", "requests", "github", "jinja2", "click", "tempfile",
-           "shutil", "glob", "ghstate.git.gitinfo", "ghstate.local.probes", "ghstate.config", "ghstate.templating",
-           "ghstate.store", "ghstate.services.writer", "ghstate.services.reader", "ghstate.commands")
+           "shutil", "glob", "ghstate.git.gitinfo", "ghstate.local", "ghstate.config", "ghstate.templating",
+           "ghstate.store", "ghstate.services", "ghstate.agents", "ghstate.commands", "ghstate.cli",
+           "ghstate.github.store", "ghstate.github.transport", "ghstate.github.project_sync", "ghstate.ci.junit",
+           "ghstate.ci.runner")
 
 PROBE = """
 import importlib.abc, sys
@@ -38,29 +42,49 @@ print("ok")
 """
 
 
+def module_path(name: str) -> Path:
+    return PACKAGE / (name.replace(".", "/") + ".py")
+
+
+def test_the_import_contracts_hold():
+    """import-linter's contracts (pyproject.toml, ``[tool.importlinter]``): each package imports only the
+    layers below it, independent packages never each other, every package of ghstate is in a layer, and no
+    siblings import each other in a circle. Imports inside functions and under TYPE_CHECKING count."""
+    from importlinter.cli import lint_imports
+
+    assert lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True) == 0
+
+
+def test_the_top_of_the_package_stays_small_and_each_package_says_what_it_owns():
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= 8, f"at most 8 modules directly under ghstate/: {top}"
+    for init in PACKAGE.glob("*/__init__.py"):
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        assert len(doc) > 120 and "import" in doc, f"{init.relative_to(ROOT)}: say what it owns and may import"
+
+
 def test_the_core_imports_nothing_that_does_io():
-    probe = PROBE.format(blocked=BLOCKED, core=CORE)
+    probe = PROBE.format(blocked=BLOCKED, core=PURE)
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "ok", result.stderr
 
 
-@pytest.mark.parametrize("name", CORE)
-def test_a_core_module_reads_no_environment_and_opens_no_file(name):
-    tree = ast.parse((PACKAGE / f"{name}.py").read_text())
+@pytest.mark.parametrize("name", PURE)
+def test_a_pure_module_reads_no_environment_and_opens_no_file(name):
+    tree = ast.parse(module_path(name).read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv") and \
                 isinstance(node.value, ast.Name) and node.value.id == "os":
-            pytest.fail(f"ghstate/{name}.py:{node.lineno} reads the environment")
+            pytest.fail(f"ghstate/{name}:{node.lineno} reads the environment")
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open":
-            pytest.fail(f"ghstate/{name}.py:{node.lineno} opens a file")
+            pytest.fail(f"ghstate/{name}:{node.lineno} opens a file")
 
 
-def test_the_readme_names_the_core_that_is_checked():
-    """The README's list of the pure core is the list this file checks: a module that reads through a
-    store (as ``lookup`` did) is not listed there."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("- **The pure core**"):readme.index("- **Adapters**")]
-    assert set(re.findall(r"`(\w+)`", section)) == set(CORE)
+def test_the_code_map_names_the_pure_modules_that_are_checked():
+    """CONTRIBUTING.md's list of the pure core is the list this file checks."""
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    section = text[text.index("- **`core/`**"):text.index("- **`git/`**")]
+    assert set(re.findall(r"`(\w+)`", section)) == {n.split(".")[1] for n in PURE if n.startswith("core.")}
 
 
 MARKER_KEYS = ("sections_before", "dirty_sha", '"prov"', '"sections"', "LOG_KEY", "DIGESTS_KEY", "meta.other")
@@ -76,27 +100,40 @@ def test_only_the_marker_module_reads_the_marker_keys():
         assert not found, f"{path.relative_to(ROOT)} reads the marker's raw keys {found}"
 
 
+def _imported(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text())
+    names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    return names + [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+
+
 def test_only_the_transport_imports_github():
     """PyGithub (and requests, which it sends with) is GitHub's transport's alone: the store keeps what a
     checkpoint store needs and speaks to GitHub through ghstate.github.transport in plain dicts."""
-    importers = set()
-    for path in PACKAGE.rglob("*.py"):
-        tree = ast.parse(path.read_text())
-        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
-        names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
-        if any(n == "github" or n.startswith("github.") for n in names):
-            assert path == PACKAGE / "transport.py", f"{path} imports github"
-            importers.add(path)
-        if path.name == "github.py" and path.parent.name == "stores":
-            assert not any(n == "requests" or n.startswith("requests.") for n in names), f"{path} imports requests"
-    assert importers == {PACKAGE / "transport.py"}
+    importers = {path for path in PACKAGE.rglob("*.py")
+                 if any(n == "github" or n.startswith("github.") for n in _imported(path))}
+    assert importers == {PACKAGE / "github" / "transport.py"}
+    assert not any(n == "requests" or n.startswith("requests.") for n in _imported(PACKAGE / "github" / "store.py"))
+
+
+PROCESS_CALLS = {("os", "system"), ("os", "popen"), ("os", "posix_spawn"), ("os", "posix_spawnp"), ("os", "fork"),
+                 ("asyncio", "create_subprocess_exec"), ("asyncio", "create_subprocess_shell")}
 
 
 def test_processes_are_started_in_the_adapters_only():
-    """git by gitinfo, `gh auth token` by config, nothing else: a command never shells out itself."""
+    """git by gitinfo, `gh auth token` and another Python's find_spec by config, nothing else: a command
+    never shells out itself. Read from the code (imports of subprocess or multiprocessing, and os's and
+    asyncio's process calls), not from its text."""
+    starters = set()
     for path in PACKAGE.rglob("*.py"):
-        if "import subprocess" in path.read_text():
-            assert path.name in ("gitinfo.py", "config.py"), f"{path} starts processes"
+        tree = ast.parse(path.read_text())
+        if any(n.split(".")[0] in ("subprocess", "multiprocessing", "pty") for n in _imported(path)):
+            starters.add(path)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (
+                    (node.value.id, node.attr) in PROCESS_CALLS or node.value.id == "os" and
+                    node.attr.startswith(("exec", "spawn"))):
+                starters.add(path)
+    assert {p.relative_to(PACKAGE).as_posix() for p in starters} == {"git/gitinfo.py", "config.py"}
 
 
 ONE_OF_EACH = {
@@ -123,7 +160,8 @@ def test_one_of_each(what):
 
 # The services (what a command does, apart from how it is asked) and the App they work with: the MCP
 # server, the hooks and scripts use them without the CLI.
-SERVICES = ("app", "services.resume", "services.checkpoint", "services.inputs", "mcp_tools", "lint")
+SERVICES = ("services.app", "services.resume", "services.checkpoint", "services.inputs", "agents.mcp_tools",
+            "core.lint")
 
 
 def test_services_and_the_app_need_no_click_and_no_command_module(tmp_path):
@@ -142,11 +180,9 @@ print("built")
 
 def test_the_mcp_server_calls_services_never_the_cli():
     for name in ("mcp_tools.py", "mcp_server.py"):
-        tree = ast.parse((PACKAGE / name).read_text())
-        modules = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
-        modules += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        modules = _imported(PACKAGE / "agents" / name)
         wrong = [m for m in modules if m.startswith(("ghstate.commands", "ghstate.cli", "click"))]
-        assert not wrong, f"ghstate/{name} imports {wrong}"
+        assert not wrong, f"ghstate/agents/{name} imports {wrong}"
 
 
 def test_a_test_starts_outside_the_checkout_with_a_home_of_its_own():
