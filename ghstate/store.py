@@ -10,6 +10,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, get_args
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.core.marker import LogState
     from ghstate.core.model import Revision
     from ghstate.core.writelog import LogEntry
 
@@ -58,11 +59,15 @@ class Note(NamedTuple):
 
 
 class Store(Protocol):
+    """A place where checkpoints live. Every write adds one entry to the store's write log, logged with
+    the write itself (``create``/``update`` take it as ``entry``): how and where is the store's own
+    business (GitHub: in the body it saves, read back from the body's edit history; the local store: a
+    line of ``log/N.jsonl`` before the body). A body's marker (``LogState``) says which log it speaks of
+    (``log_via``) and how far it holds it; the store answers for that log, an older one included."""
+
     kind: StoreKind
     remote: bool  # what it holds leaves this machine (size limits, the secret scan, kept writes apply)
-    # True: a write's log entry travels in the body it writes (GitHub keeps every version of a body),
-    # ``create`` and ``update`` take it as ``entry``, and there is no separate log to post to
-    log_in_body: bool
+    log_via: str  # the log this store's writes keep ("edits" or "comments", as a marker's LogState names it)
     notices: list[str]  # problems worth a warning that did not stop the command
 
     def lock(self) -> AbstractContextManager[None]: ...  # writers on this machine, one at a time
@@ -80,10 +85,15 @@ class Store(Protocol):
     def update(self, stored: Stored, body: str, title: str | None = None,
                labels: tuple[str, ...] | None = None, entry: "LogEntry | None" = None) -> Stored: ...
 
-    def add_revision(self, stored: Stored, entry: "LogEntry", summary: str) -> None: ...
+    # How many entries the log that ``state`` speaks of holds (each write adds one), as ``stored`` was read.
+    def log_length(self, stored: Stored, state: "LogState") -> int: ...
 
-    def log(self, stored: Stored, after: int, pages: int = ...,
-            via: str = ...) -> list["LogEntry"]: ...  # entries after ``after`` of the log ``via`` names
+    # Whether that log may hold a write a body with ``state`` lacks (from the counts alone, nothing read).
+    def lacking(self, stored: Stored, state: "LogState") -> bool: ...
+
+    # The entries after position ``after`` of the log ``state`` speaks of; for a body of an older log than
+    # the store's own, the store's own newest entries too, ordered after every position of the older one.
+    def log(self, stored: Stored, state: "LogState", after: int, pages: int = ...) -> list["LogEntry"]: ...
 
     def revisions(self, number: int) -> list["Revision"]: ...
 

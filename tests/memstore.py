@@ -16,6 +16,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ghstate.core.marker import LogState
 from ghstate.core.model import Revision
 from ghstate.core.writelog import LogEntry
 from ghstate.errors import NotFound
@@ -26,7 +27,9 @@ from ghstate.store import Stored
 class MemoryStore:
     kind = "github"
     remote = True
-    log_in_body = False  # the comment log; MemoryEditStore keeps the log in the body's edit history
+    # a log apart from the body (as the local store keeps it), whose writes have no lock to hold;
+    # MemoryEditStore keeps the log in the body's edit history, as GitHub's store does
+    log_via = "comments"
 
     def __init__(self) -> None:
         self.bodies: dict[int, str] = {}
@@ -92,6 +95,7 @@ class MemoryStore:
         self._step("create", 0)
         number = max(self.bodies, default=0) + 1
         self.add_issue(number, body)
+        self._log(number, entry)
         return self._stored(number)
 
     def reread(self, stored: Stored) -> Stored | None:
@@ -102,19 +106,27 @@ class MemoryStore:
     def update(self, stored: Stored, body: str, title: str | None = None,
                labels: tuple[str, ...] | None = None, entry: LogEntry | None = None) -> Stored:
         self._step("update", stored.number)
+        self._log(stored.number, entry)
         self._set(stored.number, body)
         return self._stored(stored.number)
 
-    def add_revision(self, stored: Stored, entry: LogEntry, summary: str) -> None:
-        self._step("comment", stored.number)
-        self.comments[stored.number].append({"data": json.loads(json.dumps(entry.to_data())), "summary": summary,
-                                             "trusted": True, "edited": False})
+    def _log(self, number: int, entry: LogEntry | None) -> None:
+        """The write's entry, logged with it before the body (an empty one when it logs nothing)."""
+        data = json.loads(json.dumps(entry.to_data())) if entry else {}
+        self.comments[number].append({"data": data, "summary": "", "trusted": True, "edited": False})
 
     def add_comment(self, number: int, data: dict[str, Any] | None, *, trusted: bool = True, edited: bool = False,
                     summary: str = "a comment") -> None:
         self.comments[number].append({"data": data, "summary": summary, "trusted": trusted, "edited": edited})
 
-    def log(self, stored: Stored, after: int, pages: int = 0, via: str = "comments") -> list[LogEntry]:
+    def log_length(self, stored: Stored, state: LogState) -> int:
+        return stored.comments
+
+    def lacking(self, stored: Stored, state: LogState) -> bool:
+        length = self.log_length(stored, state)
+        return length > state.seen and not state.complete(length)
+
+    def log(self, stored: Stored, state: LogState, after: int, pages: int = 0) -> list[LogEntry]:
         self._step("log", stored.number)
         out = []
         for position, comment in enumerate(self.comments[stored.number][after:], start=after + 1):
@@ -128,18 +140,19 @@ class MemoryStore:
         return out
 
     def revisions(self, number: int) -> list[Revision]:
-        return [e.revision for e in self.log(self._stored(number), 0) if not e.problem]
+        entries = self.log(self._stored(number), LogState(), 0)
+        return [e.revision for e in entries if not e.problem and e.revision.revision]
 
     def logged(self, number: int) -> list[dict[str, Any]]:
         """The data of every write in the log, in log order."""
-        return [c["data"] for c in self.comments[number] if c["data"] is not None]
+        return [c["data"] for c in self.comments[number] if c["data"]]
 
 
 class MemoryEditStore(MemoryStore):
     """The same double with GitHub's store of today: a write's log entry travels in the body it writes,
     and the log is the body's edit history (every version, with who saved it); no revision comment."""
 
-    log_in_body = True
+    log_via = "edits"
 
     def __init__(self) -> None:
         super().__init__()
@@ -181,12 +194,20 @@ class MemoryEditStore(MemoryStore):
         self._save(stored.number, history.embed(body, entry) if entry else body, "octocat")
         return self._stored(stored.number)
 
-    def add_revision(self, stored: Stored, entry: LogEntry, summary: str) -> None:
-        raise AssertionError("a store that logs in the body posts no revision comment")
+    def _log(self, number: int, entry: LogEntry | None) -> None:
+        pass  # the entry travels in the body: the version saved is the log entry
 
-    def log(self, stored: Stored, after: int, pages: int = 0, via: str = "comments") -> list[LogEntry]:
-        if via != "edits":
-            return super().log(stored, after, pages)
+    def log_length(self, stored: Stored, state: LogState) -> int:
+        return stored.edits if state.via == "edits" else stored.comments
+
+    def lacking(self, stored: Stored, state: LogState) -> bool:
+        return super().lacking(stored, state) or (state.via != "edits" and stored.edits > 1)
+
+    def log(self, stored: Stored, state: LogState, after: int, pages: int = 0) -> list[LogEntry]:
+        if state.via != "edits":
+            newest = self.log(stored, LogState(via="edits"), max(0, stored.edits - 20))
+            return [*super().log(stored, state, after, pages), *(e._replace(position=e.position + 1_000_000)
+                                                                 for e in newest)]
         self._step("log", stored.number)
         versions = list(zip(self.history[stored.number], self.editors[stored.number], strict=True))
         return [history.entry_of(text, position, editor=editor, trusted=True)
@@ -195,7 +216,7 @@ class MemoryEditStore(MemoryStore):
     def logged(self, number: int) -> list[dict[str, Any]]:
         """The data of every write in the log, in log order, each once."""
         out, seen = [], set()
-        for entry in self.log(self._stored(number), 0, via="edits"):
+        for entry in self.log(self._stored(number), LogState(via="edits"), 0):
             if entry.replayable and entry.write not in seen:
                 seen.add(entry.write)
                 out.append(json.loads(json.dumps(entry.to_data())))

@@ -206,9 +206,10 @@ def in_the_window(events: list[tuple[int, str]], person_id: int) -> bool:
     return False
 
 
-def test_a_write_whose_comment_moved_under_a_deletion_is_kept():
-    """Found in review: a maintainer deleting comments while two writers run lost one of them."""
-    store = MemoryStore()
+def test_a_maintainer_deleting_comments_while_two_writers_run_loses_neither():
+    """Found in review of the comment log: a maintainer deleting comments while two writers run lost one of
+    them. Writes are logged in the body's edit history now: comments are no one's positions."""
+    store = MemoryEditStore()
     store.add_issue(1, SAMPLE)
     for i in range(5):
         store.add_comment(1, None, summary=f"note {i}")
@@ -233,17 +234,18 @@ def test_a_logged_tick_of_a_phase_renamed_since_is_left_out_not_fatal():
     """Found in review: replaying --done of a phase a person renamed failed every later command."""
     from ghstate.errors import RemoteError
 
-    store = MemoryStore()
+    store = MemoryStore()  # a log apart from the body: the entry is logged, then the body cannot be written
     store.add_issue(1, SAMPLE)
-    real = store.update
+    real = store._set
 
     def gone(*args, **kwargs):
-        raise RemoteError("GitHub answered 502", retryable=True)
+        raise RemoteError("the body could not be written", retryable=True)
 
-    store.update = gone
-    result = Writer(store, env=ENV).write(WriteSpec(Intent(edits=Edits(done=("Phase 3",))), number=1))
-    assert any("logged" in w for w in result.warnings)
-    store.update = real
+    store._set = gone
+    with pytest.raises(RemoteError):
+        Writer(store, env=ENV).write(WriteSpec(Intent(edits=Edits(done=("Phase 3",))), number=1))
+    assert store.logged(1)[-1]["intent"]["edits"]["done"] == ["Phase 3"]
+    store._set = real
     store.web_edit(1, store.bodies[1].replace("Phase 3: wire config", "Phase 3b: wire the config"))
     assert [p.name for p in current(store, store.get(1)).phases][-1] == "Phase 3b: wire the config"
     Writer(store, env=ENV).write(WriteSpec(Intent(edits=Edits(decisions=("next",))), number=1))

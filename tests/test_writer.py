@@ -45,10 +45,10 @@ def seen_by_reader(store: MemoryStore, number: int = 1) -> Checkpoint:
 # ------------------------------------------------------------------------------------ the protocol
 
 
-def test_an_uncontended_update_reads_logs_rereads_writes_in_that_order():
+def test_an_uncontended_update_reads_rereads_and_writes_with_its_log_entry():
     store = store_with_sample()
     write(store, decisions=("keep v1",))
-    assert store.calls == [("get", 1), ("comment", 1), ("reread", 1), ("update", 1)]
+    assert store.calls == [("get", 1), ("reread", 1), ("update", 1)]
     cp = state(store)
     assert cp.decisions[-1] == "keep v1"
     assert log_state(cp) == LogState(seen=0, own=1, applied=log_state(cp).applied)
@@ -62,7 +62,7 @@ def test_the_next_write_needs_no_log_read_when_the_body_is_complete():
     write(store, decisions=("one",))
     store.calls.clear()
     write(store, decisions=("two",))
-    assert [name for name, _ in store.calls] == ["get", "comment", "reread", "update"]
+    assert [name for name, _ in store.calls] == ["get", "reread", "update"]
     assert log_state(state(store)).seen == 1
 
 
@@ -72,11 +72,11 @@ def test_a_write_that_changes_nothing_reads_once_and_writes_nothing():
     assert store.calls == [("get", 1)] and not result.changed and not store.comments[1]
 
 
-def test_a_create_logs_its_intent_after_the_issue_exists():
+def test_a_create_logs_its_intent_with_the_issue():
     store = MemoryStore()
     Writer(store, env=ENV).write(WriteSpec(Intent(edits=Edits(goal="g", phases=("Phase 1: a",))), number=None,
                                            lookup=False))
-    assert [name for name, _ in store.calls] == ["create", "comment"]
+    assert [name for name, _ in store.calls] == ["create"] and store.logged(1)
     assert log_state(state(store)).complete(len(store.comments[1]))
 
 
@@ -141,26 +141,6 @@ def test_forged_and_edited_history_comments_never_change_the_state(trusted, edit
     assert store.notices and "1 history comment ignored" in store.notices[0]
     result = write(store, decisions=("after",))
     assert "forged" not in state(store).decisions and any("ignored" in w for w in result.warnings)
-
-
-def test_a_comment_that_could_not_be_posted_is_not_counted_on():
-    from ghstate.errors import RemoteError
-
-    store = store_with_sample()
-    real = store.add_revision
-
-    def failing(stored, entry, summary):
-        raise RemoteError("GitHub answered 502", retryable=True)
-
-    store.add_revision = failing
-    result = write(store, decisions=("body only",))
-    assert any("history comment could not be posted" in w for w in result.warnings)
-    assert log_state(state(store)).own == 0  # so a later comment is not taken for this write's
-    store.add_revision = real
-    before = store.bodies[1]
-    write(store, decisions=("logged",))
-    stale_writer_overwrites(store, before, risks=("stale",))
-    assert "logged" in seen_by_reader(store).decisions
 
 
 def test_of_two_ci_results_at_once_the_one_logged_last_stands():

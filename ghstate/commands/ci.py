@@ -177,7 +177,7 @@ def newly_done(before: Checkpoint, after: Checkpoint) -> list[str]:
 
 def _write(app: App, number: int | None, runner: CiRun, intent: Callable[[Checkpoint], Intent],
            labels: LabelRule | None) -> WriteResult:
-    """The one place CI writes. Every result is logged (a revision comment), so that a write landing
+    """The one place CI writes. Every result is logged with its write, so that a write landing
     at the same moment cannot lose it; the result is made from what is there, so two runs both count."""
     from ghstate.core.intent import WriteSpec
     from ghstate.core.model import WorkTree

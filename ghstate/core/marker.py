@@ -108,7 +108,8 @@ class LogState(NamedTuple):
     seen: int = 0
     own: int = 0
     applied: tuple[str, ...] = ()
-    via: str = "comments"  # which log: "comments" (revision comments, the local log) or "edits" (the body's edits)
+    via: str = "comments"  # which log: "comments" (the local log; an older ghstate's revision comments on
+    # GitHub) or "edits" (the body's own edit history on GitHub)
 
     def complete(self, length: int) -> bool:
         """True when a log of ``length`` entries holds no write this body lacks."""

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ghstate.core.model import SECTION_KEYS, Checkpoint, Extra, is_standalone, section_content
+from ghstate.core.model import SECTION_KEYS, Checkpoint, Extra, is_standalone, section_content, section_digests
 from ghstate.core.parse import ParseError, parse
-from ghstate.core.render import Templates, marker, render_body
+from ghstate.core.render import Templates, marker, render_body, replace_marker
 
 
 def _structure(cp: Checkpoint) -> list[Extra]:
@@ -29,6 +29,18 @@ def render_update(cp: Checkpoint, previous: str, env: Templates) -> str:
     reads back as ``cp`` exactly, the canonical body."""
     spliced = _splice(cp, previous, env)
     return render_body(cp, env) if spliced is None else spliced
+
+
+def written_body(cp: Checkpoint, env: Templates, over: str | None = None) -> tuple[str, Checkpoint]:
+    """The body that holds ``cp``: written over ``over`` in place when given (a person's formatting
+    stays), else canonical; and ``cp`` as that body records it, its marker's section digests those of
+    what the body reads back as."""
+    body = render_update(cp, over, env) if over is not None else render_body(cp, env)
+    actual = section_digests(parse(body).checkpoint)
+    if actual != cp.meta.digests:
+        cp = cp.with_meta(digests=actual)
+        body = replace_marker(body, cp)
+    return body, cp
 
 
 def _splice(cp: Checkpoint, previous: str, env: Templates) -> str | None:

@@ -1,14 +1,15 @@
 """The write log: every write is also an entry in an append-only log, and the body says which it holds.
 
-GitHub has no compare-and-set for an issue body, so two writers can overwrite each other's PATCH. A
-comment, though, is only ever added. Each write therefore posts its intent as a revision comment
-*before* it writes the body, and the body's marker records how far it reflects the log:
+GitHub has no compare-and-set for an issue body, so two writers can overwrite each other's write. What
+was written, though, stays: each write logs its intent with the write itself (the store decides where:
+GitHub keeps every version of the body, the local store a line of its log), and the body's marker
+records how far it reflects the log:
 
-- ``seen``: every logged write among the first ``seen`` comments is in this body;
-- ``own``: the writer of this body logged this many comments after those (its own);
+- ``seen``: every logged write among the first ``seen`` entries is in this body;
+- ``own``: the writer of this body logged this many entries after those (its own);
 - ``applied``: the ids of writes after ``seen`` that this body holds (its own, replayed ones).
 
-When the checkpoint has exactly ``seen + own`` comments, the body is complete and nothing is read.
+When the log has exactly ``seen + own`` entries, the body is complete and nothing is read.
 Otherwise the entries after ``seen`` are read and those the body does not hold are replayed in log
 order: a reader (``resume``, ``show``) sees every logged write, and a writer writes them back, so the
 body converges. A replayed write never sets back a single-valued field (resume instruction, a tick) that
@@ -65,11 +66,6 @@ class LogEntry(NamedTuple):
 def log_state(cp: Checkpoint) -> LogState:
     """What ``cp``'s marker says of the log (nothing read yet, when it says nothing)."""
     return cp.meta.log or LogState()
-
-
-def length(stored: Any, state: LogState) -> int:
-    """How long the log the body's marker speaks of is (``stored`` is a store's ``Stored``)."""
-    return stored.edits if state.via == "edits" else stored.comments
 
 
 def holds(state: LogState, entry: LogEntry) -> bool:

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ghstate.config import Policy, Settings
+from ghstate.core.marker import LogState
 from ghstate.core.model import Revision, github_time
 from ghstate.core.writelog import LogEntry
 from ghstate.errors import NotFound, RemoteError
@@ -30,6 +31,8 @@ CI_MARKER = "<!-- ghstate:ci -->"  # the comment of a CI result a person should 
 NOTICE_MARKER = "<!-- ghstate:notice -->"  # a comment ghstate posts for people to look at (a kept concurrent edit)
 MAX_PAGES = 10  # open checkpoints looked through for a branch: 1,000 is more than any repository keeps
 LOG_PAGES = 3  # kept for the protocol's signature; GraphQL reads the newest 100 comments at once
+RECENT_EDITS = 20  # versions of a body of the comment log read for writes an older page's save dropped
+EDITS_AFTER_COMMENTS = 1_000_000  # edit-log positions come after every comment-log position
 EDITS = 10  # newest versions of the body read with a checkpoint: a write lacking more is read further
 COMMENTS = 20  # newest comments read with a checkpoint (what people said since; an older ghstate's log)
 LIST_COMMENTS = 5  # newest comments read with each open checkpoint of a listing
@@ -50,7 +53,7 @@ def read_log_marker(text: str) -> dict[str, Any] | None:
 class GitHubStore:
     kind: StoreKind = "github"
     remote = True
-    log_in_body = True  # the write log is the body's own edit history (ghstate.github.history)
+    log_via = "edits"  # the write log is the body's own edit history (ghstate.github.history)
 
     def __init__(self, api: GitHubAPI, policy: Policy) -> None:
         self.api = api
@@ -273,19 +276,30 @@ class GitHubStore:
 
     # ------------------------------------------------------------------------------- the logs
 
-    def add_revision(self, stored: Stored, entry: LogEntry, summary: str) -> None:
-        """Not used on GitHub (``log_in_body``): a write's entry travels in its body. Kept for the
-        protocol: it posts the entry as a revision comment, as earlier versions of ghstate did."""
-        data = json.dumps(entry.to_data(), ensure_ascii=False, separators=(",", ":"))
-        data = data.replace("<", "\\u003c").replace(">", "\\u003e")  # the comment cannot be closed early
-        self.post_comment(stored, f"{summary}\n<!-- ghstate:log {data} -->", allow_secrets=True)
+    def log_length(self, stored: Stored, state: LogState) -> int:
+        """The body's versions (its edit log), or for a body of an older ghstate its comments."""
+        return stored.edits if state.via == "edits" else stored.comments
 
-    def log(self, stored: Stored, after: int, pages: int = LOG_PAGES, via: str = "comments") -> list[LogEntry]:
-        """The write log after position ``after``: the body's edit history (``via="edits"``), or the
-        revision comments of a checkpoint written by an older ghstate. Entries that are not a trusted
-        write come back with no intent (so that positions show what was read), or with a ``problem``."""
-        if via == "edits":
+    def lacking(self, stored: Stored, state: LogState) -> bool:
+        """A body of an older ghstate's comment log may also lack writes of its edit history: a person saved
+        a page opened before them (counts cannot tell, so any version after the first may be one)."""
+        length = self.log_length(stored, state)
+        return (length > state.seen and not state.complete(length)) or (state.via != "edits" and stored.edits > 1)
+
+    def log(self, stored: Stored, state: LogState, after: int, pages: int = LOG_PAGES) -> list[LogEntry]:
+        """The write log after position ``after``: the body's edit history, or the revision comments of a
+        checkpoint written by an older ghstate followed by the body's newest versions (ordered after every
+        comment). Entries that are not a trusted write come back with no intent (so that positions show
+        what was read), or with a ``problem``."""
+        if state.via == "edits":
             return self._edit_log(stored, after)
+        entries = self._comment_log(stored, after)
+        if stored.edits > 1:
+            newest = self._edit_log(stored, max(0, stored.edits - RECENT_EDITS))
+            entries += [e._replace(position=e.position + EDITS_AFTER_COMMENTS) for e in newest]
+        return entries
+
+    def _comment_log(self, stored: Stored, after: int) -> list[LogEntry]:
         if stored.comments <= after:
             return []
         node = self._nodes.get(stored.number)

@@ -1,8 +1,9 @@
 """The local store: ``.ghstate/`` at the git root, one markdown file per checkpoint.
 
 ``1.md``, ``2.md``, … hold exactly the body an issue would carry, written atomically (temporary file,
-fsync, rename; a new one appears whole or not at all). ``log/N.jsonl`` is the write log, one entry a
-line, as the comments are on GitHub; ``pending/`` keeps writes meant for GitHub that could not be made
+fsync, rename; a new one appears whole or not at all). ``log/N.jsonl`` is the write log: each write
+appends its entry as one line before it writes the body (``{}`` for a write that logs nothing), so a
+write is durable from that line on; ``pending/`` keeps writes meant for GitHub that could not be made
 yet. A lock file serialises writers on one machine.
 """
 
@@ -17,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ghstate.core.marker import text
+from ghstate.core.marker import LogState, text
 from ghstate.core.model import Revision
 from ghstate.errors import InputError, NotFound
 from ghstate.store import Stored, StoreKind
@@ -112,7 +113,7 @@ def keep_out_of_git(directory: Path) -> None:
 class LocalStore:
     kind: StoreKind = "local"
     remote = False
-    log_in_body = False  # the log is log/N.jsonl beside the body
+    log_via = "comments"  # the log is log/N.jsonl beside the body (a marker's LogState names it so)
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -184,6 +185,7 @@ class LocalStore:
             number += 1
         with contextlib.suppress(FileNotFoundError):  # a log left by a checkpoint that was deleted
             self._log_path(number).unlink()
+        self._append(number, entry)
         return self.get(number)
 
     def reread(self, stored: Stored) -> Stored | None:
@@ -192,6 +194,8 @@ class LocalStore:
 
     def update(self, stored: Stored, body: str, title: str | None = None,
                labels: tuple[str, ...] | None = None, entry: LogEntry | None = None) -> Stored:
+        """Log the write (its line, from which on it is durable), then write the body."""
+        self._append(stored.number, entry)
         atomic_write(self.path(stored.number), body)
         return self.get(stored.number)
 
@@ -201,12 +205,13 @@ class LocalStore:
         """Nobody to tell: a local checkpoint is read by whoever writes it."""
         return ""
 
-    def add_revision(self, stored: Stored, entry: LogEntry, summary: str = "") -> None:
-        """Append an entry to the write log. One ``write`` of a whole line with O_APPEND, flushed to
-        disk: a process killed meanwhile leaves at most a torn last line, which readers skip."""
-        path = self._log_path(stored.number)
+    def _append(self, number: int, entry: LogEntry | None) -> None:
+        """Append a write's entry to the write log (``{}`` when it logs nothing). One ``write`` of a whole
+        line with O_APPEND, flushed to disk: a process killed meanwhile leaves at most a torn last line,
+        which readers skip."""
+        path = self._log_path(number)
         path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(entry.to_data(), ensure_ascii=False, separators=(",", ":")) + "\n"
+        line = json.dumps(entry.to_data() if entry else {}, ensure_ascii=False, separators=(",", ":")) + "\n"
         with open(path, "a", encoding="utf-8") as fh:
             if fh.tell() and not self._ends_with_newline(path):
                 fh.write("\n")  # a torn line from a killed writer stays one (unreadable) line
@@ -226,7 +231,13 @@ class LocalStore:
         except FileNotFoundError:
             return []
 
-    def log(self, stored: Stored, after: int, pages: int = 0, via: str = "comments") -> list[LogEntry]:
+    def log_length(self, stored: Stored, state: LogState) -> int:
+        return stored.comments
+
+    def lacking(self, stored: Stored, state: LogState) -> bool:
+        return stored.comments > state.seen and not state.complete(stored.comments)
+
+    def log(self, stored: Stored, state: LogState, after: int, pages: int = 0) -> list[LogEntry]:
         from ghstate.core.writelog import LogEntry
 
         out = []
@@ -243,7 +254,7 @@ class LocalStore:
 
     def revisions(self, number: int) -> list[Revision]:
         stored = self.get(number)  # a clear error for a checkpoint that does not exist
-        return [e.revision for e in self.log(stored, 0) if not e.problem or e.revision.revision]
+        return [e.revision for e in self.log(stored, LogState(), 0) if e.revision.revision]
 
     # -------------------------------------------------------------------------------- pending
 

@@ -1,12 +1,12 @@
 """Reading a checkpoint: finding it in a store, and the body with the logged writes it lacks replayed.
 
-The read side of the pipeline (``writer`` is the write side): it reads through the store it is given,
-so it is not part of the pure core.
+The read side of the pipeline (``writer`` is the write side, and reads through ``view``): it reads
+through the store it is given, so it is not part of the pure core.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ghstate.core.marker import LogState
 from ghstate.core.model import Checkpoint
@@ -15,8 +15,8 @@ from ghstate.errors import NotFound, RemoteError
 from ghstate.local import parsecache
 from ghstate.store import Partial, Store, Stored
 
-if TYPE_CHECKING:  # pragma: no cover  (a body that holds its whole log never loads the replay)
-    from ghstate.core.writelog import LogEntry
+if TYPE_CHECKING:  # pragma: no cover  (a reader whose body holds its whole log never loads the replay)
+    from ghstate.core.writelog import LogEntry, Replayed
 
 
 def checkpoint_of(stored: Stored) -> Checkpoint:
@@ -29,21 +29,16 @@ def checkpoint_of(stored: Stored) -> Checkpoint:
 def current(store: Store, stored: Stored) -> Checkpoint:
     """The checkpoint as every reader must see it: the body, with the logged writes it does not hold
     yet (overwritten by a concurrent writer, or by a web edit made from an older page) replayed.
-    Reads the log only when the body's marker says it may lack something; history comments that
-    are not trusted intents are reported as notices."""
+    Reads the log only when the store says the body may lack something; log entries that are not
+    trusted intents are reported as notices."""
     cp = checkpoint_of(stored)
     state = cp.meta.log or LogState()
-    count = stored.edits if state.via == "edits" else stored.comments  # the log the marker speaks of
-    try:
-        extra = recent_edits(store, stored, state)
-    except RemoteError:
-        extra = []
-    if (state.complete(count) or count <= state.seen) and not extra:
+    if not store.lacking(stored, state):
         return cp
     from ghstate.core.writelog import ignored_notice, replay  # only a body behind its log pays for the replay
     try:
         # the newest page, and the one before when the body's count ends there: one request each
-        entries = store.log(stored, state.seen, pages=2 if state.seen else 1, via=state.via) + extra
+        entries = store.log(stored, state, state.seen, pages=2 if state.seen else 1)
     except RemoteError as exc:
         store.notices.append(f"the history of #{stored.number} could not be read ({exc}); shown as its body "
                              "is, which may lack a revision logged since")
@@ -53,20 +48,6 @@ def current(store: Store, stored: Stored) -> Checkpoint:
     if notice:
         store.notices.append(notice)
     return view.checkpoint
-
-
-RECENT_EDITS = 20  # versions of a body read for writes an older page's save dropped
-EDITS_AFTER_COMMENTS = 1_000_000  # edit-log positions come after every comment-log position
-
-
-def recent_edits(store: Store, stored: Stored, state: LogState) -> list[LogEntry]:
-    """The newest writes of the body's edit history, when the body's marker speaks of the comment log
-    (or of none) in a store that logs in the body: a person saved a page opened before those writes,
-    or the checkpoint was written by an older ghstate. Ordered after every comment."""
-    if not store.log_in_body or state.via == "edits" or stored.edits <= 1:
-        return []
-    entries = store.log(stored, max(0, stored.edits - RECENT_EDITS), via="edits")
-    return [e._replace(position=e.position + EDITS_AFTER_COMMENTS) for e in entries]
 
 
 def locate(store: Store, number: int | None, branch: str) -> Stored | None:
@@ -83,3 +64,58 @@ def locate(store: Store, number: int | None, branch: str) -> Stored | None:
         raise NotFound(f"no open checkpoint for {where} among the ones read ({exc}); give its ISSUE number, "
                        "or close finished checkpoints") from None
     return None
+
+
+class View(NamedTuple):
+    """A checkpoint as a writer reads it: as stored, and with every logged write it lacks replayed."""
+
+    stored: Stored
+    as_stored: Checkpoint  # the body as it is (on GitHub, the issue title as its title)
+    replayed: Replayed  # the checkpoint with the logged writes it lacks applied, in log order
+    entries: tuple[LogEntry, ...]  # the log entries read (this write's own among them, once logged)
+    checked: int | None  # how many entries of the log are accounted for; None: not known
+
+    @property
+    def checkpoint(self) -> Checkpoint:
+        return self.replayed.checkpoint
+
+
+def view(store: Store, stored: Stored, own: LogEntry | None = None, since: int = 0) -> View:
+    """The checkpoint in ``stored`` with every logged write it lacks replayed, in log order: what a write
+    builds on, read once per round.
+
+    Before this write is logged (``own`` None) nothing is read when the body's marker accounts for every
+    entry. Once it is logged, the log is always read: which of the new entries is this write's, and what
+    came before and after it, decides the order. ``checked`` is how many entries were accounted for; None
+    when that is not known (the log could not be read whole, or entries were deleted), and then the new
+    body claims no more than its predecessor did. ``since``: the log's length when this write first read
+    it; its own entry comes after it, so the log is read from there (or from the marker's count, if
+    lower)."""
+    from ghstate.core.writelog import replay
+
+    cp = checkpoint_of(stored)
+    state = cp.meta.log or LogState()
+    count = store.log_length(stored, state)
+    if own is None and state.complete(count) and not store.lacking(stored, state):
+        return View(stored, cp, replay(cp, []), (), count)
+    checked: int | None = count
+    entries: list[LogEntry] = []
+    start = min(state.seen, since) if own is not None else state.seen
+    if count < state.seen + state.own:  # entries were deleted: positions moved under the marker
+        checked = None
+    elif count > start or store.lacking(stored, state):
+        try:
+            entries = store.log(stored, state, start)
+        except RemoteError as exc:
+            store.notices.append(f"the history of #{stored.number} could not be read ({exc}); this "
+                                 "revision was written over the body as it was")
+            checked = None
+        if checked is not None and [e.position for e in entries if e.position <= count] != \
+                list(range(start + 1, count + 1)):
+            checked = None  # not every entry since the marker's count was read
+    if own is not None and all(e.write != own.write for e in entries):
+        # not among the entries read (not shown yet, or moved by a deletion): replayed last, and nothing
+        # more is claimed than before
+        entries.append(own._replace(position=max(count, state.seen) + 1))
+        checked = None
+    return View(stored, cp, replay(cp, entries), tuple(entries), checked)

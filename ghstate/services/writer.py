@@ -1,18 +1,20 @@
-"""Writing a revision: locate → replay → change → stamp → render → log → write → verify.
+"""Writing a revision: locate → read → change → stamp → render → write with its log entry → check.
 
-One pipeline serves ``checkpoint``, ``ci``, ``push`` and the hooks, on either store. The change is an
+One pipeline serves ``checkpoint``, ``ci``, ``push`` and the hooks, on every store. The change is an
 ``Intent`` (data), applied to the checkpoint as it is now. No write can overwrite another silently:
 
-1. the body is read, and any logged write it does not hold yet is replayed into it (``writelog``);
+1. the checkpoint is read once (``reader.view``): the body, with any logged write it does not hold yet
+   replayed into it;
 2. the intent is applied and the new body rendered, its marker saying how far it reflects the log;
-3. the intent is logged (a revision comment; a line of ``log/N.jsonl`` locally): from here it is durable,
-   and every reader sees it even if the body is overwritten later;
-4. the body is re-read (a conditional GET, free when unchanged), so an edit made meanwhile on GitHub is
-   built on rather than overwritten, and written;
-5. the answer says how many comments the issue has: when another writer logged one meanwhile that this
-   body lacks, the body is read again, everything replayed, and written again (a bounded number of times).
+3. the body is written with the write's log entry (``Store.update``: the store logs the entry its own
+   way, with the write: GitHub in the body it saves, read back from the body's edit history; the local
+   store as a line of its log before the body). From then on the write is durable: every reader
+   replays it even if the body is overwritten later;
+4. when the answer shows that another writer logged a write this body lacks, the checkpoint is read
+   again, everything replayed, and written again (a bounded number of times).
 
-When GitHub cannot be reached before the intent is logged, the write is kept locally for ``push``.
+Right before the write the checkpoint is re-read (free when unchanged), so an edit made meanwhile is
+built on rather than overwritten. When GitHub cannot be reached, the write is kept locally for ``push``.
 """
 
 from __future__ import annotations
@@ -21,27 +23,19 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import NamedTuple
 
-from ghstate.core import checks, render, splice
+from ghstate.core import checks
 from ghstate.core.edits import content_equal, describe, stamp
 from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.marker import LogState
 from ghstate.core.merge import merge_unknown_base
-from ghstate.core.model import (
-    DEFAULT_MAX_BODY,
-    HEADINGS,
-    Checkpoint,
-    Revision,
-    section_digests,
-    with_digests,
-)
-from ghstate.core.parse import parse
-from ghstate.core.render import Templates
-from ghstate.core.writelog import LogEntry, Replayed, ignored_notice, length, log_state, missing, replay, with_log
+from ghstate.core.model import DEFAULT_MAX_BODY, HEADINGS, Checkpoint, Revision
+from ghstate.core.render import Templates, render_body
+from ghstate.core.splice import written_body
+from ghstate.core.writelog import LogEntry, Replayed, ignored_notice, log_state, missing, with_log
 from ghstate.errors import GhstateError, NotFound, RemoteError
 from ghstate.local.store import LocalStore, PendingWrite
-from ghstate.services.reader import checkpoint_of, locate, recent_edits
+from ghstate.services.reader import View, locate, view
 from ghstate.store import Changed, Store, Stored
 
 # Writes of one revision while other writers' revisions keep landing. Each round that fails means another
@@ -68,23 +62,24 @@ class WriteResult:
     previous: Checkpoint | None = None  # the checkpoint as it was read (logged writes replayed), before this write
 
 
-class _View(NamedTuple):
-    replayed: Replayed  # the checkpoint as read, with the log replayed
-    entries: tuple[LogEntry, ...]  # the log entries read (and this write's, once logged)
-    checked: int | None  # how many comments are accounted for; None: not known
-
-
 @dataclass
 class _Draft:
     """A revision being written: what it was built on and what it becomes."""
 
-    target: Stored
-    view: Replayed  # the checkpoint as read, with the log replayed
+    view: View  # the checkpoint it is built on, as read
     checkpoint: Checkpoint
     body: str
     file_conflicts: tuple[str, ...]
     intent: Intent
     conflicts: tuple[str, ...] = ()
+
+    @property
+    def target(self) -> Stored:
+        return self.view.stored
+
+    @property
+    def replayed(self) -> Replayed:
+        return self.view.replayed
 
 
 class Writer:
@@ -131,200 +126,108 @@ class Writer:
         if not ours.title:
             ours = ours._replace(title=f"Checkpoint: {spec.tree.branch}" if spec.tree.branch else "Checkpoint")
         write_id = os.urandom(6).hex()
-        inline = self.store.log_in_body
-        # in the body's edit log, the first version is the body's own entry, logged or not
-        state = LogState(0, 1, (write_id,), "edits") if inline else LogState(0, int(spec.log), (write_id,))
+        # the first entry of the log is the creation's own, logged or not
+        state = LogState(0, 1, (write_id,), self.store.log_via)
         stamped = with_log(self._stamp(ours, 1, now, spec), state)
-        body = self._body(stamped, None, spec)
+        body, stamped = self._body(stamped, None, spec)
         changes = describe(None, stamped)
         if spec.dry_run:
             return WriteResult(stamped, body, None, created=True, changes=changes)
-        entry = self._entry(stamped, write_id, now, spec, changes) if inline and spec.log else None
+        entry = self._entry(stamped, write_id, now, spec, changes) if spec.log else None
         stored = self.store.create(stamped.title, body, unique=f'"id":"{stamped.meta.id}"', entry=entry)
-        warnings = []
-        if spec.log and not inline:
-            try:
-                self.store.add_revision(stored, self._entry(stamped, write_id, now, spec, changes), self._summary(
-                    stamped.meta.revision, now, spec, changes))
-            except RemoteError as exc:  # the checkpoint itself is there; only its history line is missing
-                warnings.append(f"the history comment could not be posted ({exc})")
-        warnings.extend(self.store.notices)
-        self.store.notices.clear()
         return WriteResult(stamped, body, stored, created=True, changes=changes,
-                           file_conflicts=list(applied.conflicts), warnings=warnings)
+                           file_conflicts=list(applied.conflicts), warnings=self._notices())
 
     # ------------------------------------------------------------------------------ update
-
-    def _view(self, stored: Stored, own: LogEntry | None = None, since: int = 0) -> _View:
-        """The checkpoint in ``stored`` with every logged write it lacks replayed, in log order.
-
-        Before this write is logged (``own`` None) nothing is read when the body's marker accounts for
-        every comment. Once it is logged, the log is always read: which of the new comments is this
-        write's, and what came before and after it, decides the order. ``checked`` is how many comments
-        were accounted for; None when that is not known (the log could not be read whole, or comments
-        were deleted), and then the new body claims no more than its predecessor did. ``since``: the
-        comment count this write first read; its own comment comes after it, so the log is read from
-        there (or from the marker's count, if lower)."""
-        cp = checkpoint_of(stored)
-        state = log_state(cp)
-        count = length(stored, state)
-        extra = recent_edits(self.store, stored, state)  # a body of the comment log in a store of the edit log
-        if own is None and state.complete(count) and not any(e.replayable for e in extra):
-            return _View(replay(cp, []), (), count)
-        checked: int | None = count
-        entries: list[LogEntry] = []
-        start = min(state.seen, since) if own is not None else state.seen
-        if count < state.seen + state.own:  # comments were deleted: positions moved under the marker
-            checked = None
-        elif count > start:
-            try:
-                entries = self.store.log(stored, start, via=state.via)
-            except RemoteError as exc:
-                self.store.notices.append(f"the history of #{stored.number} could not be read ({exc}); this "
-                                          "revision was written over the body as it was")
-                checked = None
-            if checked is not None and [e.position for e in entries] != list(range(start + 1, count + 1)):
-                checked = None  # not every comment since the marker's count was read
-        entries.extend(extra)
-        if own is not None and all(e.write != own.write for e in entries):
-            # not among the comments read (not shown yet, or moved by a deletion): replayed last, and
-            # nothing more is claimed than before
-            entries.append(own._replace(position=max(count, state.seen) + 1))
-            checked = None
-        return _View(replay(cp, entries), tuple(entries), checked)
-
-    def _draft(self, spec: WriteSpec, target: Stored, now: str, write_id: str, own: LogEntry | None = None,
-               read: tuple[Checkpoint, int] | None = None) -> _Draft:
-        """The revision built on ``target``. ``own``: this write's log entry, once posted (it is then
-        replayed in its place in the log, not applied again). ``read``: what the first draft was built on,
-        when ``target`` is newer (with the comment count it had): a value a person changed meanwhile that
-        this write sets too is kept beside it."""
-        view = self._view(target, own, since=read[1] if read else 0)
-        replayed = view.replayed
-        as_stored = checkpoint_of(target)
-        if callable(spec.intent):
-            spec = replace(spec, intent=spec.intent(replayed.checkpoint))
-        assert isinstance(spec.intent, Intent)
-        if own is None:
-            applied = spec.intent.apply(replayed.checkpoint)
-            cp, file_conflicts = applied.checkpoint, applied.conflicts
-        else:
-            cp, file_conflicts = replayed.checkpoint, ()
-        conflicts: list[str] = []
-        if read is not None:
-            logged = frozenset().union(*(e.intent.sets(read[0]) for e in view.entries
-                                         if e.replayable and e.intent is not None and e.write != write_id))
-            cp, conflicts = _keep_theirs(cp, read[0], as_stored, spec.intent.sets(read[0]) - logged)
-        applied_ids = tuple(dict.fromkeys((*replayed.applied, write_id)))
-        before = log_state(as_stored)
-        if self.store.log_in_body:  # the log is the body's edit history; this body is one more version of it
-            if view.checked is None:  # claim no more than was checked: readers look at the rest
-                seen = before.seen if before.via == "edits" else 0
-            else:  # a body of the comment log: its comments were replayed; every version so far is accounted for
-                seen = view.checked if before.via == "edits" else target.edits
-            state = LogState(seen=seen, own=1, applied=applied_ids, via="edits")
-        elif view.checked is None:  # claim no more than was checked: readers look at the rest
-            state = LogState(seen=log_state(as_stored).seen, own=0, applied=applied_ids)
-        elif own is None:  # the next comment will be this write's
-            state = LogState(seen=view.checked, own=1 if spec.log else 0, applied=applied_ids)
-        else:  # this write's comment is among those accounted for
-            state = LogState(seen=view.checked, own=0, applied=applied_ids)
-        others = [e.revision.revision for e in replayed.replayed if e.write != write_id]
-        revision = max([as_stored.meta.revision, *others]) + 1
-        if own is not None:
-            revision = max(revision, own.revision.revision)  # the number its history comment gave it
-        stamped = with_log(self._stamp(cp, revision, now, spec), state)
-        return _Draft(target, replayed, stamped, self._body(stamped, target, spec), file_conflicts, spec.intent,
-                      tuple(conflicts))
 
     def _update(self, spec: WriteSpec, target: Stored) -> WriteResult:
         now = self.clock()
         write_id = os.urandom(6).hex()
-        draft = self._draft(spec, target, now, write_id)
+        draft = self._draft(spec, view(self.store, target), now, write_id)
         spec = replace(spec, intent=draft.intent)  # made once: what is logged is what is applied
-        read = checkpoint_of(target)
         before = draft.view.checkpoint
-        warnings = [n for n in (ignored_notice(draft.view.ignored),) if n]
-        if not draft.view.replayed and content_equal(draft.checkpoint, read) and spec.event != "pre-compact":
+        warnings = [n for n in (ignored_notice(draft.replayed.ignored),) if n]
+        if not draft.replayed.replayed and content_equal(draft.checkpoint, draft.view.as_stored) and \
+                spec.event != "pre-compact":
             return WriteResult(before, target.body, target, changed=False, warnings=warnings)
         changes = describe(before, draft.checkpoint)
         if spec.dry_run:
             return WriteResult(draft.checkpoint, draft.body, target, changes=changes, previous=before,
                                file_conflicts=list(draft.file_conflicts), warnings=warnings)
+        entry = self._entry(draft.checkpoint, write_id, now, spec, changes) if spec.log else None
+        stored, draft = self._publish(spec, draft, now, write_id, entry)
+        warnings.extend(self._tell_people(stored, draft.conflicts))
+        return WriteResult(draft.checkpoint, draft.body, stored, changes=changes, conflicts=list(draft.conflicts),
+                           file_conflicts=list(draft.file_conflicts), warnings=[*warnings, *self._notices()],
+                           previous=before)
 
-        own = None
-        if self.store.log_in_body:  # the write and its log entry are one request: durable once it lands
-            entry = self._entry(draft.checkpoint, write_id, now, spec, changes) if spec.log else None
-            stored, draft = self._publish(spec, draft, now, write_id, None, entry)
-            warnings.extend(self._tell_people(stored, draft.conflicts))
-            warnings.extend(self.store.notices)
-            self.store.notices.clear()
-            return WriteResult(draft.checkpoint, draft.body, stored, changes=changes,
-                               conflicts=list(draft.conflicts), file_conflicts=list(draft.file_conflicts),
-                               warnings=warnings, previous=before)
-        if spec.log:  # from here on the write is durable: whatever happens to the body, readers replay it
-            entry = self._entry(draft.checkpoint, write_id, now, spec, changes)
-            try:
-                self.store.add_revision(target, entry, self._summary(draft.checkpoint.meta.revision, now, spec,
-                                                                     changes))
-                own = entry
-            except RemoteError as exc:  # not logged (or not known to be): the body alone must take it
-                warnings.append(f"the history comment could not be posted ({exc}); the revision is in the body "
-                                "only, so a writer that read before it may overwrite it")
-                spec = replace(spec, log=False)  # the body must not count on a comment that may not be there
-                draft = self._draft(spec, target, now, write_id)
-        try:
-            stored, draft = self._publish(spec, draft, now, write_id, own)
-        except RemoteError as exc:
-            if own is None:
-                raise
-            stored = None  # logged: every reader has it; the next write brings the body up to date
-            warnings.append(f"the revision is logged, but the body could not be written ({exc}); "
-                            "'ghstate resume' shows it, and the next write brings the body up to date")
-        if stored is not None:
-            warnings.extend(self._tell_people(stored, draft.conflicts))
-        warnings.extend(self.store.notices)
-        self.store.notices.clear()
-        return WriteResult(draft.checkpoint, draft.body, stored or target, changes=changes,
-                           conflicts=list(draft.conflicts), file_conflicts=list(draft.file_conflicts),
-                           warnings=warnings, previous=before)
+    def _draft(self, spec: WriteSpec, read: View, now: str, write_id: str, own: LogEntry | None = None,
+               first: View | None = None) -> _Draft:
+        """The revision built on ``read``. ``own``: this write's log entry, once logged (it is then
+        replayed in its place in the log, not applied again). ``first``: what the first draft was built
+        on, when ``read`` is newer: a value a person changed meanwhile that this write sets too is kept
+        beside it."""
+        replayed = read.replayed
+        if callable(spec.intent):
+            spec = replace(spec, intent=spec.intent(replayed.checkpoint))
+        assert isinstance(spec.intent, Intent)
+        cp, file_conflicts = replayed.checkpoint, ()
+        if own is None:
+            applied = spec.intent.apply(replayed.checkpoint)
+            cp, file_conflicts = applied.checkpoint, applied.conflicts
+        conflicts: list[str] = []
+        if first is not None:
+            logged = frozenset().union(*(e.intent.sets(first.checkpoint) for e in read.entries
+                                         if e.replayable and e.intent is not None and e.write != write_id))
+            cp, conflicts = _keep_theirs(cp, first.checkpoint, read.as_stored,
+                                         spec.intent.sets(first.checkpoint) - logged)
+        state = self._log_state(read, (*replayed.applied, write_id))
+        others = [e.revision.revision for e in replayed.replayed if e.write != write_id]
+        revision = max([read.as_stored.meta.revision, *others]) + 1
+        if own is not None:
+            revision = max(revision, own.revision.revision)  # the number its log entry gave it
+        stamped = with_log(self._stamp(cp, revision, now, spec), state)
+        body, stamped = self._body(stamped, read, spec)
+        return _Draft(read, stamped, body, file_conflicts, spec.intent, tuple(conflicts))
+
+    def _log_state(self, read: View, applied: tuple[str, ...]) -> LogState:
+        """What the body this write saves says of the store's log: the entries it accounts for (claiming no
+        more than were checked: readers look at the rest), and its own entry after them. A body of an older
+        log (an older ghstate's comments) had those replayed: every entry of the store's own is then
+        accounted for."""
+        before = log_state(read.as_stored)
+        via = self.store.log_via
+        if before.via != via:  # converted: the older log was replayed into this body
+            seen = 0 if read.checked is None else self.store.log_length(read.stored, LogState(via=via))
+        else:
+            seen = before.seen if read.checked is None else read.checked
+        return LogState(seen=seen, own=1, applied=tuple(dict.fromkeys(applied)), via=via)
 
     def _publish(self, spec: WriteSpec, draft: _Draft, now: str, write_id: str,
-                 own: LogEntry | None, entry: LogEntry | None = None) -> tuple[Stored, _Draft]:
-        """Write the draft's body; write again while other writers' logged changes are missing from it.
-        ``entry``: this write's log entry, when it travels in the body (the store's ``log_in_body``)."""
-        inline = self.store.log_in_body
-        read = (draft.view.checkpoint, draft.target.edits if inline else draft.target.comments)
+                 entry: LogEntry | None) -> tuple[Stored, _Draft]:
+        """Write the draft's body with its log entry; write again while other writers' logged changes are
+        missing from it."""
+        first = draft.view
+        since = self.store.log_length(first.stored, log_state(first.as_stored))
         file_conflicts = draft.file_conflicts
         fresh = self.store.reread(draft.target)
+        own: LogEntry | None = None
         stored: Stored | None = None
         for _ in range(ROUNDS):
             if fresh is not None:  # changed since it was read: build on what is there now
-                draft = self._draft(spec, fresh, now, write_id, own, read)
+                draft = self._draft(spec, view(self.store, fresh, own, since), now, write_id, own, first)
                 draft.file_conflicts = file_conflicts
             labels = spec.labels.apply(draft.target.labels, draft.checkpoint) if spec.labels else None
             title = draft.checkpoint.title
-            title_change = title if title != (draft.target.title or title) else None
             try:
-                stored = self.store.update(draft.target, draft.body, title=title_change, labels=labels,
-                                           entry=entry if inline else None)
+                stored = self.store.update(draft.target, draft.body, title=title if title != (
+                    draft.target.title or title) else None, labels=labels, entry=entry)
             except Changed as exc:  # edited while a failed write waited to be resent
                 fresh = exc.fresh
                 continue
-            if inline and entry is not None:
-                own = entry  # logged: from here on it is replayed in its place, not applied again
-            state = log_state(draft.checkpoint)
-            if state.complete(length(stored, state)):
+            own = entry  # logged: from here on it is replayed in its place, not applied again
+            if not self._lacking(stored, draft):
                 return stored, draft
-            try:
-                lacking = missing(state, self.store.log(stored, state.seen, via=state.via))
-            except RemoteError as exc:  # written; whether another write went in meanwhile cannot be told now
-                self.store.notices.append(f"the history of #{stored.number} could not be read after the write "
-                                          f"({exc}); any revision logged meanwhile is shown by 'ghstate resume' "
-                                          "and written back by the next write")
-                return stored, draft
-            if not lacking:
-                return stored, draft  # only comments that are not writes (a person's) came meanwhile
             fresh = self.store.get(stored.number)
         self.store.notices.append(f"other writers kept changing #{draft.target.number} while this revision was "
                                   f"written ({ROUNDS} rounds); every change is logged and 'ghstate resume' shows it, "
@@ -334,7 +237,27 @@ class Writer:
                               "the revision is logged: 'ghstate resume' shows it", retryable=True)
         return stored, draft
 
+    def _lacking(self, stored: Stored, draft: _Draft) -> bool:
+        """Whether the body just written lacks a write another writer logged meanwhile (only comments that
+        are not writes, a person's, may have come meanwhile: those it need not hold)."""
+        state = log_state(draft.checkpoint)
+        if state.complete(self.store.log_length(stored, state)):
+            return False
+        try:
+            return bool(missing(state, self.store.log(stored, state, state.seen)))
+        except RemoteError as exc:  # written; whether another write went in meanwhile cannot be told now
+            self.store.notices.append(f"the history of #{stored.number} could not be read after the write "
+                                      f"({exc}); any revision logged meanwhile is shown by 'ghstate resume' "
+                                      "and written back by the next write")
+            return False
+
     # ----------------------------------------------------------------------------- pieces
+
+    def _notices(self) -> list[str]:
+        """What the store noticed during this write (said as warnings), taken from it."""
+        notices = list(self.store.notices)
+        self.store.notices.clear()
+        return notices
 
     def _tell_people(self, stored: Stored, conflicts: tuple[str, ...]) -> list[str]:
         """A person's edit that this write kept beside its own ("… (concurrent edit)") is for a person to
@@ -360,37 +283,29 @@ class Writer:
                         dirty=spec.tree.dirty, execution=spec.execution, new_id=spec.new_id)
         return stamped.with_meta(fingerprints=dict(spec.fingerprints))
 
-    def _body(self, cp: Checkpoint, target: Stored | None, spec: WriteSpec) -> str:
-        # Over an existing body, only what changed is rewritten: a person's formatting stays.
-        body = splice.render_update(cp, target.body, self.env) if target else render.render_body(cp, self.env)
-        actual = section_digests(parse(body).checkpoint)
-        if actual != cp.meta.digests:  # the digests describe what the body reads back as
-            body = render.replace_marker(body, with_digests(cp, actual))
+    def _body(self, cp: Checkpoint, read: View | None, spec: WriteSpec) -> tuple[str, Checkpoint]:
+        """The body for ``cp`` (over an existing body only what changed is rewritten: a person's formatting
+        stays), checked as every body is before it leaves: a repository's own template must read back as the
+        shipped one; what goes to GitHub must fit and hold no credential."""
+        body, cp = written_body(cp, self.env, read.stored.body if read else None)
         if self.builtin is not None:  # a repository's own template
             template = self.env.get_template("checkpoint.md.j2").filename or "checkpoint.md.j2"
-            checks.check_template(body, render.render_body(cp, self.builtin), template)
+            checks.check_template(body, render_body(cp, self.builtin), template)
         if self.store.remote:
-            body, shed = checks.fit_size(body, with_digests(cp, actual), self.max_body_chars)
+            body, shed = checks.fit_size(body, cp, self.max_body_chars)
             if shed:
                 self.store.notices.append(f"to stay under {self.max_body_chars:,} characters, this revision's hidden "
                                           f"marker leaves out {shed}")
             if not spec.allow_secrets:
-                before = checkpoint_of(target) if target else Checkpoint()
-                checks.check_secrets(target.body if target else "", before, body, cp)
-        return body
+                checks.check_secrets(read.stored.body if read else "", read.as_stored if read else Checkpoint(),
+                                     body, cp)
+        return body, cp
 
     def _entry(self, cp: Checkpoint, write_id: str, now: str, spec: WriteSpec, changes: list[str]) -> LogEntry:
         e = spec.execution
         revision = Revision(revision=cp.meta.revision, at=now, event=spec.event, changes=tuple(changes),
                             agent=e.agent if e else "", role=e.role if e else "", session=e.session if e else "")
-        return LogEntry(revision, write_id, spec.intent)
-
-    def _summary(self, number: int, now: str, spec: WriteSpec, changes: list[str]) -> str:
-        e = spec.execution
-        who = ", ".join(x for x in ((e.role if e else ""), f"session {e.session}" if e and e.session else "") if x)
-        who = f"{(e.agent if e else '') or 'ghstate'}{f' ({who})' if who else ''}"
-        revision = Revision(revision=number, at=now, event=spec.event, changes=tuple(changes))
-        return self.env.get_template("comment.md.j2").render(revision=revision, who=who, data="").strip()
+        return LogEntry(revision, write_id, spec.intent if isinstance(spec.intent, Intent) else None)
 
     def _keep_pending(self, spec: WriteSpec, target: Stored | None) -> str:
         """Keep a write GitHub could not take, whole; ``push`` replays it as it was made, on the checkpoint
@@ -399,6 +314,8 @@ class Writer:
         assert self.pending is not None and isinstance(spec.intent, Intent)
         intent = spec.intent
         if target is not None and intent.incoming is not None and intent.base is None:
+            from ghstate.services.reader import checkpoint_of
+
             digests = checkpoint_of(target).meta.digests
             if digests is not None:
                 intent = replace(intent, base=tuple(sorted((k, v) for k, v in digests.items() if isinstance(v, str))))
@@ -425,4 +342,3 @@ def _keep_theirs(cp: Checkpoint, read: Checkpoint, now: Checkpoint,
             cp = cp._replace(extra=(*cp.extra, *kept))
             conflicts.append("the title" if key == "title" else HEADINGS[key])
     return cp, conflicts
-
