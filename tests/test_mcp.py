@@ -304,3 +304,18 @@ def test_a_prompt_asked_for_a_number_that_is_no_checkpoint_number_is_a_clear_err
     for given in ("²", "0", "-3", "abc"):
         with pytest.raises(InputError, match="issue must be a checkpoint number"):
             prompt_text(given, lambda: None)
+
+
+def test_the_cli_and_the_tool_fill_one_request_type():
+    """One request type for every front end: the checkpoint tool's arguments and the checkpoint command's
+    options are the fields of ``CheckpointRequest`` (the command's own: who writes, output, the store)."""
+    from dataclasses import fields
+
+    from ghstate.agents.mcp_tools import TOOLS
+    from ghstate.commands.checkpoint import checkpoint
+    from ghstate.services.checkpoint import CheckpointRequest
+
+    names = {f.name for f in fields(CheckpointRequest)}
+    assert set(TOOLS["checkpoint"]["schema"]) <= names
+    own = {"agent", "role", "session", "as_json", "no_log", "project", "repo", "store"}
+    assert {p.name for p in checkpoint.params} - own <= names

@@ -71,10 +71,6 @@ TOOLS: dict[str, dict[str, Any]] = {
     },
 }
 
-# checkpoint's arguments that are CLI flags too, and those flags: the same checks, the same messages
-_FLAGS = {"title": "--title", "goal": "--goal", "done": "--done", "undo": "--undo", "phase": "--phase",
-          "decision": "--decision", "question": "--question", "risk": "--risk", "read": "--read",
-          "resume_at": "--resume-at"}
 URI = re.compile(r"ghstate://checkpoint/([1-9][0-9]{0,9})")
 URI_TEMPLATE = "ghstate://checkpoint/{number}"
 PROMPT_DESCRIPTION = ("Continue the task of this branch (or of checkpoint ISSUE) from its ghstate checkpoint: "
@@ -157,33 +153,17 @@ def _lint(app: Any, args: dict[str, Any]) -> str | Answer:
 
 
 def _checkpoint(app: Any, args: dict[str, Any]) -> str:
-    from ghstate.core.edits import Edits
-    from ghstate.services.checkpoint import ChangeError, CheckpointRequest, check_changes, run_checkpoint
-    from ghstate.services.inputs import check_text, load_text
+    from ghstate.services.checkpoint import CheckpointRequest, RequestError, run_checkpoint
 
-    if args.get("issue") is not None and args.get("new"):
-        raise InputError("checkpoint: give either issue or new, not both")
+    request = CheckpointRequest(**args, event="mcp")  # the tool's arguments are the request's fields
     try:
-        check_changes({flag: (args[key],) if isinstance(args.get(key), str) else args.get(key, ())
-                       for key, flag in _FLAGS.items()})
-    except ChangeError as exc:
-        where = next((k for k, f in _FLAGS.items() if f == exc.flag), None)
-        raise InputError(f"checkpoint: {where} {exc}" if where else f"checkpoint: {exc}") from None
-    edits = Edits(title=args.get("title"), goal=args.get("goal"), resume=args.get("resume_at"),
-                  done=args.get("done", ()), undo=args.get("undo", ()), phases=args.get("phase", ()),
-                  decisions=args.get("decision", ()), questions=args.get("question", ()),
-                  risks=args.get("risk", ()), reads=args.get("read", ()))
-    incoming = None
-    if "body" in args:
-        incoming = load_text(check_text(args["body"], "the body"), "the body")
-    elif not edits:
-        raise InputError("checkpoint: nothing to write: give body, or changes such as phase, done, decision, "
-                         "resume_at")
-    outcome = run_checkpoint(app, CheckpointRequest(issue=args.get("issue"), edits=edits, incoming=incoming,
-                                                    title=args.get("title"), force_new=bool(args.get("new")),
-                                                    dry_run=bool(args.get("dry_run")), event="mcp"))
+        request.check()
+    except RequestError as exc:
+        said = exc.said(lambda name: name)
+        raise InputError(f"checkpoint: {exc.field} {said}" if exc.field else f"checkpoint: {said}") from None
+    outcome = run_checkpoint(app, request)
     warnings = [f"Warning: {w}" for w in outcome.warnings]
-    if args.get("dry_run"):
+    if request.dry_run:
         return "\n".join([*warnings, outcome.result.body])
     return "\n".join([*outcome.lines(), *warnings]) + "\n"
 

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 import click
 
-from ghstate.commands.common import ISSUE, emit_json, make_app, store_options
-from ghstate.core.edits import Edits
+from ghstate.commands.common import ISSUE, emit_json, make_app, store_options, usage_errors
 from ghstate.core.state_json import to_json
-from ghstate.services.checkpoint import ChangeError, CheckpointRequest, check_changes, run_checkpoint
-from ghstate.services.inputs import load_input
+from ghstate.services.checkpoint import CheckpointRequest, check_values, run_checkpoint
+from ghstate.services.inputs import read_input
 
 
 @click.command()
 @click.argument("issue", type=ISSUE, required=False)
 @store_options
-@click.option("-f", "--file", "file_", metavar="PATH", help="Markdown body or JSON state to write ('-' reads stdin).")
+@click.option("-f", "--file", "body", metavar="PATH", help="Markdown body or JSON state to write ('-' reads stdin).")
 @click.option("--title", help="Title of the checkpoint (the issue title on GitHub).")
 @click.option("--goal", metavar="TEXT", help="Set the goal.")
 @click.option("--done", multiple=True, metavar="PHASE", help="Tick a phase: its name, label ('Phase 2') or number.")
@@ -28,19 +30,16 @@ from ghstate.services.inputs import load_input
 @click.option("--agent", metavar="NAME", help="Who writes this revision (default: GHSTATE_AGENT).")
 @click.option("--role", metavar="ROLE", help="In which role: editor, reviewer, ci, … (default: GHSTATE_ROLE).")
 @click.option("--session", metavar="ID", help="The runtime session (default: GHSTATE_SESSION).")
-@click.option("--new", "force_new", is_flag=True, help="Create a new checkpoint even if the branch has one.")
+@click.option("--new", is_flag=True, help="Create a new checkpoint even if the branch has one.")
 @click.option("--dry-run", is_flag=True, help="Print the body that would be written; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the written state as JSON.")
-@click.option("--no-log", is_flag=True, help="Do not leave a history comment for this revision.")
+@click.option("--no-log", is_flag=True, help="Do not log this revision (a concurrent writer may then overwrite it).")
 @click.option("--force", is_flag=True, help="Let the --file sections replace the current ones, unmerged.")
 @click.option("--allow-secrets", is_flag=True, help="Write even if the text looks like it holds a credential.")
 @click.option("--project", metavar="PROJECT", help="GitHub Project (v2) to keep current: orgs/OWNER/projects/N, "
               "users/NAME/projects/N or its URL (default: GHSTATE_PROJECT, then project in the config).")
-def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: str | None, done: tuple[str, ...],
-               undo: tuple[str, ...], phase: tuple[str, ...], decision: tuple[str, ...],
-               question: tuple[str, ...], risk: tuple[str, ...], read: tuple[str, ...], resume_at: str | None,
-               agent: str | None, role: str | None, session: str | None, force_new: bool, dry_run: bool,
-               as_json: bool, no_log: bool, force: bool, allow_secrets: bool, project: str | None) -> None:
+def checkpoint(issue: int | None, body: str | None, agent: str | None, role: str | None, session: str | None,
+               as_json: bool, no_log: bool, project: str | None, **fields: Any) -> None:
     """Write a checkpoint: create it, or update ISSUE (default: the branch's open checkpoint).
 
     \b
@@ -49,34 +48,19 @@ def checkpoint(issue: int | None, file_: str | None, title: str | None, goal: st
       ghstate checkpoint --done "Phase 2" --decision "keep the v1 API" --resume-at "Start Phase 3"
       ghstate show 24 --json | jq '.goal = "…"' | ghstate checkpoint 24 --file -
     """
-    if issue is not None and force_new:
-        raise click.UsageError("give either ISSUE or --new, not both")
-    try:
-        check_changes({"--title": (title,), "--goal": (goal,), "--done": done, "--undo": undo, "--phase": phase,
-                       "--decision": decision, "--question": question, "--risk": risk, "--read": read,
-                       "--resume-at": (resume_at,), "--agent": (agent,), "--role": (role,),
-                       "--session": (session,)})
-    except ChangeError as exc:
-        if exc.flag is None:
-            raise click.UsageError(str(exc)) from None
-        raise click.BadParameter(str(exc), param_hint=exc.flag) from None
-    edits = Edits(title=title, goal=goal, resume=resume_at, done=done, undo=undo, phases=phase,
-                  decisions=decision, questions=question, risks=risk, reads=read)
-    incoming = None
-    if file_ is not None:
-        cp, present, _ = load_input(file_)
-        incoming = (cp, present)
-    elif not edits:
-        raise click.UsageError("nothing to write: give --file PATH or flags such as --phase, --done, "
-                               "--decision, --resume-at")
+    request = CheckpointRequest(issue=issue, body="" if body is not None else None, log=not no_log, **fields)
+    with usage_errors():
+        request.check()
+        check_values({"agent": agent, "role": role, "session": session})
+    if body is not None:
+        text, source = read_input(body)
+        request = replace(request, body=text, source=source)
     app = make_app(agent=agent, role=role, session=session, project=project)
-    outcome = run_checkpoint(app, CheckpointRequest(issue=issue, edits=edits, incoming=incoming, force=force,
-                                                    title=title, force_new=force_new, dry_run=dry_run,
-                                                    log=not no_log, allow_secrets=allow_secrets))
+    outcome = run_checkpoint(app, request)
     for warning in outcome.warnings:
         click.echo(f"Warning: {warning}", err=True)
     result = outcome.result
-    if dry_run:
+    if request.dry_run:
         click.echo(result.body, nl=False)
         return
     if as_json:

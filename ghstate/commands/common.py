@@ -3,10 +3,11 @@ The work itself is in ``ghstate.services`` and ``ghstate.services.app``, which i
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -68,6 +69,28 @@ def make_app(*, need_token: bool = True, github: dict[str, Any] | None = None, *
                     project=options.get("project"), github=github)
     ctx.call_on_close(app.flush_notices)
     return app
+
+
+@contextlib.contextmanager
+def usage_errors() -> Iterator[None]:
+    """A request the services refuse as one that cannot be meant (``RequestError``) is a usage error
+    (exit 2), its fields named as this command's options and arguments."""
+    from ghstate.services.checkpoint import RequestError
+
+    try:
+        yield
+    except RequestError as exc:
+        params = {p.name: p for p in click.get_current_context().command.params}
+
+        def name(field: str) -> str:
+            param = params.get(field)
+            if param is None:
+                return f"--{field.replace('_', '-')}"
+            return param.human_readable_name if isinstance(param, click.Argument) else max(param.opts, key=len)
+
+        if exc.field is None:
+            raise click.UsageError(exc.said(name)) from None
+        raise click.BadParameter(exc.said(name), param_hint=name(exc.field)) from None
 
 
 def emit_json(data: Any) -> None:

@@ -3,7 +3,9 @@ value in, the write's outcome and the lines to say out. No click here."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from ghstate.core import findings
 from ghstate.core.edits import Edits
@@ -14,23 +16,95 @@ from ghstate.core.model import Checkpoint
 from ghstate.errors import InputError, NotFound
 from ghstate.git import gitinfo
 from ghstate.services.app import App
+from ghstate.services.inputs import check_text, load_text
 from ghstate.services.writer import WriteResult
+
+
+class RequestError(InputError):
+    """A request that cannot be meant (a control character, an empty item, --done and --undo of one phase,
+    nothing to write). ``field`` is the field it is about, or None when it is about several; the message
+    names fields as ``{field}``, and each front end says them in its own words (``said``): the CLI its
+    flags (exit 2), the MCP server its tool's arguments."""
+
+    def __init__(self, template: str, field: str | None = None) -> None:
+        self.template = template
+        self.field = field
+        super().__init__(self.said(lambda name: name))
+
+    def said(self, name: Callable[[str], str]) -> str:
+        return re.sub(r"\{(" + "|".join(FIELDS) + r")\}", lambda m: name(m.group(1)), self.template)
 
 
 @dataclass(frozen=True)
 class CheckpointRequest:
-    """What one checkpoint write asks for, whoever asks (the CLI's flags, the MCP server's tool)."""
+    """One checkpoint write, whoever asks: the CLI's flags and the MCP tool's arguments fill these same
+    fields, named as both name them; ``check`` refuses what cannot be meant before anything is read."""
 
     issue: int | None = None
-    edits: Edits = field(default_factory=Edits)
-    incoming: tuple[Checkpoint, frozenset[str]] | None = None  # a whole body or state, and the sections it names
-    force: bool = False
+    body: str | None = None  # a whole checkpoint as given: a markdown body or a JSON state
+    source: str = "the body"  # where ``body`` came from, as an error names it ("standard input", a path)
     title: str | None = None
-    force_new: bool = False
+    goal: str | None = None
+    resume_at: str | None = None
+    done: tuple[str, ...] = ()
+    undo: tuple[str, ...] = ()
+    phase: tuple[str, ...] = ()
+    decision: tuple[str, ...] = ()
+    question: tuple[str, ...] = ()
+    risk: tuple[str, ...] = ()
+    read: tuple[str, ...] = ()
+    new: bool = False  # another checkpoint for this branch, even if it has one
+    force: bool = False  # the body's sections replace the current ones, unmerged
     dry_run: bool = False
     log: bool = True
     allow_secrets: bool = False
     event: str = "checkpoint"
+
+    @property
+    def edits(self) -> Edits:
+        return Edits(title=self.title, goal=self.goal, resume=self.resume_at, done=self.done, undo=self.undo,
+                     phases=self.phase, decisions=self.decision, questions=self.question, risks=self.risk,
+                     reads=self.read)
+
+    def check(self) -> None:
+        """Refuse what cannot be meant, naming the field (RequestError)."""
+        if self.issue is not None and self.new:
+            raise RequestError("give either {issue} or {new}, not both")
+        check_values({name: getattr(self, name) for name in TEXT_FIELDS})
+        if self.body is None and not self.edits:
+            raise RequestError("nothing to write: give {body}, or changes such as {phase}, {done}, {decision}, "
+                               "{resume_at}")
+
+    def incoming(self) -> tuple[Checkpoint, frozenset[str]] | None:
+        """The whole checkpoint the body gives, and the sections it names (None without a body)."""
+        if self.body is None:
+            return None
+        return load_text(check_text(self.body, self.source), self.source)
+
+
+# The request's fields that hold text, and those the CLI also takes for the App (who writes): one rule each.
+TEXT_FIELDS = ("title", "goal", "resume_at", "done", "undo", "phase", "decision", "question", "risk", "read")
+FIELDS = ("issue", "body", "new", *TEXT_FIELDS, "agent", "role", "session")
+_ONE_LINE = ("agent", "role", "session")
+_NOT_EMPTY = ("done", "undo", "phase", "decision", "question", "risk", "read")
+
+
+def check_values(values: dict[str, str | tuple[str, ...] | None]) -> None:
+    """Refuse values that cannot be meant, before anything is read or written (keys are field names)."""
+    for name, given in values.items():
+        for value in (given,) if isinstance(given, str) else (given or ()):
+            at = control_at(value)
+            if at >= 0:
+                raise RequestError(f"holds a control character ({describe_control(value, at)}); only tab and "
+                                   "newline are text (terminal output?)", name)
+            if name in _ONE_LINE and ("\n" in value or "\r" in value):
+                raise RequestError("must be one line", name)
+            if name in _NOT_EMPTY and not value.strip():
+                raise RequestError("is empty", name)
+    done, undo = values.get("done") or (), values.get("undo") or ()
+    both = ({" ".join(x.split()).lower() for x in done if x} & {" ".join(x.split()).lower() for x in undo if x})
+    if both:
+        raise RequestError(f"{{done}} and {{undo}} both name {sorted(both)[0]!r}; give one of them")
 
 
 @dataclass(frozen=True)
@@ -55,10 +129,12 @@ class CheckpointOutcome:
 
 def run_checkpoint(app: App, request: CheckpointRequest) -> CheckpointOutcome:
     """Write one revision: the one place where a checkpoint request becomes a WriteSpec and is written."""
+    request.check()
     intent = Intent(edits=request.edits)
     title = request.title
-    if request.incoming is not None:
-        incoming, present = request.incoming
+    given = request.incoming()
+    if given is not None:
+        incoming, present = given
         intent = Intent(edits=request.edits, incoming=incoming, present=present, force=request.force)
         title = title or incoming.title or None
     settings = app.settings
@@ -76,8 +152,8 @@ def run_checkpoint(app: App, request: CheckpointRequest) -> CheckpointOutcome:
         fingerprints=gitinfo.fingerprints(settings.root if settings.in_git else None, tree.dirty),
         execution=execution,
         title=title,
-        lookup=not request.force_new,
-        create=not reviewing or request.force_new,
+        lookup=not request.new,
+        create=not reviewing or request.new,
         record_tree=not reviewing,
         dry_run=request.dry_run,
         log=request.log,
@@ -100,35 +176,3 @@ def run_checkpoint(app: App, request: CheckpointRequest) -> CheckpointOutcome:
     warnings += app.keep_project(stored, result.checkpoint)
     location = app.where(stored)
     return CheckpointOutcome(result, tuple(warnings), app.label(stored.number), location)
-
-
-_ONE_LINE = ("--agent", "--role", "--session")
-_NOT_EMPTY = ("--done", "--undo", "--phase", "--decision", "--question", "--risk", "--read")
-
-
-class ChangeError(InputError):
-    """A change that cannot be meant (a control character, an empty item, --done and --undo of one phase).
-    ``flag`` names the option it came from, or None when it is about two of them."""
-
-    def __init__(self, message: str, flag: str | None = None) -> None:
-        super().__init__(message)
-        self.flag = flag
-
-
-def check_changes(values: dict[str, tuple[str | None, ...]]) -> None:
-    """Refuse values that cannot be meant, before anything is read or written. Keys are the CLI's flag
-    names; the CLI reports a ChangeError as a usage error (exit 2), the MCP server as a tool error."""
-    for flag, given in values.items():
-        for value in (v for v in given if v is not None):
-            at = control_at(value)
-            if at >= 0:
-                raise ChangeError(f"holds a control character ({describe_control(value, at)}); only tab and "
-                                  "newline are text (terminal output?)", flag)
-            if flag in _ONE_LINE and ("\n" in value or "\r" in value):
-                raise ChangeError("must be one line", flag)
-            if flag in _NOT_EMPTY and not value.strip():
-                raise ChangeError("is empty", flag)
-    both = ({" ".join(x.split()).lower() for x in values.get("--done", ()) if x}
-            & {" ".join(x.split()).lower() for x in values.get("--undo", ()) if x})
-    if both:
-        raise ChangeError(f"--done and --undo both name {sorted(both)[0]!r}; give one of them")

@@ -48,13 +48,6 @@ def check_text(text: str, name: str) -> str:
     return text
 
 
-def load_input(path: str) -> tuple[Checkpoint, frozenset[str], str]:
-    """A checkpoint from a markdown body or a JSON state, the sections it names, and its name."""
-    text, name = read_input(path)
-    cp, present = load_text(text, name)
-    return cp, present, name
-
-
 def load_text(text: str, name: str) -> tuple[Checkpoint, frozenset[str]]:
     """A checkpoint from checked text (a markdown body or a JSON state) and the sections it names."""
     from ghstate.core.state_json import StateError, from_json
