@@ -90,7 +90,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
     try:
         import tomllib
     except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib  # type: ignore[no-redef]  # Python 3.10: tomllib is 3.11's
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
@@ -231,39 +231,13 @@ def build(
     api_url = (env.get("GITHUB_API_URL") or DEFAULT_API).rstrip("/")
     if not api_url.startswith(("https://", "http://")):
         raise ConfigError(f"GITHUB_API_URL must be an http(s) URL, not {api_url!r}")
-
     chosen = store or env.get("GHSTATE_STORE") or policy.store
     if chosen not in STORES:
         raise ConfigError(f"--store must be one of {', '.join(STORES)}, not {chosen!r}")
-    repo = repo or env.get("GITHUB_REPOSITORY") or None
-    if repo is None and git_root is not None and chosen != "local":
-        url = gitinfo.origin_url(git_root)
-        repo = gitinfo.repo_from_url(url, api_hosts(api_url)) if url else None
-    if repo is not None:
-        repo = repo.strip()
-        parts = repo.split("/")
-        if len(parts) != 2 or not all(parts):
-            raise ConfigError(f"repository must be OWNER/NAME, not {repo!r}")
-
-    token = ""
-    if chosen == "github" or (chosen == "auto" and repo and need_token):
-        token = read_token(env, api_hosts(api_url)[0])
-    if chosen == "auto":
-        chosen = "github" if token and repo else "local"
-    if chosen == "github":
-        if not repo and need_repo:
-            raise ConfigError("no GitHub repository: pass -R OWNER/NAME, set GITHUB_REPOSITORY, "
-                              "or add a GitHub 'origin' remote")
-        if not token:
-            raise ConfigError("no GitHub token: set GH_TOKEN or GITHUB_TOKEN, or run 'gh auth login'")
-
-    if project:
-        project = check_project(project, "--project")
-    elif env.get("GHSTATE_PROJECT", "").strip():
-        project = check_project(env["GHSTATE_PROJECT"], "GHSTATE_PROJECT")
-    else:
-        project = policy.project
-
+    repo = _repository(repo or env.get("GITHUB_REPOSITORY") or None, git_root if chosen != "local" else None,
+                       api_url)
+    chosen, token = _store_and_token(chosen, repo, env, api_url, need_token=need_token, need_repo=need_repo)
+    project = _project(project, env, policy)
     return Settings(
         root=root,
         in_git=git_root is not None,
@@ -280,6 +254,44 @@ def build(
         project=project,
         project_token=env.get("GHSTATE_PROJECT_TOKEN", "").strip() if project else "",
     )
+
+
+def _repository(repo: str | None, git_root: Path | None, api_url: str) -> str | None:
+    """OWNER/NAME given, or the ``origin`` remote's (when ``git_root`` is given and it is on the API's host)."""
+    if repo is None and git_root is not None:
+        url = gitinfo.origin_url(git_root)
+        repo = gitinfo.repo_from_url(url, api_hosts(api_url)) if url else None
+    if repo is not None:
+        repo = repo.strip()
+        parts = repo.split("/")
+        if len(parts) != 2 or not all(parts):
+            raise ConfigError(f"repository must be OWNER/NAME, not {repo!r}")
+    return repo
+
+
+def _store_and_token(chosen: str, repo: str | None, env: dict[str, str], api_url: str, *, need_token: bool,
+                     need_repo: bool) -> tuple[str, str]:
+    """The store (``auto`` settled: GitHub with a token and a repository, else local) and the token."""
+    token = ""
+    if chosen == "github" or (chosen == "auto" and repo and need_token):
+        token = read_token(env, api_hosts(api_url)[0])
+    if chosen == "auto":
+        chosen = "github" if token and repo else "local"
+    if chosen == "github":
+        if not repo and need_repo:
+            raise ConfigError("no GitHub repository: pass -R OWNER/NAME, set GITHUB_REPOSITORY, "
+                              "or add a GitHub 'origin' remote")
+        if not token:
+            raise ConfigError("no GitHub token: set GH_TOKEN or GITHUB_TOKEN, or run 'gh auth login'")
+    return chosen, token
+
+
+def _project(given: str | None, env: dict[str, str], policy: Policy) -> str:
+    if given:
+        return check_project(given, "--project")
+    if env.get("GHSTATE_PROJECT", "").strip():
+        return check_project(env["GHSTATE_PROJECT"], "GHSTATE_PROJECT")
+    return policy.project
 
 
 def _cache_dir(env: dict[str, str]) -> str | None:

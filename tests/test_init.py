@@ -468,7 +468,7 @@ def test_the_sdk_is_looked_for_in_the_python_that_runs_ghstate(repo, run, monkey
         script.write_text(f"#!{python}\nfrom ghstate.cli import main\nmain()\n")
         script.chmod(0o755)
         monkeypatch.setattr("shutil.which", lambda name, *a, s=str(script), **k: s if name == "ghstate" else None)
-        from ghstate.commands.init import sdk_available
+        from ghstate.agents.setup import sdk_available
 
         assert sdk_available("ghstate") is expected, python
         assert sdk_available(f"{python} -m ghstate") is expected

@@ -150,7 +150,7 @@ _SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|nu
 
 
 def _skip(text: str, pos: int) -> int:
-    return _WS.match(text, pos).end()  # type: ignore[union-attr]
+    return len(text) - len(text[pos:].lstrip(" \t\r\n"))
 
 
 def _scan(text: str) -> _Node:
@@ -191,7 +191,8 @@ def _scan(text: str) -> _Node:
 def _line_indent(text: str, pos: int) -> str:
     """The whitespace that begins the line ``pos`` is on."""
     start = text.rfind("\n", 0, pos) + 1
-    return re.match(r"[ \t]*", text[start:]).group(0)  # type: ignore[union-attr]
+    line = text[start:]
+    return line[: len(line) - len(line.lstrip(" \t"))]
 
 
 def _patch(text: str, root: _Node, old: Any, new: Any) -> str:

@@ -35,72 +35,17 @@ def serve(make_app: Callable[[str | None], Any], *, version: str) -> None:
     import contextlib
 
     import anyio
-    import mcp_types as types
     from mcp.server import Server
     from mcp.server.stdio import stdio_server
-    from mcp.shared.exceptions import MCPError
 
-    def app_for(ctx: Any) -> Callable[[], Any]:
-        info = getattr(ctx.session.client_params, "client_info", None)
-        client = CONTROL.sub("", " ".join(str(getattr(info, "name", "") or "").split()))[:100] or None
-        return lambda: make_app(client)
-
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[
-            types.Tool(name=name, description=tool["description"], input_schema=input_schema(name),
-                       annotations=types.ToolAnnotations(read_only_hint=tool["read_only"],
-                                                         destructive_hint=False if not tool["read_only"] else None,
-                                                         open_world_hint=False))
-            for name, tool in TOOLS.items()])
-
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        answer = call(params.name, params.arguments, app_for(ctx))
-        return types.CallToolResult(content=[types.TextContent(text=answer.text)], is_error=answer.error)
-
-    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        try:
-            found = open_checkpoints(app_for(ctx))
-        except GhstateError as exc:  # a host lists resources at start-up: an outage must not fail it
-            print(f"ghstate mcp: cannot list checkpoints: {' '.join(str(exc).split())}", file=sys.stderr)
-            found = []
-        return types.ListResourcesResult(resources=[
-            types.Resource(uri=uri, name=title, mime_type="text/markdown") for uri, title in found])
-
-    async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
-            name="checkpoint", uri_template=URI_TEMPLATE, mime_type="text/markdown",
-            description="A ghstate checkpoint's markdown body, as stored.")])
-
-    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        try:
-            text = read_checkpoint(str(params.uri), app_for(ctx))
-        except GhstateError as exc:
-            raise MCPError(code=types.INVALID_PARAMS, message=one_line(exc)) from None
-        return types.ReadResourceResult(contents=[
-            types.TextResourceContents(uri=str(params.uri), mime_type="text/markdown", text=text)])
-
-    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=[types.Prompt(
-            name="resume", description=PROMPT_DESCRIPTION,
-            arguments=[types.PromptArgument(name="issue", description="Checkpoint number (default: the branch's)",
-                                            required=False)])])
-
-    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-        if params.name != "resume":
-            raise MCPError(code=types.INVALID_PARAMS, message=f"no prompt {params.name!r}; the prompt is resume")
-        try:
-            text = prompt_text((params.arguments or {}).get("issue"), app_for(ctx))
-        except GhstateError as exc:
-            raise MCPError(code=types.INVALID_PARAMS, message=one_line(exc)) from None
-        return types.GetPromptResult(description=PROMPT_DESCRIPTION, messages=[
-            types.PromptMessage(role="user", content=types.TextContent(text=text))])
-
+    handlers = _Handlers(make_app)
     server = Server("ghstate", version=version, instructions=(
         "ghstate keeps this task's working state in a checkpoint (a GitHub issue or .ghstate/). In a fresh or "
         "compacted session call resume first; call checkpoint before the context is cleared."),
-        on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
-        on_list_resource_templates=list_templates, on_read_resource=read_resource,
-        on_list_prompts=list_prompts, on_get_prompt=get_prompt)
+        on_list_tools=handlers.list_tools, on_call_tool=handlers.call_tool,
+        on_list_resources=handlers.list_resources, on_list_resource_templates=handlers.list_templates,
+        on_read_resource=handlers.read_resource, on_list_prompts=handlers.list_prompts,
+        on_get_prompt=handlers.get_prompt)
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
@@ -110,3 +55,73 @@ def serve(make_app: Callable[[str | None], Any], *, version: str) -> None:
                 await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(main)
+
+
+class _Handlers:
+    """The server's answers, each over ``mcp_tools`` (the SDK is imported when the server starts)."""
+
+    def __init__(self, make_app: Callable[[str | None], Any]) -> None:
+        import mcp_types
+        from mcp.shared.exceptions import MCPError
+
+        self.make_app = make_app
+        self.types = mcp_types
+        self.error = MCPError
+
+    def app_for(self, ctx: Any) -> Callable[[], Any]:
+        info = getattr(ctx.session.client_params, "client_info", None)
+        client = CONTROL.sub("", " ".join(str(getattr(info, "name", "") or "").split()))[:100] or None
+        return lambda: self.make_app(client)
+
+    async def list_tools(self, ctx: Any, params: Any) -> Any:
+        types = self.types
+        return types.ListToolsResult(tools=[
+            types.Tool(name=name, description=tool["description"], input_schema=input_schema(name),
+                       annotations=types.ToolAnnotations(read_only_hint=tool["read_only"],
+                                                         destructive_hint=False if not tool["read_only"] else None,
+                                                         open_world_hint=False))
+            for name, tool in TOOLS.items()])
+
+    async def call_tool(self, ctx: Any, params: Any) -> Any:
+        answer = call(params.name, params.arguments, self.app_for(ctx))
+        return self.types.CallToolResult(content=[self.types.TextContent(text=answer.text)], is_error=answer.error)
+
+    async def list_resources(self, ctx: Any, params: Any) -> Any:
+        try:
+            found = open_checkpoints(self.app_for(ctx))
+        except GhstateError as exc:  # a host lists resources at start-up: an outage must not fail it
+            print(f"ghstate mcp: cannot list checkpoints: {' '.join(str(exc).split())}", file=sys.stderr)
+            found = []
+        return self.types.ListResourcesResult(resources=[
+            self.types.Resource(uri=uri, name=title, mime_type="text/markdown") for uri, title in found])
+
+    async def list_templates(self, ctx: Any, params: Any) -> Any:
+        return self.types.ListResourceTemplatesResult(resource_templates=[self.types.ResourceTemplate(
+            name="checkpoint", uri_template=URI_TEMPLATE, mime_type="text/markdown",
+            description="A ghstate checkpoint's markdown body, as stored.")])
+
+    async def read_resource(self, ctx: Any, params: Any) -> Any:
+        try:
+            text = read_checkpoint(str(params.uri), self.app_for(ctx))
+        except GhstateError as exc:
+            raise self.error(code=self.types.INVALID_PARAMS, message=one_line(exc)) from None
+        return self.types.ReadResourceResult(contents=[
+            self.types.TextResourceContents(uri=str(params.uri), mime_type="text/markdown", text=text)])
+
+    async def list_prompts(self, ctx: Any, params: Any) -> Any:
+        types = self.types
+        return types.ListPromptsResult(prompts=[types.Prompt(
+            name="resume", description=PROMPT_DESCRIPTION,
+            arguments=[types.PromptArgument(name="issue", description="Checkpoint number (default: the branch's)",
+                                            required=False)])])
+
+    async def get_prompt(self, ctx: Any, params: Any) -> Any:
+        types = self.types
+        if params.name != "resume":
+            raise self.error(code=types.INVALID_PARAMS, message=f"no prompt {params.name!r}; the prompt is resume")
+        try:
+            text = prompt_text((params.arguments or {}).get("issue"), self.app_for(ctx))
+        except GhstateError as exc:
+            raise self.error(code=types.INVALID_PARAMS, message=one_line(exc)) from None
+        return types.GetPromptResult(description=PROMPT_DESCRIPTION, messages=[
+            types.PromptMessage(role="user", content=types.TextContent(text=text))])

@@ -7,27 +7,11 @@ missing --result) stop it, since those are mistakes in the workflow file.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
-
 import click
 
-from ghstate.ci import verdict
 from ghstate.ci.runner import annotate, append_file, write_outputs
 from ghstate.config import CiRun, ci_run
-from ghstate.core import verification
-from ghstate.core.marker import Execution
-from ghstate.core.model import Checkpoint
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ghstate.core.intent import Intent, LabelRule
-    from ghstate.services.app import App
-    from ghstate.services.writer import WriteResult
-
-RESULTS = ("success", "failure", "cancelled")
-# what CI's templates write machine text with: GitHub shows test names and messages exactly
-MARKDOWN = {"code": verification.code_span, "codes": verification.code_list, "text": verification.escape_inline}
+from ghstate.services.ci import RESULTS
 
 
 @click.command()
@@ -71,119 +55,24 @@ def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, po
 def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, block_after_text: str,
          post_prompt: bool, project: str = "") -> None:
     from ghstate.commands.common import make_app
-    from ghstate.core.intent import CiResult, Intent, LabelRule
-    from ghstate.core.model import find_phase
-    from ghstate.errors import ConfigError, GhstateError, NotFound
+    from ghstate.errors import ConfigError
+    from ghstate.services.ci import CiRequest, record_result
 
     if issue_ref and not issue_ref.isdigit():
         raise ConfigError(f"issue must be an issue number, not {issue_ref!r}")
-    app = make_app(store="github", project=project or None)
-    policy = app.settings.policy
     try:
-        block_after = int(block_after_text) if block_after_text else policy.block_after
+        block_after = int(block_after_text) if block_after_text else None
     except ValueError:
         raise ConfigError(f"block-after must be a whole number, not {block_after_text!r}") from None
-    if block_after < 1:
-        raise ConfigError("block-after must be at least 1")
-    number = int(issue_ref) if issue_ref else None
-
-    run = gather(runner, result, junit, block_after)
-    template = app.env.get_template("verification.md.j2")
-    tick = phase if result == "success" and phase else ""
-
-    def intent(cp: Checkpoint) -> Intent:
-        """This result as data, made from the verification recorded so far (again, if another run
-        landed first: both count); it is logged as it is."""
-        v = verdict.next_verification(cp.verification_data, run)
-        text = template.render(v=v.to_dict(), **MARKDOWN).strip()
-        return Intent(verification=CiResult(text, v), tick=tick)
-
-    # a cancelled run says nothing about the code: the labels stay as they are
-    labels = LabelRule(policy.ci_failing_label, policy.blocked_label) if result != "cancelled" else None
-
-    try:
-        written = _write(app, number, runner, intent, labels)
-    except NotFound as exc:
-        annotate("notice", f"{exc}; nothing recorded" if number else
-                 f"no open checkpoint for branch {runner.branch or '(unknown)'}; nothing recorded")
-        write_outputs(runner, {"issue": "", "status": ""})
+    app = make_app(store="github", project=project or None)
+    outcome = record_result(app, runner, CiRequest(result, int(issue_ref) if issue_ref else None, junit, phase,
+                                                   block_after, post_prompt))
+    for kind, message in outcome.annotations:
+        annotate(kind, message)
+    write_outputs(runner, outcome.outputs)
+    if outcome.written is None:
         return
-    cp, stored = written.checkpoint, written.stored
+    stored = outcome.written.stored
     assert stored is not None
-    ticked = newly_done(written.previous or cp, cp)
-    if tick and not ticked:
-        try:
-            find_phase(cp.phases, tick)
-        except LookupError as exc:
-            annotate("warning", f"phase not ticked: {exc}")
-    data = cp.verification_data.to_dict() if cp.verification_data else {}
-    before = written.previous.verification_data if written.previous else None
-    previous = before.status if before else None
-    status = data.get("status")
-    if app.store.remote and status in ("failing", "blocked") and previous != status and \
-            not (post_prompt and status == "blocked"):
-        # Something a person should act on: the one CI result that comments (and so notifies). A run
-        # that leaves the status as it was, and every green one, edits the body only: no one is notified.
-        commit = str(data.get("commit") or "")[:9]
-        what = "is blocked" if status == "blocked" else "turned failing"
-        note = f"<!-- ghstate:ci -->\nCI {what}{f' at {commit}' if commit else ''}: see the Verification section."
-        try:
-            app.github().post_comment(stored, note, allow_secrets=True)
-        except GhstateError as exc:  # the result itself is recorded: only the comment is missing
-            annotate("warning", f"the CI comment could not be posted ({exc})")
-    if post_prompt and data.get("status") == "blocked" and previous != "blocked":
-        from ghstate.core import present
-
-        prompt = present.prompt(cp, source=f"GitHub issue #{stored.number} ({stored.location})", env=app.env)
-        try:
-            app.github().post_comment(stored, "<!-- ghstate:prompt -->\n" + prompt, allow_secrets=True)
-        except GhstateError as exc:  # the result itself is recorded: only the comment is missing
-            annotate("warning", f"the rehydration prompt could not be posted ({exc})")
-    write_outputs(runner, {"issue": str(stored.number), "status": str(data.get("status", ""))})
-    nxt = cp.next_phase
-    append_file(runner.summary_path, "GITHUB_STEP_SUMMARY", app.env.get_template("summary.md.j2").render(
-        number=stored.number, url=stored.location, title=cp.title, v=data, done=sum(p.done for p in cp.phases),
-        total=len(cp.phases), next=nxt.name if nxt else "", ticked=", ".join(ticked),
-        **MARKDOWN))
-    for warning in [*written.warnings, *app.keep_project(stored, cp)]:
-        annotate("warning", warning)
-    click.echo(f"Recorded {result} on #{stored.number} ({data.get('status')}): {stored.location}")
-
-
-def gather(runner: CiRun, result: str, junit: str, block_after: int) -> verdict.Run:
-    """The facts of this run, once: the runner's, and what its JUnit reports say."""
-    from ghstate.ci.junit import count, load_reports, results_of
-    from ghstate.services.writer import utc_now
-
-    reports = None
-    if junit.strip():
-        found, warnings = load_reports(junit.replace("\n", " ").split(), Path(runner.workspace))
-        for warning in warnings:
-            annotate("warning", warning)
-        reports = found or None
-    return verdict.Run(
-        result=result, commit=runner.commit, branch=runner.branch, run_id=runner.run_id, run_url=runner.run_url,
-        workflow=runner.workflow, at=utc_now(), block_after=block_after,
-        tests=results_of(reports) if reports else None,
-        counts=count([c for r in reports or [] for c in r.cases]),
-    )
-
-
-def newly_done(before: Checkpoint, after: Checkpoint) -> list[str]:
-    """Phases this write ticked."""
-    was = {p.name for p in before.phases if p.done}
-    return [p.name for p in after.phases if p.done and p.name not in was]
-
-
-def _write(app: App, number: int | None, runner: CiRun, intent: Callable[[Checkpoint], Intent],
-           labels: LabelRule | None) -> WriteResult:
-    """The one place CI writes. Every result is logged with its write, so that a write landing
-    at the same moment cannot lose it; the result is made from what is there, so two runs both count."""
-    from ghstate.core.intent import WriteSpec
-    from ghstate.core.model import WorkTree
-
-    spec = WriteSpec(
-        intent, number=number, event="ci", labels=labels, record_tree=False, tree=WorkTree(branch=runner.branch),
-        create=False, execution=Execution(agent="github-actions", role="ci", session=runner.run_id, event="ci"),
-    )
-    return app.writer(keep_pending=False).write(spec)
+    append_file(runner.summary_path, "GITHUB_STEP_SUMMARY", outcome.summary)
+    click.echo(f"Recorded {result} on #{stored.number} ({outcome.outputs['status']}): {stored.location}")

@@ -471,9 +471,10 @@ def escape_literal(text: str) -> str:
             line_start = True
             continue
         piece = _line_start(text, i) if line_start else None
-        if piece is not None and _ORDERED.match(text, i):
+        ordered = _ORDERED.match(text, i) if piece is not None else None
+        if piece is not None and ordered:
             out.append(piece)
-            i = _ORDERED.match(text, i).end()  # type: ignore[union-attr]
+            i = ordered.end()
             line_start = False
             continue
         line_start = False

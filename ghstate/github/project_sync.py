@@ -30,6 +30,7 @@ from ghstate.github.projects import FIELDS, Field, Row, Update, Wanted
 
 if TYPE_CHECKING:  # pragma: no cover
     from ghstate.config import Settings
+    from ghstate.github.store import GitHubStore
     from ghstate.store import Store
 
 # Aliases of the documents' mutations, by the field ghstate keeps.
@@ -89,7 +90,7 @@ def _why(exc: GhstateError) -> tuple[str, bool]:
 class ProjectSync:
     """One command's link to its project: ids resolved once, each notice said once."""
 
-    def __init__(self, store: Store, ref: ProjectRef) -> None:
+    def __init__(self, store: GitHubStore, ref: ProjectRef) -> None:
         self.store = store
         self.ref = ref
         self.project_id = ""
@@ -114,7 +115,7 @@ class ProjectSync:
 
     def _call(self, name: str, variables: dict[str, Any], *,
               landed: Callable[[], dict[str, Any] | None] | None = None) -> tuple[dict[str, Any], str, bool]:
-        graphql = self.store.graphql  # type: ignore[attr-defined]
+        graphql = self.store.graphql
         answer = graphql(name, variables, partial=True, **({"landed": landed} if landed else {}))
         data = answer.get("data") if isinstance(answer, dict) else None
         why, denied = _describe(_errors(answer if isinstance(answer, dict) else {}))
@@ -228,12 +229,13 @@ class ProjectSync:
         return projects.sort_rows(rows), BOARD_PAGES, hidden
 
 
-def board_of_org(store: Store, org: str, *, label: str, now: datetime, stale_days: float) -> tuple[list[Row], int]:
+def board_of_org(store: GitHubStore, org: str, *, label: str, now: datetime,
+                 stale_days: float) -> tuple[list[Row], int]:
     """Rows of the open checkpoints of an organization's repositories (GitHub's search, 100 a request)."""
     rows: list[Row] = []
     after: str | None = None
     query = f'org:{org} is:issue is:open label:"{label}"'
-    graphql = store.graphql  # type: ignore[attr-defined]
+    graphql = store.graphql
     for page in range(1, BOARD_PAGES + 1):
         try:
             answer = graphql("project_board_search", {"query": query, "after": after}, partial=True)
@@ -277,14 +279,14 @@ def _row(content: dict[str, Any], *, label: str, now: datetime, stale_days: floa
 def connect(settings: Settings, store: Store) -> ProjectSync | None:
     """The command's project, when one is configured and checkpoints live on GitHub. A separate token for
     the project (GHSTATE_PROJECT_TOKEN) gets its own connection; the checkpoint's token is used otherwise."""
-    if not settings.project or not getattr(store, "remote", False):
+    if not settings.project or not store.remote:
         return None
     ref = parse_ref(settings.project)
     if ref is None:  # checked when the settings were built
         return None
-    if settings.project_token:
-        from ghstate.github.store import GitHubStore
+    from ghstate.github.store import GitHubStore
 
-        store = GitHubStore.connect(settings._replace(token=settings.project_token))
-    return ProjectSync(store, ref)
+    if settings.project_token:
+        return ProjectSync(GitHubStore.connect(settings._replace(token=settings.project_token)), ref)
+    return ProjectSync(store, ref) if isinstance(store, GitHubStore) else None
 
