@@ -1,10 +1,11 @@
 """A small stateful GitHub behind ``responses``: issues, comments and labels of one repository, over REST
 and GraphQL, answering and failing in GitHub's own shapes.
 
-Payloads start from GitHub's own examples in ../shared/github-api/openapi-subset.json (a minimal
-built-in copy when that folder is absent). Every request is recorded, and every recorded request can be
-checked against GitHub's API description with ``check_request.py``; every GraphQL document is judged
-by GitHub's schema (``github_schema``) and executed against it over the same state as the REST side.
+Payloads start from GitHub's own examples in GitHub's REST API description, kept with the tests in
+``tests/fixtures/github-api/`` (``openapi-subset.json``). Every request is recorded, and every recorded
+request is checked against that description with its ``check_request.py``; every GraphQL document is
+judged by GitHub's schema (``github_schema``) and executed against it over the same state as the REST
+side.
 
 What it models, each with the page it comes from in ``tests/test_github_fake.py``: distinct global node
 ids for every issue, comment, label and repository, and ``updateIssue`` changing exactly the issue its
@@ -40,7 +41,7 @@ import responses
 from github_schema import problems as schema_problems
 from graphql import GraphQLError, default_field_resolver, graphql_sync
 
-API_DIR = Path(__file__).resolve().parents[2] / "shared" / "github-api"
+API_DIR = Path(__file__).resolve().parent / "fixtures" / "github-api"  # GitHub's REST API description
 SPEC_FILE = API_DIR / "openapi-subset.json"
 
 # GitHub's own words, as it sends them (sources in tests/test_github_fake.py)
@@ -59,24 +60,9 @@ GRAPHQL_STATUSES = (200, 401, 403, 502, 504)  # what GitHub answers a GraphQL re
 REPO_ID = 1296269  # the database id of the repository (the API description's example repository)
 USER_ID = 583231  # the viewer's (octocat's) database id
 
-_MINIMAL_ISSUE = {
-    "id": 1, "node_id": "", "url": "", "repository_url": "", "labels_url": "", "comments_url": "",
-    "events_url": "", "html_url": "", "number": 1, "state": "open", "title": "", "body": "",
-    "user": {"login": "octocat", "id": 1, "type": "User"}, "labels": [], "assignee": None, "assignees": [],
-    "milestone": None, "locked": False, "comments": 0, "closed_at": None,
-    "created_at": "2026-11-01T00:00:00Z", "updated_at": "2026-11-01T00:00:00Z", "author_association": "OWNER",
-}
-_MINIMAL_COMMENT = {
-    "id": 1, "node_id": "", "url": "", "html_url": "", "body": "", "user": {"login": "octocat", "id": 1},
-    "created_at": "2026-11-01T00:00:00Z", "updated_at": "2026-11-01T00:00:00Z", "issue_url": "",
-    "author_association": "OWNER",
-}
-
-
 def _examples() -> tuple[dict, dict, dict]:
-    if not SPEC_FILE.is_file():
-        return copy.deepcopy(_MINIMAL_ISSUE), copy.deepcopy(_MINIMAL_COMMENT), {"name": "", "color": "ffffff"}
-    spec = json.loads(SPEC_FILE.read_text())
+    """GitHub's example issue, comment and label, the payloads every fake object starts from."""
+    spec = json.loads(SPEC_FILE.read_text(encoding="utf-8"))
     ops = {o["operationId"]: o for o in spec["operations"]}
 
     def first(op: str) -> Any:
@@ -89,9 +75,9 @@ def _examples() -> tuple[dict, dict, dict]:
     return issue, comment, label
 
 
-def checker() -> Callable[[str, str, Any], list[str]] | None:
-    if not (API_DIR / "check_request.py").is_file():
-        return None
+def checker() -> Callable[[str, str, Any], list[str]]:
+    """``check_request(method, url, body)`` of tests/fixtures/github-api: what GitHub's REST API
+    description says is wrong with one request."""
     if str(API_DIR) not in sys.path:
         sys.path.insert(0, str(API_DIR))
     from check_request import check_request
@@ -347,12 +333,10 @@ class FakeGitHub:
         return self.operations().count(operation)
 
     def problems(self) -> list[str]:
-        """What GitHub's own descriptions say is wrong with the requests made: REST calls against
-        ../shared/github-api/, GraphQL documents against GitHub's published schema."""
+        """What GitHub's own descriptions say is wrong with the requests made: REST calls against its
+        REST API description (tests/fixtures/github-api), GraphQL documents against its schema."""
         out = list(self.graphql_problems)
         check = checker()
-        if check is None:
-            return out
         for method, url, body in self.calls:
             if not re.fullmatch(self.graphql_url, url):
                 out.extend(f"{method} {url}: {p}" for p in check(method, url, body))
