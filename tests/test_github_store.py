@@ -852,6 +852,20 @@ def test_a_comment_is_not_resent_when_that_cannot_be_checked(gh, run):
     assert len(gh.comments[7]) == 1
 
 
+def test_a_revision_deleted_from_the_history_breaks_no_read_and_no_write(gh, run):
+    """A person deletes a version from the body's edit history (GitHub keeps its place, its editor and its
+    time, not its text: tests/test_github_fake.py). Reading, the log and the next write go on; the log
+    lists the revisions it can still read. Fails on an error, or a write that loses what the body holds."""
+    existing(gh)
+    run("checkpoint", "7", "--risk", "first")
+    run("checkpoint", "7", "--risk", "second")
+    gh.delete_revision(7, 1)  # the version r4 saved
+    assert [line.split()[0] for line in run("log", "7").stdout.splitlines()] == ["r5"]
+    assert "3 risks" in run("resume", "7", "--format", "short").stdout
+    assert "Updated checkpoint #7 (revision 6)" in run("checkpoint", "7", "--risk", "third").stdout
+    assert state_of(gh, 7).risks[-3:] == ("first", "second", "third")
+
+
 @pytest.mark.xfail(strict=True, reason="not fixed: a lost create is looked for in listings, which lag behind a "
                    "create on GitHub; reading the newest numbers one by one would see it at once")
 def test_a_lost_create_is_found_although_listings_lag(isolated, gh, run, sample_file):
