@@ -159,6 +159,20 @@ def test_malformed_or_missing_reports_are_warnings(runner, run):
     assert v["failure_type"] == "unknown" and v["counts"]["tests"] == 0 and v["status"] == "failing"
 
 
+def test_a_report_declaring_a_document_type_is_one_warning_and_unread(runner, run):
+    from test_junit import HOSTILE
+
+    seed(runner)
+    (runner.workspace / "reports" / "laughs.xml").write_bytes(HOSTILE["laughs.xml"])
+    (runner.workspace / "reports" / "ok.xml").write_bytes((FIXTURES / "all-pass.xml").read_bytes())
+    out = run("ci", "--result", "success", "--junit", "reports/*.xml").stdout
+    about = [line for line in out.splitlines() if "laughs.xml" in line]
+    assert about == ["::warning::ghstate: skipped reports/laughs.xml: declares a document type <!DOCTYPE lolz>, "
+                     "which a JUnit report never needs; not read, and nothing in it expanded"]
+    v = parse(runner.issues[7]["body"]).checkpoint.verification_data.to_dict()
+    assert v["counts"]["tests"] == 2  # the two of ok.xml, none of laughs.xml
+
+
 def test_hostile_branch_name(runner, run, monkeypatch):
     hostile = 'x\n::error::pwned`$(touch /tmp/ghstate-pwned)`"; rm -rf ~ #%0A'
     monkeypatch.setenv("GITHUB_REF_NAME", hostile)
