@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ghstate.core.parse import parse
@@ -91,14 +93,82 @@ def test_hooks_never_fail_whatever_stdin_holds(repo, run, name, stdin):
     assert result.stderr == "" or result.stderr.startswith("ghstate hook: ")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.one_of(st.binary(max_size=200), st.text(max_size=200).map(str.encode),
-                 st.dictionaries(st.text(max_size=10), st.one_of(st.none(), st.integers(), st.text(max_size=20)),
-                                 max_size=5).map(lambda d: json.dumps(d).encode())))
-def test_hooks_fuzzed(repo, run, stdin):
+READ = ("cwd", "source", "session_id", "transcript_path", "trigger")  # what the hooks read of their input
+ODD = st.one_of(st.none(), st.integers(), st.booleans(), st.lists(st.integers(), max_size=2),
+                st.dictionaries(st.just("k"), st.integers(), max_size=1))
+NAMES = st.text(max_size=24)  # any text: control, bidi and invisible characters included
+EVENTS = st.fixed_dictionaries({}, optional={
+    "hook_event_name": st.sampled_from(["SessionStart", "PreCompact", "PreCompress"]),
+    "source": st.one_of(st.sampled_from(["startup", "resume", "clear", "compact", ""]), NAMES, ODD),
+    "session_id": st.one_of(NAMES, ODD),
+    "transcript_path": st.one_of(NAMES.map(lambda t: f"/tmp/{t}.jsonl"), ODD),
+    "trigger": st.one_of(st.sampled_from(["manual", "auto"]), NAMES, ODD),
+    "cwd": st.one_of(st.sampled_from(["repo", "elsewhere", "missing", "file", ""]), ODD),
+})
+
+
+def expected_start(event: dict) -> str:
+    """What a session's first SessionStart is given (a reference table, apart from the code): the whole
+    prompt after /clear or a compaction, and for any source but startup when there is no session to
+    remember it by; else the one-line pointer."""
+    source = event.get("source") if isinstance(event.get("source"), str) else ""
+    session = event.get("session_id") if isinstance(event.get("session_id"), str) else ""
+    source = source or "startup"
+    return "full" if source in ("clear", "compact") or (not session and source != "startup") else "pointer"
+
+
+def hook_input(event: dict, repo: Path) -> dict:
+    places = {"repo": str(repo), "elsewhere": str(repo.parent / "elsewhere"), "missing": str(repo / "nope"),
+              "file": str(repo / "README.md")}
+    cwd = event.get("cwd")
+    return {**event, "cwd": places.get(cwd, cwd)} if isinstance(cwd, str) else event
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(EVENTS)
+@example({"cwd": []})
+@example({"source": "compact", "session_id": "s1", "trigger": "auto", "transcript_path": "/tmp/t\u202e.jsonl"})
+@example({"source": "clear", "cwd": "missing", "trigger": "manual"})
+@example({"source": "resume", "session_id": "s2", "cwd": "repo"})
+@example({"source": "resume", "cwd": "file"})
+@example({"source": "startup", "session_id": "s3", "cwd": "elsewhere"})
+def test_hooks_fuzzed(repo, run, sample_file, event):
+    """The hooks read five keys of their input: drawn of every type, each hook answers as a reference
+    says, never fails, and reports each key of the wrong type on stderr (and nothing else there)."""
+    from ghstate.core.markup import visible
+
+    if not (repo / ".ghstate").exists():
+        run("checkpoint", "--file", str(sample_file))
+        (repo.parent / "elsewhere").mkdir()
+    (repo / ".ghstate" / "seen.json").unlink(missing_ok=True)  # each example is a session's first start
+    wrong = [k for k in READ if k in event and event[k] is not None and not isinstance(event[k], str)]
+    here = event.get("cwd") != "elsewhere"
+    stdin = json.dumps(hook_input(event, repo))
     for name in ("session-start", "pre-compact"):
-        result = run("hook", name, input=stdin, code=None)
-        assert result.exit_code == 0 and "Traceback" not in result.stderr
+        before = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint.meta.revision
+        result = run("hook", name, input=stdin)
+        os.chdir(repo)  # the hook moved to the event's cwd
+        assert result.stderr.splitlines() == [f"ghstate hook: ignored {k!r} in the hook input (not a string)"
+                                              for k in wrong]
+        body = (repo / ".ghstate" / "1.md").read_text()
+        cp = parse(body).checkpoint
+        if name == "session-start":
+            if not here:
+                assert result.stdout == ""
+                continue
+            context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+            assert ("<checkpoint>" in context) == (expected_start(event) == "full")
+            assert context.startswith("This branch has a ghstate checkpoint") == (expected_start(event) == "pointer")
+            continue
+        assert result.stdout == ""
+        assert cp.meta.revision == before + here
+        if here:
+            session, transcript, trigger = (event.get(k) if isinstance(event.get(k), str) else ""
+                                            for k in ("session_id", "transcript_path", "trigger"))
+            last = cp.executions[-1]
+            assert (last.agent, last.session, last.transcript) == ("claude-code", visible(session), visible(transcript))
+            assert last.event == (f"pre-compact:{trigger}" if trigger in ("manual", "auto") else "pre-compact")
+        assert not any(unicodedata.category(ch) in ("Cc", "Cf") for ch in body.replace("\n", "")), "raw in the body"
 
 
 def test_hook_with_broken_config_reports_on_stderr(repo, run):

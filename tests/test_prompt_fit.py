@@ -95,7 +95,14 @@ def test_json_carries_the_same_fit(large, run):
     data = json.loads(run("resume", "--budget", "9000", "--format", "json").stdout)
     assert data["fit"]["budget"] == 9000 and data["fit"]["chars"] <= 9000 and not data["fit"]["over"]
     assert data["fit"]["kept"]["decisions"] == 40 and data["fit"]["kept"]["files"] == 0
-    assert data["fit"]["left_out"].startswith("11 of 25 risks") or "risks" in data["fit"]["left_out"]
+    assert data["fit"]["left_out"] == ("10 of 25 risks, all 30 files to re-read, the names of 17 later phases, "
+                                       "the names of 12 finished phases")
+    assert data["fit"]["kept"]["risks"] == 15 and data["fit"]["kept"]["questions"] == 2
+    # the fewest drops: one risk more would not fit, and the prompt of the same budget says the same
+    assert data["fit"]["chars"] + len(f"- {large.risks[15]}\n") > 9000
+    out = run("resume", "--budget", "9000").stdout
+    assert len(out) == data["fit"]["chars"] and [r in out for r in large.risks] == [True] * 15 + [False] * 10
+    assert f"Left out to fit 9,000 characters: {data['fit']['left_out']}; `ghstate show 1`" in out
     assert len(data["decisions"]) == 40  # the state itself is whole
 
 
