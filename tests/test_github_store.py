@@ -1076,19 +1076,24 @@ def test_a_lookup_that_could_not_read_every_checkpoint_never_guesses(gh, run, mo
     assert "more open checkpoints than were read" in run("list").stderr
 
 
-def test_a_write_near_a_page_boundary_is_seen_by_readers(gh, run):
-    """Found in review: a reader that read only the newest page missed entries 98-100."""
+def test_writes_on_both_sides_of_an_edit_history_page_boundary_are_seen_by_readers(gh, run):
+    """The write log is the body's edit history, read 100 versions a page, newest first. A person's save
+    from a page opened 101 versions ago lacks two writes: the newest one's version is the last of the
+    first page (position 4), the older one's the first of the second (position 3). A reader that stops at
+    the first page misses "written second"."""
     existing(gh)
-    for i in range(97):
-        gh.add_comment(7, f"note {i}", login="octo", association="MEMBER")
-    run("checkpoint", "7", "--decision", "first")  # comment 98
+    run("checkpoint", "7", "--decision", "first")  # version 2
     stale = body_of(gh, 7)
-    run("checkpoint", "7", "--decision", "written second")  # comment 99
-    run("checkpoint", "7", "--decision", "written third")  # comment 100
-    gh.edit(7, stale)  # a person's save from a page opened before both
-    gh.add_comment(7, "one more note", login="octo", association="MEMBER")  # comment 101: a second page
+    run("checkpoint", "7", "--decision", "written second")  # version 3: on the second page
+    run("checkpoint", "7", "--decision", "written third")  # version 4: the last of the first page
+    for i in range(98):  # versions 5-102: people's edits
+        gh.edit(7, body_of(gh, 7).replace("## Open questions\n", f"## Open questions\n- asked {i}\n", 1))
+    gh.edit(7, stale)  # version 103: a save from the page opened at version 2
+    gh.calls.clear()
     state = json.loads(run("resume", "7", "--format", "json").stdout)
-    assert {"written second", "written third"} <= set(state["decisions"])
+    assert ops(gh) == ["GraphQL Checkpoint", "GraphQL Checkpoint", "GraphQL History", "GraphQL History"]
+    assert state["decisions"][-2:] == ["written second", "written third"]
+    assert "asked 97" not in json.dumps(state)  # the stale save stands; the writes are replayed onto it
 
 
 @pytest.mark.parametrize("payload", [
