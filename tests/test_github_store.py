@@ -362,8 +362,9 @@ def test_errors_say_what_to_do_and_keep_the_checkpoint(gh, run, target, fault, e
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and expected in lines[0], result.stderr
     assert TOKEN not in result.stderr + result.stdout
-    assert "kept locally in .ghstate/pending/" in lines[0] or str(repo / ".ghstate" / "pending") in lines[0]
-    assert len(list((repo / ".ghstate" / "pending").glob("*.json"))) == 1
+    [kept] = (repo / ".ghstate" / "pending").glob("*.json")
+    when = "when GitHub is reachable" if target == "graphql" else "once that is fixed"  # a limit passes
+    assert lines[0].endswith(f"; the checkpoint was kept locally in {kept}: run 'ghstate push' {when}")
 
 
 def test_missing_issue_and_repository(gh, run, monkeypatch):
@@ -477,7 +478,9 @@ def test_secrets_are_refused_unless_allowed(gh, run, secret):
 
 def test_existing_false_alarm_does_not_block_later_writes(gh, run):
     existing(gh, extra="\n## Notes\npassword = correcthorsebattery\n")
-    run("checkpoint", "7", "--risk", "another risk")
+    out = run("checkpoint", "7", "--risk", "another risk").stdout
+    assert out.startswith("Updated checkpoint #7 (revision 4)")
+    assert state_of(gh, 7).risks[-1] == "another risk" and "password = correcthorsebattery" in body_of(gh, 7)
 
 
 # ------------------------------------------------------------------------ list, show, log, GHES
