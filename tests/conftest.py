@@ -68,12 +68,16 @@ def hermetic(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch, tmp_path_factory, hermetic):
-    """No test reaches the network (responses answers or refuses every request), reads a real token,
-    or asks a real `gh`."""
+    """No test reaches the network (responses answers or refuses every request; no proxy variable is
+    inherited), reads a real token, asks a real `gh`, reads a git configuration of the machine (every
+    git a test or ghstate under test starts inherits this environment), or shares a cache folder."""
     for name in CLEAN_ENV:
         monkeypatch.delenv(name, raising=False)
+    for name in [n for n in os.environ if n.lower().endswith("_proxy")]:
+        monkeypatch.delenv(name)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test")
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.com")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test")
@@ -81,6 +85,32 @@ def isolated(monkeypatch, tmp_path_factory, hermetic):
     monkeypatch.setattr("shutil.which", lambda name, *a, **k: None)
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
         yield mock
+
+
+class Clock:
+    """The wall clock of the seen-file's repeat window (``ghstate.local.seen._now``), standing still
+    unless a test moves it: a hook fired twice is a repeat however slowly the machine runs the test."""
+
+    def __init__(self, now: float = 2_000_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch) -> Clock:
+    stopped = Clock()
+    monkeypatch.setattr("ghstate.local.seen._now", stopped)
+    return stopped
+
+
+# ghstate run as a process with the seen-file's clock stopped, as the ``clock`` fixture stops it in process
+FROZEN = ("import sys; from ghstate.local import seen; seen._now = lambda: 2e9; sys.argv[0] = 'ghstate'; "
+          "from ghstate.cli import main; main()")
 
 
 def git(cwd: Path, *args: str) -> str:
