@@ -150,6 +150,17 @@ def test_an_update_writes_the_issue_it_names_and_no_other(gh, run):
     assert body_of(gh, 7) == seven and len(gh.history[7]) == 1
 
 
+def test_a_write_found_by_its_branch_lands_on_its_issue_whatever_else_was_read(gh, run):
+    """Finding the branch's checkpoint reads every open one, #8 first (updated last): the write to #7
+    names #7. Fails if the store sends the id of another issue it read (the first one, say)."""
+    existing(gh)  # #7, on this branch
+    existing(gh, number=8, branch="other")
+    eight = body_of(gh, 8)
+    assert run("checkpoint", "--risk", "only on seven").stdout.startswith("Updated checkpoint #7 (revision 4)")
+    assert state_of(gh, 7).risks[-1] == "only on seven"
+    assert body_of(gh, 8) == eight and len(gh.history[8]) == 1
+
+
 def test_twenty_writes_notify_no_one(gh, run):
     existing(gh)
     for k in range(20):
