@@ -139,6 +139,9 @@ class MemoryStore:
             out.append(LogEntry.from_data(comment["data"], position=position, problem=problem))
         return out
 
+    def version(self, stored: Stored, position: int) -> Stored | None:
+        return None  # the log's entries are writes, not versions of the body
+
     def revisions(self, number: int) -> list[Revision]:
         entries = self.log(self._stored(number), LogState(), 0)
         return [e.revision for e in entries if not e.problem and e.revision.revision]
@@ -196,6 +199,16 @@ class MemoryEditStore(MemoryStore):
 
     def _log(self, number: int, entry: LogEntry | None) -> None:
         pass  # the entry travels in the body: the version saved is the log entry
+
+    def reread(self, stored: Stored) -> Stored | None:
+        self._step("reread", stored.number)
+        return None  # as GitHub's store: the write's answer tells what was saved in between
+
+    def version(self, stored: Stored, position: int) -> Stored | None:
+        texts = self.history[stored.number]
+        if not 1 <= position <= len(texts):
+            return None
+        return stored._replace(body=history.split(texts[position - 1])[0])
 
     def log_length(self, stored: Stored, state: LogState) -> int:
         return stored.edits if state.via == "edits" else stored.comments

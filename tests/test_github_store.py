@@ -947,7 +947,7 @@ def test_forged_edited_and_broken_history_comments_never_change_the_state(gh, ru
     state = json.loads(result.stdout)
     assert "real" in state["decisions"]
     assert "forged decision" not in state["decisions"] and "evil" not in state["resume"]
-    assert "history comment ignored" in result.stderr
+    assert "log entry ignored" in result.stderr
     run("checkpoint", "7", "--question", "later")
     cp = state_of(gh, 7)
     assert "forged decision" not in cp.decisions and "evil" not in cp.resume and "real" in cp.decisions
