@@ -148,7 +148,12 @@ class MemoryStore:
 
     def logged(self, number: int) -> list[dict[str, Any]]:
         """The data of every write in the log, in log order."""
-        return [c["data"] for c in self.comments[number] if c["data"]]
+        out, seen = [], set()
+        for c in self.comments[number]:  # a write logged again (a later round of it) counts where it was first
+            if c["data"] and c["data"].get("write") not in seen:
+                seen.add(c["data"].get("write"))
+                out.append(c["data"])
+        return out
 
 
 class MemoryEditStore(MemoryStore):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from bodies import ENV
+from bodies import ENV, with_marker
 from conftest import SAMPLE
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -158,7 +158,9 @@ def web_edit(store: MemoryStore, text: str):
 @pytest.mark.parametrize("kind", [MemoryEditStore, MemoryStore], ids=["edit log", "comment log"])
 def test_no_reported_write_is_lost_in_any_interleaving(kind, kinds, person, choices):
     store = kind()
-    store.add_issue(1, SAMPLE)
+    # GitHub's store finds what a page without the marker was edited from; a log apart from the body reads
+    # such a body as a person's text holding all of it, and ghstate's own checkpoints have the marker
+    store.add_issue(1, SAMPLE if kind is MemoryEditStore else with_marker(SAMPLE))
     log: dict = {}
     actors, checks = [], []
     for k, action in enumerate(kinds):

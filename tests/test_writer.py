@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from bodies import ENV, render_body
+from bodies import ENV, render_body, with_marker
 from conftest import SAMPLE
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,7 +26,7 @@ from ghstate.services.writer import Writer
 
 def store_with_sample() -> MemoryStore:
     store = MemoryStore()
-    store.add_issue(1, SAMPLE)
+    store.add_issue(1, with_marker(SAMPLE))
     return store
 
 

@@ -35,7 +35,7 @@ from ghstate.core.splice import written_body
 from ghstate.core.writelog import DELETED, LogEntry, Replayed, ignored_notice, log_state, missing, with_log
 from ghstate.errors import GhstateError, NotFound, RemoteError
 from ghstate.local.store import LocalStore, PendingWrite
-from ghstate.services.reader import View, checkpoint_of, locate, view
+from ghstate.services.reader import View, base_version, checkpoint_of, locate, view
 from ghstate.store import Changed, Store, Stored
 
 # Writes of one revision while other writers' revisions keep landing. Each round that fails means another
@@ -185,8 +185,8 @@ class Writer:
         others = [e.revision.revision for e in replayed.replayed if e.write != write_id]
         lost = sum(1 for e in replayed.ignored if e.problem == DELETED)  # each may have held a number
         revision = max([read.as_stored.meta.revision, *others]) + 1 + lost
-        if own is not None:
-            revision = max(revision, own.revision.revision)  # the number its log entry gave it
+        if own is not None:  # the number its log entry gave it, or the next for a person's version it builds on
+            revision = max(revision, own.revision.revision + (1 if also else 0))
         stamped = with_log(self._stamp(cp, revision, now, spec), state)
         body, stamped = self._body(stamped, read, spec)
         return _Draft(read, stamped, body, file_conflicts, spec.intent, tuple(conflicts))
@@ -242,17 +242,18 @@ class Writer:
                               "the revision is logged: 'ghstate resume' shows it", retryable=True)
         return stored, draft
 
-    def _kept_edit(self, prior: Stored, before: Stored, position: int, author: str, write_id: str,
-                   now: str) -> LogEntry | None:
+    def _kept_edit(self, prior: Stored, position: int, author: str, write_id: str, now: str) -> LogEntry | None:
         """A person's version this write builds on, as a log entry of its own: the sections they changed,
-        merged as a file would be. What they changed is told against what their page held (its marker's
-        digests), or, for a page without the marker, against ``before``, the version they saved over (a
-        person's text without a marker is theirs as it stands). None when they changed no section."""
+        merged as a file would be. What they changed is told against what their page held: its marker's
+        digests, or for a page without the marker, the version it differs from least (a person's text
+        without a marker is theirs as it stands). None when they changed no section."""
         from ghstate.core.model import SECTION_KEYS, section_digest, section_digests
 
         cp = checkpoint_of(prior)
-        base = cp.meta.digests if cp.meta.log is not None and cp.meta.digests else \
-            section_digests(checkpoint_of(before))
+        base = cp.meta.digests if cp.meta.log is not None else None
+        if base is None:
+            found = base_version(self.store, prior, cp, position)
+            base = section_digests(found[1]) if found else {}
         changed = frozenset(k for k in SECTION_KEYS if (section_digest(cp, k) or None) != base.get(k))
         if not changed:
             return None
@@ -287,8 +288,7 @@ class Writer:
         if people:
             prior = self.store.version(stored, mine - 1) if mine and len(between) == 1 else None
             if prior is not None and prior.body != draft.target.body:
-                return prior, self._kept_edit(prior, draft.target, mine - 1, people[0].revision.author, write_id,
-                                              now)
+                return prior, self._kept_edit(prior, mine - 1, people[0].revision.author, write_id, now)
             for e in people:
                 who = f"by {e.revision.author}" if e.revision.author else "by someone"
                 self.store.notices.append(
