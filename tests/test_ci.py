@@ -228,6 +228,36 @@ def action() -> dict:
     return yaml.safe_load((ROOT / "action.yml").read_text())
 
 
+def test_the_actions_install_pins_every_runtime_dependency():
+    """action.yml installs ghstate with constraints.txt: every runtime dependency, and theirs in turn, has
+    an exact version there that its requirement allows (a dependency added to pyproject.toml alone would
+    install whatever version is newest on the day)."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    from ghstate.agents.hosts import tomllib
+
+    pinned = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.split(";")[0].strip().partition("==")
+            pinned[canonicalize_name(name)] = version
+    todo = [Requirement(r) for r in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]]
+    seen: set[str] = set()
+    while todo:
+        requirement = todo.pop()
+        name = canonicalize_name(requirement.name)
+        if (requirement.marker and not requirement.marker.evaluate({"extra": ""})) or name in seen:
+            continue
+        seen.add(name)
+        assert name in pinned, f"{requirement.name} is not pinned in constraints.txt"
+        assert requirement.specifier.contains(pinned[name], prereleases=True), f"{requirement} vs {pinned[name]}"
+        todo += [Requirement(r) for r in metadata.requires(requirement.name) or ()]
+    assert "defusedxml" in seen
+
+
 def test_every_action_input_is_documented_and_used():
     spec = action()
     readme = (ROOT / "README.md").read_text()
