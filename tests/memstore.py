@@ -142,6 +142,9 @@ class MemoryStore:
     def version(self, stored: Stored, position: int) -> Stored | None:
         return None  # the log's entries are writes, not versions of the body
 
+    def log_since(self, stored: Stored, when: str) -> list[LogEntry]:
+        return [e for e in self.log(stored, LogState(via=self.log_via), 0) if e.revision.at >= when]
+
     def revisions(self, number: int) -> list[Revision]:
         entries = self.log(self._stored(number), LogState(), 0)
         return [e.revision for e in entries if not e.problem and e.revision.revision]

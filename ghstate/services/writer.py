@@ -95,8 +95,12 @@ class Writer:
         self.api_url = api_url
         self.clock = clock
 
-    def write(self, spec: WriteSpec) -> WriteResult:
-        spec = replace(spec, new_id=spec.new_id or os.urandom(6).hex())
+    def write(self, spec: WriteSpec, *, kept: bool = False) -> WriteResult:
+        """Write ``spec``. ``kept``: a write kept while GitHub was out of reach, published now (``push``):
+        when its log entry is in the history already it landed after all and is not made again; else what
+        writes logged after it was made set stands (it never undoes a later write)."""
+        spec = replace(spec, new_id=spec.new_id or os.urandom(6).hex(), write_id=spec.write_id or os.urandom(6).hex(),
+                       made_at=spec.made_at or self.clock())
         target: Stored | None = None
         try:
             with self.store.lock():
@@ -104,7 +108,7 @@ class Writer:
                     target = locate(self.store, spec.number, spec.tree.branch)
                 if target is None and not spec.create:
                     raise NotFound(f"no open checkpoint for {spec.tree.place}")
-                return self._create(spec) if target is None else self._update(spec, target)
+                return self._create(spec) if target is None else self._update(spec, target, kept)
         except RemoteError as exc:
             if spec.dry_run or self.pending is None or not self.store.remote or callable(spec.intent):
                 raise
@@ -125,7 +129,7 @@ class Writer:
             ours = ours._replace(title=spec.title)
         if not ours.title:
             ours = ours._replace(title=f"Checkpoint: {spec.tree.branch}" if spec.tree.branch else "Checkpoint")
-        write_id = os.urandom(6).hex()
+        write_id = spec.write_id
         # the first entry of the log is the creation's own, logged or not
         state = LogState(0, 1, (write_id,), self.store.log_via)
         stamped = with_log(self._stamp(ours, 1, now, spec), state)
@@ -140,10 +144,19 @@ class Writer:
 
     # ------------------------------------------------------------------------------ update
 
-    def _update(self, spec: WriteSpec, target: Stored) -> WriteResult:
+    def _update(self, spec: WriteSpec, target: Stored, kept: bool = False) -> WriteResult:
         now = self.clock()
-        write_id = os.urandom(6).hex()
-        draft = self._draft(spec, view(self.store, target), now, write_id)
+        write_id = spec.write_id
+        later: frozenset[str] = frozenset()
+        if kept:
+            since = [e for e in self.store.log_since(target, spec.made_at) if e.replayable]
+            if any(e.write == write_id for e in since):  # it landed although its answer was lost
+                current = checkpoint_of(target)
+                return WriteResult(current, target.body, target, changed=False, previous=current, warnings=[
+                    f"the kept write was in #{target.number}'s history already: it had landed"])
+            later = frozenset().union(*(e.intent.sets(checkpoint_of(target)) for e in since
+                                        if e.intent is not None and e.revision.at > spec.made_at))
+        draft = self._draft(spec, view(self.store, target), now, write_id, masked=later)
         spec = replace(spec, intent=draft.intent)  # made once: what is logged is what is applied
         before = draft.view.checkpoint
         warnings = [n for n in (ignored_notice(draft.replayed.ignored),) if n]
@@ -162,18 +175,18 @@ class Writer:
                            previous=before)
 
     def _draft(self, spec: WriteSpec, read: View, now: str, write_id: str, own: LogEntry | None = None,
-               first: View | None = None, also: tuple[str, ...] = ()) -> _Draft:
+               first: View | None = None, also: tuple[str, ...] = (), masked: frozenset[str] = frozenset()) -> _Draft:
         """The revision built on ``read``. ``own``: this write's log entry, once logged (it is then
         replayed in its place in the log, not applied again). ``first``: what the first draft was built
         on, when ``read`` is newer: a value a person changed meanwhile that this write sets too is kept
-        beside it."""
+        beside it. ``masked``: what writes logged after this one was made set (a kept write leaves it)."""
         replayed = read.replayed
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(replayed.checkpoint))
         assert isinstance(spec.intent, Intent)
         cp, file_conflicts = replayed.checkpoint, ()
         if own is None:
-            applied = spec.intent.apply(replayed.checkpoint)
+            applied = spec.intent.apply(replayed.checkpoint, masked=masked, lenient=bool(masked))
             cp, file_conflicts = applied.checkpoint, applied.conflicts
         conflicts: list[str] = []
         if first is not None:
