@@ -100,6 +100,9 @@ class Store(Protocol):
     def update(self, stored: Stored, body: str, title: str | None = None,
                labels: tuple[str, ...] | None = None, entry: "LogEntry | None" = None) -> Stored: ...
 
+    # How long ``body`` is as the store keeps it with ``entry`` (GitHub: the entry is in the body it saves).
+    def stored_size(self, body: str, entry: "LogEntry | None") -> int: ...
+
     # How many entries the log that ``state`` speaks of holds (each write adds one), as ``stored`` was read.
     def log_length(self, stored: Stored, state: "LogState") -> int: ...
 

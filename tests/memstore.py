@@ -122,6 +122,9 @@ class MemoryStore:
     def log_length(self, stored: Stored, state: LogState) -> int:
         return stored.comments
 
+    def stored_size(self, body: str, entry: LogEntry | None) -> int:
+        return len(body)
+
     def lacking(self, stored: Stored, state: LogState) -> bool:
         length = self.log_length(stored, state)
         return length > state.seen and not state.complete(length)
@@ -220,6 +223,9 @@ class MemoryEditStore(MemoryStore):
 
     def log_length(self, stored: Stored, state: LogState) -> int:
         return stored.edits if state.via == "edits" else stored.comments
+
+    def stored_size(self, body: str, entry: LogEntry | None) -> int:
+        return len(history.embed(body, entry)) if entry is not None else len(body)
 
     def lacking(self, stored: Stored, state: LogState) -> bool:
         return super().lacking(stored, state) or (state.via != "edits" and stored.edits > 1)

@@ -19,7 +19,7 @@ from typing import Any
 from ghstate.config import Policy, Settings
 from ghstate.core.marker import LogState
 from ghstate.core.model import Revision, github_time
-from ghstate.core.writelog import LogEntry
+from ghstate.core.writelog import DELETED, LogEntry
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github import history
 from ghstate.github.transport import TIMEOUT, GitHubAPI, GraphQLFailure, checking
@@ -324,6 +324,10 @@ class GitHubStore:
 
     # ------------------------------------------------------------------------------- the logs
 
+    def stored_size(self, body: str, entry: LogEntry | None) -> int:
+        """The body as GitHub keeps it: with the write's log entry as its marker's last key."""
+        return len(history.embed(body, entry)) if entry is not None else len(body)
+
     def log_length(self, stored: Stored, state: LogState) -> int:
         """The body's versions (its edit log), or for a body of an older ghstate its comments."""
         return stored.edits if state.via == "edits" else stored.comments
@@ -387,6 +391,7 @@ class GitHubStore:
             return []
         number = stored.number
         newest = max((e.position for e in entries), default=0)
+        deleted = any(e.problem == DELETED for e in entries)
         out: list[LogEntry] = []
         for i, (entry, said) in enumerate(self.memory.remembered(self.repo_name, number)):
             positions = [e.position for e in entries if e.write == entry.write and e.replayable]
@@ -397,8 +402,8 @@ class GitHubStore:
                 self.memory.forget(self.repo_name, number, entry.write)
             elif positions:
                 continue
-            elif self._in_history(stored, entry.write):
-                self.memory.forget(self.repo_name, number, entry.write)
+            elif deleted or self._in_history(stored, entry.write):  # a version's text a person deleted is
+                self.memory.forget(self.repo_name, number, entry.write)  # theirs to delete: named, not restored
             else:
                 out.append(entry._replace(position=MISSING_AFTER + i))
                 if not said:
@@ -408,24 +413,16 @@ class GitHubStore:
         return out
 
     def log_since(self, stored: Stored, when: str) -> list[LogEntry]:
-        """The versions saved since ``when`` (with an hour's margin for clocks that differ), as log entries:
-        the newest hundred, and further pages only while they are that recent."""
-        cutoff = github_time(when)
-        margin = (cutoff - timedelta(hours=1)) if cutoff else None
+        """The newest hundred versions as log entries (one read at most): a write kept since ``when`` was
+        made hours at most before its ``push``, and what was logged after it is among them. GitHub's clock
+        is not compared with the writers': the entries' own times and write ids are."""
         node = self._nodes.get(stored.number) or self._fresh(stored.number, EDITS)
-        length = self._from_node(node).edits
-        versions = self._versions(stored, max(0, length - 100))
-        oldest = github_time(str(versions[0][2].get("editedAt") or "")) if versions else None
-        if margin is not None and oldest is not None and oldest >= margin and length > 100:
-            versions = self._versions(stored, 0)
-        node = self._nodes.get(stored.number) or {}
+        node_now = self._nodes.get(stored.number) or node
         out = []
-        for position, text, edit in versions:
-            at = github_time(str(edit.get("editedAt") or ""))
-            if margin is None or at is None or at >= margin:
-                login = _login(edit.get("editor"))
-                out.append(history.entry_of(text, position, editor=login, trusted=self._edit_trusted(login, node),
-                                            at=str(edit.get("editedAt") or "")))
+        for position, text, edit in self._versions(stored, max(0, self._from_node(node).edits - 100)):
+            login = _login(edit.get("editor"))
+            out.append(history.entry_of(text, position, editor=login, trusted=self._edit_trusted(login, node_now),
+                                        at=str(edit.get("editedAt") or "")))
         return out
 
     def _settled(self, entry: LogEntry) -> bool:

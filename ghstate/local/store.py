@@ -235,6 +235,9 @@ class LocalStore:
     def log_length(self, stored: Stored, state: LogState) -> int:
         return stored.comments
 
+    def stored_size(self, body: str, entry: LogEntry | None) -> int:
+        return len(body)  # the entry is a line of the log, beside the body
+
     def version(self, stored: Stored, position: int) -> Stored | None:
         return None  # the log's lines are writes, not versions of the body
 

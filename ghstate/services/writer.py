@@ -33,7 +33,7 @@ from ghstate.core.model import DEFAULT_MAX_BODY, HEADINGS, Checkpoint, Revision
 from ghstate.core.render import Templates, render_body
 from ghstate.core.splice import written_body
 from ghstate.core.writelog import DELETED, LogEntry, Replayed, ignored_notice, log_state, missing, with_log
-from ghstate.errors import GhstateError, NotFound, RemoteError
+from ghstate.errors import GhstateError, InputError, NotFound, RemoteError
 from ghstate.local.store import LocalStore, PendingWrite
 from ghstate.services.reader import View, base_version, checkpoint_of, locate, view
 from ghstate.store import Changed, Store, Stored
@@ -85,7 +85,7 @@ class _Draft:
 class Writer:
     def __init__(self, store: Store, *, env: Templates, builtin: Templates | None = None,
                  max_body_chars: int = DEFAULT_MAX_BODY, pending: LocalStore | None = None, repo: str | None = None,
-                 api_url: str = "", clock: Callable[[], str] = utc_now) -> None:
+                 api_url: str = "", clock: Callable[[], str] | None = None) -> None:
         self.store = store
         self.env = env
         self.builtin = builtin  # the shipped templates, when ``env`` holds a repository's own checkpoint.md.j2
@@ -93,7 +93,7 @@ class Writer:
         self.pending = pending
         self.repo = repo
         self.api_url = api_url
-        self.clock = clock
+        self.clock = clock or (lambda: utc_now())  # looked up when called: tests set the module's clock
 
     def write(self, spec: WriteSpec, *, kept: bool = False) -> WriteResult:
         """Write ``spec``. ``kept``: a write kept while GitHub was out of reach, published now (``push``):
@@ -138,6 +138,7 @@ class Writer:
         if spec.dry_run:
             return WriteResult(stamped, body, None, created=True, changes=changes)
         entry = self._entry(stamped, write_id, now, spec, changes) if spec.log else None
+        body, entry = self._fitted(body, stamped, entry)
         stored = self.store.create(stamped.title, body, unique=f'"id":"{stamped.meta.id}"', entry=entry)
         return WriteResult(stamped, body, stored, created=True, changes=changes,
                            file_conflicts=list(applied.conflicts), warnings=self._notices())
@@ -237,6 +238,7 @@ class Writer:
                 revision=draft.checkpoint.meta.revision))
             labels = spec.labels.apply(draft.target.labels, draft.checkpoint) if spec.labels else None
             title = draft.checkpoint.title
+            draft.body, logs = self._fitted(draft.body, draft.checkpoint, logs)
             try:
                 stored = self.store.update(draft.target, draft.body, title=title if title != (
                     draft.target.title or title) else None, labels=labels, entry=logs)
@@ -312,6 +314,29 @@ class Writer:
 
     # ----------------------------------------------------------------------------- pieces
 
+    def _fitted(self, body: str, cp: Checkpoint, entry: LogEntry | None) -> tuple[str, LogEntry | None]:
+        """``body`` and its log entry within the bound as the store keeps them (GitHub keeps the entry in
+        the body): ghstate's optional metadata is shed first; then the entry leaves out what the write
+        changed (it is still named in the history, but cannot be replayed), said; a person's text over
+        the bound is refused before anything is written."""
+        limit = self.max_body_chars
+        reserve = self.store.stored_size(body, entry) - len(body)
+        try:
+            fitted, shed = checks.fit_size(body, cp, limit, reserve)
+        except InputError:
+            if entry is None or entry.intent is None:
+                raise
+            lighter = entry._replace(intent=None)
+            fitted, shed = checks.fit_size(body, cp, limit, self.store.stored_size(body, lighter) - len(body))
+            self.store.notices.append(f"this revision's log entry leaves out what it changed (it would take the "
+                                      f"checkpoint past {limit:,} characters): the history names it, but a write "
+                                      "that overwrites it before the next one cannot bring its change back")
+            entry = lighter
+        if shed:
+            self.store.notices.append(f"to stay under {limit:,} characters, this revision's hidden marker leaves "
+                                      f"out {shed}")
+        return fitted, entry
+
     def _notices(self) -> list[str]:
         """What the store noticed during this write (said as warnings), taken from it."""
         notices = list(self.store.notices)
@@ -350,19 +375,21 @@ class Writer:
         if self.builtin is not None:  # a repository's own template
             template = self.env.get_template("checkpoint.md.j2").filename or "checkpoint.md.j2"
             checks.check_template(body, render_body(cp, self.builtin), template)
+        body, shed = checks.fit_size(body, cp, self.max_body_chars)  # the bound of every store, entry apart
+        if shed:
+            self.store.notices.append(f"to stay under {self.max_body_chars:,} characters, this revision's hidden "
+                                      f"marker leaves out {shed}")
         if self.store.remote:
-            body, shed = checks.fit_size(body, cp, self.max_body_chars)
-            if shed:
-                self.store.notices.append(f"to stay under {self.max_body_chars:,} characters, this revision's hidden "
-                                          f"marker leaves out {shed}")
             if not spec.allow_secrets:
                 checks.check_secrets(read.stored.body if read else "", read.as_stored if read else Checkpoint(),
                                      body, cp)
         return body, cp
 
     def _entry(self, cp: Checkpoint, write_id: str, now: str, spec: WriteSpec, changes: list[str]) -> LogEntry:
+        """The write's log entry; its time is when the write was made (a kept write's, when it was kept:
+        what was logged after it wins over it)."""
         e = spec.execution
-        revision = Revision(revision=cp.meta.revision, at=now, event=spec.event, changes=tuple(changes),
+        revision = Revision(revision=cp.meta.revision, at=spec.made_at or now, event=spec.event, changes=tuple(changes),
                             agent=e.agent if e else "", role=e.role if e else "", session=e.session if e else "")
         return LogEntry(revision, write_id, spec.intent if isinstance(spec.intent, Intent) else None)
 
