@@ -89,7 +89,9 @@ def isolated(monkeypatch, tmp_path_factory, hermetic):
 
 class Clock:
     """The wall clock of the seen-file's repeat window (``ghstate.local.seen._now``), standing still
-    unless a test moves it: a hook fired twice is a repeat however slowly the machine runs the test."""
+    unless a test moves it: a hook fired twice is a repeat however slowly the machine runs the test.
+    (The GitHub store's settle window, in which a write may still be merged with its editor's next save,
+    does not close during a test either: no test waits 120 s for it, and a slow machine must not.)"""
 
     def __init__(self, now: float = 2_000_000_000.0) -> None:
         self.now = now
@@ -105,6 +107,7 @@ class Clock:
 def clock(monkeypatch) -> Clock:
     stopped = Clock()
     monkeypatch.setattr("ghstate.local.seen._now", stopped)
+    monkeypatch.setattr("ghstate.github.store.SETTLE_SECONDS", float("inf"))
     return stopped
 
 
