@@ -44,7 +44,7 @@ class Mutant(NamedTuple):
 
 MUTANTS = (
     Mutant("wrong-issue", "a write lands on another issue than the one asked (its GraphQL node id)",
-           "ghstate/github/store.py", "GitHubStore.update",
+           "ghstate/github/store.py", "GitHubStore._update",
            'payload: dict[str, Any] = {"id": node["id"],',
            'payload: dict[str, Any] = {"id": next(iter(self._nodes.values()))["id"],',
            ("tests/test_github_store.py",)),
