@@ -286,9 +286,14 @@ def test_startup_stays_one_line_and_an_unseen_resume_points_at_the_checkpoint(re
 
 
 def test_a_compaction_forgets_what_the_session_was_given(repo, run, sample_file):
+    """What a session was given leaves its context when it compacts: the pre-compact hook forgets it, so
+    that no later start of the session is answered as if it still had it (a "resume" gets the pointer, as
+    a session never seen does, not "changed since this session last saw it")."""
     run("checkpoint", "--file", str(sample_file))
     assert "<checkpoint>" in start(run, repo, "compact")
+    assert start(run, repo, "resume").startswith("This session already has ghstate checkpoint local #1 at revision 1")
     run("hook", "pre-compact", input=event("pre-compact-auto.json", repo))  # session abc123 compacts again
+    assert start(run, repo, "resume").startswith("This branch has a ghstate checkpoint: local #1")
     assert "<checkpoint>" in start(run, repo, "compact")
 
 
