@@ -164,7 +164,11 @@ def test_an_unmerged_write_far_back_is_found_while_versions_land_between_pages(g
     stale = page.replace("- should --fuzzy accept a threshold?", "- asked on an old page")
     for i in range(105):
         gh.edit(1, stale + f"\n<!-- note {i} -->\n")
-    gh.on_op("History", lambda: gh.edit(1, stale + "\n<!-- landed between pages -->\n"), skip=1)
+    def two_land():  # between two pages of the history: a count from the newest moves by two
+        gh.edit(1, stale + "\n<!-- landed between pages -->\n")
+        gh.edit(1, stale + "\n<!-- and another -->\n")
+
+    gh.on_op("History", two_land, skip=1)
     state = json.loads(run("resume", "1", "--format", "json").stdout)
     assert "far back" in state["decisions"] and "asked on an old page" in state["questions"]
     run("checkpoint", "1", "--risk", "after")
