@@ -32,7 +32,9 @@ def environment(fake, tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GHSTATE_", "GH_"))}
     event = tmp_path / "event.json"
     event.write_text(json.dumps({"ref": "refs/heads/feature/x"}))
-    env.update(GH_TOKEN="ghs_test", GITHUB_REPOSITORY="octo/hello", GITHUB_API_URL=fake.base,
+    # GHSTATE_NO_CACHE: no pacing of this machine's writes either (tests/test_write_log.py covers it), so
+    # that the processes contend as hard as they can
+    env.update(GH_TOKEN="ghs_test", GITHUB_REPOSITORY="octo/hello", GITHUB_API_URL=fake.base, GHSTATE_NO_CACHE="1",
                PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p))
     return env
 

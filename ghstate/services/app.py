@@ -135,6 +135,11 @@ def build_app(*, repo: str | None = None, store: str | None = None, need_token: 
         assert settings.repo is not None
         github_store = GitHubStore.connect(settings, **(github or {}))
         github_store.memory = Reported(settings.state_dir)  # each write is remembered until a read finds it
+        if settings.cache_dir:  # this machine's writes to the repository, spaced under GitHub's secondary limit
+            from ghstate.local.pace import Pacer
+
+            github_store.before_write = Pacer(Path(settings.cache_dir).parent, f"{settings.api_url} {settings.repo}"
+                                              ).before_write
         chosen = github_store
     else:
         chosen = local

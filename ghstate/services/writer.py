@@ -20,6 +20,8 @@ built on rather than overwritten. When GitHub cannot be reached, the write is ke
 from __future__ import annotations
 
 import os
+import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -42,6 +44,10 @@ from ghstate.store import Changed, Store, Stored
 # writer logged a revision since this one read: with fewer concurrent writers than this, the last write
 # always completes (and the body converges); beyond it, readers still replay every logged revision.
 ROUNDS = 10
+
+
+def _sleep(seconds: float) -> None:
+    time.sleep(seconds)
 
 
 def utc_now() -> str:
@@ -85,7 +91,8 @@ class _Draft:
 class Writer:
     def __init__(self, store: Store, *, env: Templates, builtin: Templates | None = None,
                  max_body_chars: int = DEFAULT_MAX_BODY, pending: LocalStore | None = None, repo: str | None = None,
-                 api_url: str = "", clock: Callable[[], str] | None = None) -> None:
+                 api_url: str = "", clock: Callable[[], str] | None = None,
+                 sleep: Callable[[float], None] | None = None) -> None:
         self.store = store
         self.env = env
         self.builtin = builtin  # the shipped templates, when ``env`` holds a repository's own checkpoint.md.j2
@@ -94,6 +101,7 @@ class Writer:
         self.repo = repo
         self.api_url = api_url
         self.clock = clock or (lambda: utc_now())  # looked up when called: tests set the module's clock
+        self.sleep = sleep or (lambda seconds: _sleep(seconds))  # looked up when called, as the clock
 
     def write(self, spec: WriteSpec, *, kept: bool = False) -> WriteResult:
         """Write ``spec``. ``kept``: a write kept while GitHub was out of reach, published now (``push``):
@@ -229,7 +237,9 @@ class Writer:
         own: LogEntry | None = None
         stored: Stored | None = None
         kept: LogEntry | None = None  # a person's version this round builds on, logged as its write's entry
-        for _ in range(ROUNDS):
+        for round_ in range(ROUNDS):
+            if round_ and self.store.remote:  # contended: the writers that collided spread out (jittered backoff)
+                self.sleep(min(8.0, 0.5 * 2 ** (round_ - 1)) * random.uniform(0.5, 1.5))
             if fresh is not None:  # changed since it was read: build on what is there now
                 draft = self._draft(spec, view(self.store, fresh, own, since), now, write_id, own, first,
                                     also=(kept.write,) if kept else ())
