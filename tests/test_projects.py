@@ -188,8 +188,8 @@ def test_a_field_deleted_meanwhile_leaves_the_write_done_and_the_next_write_recr
 
 
 def test_a_rate_limited_project_is_one_warning(gh, run, sample_file):
-    gh.fake.fail("POST", r"^/graphql Project", status=403,
-                 headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1"}, message="API rate limit exceeded")
+    gh.fake.fail("POST", r"^/graphql Project", type="RATE_LIMITED",
+                 headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1"})
     result = run("checkpoint", "--file", str(sample_file))
     assert result.stdout.startswith("Created checkpoint #1")
     said = warnings(result)
