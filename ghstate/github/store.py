@@ -96,6 +96,11 @@ class GitHubStore:
             edits=(edits.get("totalCount") or 0) + (0 if node.get("includesCreatedEdit") else 1),
         )
 
+    def node(self, number: int) -> dict[str, Any] | None:
+        """The last GraphQL answer for issue ``number`` read in this command (what else it carried: its
+        children and claims, ``ghstate.github.tasks``), or None."""
+        return self._nodes.get(number)
+
     def _keep(self, node: dict[str, Any]) -> Stored:
         self._nodes[node["number"]] = node
         for label in (node.get("labels") or {}).get("nodes") or ():

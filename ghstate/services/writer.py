@@ -23,6 +23,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from typing import NamedTuple
 
 from ghstate.core import checks
 from ghstate.core.edits import content_equal, describe, stamp
@@ -60,6 +61,17 @@ class WriteResult:
     file_conflicts: list[str] = field(default_factory=list)  # sections both a --file and the checkpoint changed
     warnings: list[str] = field(default_factory=list)
     previous: Checkpoint | None = None  # the checkpoint as it was read (logged writes replayed), before this write
+
+
+class NewCheckpoint(NamedTuple):
+    """A checkpoint ready to be created: what ``Store.create`` takes (``unique``: text only its body holds)."""
+
+    checkpoint: Checkpoint
+    body: str
+    entry: LogEntry | None
+    changes: list[str]
+    conflicts: tuple[str, ...]
+    unique: str
 
 
 @dataclass
@@ -116,6 +128,17 @@ class Writer:
     # ------------------------------------------------------------------------------ create
 
     def _create(self, spec: WriteSpec) -> WriteResult:
+        new = self.prepare_create(spec)
+        stamped = new.checkpoint
+        if spec.dry_run:
+            return WriteResult(stamped, new.body, None, created=True, changes=new.changes)
+        stored = self.store.create(stamped.title, new.body, unique=new.unique, entry=new.entry)
+        return WriteResult(stamped, new.body, stored, created=True, changes=new.changes,
+                           file_conflicts=list(new.conflicts), warnings=self._notices())
+
+    def prepare_create(self, spec: WriteSpec) -> NewCheckpoint:
+        """A new checkpoint as ``write`` creates it (stamped, rendered, checked, with its log entry), not
+        written: for a caller that creates several in one request (``ghstate split``)."""
         now = self.clock()
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(Checkpoint()))
@@ -131,12 +154,8 @@ class Writer:
         stamped = with_log(self._stamp(ours, 1, now, spec), state)
         body, stamped = self._body(stamped, None, spec)
         changes = describe(None, stamped)
-        if spec.dry_run:
-            return WriteResult(stamped, body, None, created=True, changes=changes)
         entry = self._entry(stamped, write_id, now, spec, changes) if spec.log else None
-        stored = self.store.create(stamped.title, body, unique=f'"id":"{stamped.meta.id}"', entry=entry)
-        return WriteResult(stamped, body, stored, created=True, changes=changes,
-                           file_conflicts=list(applied.conflicts), warnings=self._notices())
+        return NewCheckpoint(stamped, body, entry, changes, applied.conflicts, f'"id":"{stamped.meta.id}"')
 
     # ------------------------------------------------------------------------------ update
 

@@ -1,0 +1,309 @@
+"""Tasks that split, whoever asks (the CLI, the MCP server's tools): ``split`` turns a checkpoint's phases
+into child checkpoints, ``ready`` lists the children an agent may take, and a parent's (or a child's)
+reading carries the roll-up of its family. Claims are ``ghstate.services.claims``. No click here.
+
+Each store keeps tasks its own way (``ghstate.github.tasks``: sub-issues, issue dependencies, Git refs;
+``ghstate.local.tasks``: markers and claim files); what is done with them is the same and is here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ghstate.core.claims import Child, Family, rollup_lines
+from ghstate.core.intent import Intent, WriteSpec
+from ghstate.core.marker import Execution, TaskLink
+from ghstate.core.markup import unescape_literal
+from ghstate.core.model import Checkpoint, Phase, WorkTree
+from ghstate.core.tasks import SplitPlan, TaskEdit, bare, child_checkpoint, creation_order, in_plan_order, linked_child
+from ghstate.services.app import App
+from ghstate.services.checkpoint import RequestError, check_values
+from ghstate.services.reader import checkpoint_of
+from ghstate.store import Stored
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.github.tasks import GitHubTasks
+    from ghstate.local.tasks import LocalTasks
+    from ghstate.services.writer import NewCheckpoint, WriteResult
+
+CHILD_SECTIONS = frozenset({"goal", "phases", "decisions", "files", "resume"})
+
+
+def backend(app: App) -> GitHubTasks | LocalTasks:
+    """The tasks of the App's store."""
+    if app.store.remote:
+        from ghstate.github.tasks import GitHubTasks
+
+        return GitHubTasks(app.github())
+    from ghstate.local.tasks import LocalTasks
+    from ghstate.local.store import LocalStore
+
+    assert isinstance(app.store, LocalStore)
+    return LocalTasks(app.store)
+
+
+def write_task(app: App, number: int, intent: Intent, *, agent: str = "", session: str = "",
+               event: str = "task") -> WriteResult:
+    """One revision of an existing checkpoint through the writer (logged, replayed, kept for ``push``); the
+    tree it was written from is not recorded (a claim or a tick says nothing of this working tree)."""
+    execution = Execution(agent=agent, role="editor", session=session, event=event) if agent else None
+    return app.writer().write(WriteSpec(intent=intent, number=number, lookup=True, create=False, record_tree=False,
+                                        event=event, execution=execution))
+
+
+def family_of(app: App, parent: int, cp: Checkpoint) -> Family:
+    """``parent``'s children in its order, each named by its phase (GitHub: as the parent's read carried
+    them; no request when the parent was read in this command)."""
+    family = backend(app).family(parent)
+    return family._replace(children=in_plan_order(cp.phases, family.children))
+
+
+# ------------------------------------------------------------------------------------ split
+
+
+@dataclass(frozen=True)
+class SplitRequest:
+    """``ghstate split``: the parent, the phases to split (default: every phase not done), and whether each
+    waits for the one before (``in_order``) instead of what its line says."""
+
+    issue: int
+    phase: tuple[str, ...] = ()
+    in_order: bool = False
+
+    def check(self) -> None:
+        check_values({"phase": self.phase})
+
+
+class SplitOutcome(NamedTuple):
+    parent: int
+    made: tuple[tuple[int, str], ...]  # (number, title) of each child made now
+    kept: tuple[int, ...]  # children there already
+    links: tuple[tuple[int, int], ...]  # (waiting, awaited) made now
+    label: str
+
+    def lines(self, app: App) -> list[str]:
+        if not self.made and not self.links:
+            kept = ", ".join(app.label(n) for n in self.kept)
+            return [f"Nothing to split: {self.label}'s open phases are children already{f' ({kept})' if kept else ''}."]
+        out = [f"Split {self.label} into {len(self.made)} new child{'ren' if len(self.made) != 1 else ''}"
+               f"{f' (and {len(self.kept)} there already)' if self.kept else ''}:"]
+        out += [f"  {app.label(n)} {title}" for n, title in self.made]
+        out += [f"  {app.label(a)} waits for {app.label(b)}" for a, b in self.links]
+        return out
+
+
+def run_split(app: App, request: SplitRequest) -> SplitOutcome:
+    """Make the children and their links, then the parent's phase lines link them: on GitHub all of it in at
+    most five requests for up to twenty children (the parent's read, the children, the links, the parent's
+    re-read and write). A split again makes only what is missing."""
+    request.check()
+    tasks = backend(app)
+    writer = app.writer()
+    tree = app.tree()._replace(dirty=())
+    done: dict[str, Any] = {}
+
+    def intent(cp: Checkpoint) -> Intent:  # the parent as the write read it; children made once
+        if "intent" in done:
+            return done["intent"]
+        plan = _plan(tasks, request, cp)
+
+        def prepare(index: int, after: tuple[int, ...]) -> NewCheckpoint:
+            return writer.prepare_create(_child_spec(app, cp, index, request.issue, after, tree))
+
+        numbers, later = _make(app, tasks, plan, prepare, request.issue)
+        every = {**plan.children, **numbers}
+        links = tuple((cp.phases[i].name, n) for i, n in sorted(every.items()) if linked_child(cp.phases[i].name) != n)
+        done.update(plan=plan, numbers=numbers, later=later, every=every, cp=cp,
+                    intent=Intent(task=TaskEdit(links=links)) if links else Intent())
+        return done["intent"]
+
+    writer.write(WriteSpec(intent=intent, number=request.issue, lookup=True, create=False, record_tree=False,
+                           event="split"))
+    plan, numbers, every, cp = done["plan"], done["numbers"], done["every"], done["cp"]
+    for waiting, awaited in done["later"]:  # local: children there already that now wait for new ones
+        write_task(app, waiting, Intent(task=TaskEdit(after=(awaited,))), event="split")
+    made = tuple((numbers[i], unescape_literal(bare(cp.phases[i].name))) for i in sorted(numbers))
+    return SplitOutcome(request.issue, made, tuple(sorted(plan.children.values())),
+                        tuple((every[i], every[j]) for i, j in plan.links), app.label(request.issue))
+
+
+def _plan(tasks: Any, request: SplitRequest, cp: Checkpoint) -> SplitPlan:
+    from ghstate.core.tasks import plan_split
+
+    return plan_split(cp.phases, tasks.existing(request.issue, cp.phases), chosen=request.phase,
+                      in_order=request.in_order)
+
+
+def _make(app: App, tasks: Any, plan: SplitPlan, prepare: Any, parent: int
+          ) -> tuple[dict[int, int], list[tuple[int, int]]]:
+    """The children of ``plan`` made (phase index → number), and the links left for afterwards."""
+    if tasks.remote:  # GitHub: every child in batches, then every link in batches
+        drafts = [prepare(i, ()) for i in plan.new]
+        created = tasks.create_children(parent, [(d.checkpoint.title, d.body, d.entry) for d in drafts],
+                                        app.settings.policy.label) if drafts else []
+        numbers = dict(zip(plan.new, created, strict=True))
+        every = {**plan.children, **numbers}
+        if plan.links:
+            tasks.add_links([(every[i], every[j]) for i, j in plan.links])
+        return numbers, []
+    numbers = {}  # local: each child made knowing the children it waits for
+    for i in creation_order(plan):
+        after = tuple(sorted(numbers.get(j) or plan.children[j] for a, j in plan.links if a == i))
+        new = prepare(i, after)
+        numbers[i] = tasks.create(new.checkpoint.title, new.body, new.unique, new.entry)
+    later = [(plan.children[i], numbers.get(j) or plan.children[j]) for i, j in plan.links if i not in numbers]
+    return numbers, later
+
+
+def _child_spec(app: App, cp: Checkpoint, index: int, parent: int, after: tuple[int, ...],
+                tree: WorkTree) -> WriteSpec:
+    phase: Phase = cp.phases[index]
+    child = child_checkpoint(cp, phase, app.label(parent))
+    settings = app.settings
+    execution = Execution(agent=settings.agent, role="editor", session=settings.session, event="split") \
+        if settings.agent else None
+    link = TaskLink(parent, bare(phase.name), after)
+    return WriteSpec(intent=Intent(incoming=child, present=CHILD_SECTIONS, task=TaskEdit(link=link)), number=None,
+                     lookup=False, create=True, tree=tree, title=child.title, event="split", execution=execution)
+
+
+# ------------------------------------------------------------------------------------ ready
+
+
+@dataclass(frozen=True)
+class ReadyRequest:
+    """``ghstate ready``: the children of ``issue`` (default: of every open parent) an agent may take."""
+
+    issue: int | None = None
+    json: bool = False
+
+    def check(self) -> None:
+        return None
+
+
+class Ready(NamedTuple):
+    families: tuple[tuple[Stored, Checkpoint, Family], ...]
+    now: datetime
+
+    def json_rows(self) -> list[dict[str, Any]]:
+        return [{**child.to_json(self.now), "parent": family.parent}
+                for _, _, family in self.families for child in family.children]
+
+    def lines(self, app: App) -> tuple[list[str], list[str]]:
+        """(stdout, stderr): one line per ready child; what the others are, when none is ready."""
+        out, said = [], []
+        for _, cp, family in self.families:
+            ready = [c for c in family.children if c.state(self.now) == "ready"]
+            out += [f"{app.label(c.number)}\t{c.title}\t(of {app.label(family.parent)})" for c in ready]
+            if not ready:
+                said.append(nothing_ready(app, family, self.now, cp.title))
+        if not self.families:
+            said.append(f"No checkpoint in the {app.store.kind} store has children; make some with 'ghstate split ISSUE'.")
+        return out, said
+
+
+def nothing_ready(app: App, family: Family, now: datetime, title: str = "") -> str:
+    """Why no child of ``family`` is ready, each state named."""
+    words = []
+    for child in family.children:
+        state = child.state(now)
+        if state == "claimed" and child.claim is not None:
+            words.append(f"{app.label(child.number)} claimed by {child.claim.words()}")
+        elif state == "blocked":
+            words.append(f"{app.label(child.number)} waits for {', '.join(app.label(n) for n in child.blocked_by)}")
+        elif state == "done":
+            words.append(f"{app.label(child.number)} done")
+    what = "; ".join(words) or "it has no children (make them with 'ghstate split')"
+    return f"nothing ready in {app.label(family.parent)}{f' ({title})' if title else ''}: {what}"
+
+
+def run_ready(app: App, request: ReadyRequest) -> Ready:
+    """GitHub: one request for ISSUE (the parent's read carries its children, their links and claims)."""
+    request.check()
+    now = app.clock()
+    if request.issue is not None:
+        stored, cp = app.find(request.issue)
+        return Ready(((stored, cp, family_of(app, stored.number, cp)),), now)
+    families = []
+    for stored in app.store.list_open():
+        cp = checkpoint_of(stored)
+        if any(linked_child(p.name) for p in cp.phases):
+            stored, cp = app.find(stored.number) if app.store.remote else (stored, cp)
+            families.append((stored, cp, family_of(app, stored.number, cp)))
+    return Ready(tuple(families), now)
+
+
+# ------------------------------------------------------------------------------------ roll-up
+
+
+class TaskView(NamedTuple):
+    """A checkpoint's place in a plan, for its reading: its parent (number, title, locked decisions) and its
+    children by state."""
+
+    parent: tuple[int, str, tuple[str, ...]] | None = None
+    children: tuple[Child, ...] = ()
+    lines: tuple[str, ...] = ()
+    now: datetime | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        if self.parent is not None:
+            data["parent"] = {"number": self.parent[0], "title": self.parent[1],
+                              "decisions": [unescape_literal(d) for d in self.parent[2]]}
+        if self.children and self.now is not None:
+            data["children"] = [c.to_json(self.now) for c in self.children]
+        return data
+
+
+def task_view(app: App, stored: Stored, cp: Checkpoint) -> TaskView:
+    """The family of the checkpoint being read, at no cost: on GitHub from what its read carried, locally
+    only when its marker names a parent or its phase lines link children."""
+    now = app.clock()
+    parent = _parent(app, stored, cp)
+    children: tuple[Child, ...] = ()
+    summary = None
+    if any(linked_child(p.name) for p in cp.phases) or (app.store.remote and _has_children(app, stored.number)):
+        family = family_of(app, stored.number, cp)
+        children, summary = family.children, family.summary
+    lines: list[str] = []
+    if parent is not None:
+        lines.append(f"Part of {app.label(parent[0])} ({parent[1]}); its locked decisions hold here too"
+                     + (":" if parent[2] else "."))
+        lines += [f"- {unescape_literal(d)}" for d in parent[2]]
+    if children and summary is not None:
+        lines += rollup_lines(children, summary, now, "#" if app.store.remote else "local #")
+    return TaskView(parent, children, tuple(lines), now)
+
+
+def _has_children(app: App, number: int) -> bool:
+    node = app.github().node(number) or {}
+    return bool(((node.get("subIssues") or {}).get("nodes")))
+
+
+def _parent(app: App, stored: Stored, cp: Checkpoint) -> tuple[int, str, tuple[str, ...]] | None:
+    if app.store.remote:
+        node = (app.github().node(stored.number) or {}).get("parent")
+        if not node:
+            return None
+        parent_cp = checkpoint_of(Stored(node["number"], node.get("title") or "", node.get("body") or "", ""))
+        return node["number"], parent_cp.title, parent_cp.decisions
+    if cp.meta.task is None:
+        return None
+    from ghstate.errors import NotFound
+
+    try:
+        parent_cp = checkpoint_of(app.store.get(cp.meta.task.parent))
+    except NotFound:
+        return cp.meta.task.parent, "", ()
+    return cp.meta.task.parent, parent_cp.title, parent_cp.decisions
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def refuse(template: str, field: str | None = None) -> RequestError:
+    return RequestError(template, field)
