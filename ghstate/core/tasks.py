@@ -50,6 +50,11 @@ def title_of(phase: Phase) -> str:
     return " ".join(unescape_literal(bare(phase.name)).split())
 
 
+def label_of(phase: Phase) -> str:
+    """A phase's leading label (``Phase 2``), its annotations aside: what messages name it by."""
+    return Phase(bare(phase.name)).label
+
+
 def phase_of(phases: tuple[Phase, ...], child: int) -> int | None:
     """The index of the phase whose line links ``child``."""
     return next((i for i, p in enumerate(phases) if linked_child(p.name) == child), None)
@@ -105,7 +110,7 @@ def _targets(phases: tuple[Phase, ...], chosen: tuple[str, ...]) -> list[int]:
         except LookupError as exc:
             raise TaskError(str(exc)) from None
         if phases[index].done:
-            raise TaskError(f"{phases[index].label} is done: there is nothing left of it to split")
+            raise TaskError(f"{label_of(phases[index])} is done: there is nothing left of it to split")
         out.append(index)
     return sorted(set(out))
 
@@ -122,12 +127,12 @@ def _waits(phases: tuple[Phase, ...], split: list[int], in_order: bool) -> dict[
             try:
                 j = find_phase(phases, ref)
             except LookupError as exc:
-                raise TaskError(f"{phases[i].label} waits for {ref!r}, which names no single phase ({exc})") from None
+                raise TaskError(f"{label_of(phases[i])} waits for {ref!r}, which names no single phase ({exc})") from None
             if phases[j].done:
                 continue
             if j not in split:
-                raise TaskError(f"{phases[i].label} waits for {phases[j].label}, which is neither done nor split: "
-                                f"split it too (--phase {phases[j].label!r}) or tick it")
+                raise TaskError(f"{label_of(phases[i])} waits for {label_of(phases[j])}, which is neither done nor split: "
+                                f"split it too (--phase {label_of(phases[j])!r}) or tick it")
             waits.setdefault(i, set()).add(j)
     return waits
 
@@ -141,7 +146,7 @@ def _refuse_cycles(phases: tuple[Phase, ...], waits: dict[int, set[int]]) -> Non
         for j in sorted(waits.get(i, ())):
             if state.get(j) == 1:
                 circle = path[path.index(j):] + [j] if j in path else [i, j]
-                names = " → ".join(phases[k].label for k in circle)
+                names = " → ".join(label_of(phases[k]) for k in circle)
                 raise TaskError(f"the phases wait for each other in a circle ({names}); none of them could start")
             if state.get(j) is None:
                 visit(j, [*path, j])
@@ -165,7 +170,7 @@ def _refuse_over_limits(phases: tuple[Phase, ...], existing: Existing, new: tupl
             number = existing.children.get(phase)
             before = existing.degrees.get(number, (0, 0))[side] if number else 0
             if before + added > MAX_LINKS:
-                raise TaskError(f"{phases[phase].label} {word} {before + added} issues; GitHub links an issue to at "
+                raise TaskError(f"{label_of(phases[phase])} {word} {before + added} issues; GitHub links an issue to at "
                                 f"most {MAX_LINKS}")
 
 

@@ -96,6 +96,7 @@ class GitHubTasks:
         whose last write was lost) sub-issues titled as a phase; their links; GitHub's counts."""
         node = self.store.node(parent) or {}
         subs = [s for s in (node.get("subIssues") or {}).get("nodes") or () if s]
+        self._ids.update({s["number"]: s["id"] for s in subs})
         numbers = {s["number"] for s in subs}
         children = {i: n for i, p in enumerate(phases) if (n := linked_child(p.name)) in numbers}
         by_title = {s["title"]: s["number"] for s in reversed(subs)}
@@ -245,3 +246,75 @@ def _first_error(answer: dict[str, Any]) -> str:
         return "GitHub's answer holds no result"
     first = errors[0]
     return " ".join(f"{first.get('type') or ''} {first.get('message') or ''}".split())
+
+
+# ------------------------------------------------------------------------------ doctor's probes
+
+
+class Probe(NamedTuple):
+    """One check of ``ghstate doctor --github``: what was checked, whether it held (None: not checked),
+    and what was seen."""
+
+    name: str
+    ok: bool | None
+    detail: str
+
+
+def claim_probes(api: GitHubAPI, token: str = "") -> list[Probe]:
+    """What claims rely on, probed on the repository with a throwaway ref ``refs/ghstate/doctor/TOKEN``:
+    Git objects can be written, the ref can be created, a second create of it fails, it moves only from the
+    value it holds (a stale ``beforeOid`` is refused, the current one is taken), and it can be deleted.
+    Whether such a ref starts a workflow run cannot be seen through the API this uses (it is not a branch
+    or tag push, which is what starts one): that row says so. Stops at the first row that fails."""
+    name = f"refs/ghstate/doctor/{token or os.urandom(4).hex()}"
+    owner, _, repo = api.repo_name.partition("/")
+    rows: list[Probe] = []
+
+    def ref_now() -> tuple[str, str]:
+        data = api.graphql("ref_state", {"owner": owner, "name": repo, "ref": name}, what="reading the probe's ref")
+        repository = data.get("repository") or {}
+        return repository.get("id") or "", ((repository.get("ref") or {}).get("target") or {}).get("oid") or ""
+
+    def mutate(document: str, data: dict[str, Any]) -> str:
+        try:
+            answer = api.graphql(document, {"input": data}, partial=True, what=f"probing {name}")
+        except RemoteError as exc:
+            return str(exc)
+        return "" if not answer.get("errors") else _first_error(answer)
+
+    try:
+        repository, _ = ref_now()
+        first = api.create_commit("ghstate doctor: a probe of claim refs", {"probe.txt": "first\n"}, [])
+        second = api.create_commit("ghstate doctor: a probe of claim refs", {"probe.txt": "second\n"}, [first])
+    except RemoteError as exc:
+        return [Probe("Git objects can be written (contents: write)", False, str(exc))]
+    rows.append(Probe("Git objects can be written (contents: write)", True, f"commits {first[:7]}, {second[:7]}"))
+    steps = (
+        ("a ref in refs/ghstate/ can be created", "create_ref", {"repositoryId": repository, "name": name,
+                                                                  "oid": first}, True, first),
+        ("a second create of it fails", "create_ref", {"repositoryId": repository, "name": name, "oid": second},
+         False, first),
+        ("a move from a value it no longer holds is refused", "update_refs", _move(repository, name, second, second),
+         False, first),
+        ("a move from the value it holds is made (compare-and-swap)", "update_refs",
+         _move(repository, name, first, second), True, second),
+        ("it can be deleted", "update_refs", _move(repository, name, second, ZERO), True, ""),
+    )
+    for label, document, data, wanted, expected in steps:
+        error = mutate(document, data)
+        _, now = ref_now()
+        ok = (not error) == wanted and now == expected
+        rows.append(Probe(label, ok, (error or "done") + f"; the ref is {'at ' + now[:7] if now else 'gone'}"))
+        if not ok:
+            if now:  # leave nothing behind
+                mutate("update_refs", _move(repository, name, now, ZERO))
+            break
+    rows.append(Probe("a claim ref starts no workflow run", None,
+                      "not probed: GitHub starts push workflows for branches and tags (refs/heads/, refs/tags/), and "
+                      "refs/ghstate/ is neither; whether a run started cannot be seen without the Actions API"))
+    return rows
+
+
+def _move(repository: str, name: str, before: str, after: str) -> dict[str, Any]:
+    return {"repositoryId": repository, "refUpdates": [{"name": name, "beforeOid": before, "afterOid": after,
+                                                        "force": True}]}

@@ -181,14 +181,13 @@ def claim_next(app: App, claimer: _Claimer, family: Family, title: str = "", fir
             and c.claim.live(now)]
     ready = {c.number: c for c in family.children if c.state(now) == "ready"}
     wanted = [c.number for c in mine] + [c.number for c in first if c.number in ready] + list(ready)
-    lost = []
-    for child in [next(c for c in family.children if c.number == n) for n in dict.fromkeys(wanted)]:
-        claim, holder = claimer.take(child)
+    seen = {c.number: c for c in family.children}
+    for number in dict.fromkeys(wanted):
+        claim, holder = claimer.take(seen[number])
         if claim is not None:
-            return _won(app, claimer, child, claim, held_before=child.claim)
-        lost.append(f"{app.label(child.number)} went to {holder.words() if holder else 'another agent'}")
-    why = nothing_ready(app, family, now, title)
-    raise NothingReady(f"{why}{'; lost the race for ' + '; '.join(lost) if lost else ''}")
+            return _won(app, claimer, seen[number], claim, held_before=seen[number].claim)
+        seen[number] = seen[number]._replace(claim=holder)  # another agent won it meanwhile
+    raise NothingReady(nothing_ready(app, family._replace(children=tuple(seen.values())), app.clock(), title))
 
 
 def _won(app: App, claimer: _Claimer, child: Child, claim: Claim, held_before: Claim | None) -> Outcome:

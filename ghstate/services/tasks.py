@@ -270,9 +270,10 @@ def task_view(app: App, stored: Stored, cp: Checkpoint) -> TaskView:
         children, summary = family.children, family.summary
     lines: list[str] = []
     if parent is not None:
-        lines.append(f"Part of {app.label(parent[0])} ({parent[1]}); its locked decisions hold here too"
-                     + (":" if parent[2] else "."))
-        lines += [f"- {unescape_literal(d)}" for d in parent[2]]
+        more = [d for d in parent[2] if d not in cp.decisions]  # a split carried the ones it had then
+        said = ":" if more else (" (all are among this one's)." if parent[2] else ".")
+        lines.append(f"Part of {app.label(parent[0])} ({parent[1]}); its locked decisions hold here too{said}")
+        lines += [f"- {unescape_literal(d)}" for d in more]
     if children and summary is not None:
         lines += rollup_lines(children, summary, now, "#" if app.store.remote else "local #")
     return TaskView(parent, children, tuple(lines), now)
