@@ -22,7 +22,7 @@ from ghstate.core.model import Revision, github_time
 from ghstate.core.writelog import LogEntry
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github import history
-from ghstate.github.transport import TIMEOUT, GitHubAPI, checking
+from ghstate.github.transport import TIMEOUT, GitHubAPI, GraphQLFailure, checking
 from ghstate.store import Changed, Note, Partial, Stored, StoreKind
 
 LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+(\{.*?\})\s*-->", re.DOTALL)
@@ -247,11 +247,30 @@ class GitHubStore:
         try:
             data = self.graphql("update_checkpoint", {"input": payload, "edits": EDITS}, number=number,
                                 landed=landed, what=f"updating issue #{number}")
+        except GraphQLFailure as exc:
+            return self._landed_despite(exc, number)
         except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
             raise RemoteError(str(exc), status=404) from None
         answer = (data.get("updateIssue") or {}).get("issue")
         if not answer:
             raise RemoteError(f"updating issue #{number} failed: GitHub's answer holds no issue", retryable=True)
+        return self._keep(answer)
+
+    def _landed_despite(self, exc: GraphQLFailure, number: int) -> Stored:
+        """``updateIssue`` answered with errors: when its issue is not null the write landed (a field of the
+        answer failed, not the mutation), and the errors are a warning; else the failure stands. The
+        answer's issue may lack what failed, so the issue is read again when it can be."""
+        answer = ((exc.data or {}).get("updateIssue") or {}).get("issue")
+        if not isinstance(answer, dict) or not answer.get("number"):
+            if isinstance(exc, NotFound):  # it was there a moment ago: access lost, or moved; keep the write
+                raise RemoteError(str(exc), status=404) from None
+            raise exc
+        self.notices.append(f"issue #{number} was written, but GitHub's answer also held errors ({exc.said}); "
+                            "the write stands")
+        try:
+            answer = self._read(number)
+        except (RemoteError, NotFound):
+            pass  # what the answer holds is what there is
         return self._keep(answer)
 
     def _update_rest(self, stored: Stored, text: str, title: str | None,
