@@ -98,6 +98,11 @@ class FakeTasks:
     def block(self, issue: int, blocker: int) -> None:
         self.blocked_by.setdefault(issue, []).append(blocker)
 
+    def parent_field(self, number: int) -> dict[str, Any]:
+        """An issue's ``parent``, for nodes built elsewhere (the project items of ``github_fake_projects``)."""
+        parent = self.parent.get(number)
+        return {"parent": (lambda info, **_: self.fake._gql_issue(parent)) if parent else None}
+
     def close(self, number: int, reason: str = "completed") -> None:
         self.fake.issues[number].update(state="closed", state_reason=reason, updated_at=self.fake.now())
 

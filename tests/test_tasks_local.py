@@ -217,3 +217,38 @@ def test_six_processes_racing_for_two_ready_children_two_win_different_ones(repo
                and len(err.splitlines()) == 1 for _, err in losers), losers
     holders = {LocalClaims(repo / ".ghstate" / "claims").read(n).claim.agent for n in (2, 3)}
     assert holders == {f"agent-{i}" for i, (code, _, _) in enumerate(results) if code == 0}
+
+
+def test_the_mcp_tools_are_the_commands_requests(plan):
+    """One request type per operation: the tools' arguments and the commands' options are the fields of
+    ``ClaimRequest``, ``ReleaseRequest``, ``DoneRequest`` and ``ReadyRequest``; the agent defaults to the
+    server's."""
+    from dataclasses import fields
+
+    from ghstate.agents.mcp_tools import TOOLS, call
+    from ghstate.commands import claim as claim_commands
+    from ghstate.commands import tasks as task_commands
+    from ghstate.services import claims, tasks
+
+    for tool, kind, command, renamed in (("claim", claims.ClaimRequest, claim_commands.claim, {"parent": "next"}),
+                                         ("release", claims.ReleaseRequest, claim_commands.release, {}),
+                                         ("done", claims.DoneRequest, claim_commands.done, {}),
+                                         ("ready", tasks.ReadyRequest, task_commands.ready, {"as_json": "json"})):
+        names = {f.name for f in fields(kind)}
+        assert set(TOOLS[tool]["schema"]) <= names | {"issue"}, tool
+        assert {renamed.get(p.name, p.name) for p in command.params} - {"repo", "store"} <= names, tool
+
+    def make():
+        return build_app(store="local", agent="codex")
+
+    assert call("ready", {"issue": 1}, make).text == "local #2\tPhase 2: matcher\t(of local #1)\n"
+    won = call("claim", {"next": 1}, make)
+    assert not won.error and won.text.startswith("local #2\nClaimed local #2 Phase 2: matcher for codex until ")
+    held = call("claim", {"child": 2, "agent": "other"}, make)
+    assert held.error and held.text.startswith("Error: local #2 is claimed by codex until ")
+    assert call("release", {}, make).text == "Error: release: child is needed (the child task's number)"
+    assert call("claim", {"next": 1, "lease": "soon"}, make).text.startswith("Error: claim: lease 'soon' is not")
+    done = call("done", {"child": 2}, make)
+    assert not done.error and "Unblocked: local #3 Phase 3: config; local #4 Phase 4: docs" in done.text
+    rows = json.loads(call("ready", {"issue": 1, "json": True}, make).text)
+    assert [r["state"] for r in rows] == ["done", "ready", "ready", "blocked"]
