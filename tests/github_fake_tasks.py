@@ -168,7 +168,8 @@ class FakeTasks:
         if oid is None:
             return None
         prefix, _, short = name.rpartition("/")
-        return {"id": node_id("REF", 7, int(hashlib.sha1(name.encode()).hexdigest()[:7], 16)), "name": short, "prefix": prefix + "/",
+        ref_id = node_id("REF", 7, int(hashlib.sha1(name.encode()).hexdigest()[:7], 16))
+        return {"id": ref_id, "name": short, "prefix": prefix + "/",
                 "target": {"__typename": "Commit", "oid": oid, "message": self.objects[oid]["message"]}}
 
     def _refs(self, prefix: str, first: int | None) -> dict[str, Any]:

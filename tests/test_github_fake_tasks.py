@@ -44,7 +44,8 @@ def issue(fake, n: int) -> dict:
 def commit(fake, text: str, parents: tuple[str, ...] = ()) -> str:
     tree = requests.post(f"{REPO}/git/trees", json={"tree": [{"path": "f", "mode": "100644", "type": "blob",
                                                                 "content": text}]}).json()["sha"]
-    return requests.post(f"{REPO}/git/commits", json={"message": text, "tree": tree, "parents": list(parents)}).json()["sha"]
+    made = requests.post(f"{REPO}/git/commits", json={"message": text, "tree": tree, "parents": list(parents)})
+    return made.json()["sha"]
 
 
 def update(fake, *updates: dict) -> dict:

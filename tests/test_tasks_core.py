@@ -175,8 +175,9 @@ def test_a_split_is_refused_exactly_when_the_waits_make_a_circle(waits):
 
 
 def test_a_child_is_its_phase_with_the_parents_locked_decisions():
+    steps = (Step("write it"), Step("test it", True))
     parent = Checkpoint(title="CLI refactor", decisions=("required flags",), files=("`src/a.ts`",),
-                        phases=(Phase("Phase 2: matcher (after Phase 1)", steps=(Step("write it"), Step("test it", True))),))
+                        phases=(Phase("Phase 2: matcher (after Phase 1)", steps=steps),))
     child = child_checkpoint(parent, parent.phases[0], "#24")
     assert child.title == "Phase 2: matcher" and child.goal == "Phase 2: matcher"
     assert [p.name for p in child.phases] == ["write it", "test it"] and child.phases[1].done
@@ -268,8 +269,9 @@ def test_in_the_body_the_first_of_two_racing_claims_stands():
 
 def test_a_childs_state_and_the_roll_up():
     live = claimed("a1", "", T0, lease_of("30m"), 32)
+    ended = claimed("a2", "", T0 - timedelta(hours=1), lease_of("30m"), 35)
     children = (Child(31, "one", open=False), Child(32, "two", claim=live), Child(33, "three", blocked_by=(32,)),
-                Child(34, "four"), Child(35, "five", claim=claimed("a2", "", T0 - timedelta(hours=1), lease_of("30m"), 35)))
+                Child(34, "four"), Child(35, "five", claim=ended))
     assert [c.state(T0) for c in children] == ["done", "claimed", "blocked", "ready", "ready"]
     assert [c.state(T0 + timedelta(hours=1)) for c in children][1] == "ready"
     assert children[1].to_json(T0) == {"number": 32, "title": "two", "state": "claimed", "blocked_by": [],

@@ -163,7 +163,8 @@ def test_done_closes_ticks_releases_and_names_what_it_unblocked(plan, run):
 def test_exit_codes_3_and_4_with_one_error_line(plan, run):
     run("claim", "--next", "1", "--agent", "a1")
     refused = run("claim", "2", "--agent", "a2", code=4)
-    assert refused.stderr.startswith("Error: local #2 is claimed by a1 until ") and len(refused.stderr.splitlines()) == 1
+    assert refused.stderr.startswith("Error: local #2 is claimed by a1 until ")
+    assert len(refused.stderr.splitlines()) == 1
     empty = run("claim", "--next", "1", "--agent", "a2", code=3)
     assert empty.stderr.startswith("Error: nothing ready in local #1") and len(empty.stderr.splitlines()) == 1
     assert run("claim", "--next", "1", code=2).stderr.endswith("GHSTATE_AGENT)\n")

@@ -240,7 +240,8 @@ def rollup_lines(children: tuple[Child, ...], summary: Summary, now: datetime, l
     words = {
         "ready": lambda c: f"{label}{c.number} {c.title}",
         "claimed": lambda c: f"{label}{c.number} {c.title} (by {c.claim.words() if c.claim else '?'})",
-        "blocked": lambda c: f"{label}{c.number} {c.title} (waits for {', '.join(f'{label}{n}' for n in c.blocked_by)})",
+        "blocked": lambda c: f"{label}{c.number} {c.title} (waits for "
+                             f"{', '.join(f'{label}{n}' for n in c.blocked_by)})",
         "done": lambda c: f"{label}{c.number} {c.title}",
     }
     for state in STATES:

@@ -120,19 +120,20 @@ def _waits(phases: tuple[Phase, ...], split: list[int], in_order: bool) -> dict[
     and a wait for a done phase is met)."""
     open_ = [i for i in split if not phases[i].done]
     if in_order:
-        return {i: {j} for j, i in zip(open_, open_[1:])}
+        return {i: {j} for j, i in zip(open_[:-1], open_[1:], strict=True)}
     waits: dict[int, set[int]] = {}
     for i in open_:
         for ref in after_refs(phases[i].name):
             try:
                 j = find_phase(phases, ref)
             except LookupError as exc:
-                raise TaskError(f"{label_of(phases[i])} waits for {ref!r}, which names no single phase ({exc})") from None
+                raise TaskError(f"{label_of(phases[i])} waits for {ref!r}, which names no single phase "
+                                f"({exc})") from None
             if phases[j].done:
                 continue
             if j not in split:
-                raise TaskError(f"{label_of(phases[i])} waits for {label_of(phases[j])}, which is neither done nor split: "
-                                f"split it too (--phase {label_of(phases[j])!r}) or tick it")
+                raise TaskError(f"{label_of(phases[i])} waits for {label_of(phases[j])}, which is neither done nor "
+                                f"split: split it too (--phase {label_of(phases[j])!r}) or tick it")
             waits.setdefault(i, set()).add(j)
     return waits
 
@@ -170,8 +171,8 @@ def _refuse_over_limits(phases: tuple[Phase, ...], existing: Existing, new: tupl
             number = existing.children.get(phase)
             before = existing.degrees.get(number, (0, 0))[side] if number else 0
             if before + added > MAX_LINKS:
-                raise TaskError(f"{label_of(phases[phase])} {word} {before + added} issues; GitHub links an issue to at "
-                                f"most {MAX_LINKS}")
+                raise TaskError(f"{label_of(phases[phase])} {word} {before + added} issues; GitHub links an issue "
+                                f"to at most {MAX_LINKS}")
 
 
 def creation_order(plan: SplitPlan) -> list[int]:

@@ -278,9 +278,9 @@ def run_done(app: App, request: DoneRequest) -> Outcome:
                                         else "nothing"))
     if request.claim_next and read.parent is not None:
         claimer = _Claimer(app, request.agent, request.session, request.lease)
-        after = before._replace(children=tuple(c._replace(blocked_by=tuple(n for n in c.blocked_by if n != child.number),
-                                                           open=c.open and c.number != child.number)
-                                               for c in before.children))
+        after = before._replace(children=tuple(
+            c._replace(blocked_by=tuple(n for n in c.blocked_by if n != child.number),
+                       open=c.open and c.number != child.number) for c in before.children))
         more = claim_next(app, claimer, after, title, first=freed)
         outcome.out += more.said
         outcome.warnings += more.warnings

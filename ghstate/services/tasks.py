@@ -38,8 +38,8 @@ def backend(app: App) -> GitHubTasks | LocalTasks:
         from ghstate.github.tasks import GitHubTasks
 
         return GitHubTasks(app.github())
-    from ghstate.local.tasks import LocalTasks
     from ghstate.local.store import LocalStore
+    from ghstate.local.tasks import LocalTasks
 
     assert isinstance(app.store, LocalStore)
     return LocalTasks(app.store)
@@ -201,7 +201,8 @@ class Ready(NamedTuple):
             if not ready:
                 said.append(nothing_ready(app, family, self.now, cp.title))
         if not self.families:
-            said.append(f"No checkpoint in the {app.store.kind} store has children; make some with 'ghstate split ISSUE'.")
+            said.append(f"No checkpoint in the {app.store.kind} store has children; make some with "
+                        "'ghstate split ISSUE'.")
         return out, said
 
 
@@ -281,7 +282,7 @@ def task_view(app: App, stored: Stored, cp: Checkpoint) -> TaskView:
 
 def _has_children(app: App, number: int) -> bool:
     node = app.github().node(number) or {}
-    return bool(((node.get("subIssues") or {}).get("nodes")))
+    return bool((node.get("subIssues") or {}).get("nodes"))
 
 
 def _parent(app: App, stored: Stored, cp: Checkpoint) -> tuple[int, str, tuple[str, ...]] | None:
