@@ -11,6 +11,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ghstate.core.parse import parse
 from ghstate.errors import HeldByAnother, NothingReady
@@ -253,3 +255,30 @@ def test_the_mcp_tools_are_the_commands_requests(plan):
     assert not done.error and "Unblocked: local #3 Phase 3: config; local #4 Phase 4: docs" in done.text
     rows = json.loads(call("ready", {"issue": 1, "json": True}, make).text)
     assert [r["state"] for r in rows] == ["done", "ready", "ready", "blocked"]
+
+
+@settings(max_examples=25)
+@given(st.data())
+def test_any_interleaving_of_reads_and_swaps_gives_each_generation_one_winner(tmp_path_factory, data):
+    """Agents each read the claim, then try to take it, in any order of those steps (Hypothesis draws the
+    order): of the agents that read the same generation, one wins at most; at least one of those that read
+    the newest generation wins; the file of the newest generation names the last winner."""
+    from ghstate.core.claims import claimed, lease_of
+
+    claims = LocalClaims(tmp_path_factory.mktemp("claims"))
+    agents = data.draw(st.integers(2, 6), label="agents")
+    steps = data.draw(st.permutations([(a, s) for a in range(agents) for s in ("read", "swap")]), label="order")
+    seen: dict[int, object] = {}
+    won: list[tuple[int, str]] = []
+    for agent, step in steps:
+        if step == "read" or agent not in seen:  # a swap drawn before its read waits for it: read first
+            seen.setdefault(agent, claims.read(7))
+            if step == "read":
+                continue
+        held = seen[agent]
+        if claims.swap(7, held, claimed(f"a{agent}", "", T0, lease_of("30m"), 7)):
+            won.append((agent, held.version))
+    versions = [v for _, v in won]
+    assert len(versions) == len(set(versions)), won  # one winner per generation seen
+    assert won and claims.read(7).claim.agent == f"a{won[-1][0]}"
+    assert claims.read(7).version == str(len(won))

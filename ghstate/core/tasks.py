@@ -15,7 +15,6 @@ from ghstate.core.claims import Child, MirrorEdit
 from ghstate.core.marker import TaskLink
 from ghstate.core.markup import unescape_literal
 from ghstate.core.model import Checkpoint, Phase, find_phase
-from ghstate.core.state_json import literal_markdown
 from ghstate.errors import InputError
 
 MAX_CHILDREN = 100  # sub-issues of one parent on GitHub, closed ones included
@@ -201,6 +200,8 @@ def child_checkpoint(parent: Checkpoint, phase: Phase, parent_label: str) -> Che
     steps (or the phase itself), the parent's locked decisions and files to re-read carried along."""
     name = bare(phase.name)
     goal = name + (f"\n\n{phase.detail}" if phase.detail.strip() else "")
+    from ghstate.core.state_json import literal_markdown  # only a split needs it: a reading of a family does not
+
     steps = tuple(Phase(s.text, s.done is True) for s in phase.steps)
     first = next((s for s in steps if not s.done), None)
     start = unescape_literal(first.name) if first else title_of(phase)

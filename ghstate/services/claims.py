@@ -23,7 +23,8 @@ from ghstate.core.tasks import TaskEdit, phase_of
 from ghstate.errors import HeldByAnother, NothingReady
 from ghstate.services.app import App
 from ghstate.services.checkpoint import RequestError, check_values
-from ghstate.services.tasks import backend, family_of, nothing_ready, write_task
+from ghstate.services.family import backend, family_of
+from ghstate.services.tasks import nothing_ready, write_task
 
 ATTEMPTS = 3  # reads of one child's claim in a row that another agent may move meanwhile
 FALLBACK = ("the token cannot write Git refs (it needs contents: write besides issues: write): claims are kept in "

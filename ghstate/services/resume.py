@@ -20,7 +20,7 @@ from ghstate.store import Note, Stored
 
 if TYPE_CHECKING:  # pragma: no cover
     from ghstate.local import seen
-    from ghstate.services.tasks import TaskView
+    from ghstate.services.family import TaskView
 
 FORMATS = ("prompt", "short", "json", "markdown")
 SOURCES = ("startup", "resume", "clear", "compact")
@@ -130,7 +130,7 @@ class Rehydration:
     @functools.cached_property
     def tasks(self) -> "TaskView":
         """Its place in a plan: its parent, its children by state (read with it: no request of its own)."""
-        from ghstate.services.tasks import task_view
+        from ghstate.services.family import task_view
 
         return task_view(self.app, self.stored, self.checkpoint)
 
@@ -233,7 +233,7 @@ def rehydrate(app: App, request: ResumeRequest, *, tree: gitinfo.WorkTree | None
 
 def show_text(app: App, issue: int | None, as_json: bool, *, provenance: bool = False) -> str:
     """What ``ghstate show`` prints (and the MCP server's ``show`` tool answers)."""
-    from ghstate.services.tasks import task_view
+    from ghstate.services.family import task_view
 
     stored, cp = app.find(issue, tree=gitinfo.head_tree(app.settings.root if app.settings.in_git else None))
     tasks = task_view(app, stored, cp)

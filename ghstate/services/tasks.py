@@ -1,6 +1,6 @@
 """Tasks that split, whoever asks (the CLI, the MCP server's tools): ``split`` turns a checkpoint's phases
-into child checkpoints, ``ready`` lists the children an agent may take, and a parent's (or a child's)
-reading carries the roll-up of its family. Claims are ``ghstate.services.claims``. No click here.
+into child checkpoints and ``ready`` lists the children an agent may take. A checkpoint's family for its
+reading is ``ghstate.services.family``; claims are ``ghstate.services.claims``. No click here.
 
 Each store keeps tasks its own way (``ghstate.github.tasks``: sub-issues, issue dependencies, Git refs;
 ``ghstate.local.tasks``: markers and claim files); what is done with them is the same and is here.
@@ -13,36 +13,30 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ghstate.core.claims import Child, Family, rollup_lines
+from ghstate.core.claims import Family
 from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.marker import Execution, TaskLink
 from ghstate.core.markup import unescape_literal
 from ghstate.core.model import Checkpoint, Phase, WorkTree
-from ghstate.core.tasks import SplitPlan, TaskEdit, bare, child_checkpoint, creation_order, in_plan_order, linked_child
+from ghstate.core.tasks import (
+    SplitPlan,
+    TaskEdit,
+    bare,
+    child_checkpoint,
+    creation_order,
+    linked_child,
+    plan_split,
+)
 from ghstate.services.app import App
-from ghstate.services.checkpoint import RequestError, check_values
+from ghstate.services.checkpoint import check_values
+from ghstate.services.family import backend, family_of
 from ghstate.services.reader import checkpoint_of
 from ghstate.store import Stored
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ghstate.github.tasks import GitHubTasks
-    from ghstate.local.tasks import LocalTasks
     from ghstate.services.writer import NewCheckpoint, WriteResult
 
 CHILD_SECTIONS = frozenset({"goal", "phases", "decisions", "files", "resume"})
-
-
-def backend(app: App) -> GitHubTasks | LocalTasks:
-    """The tasks of the App's store."""
-    if app.store.remote:
-        from ghstate.github.tasks import GitHubTasks
-
-        return GitHubTasks(app.github())
-    from ghstate.local.store import LocalStore
-    from ghstate.local.tasks import LocalTasks
-
-    assert isinstance(app.store, LocalStore)
-    return LocalTasks(app.store)
 
 
 def write_task(app: App, number: int, intent: Intent, *, agent: str = "", session: str = "",
@@ -52,13 +46,6 @@ def write_task(app: App, number: int, intent: Intent, *, agent: str = "", sessio
     execution = Execution(agent=agent, role="editor", session=session, event=event) if agent else None
     return app.writer().write(WriteSpec(intent=intent, number=number, lookup=True, create=False, record_tree=False,
                                         event=event, execution=execution))
-
-
-def family_of(app: App, parent: int, cp: Checkpoint) -> Family:
-    """``parent``'s children in its order, each named by its phase (GitHub: as the parent's read carried
-    them; no request when the parent was read in this command)."""
-    family = backend(app).family(parent)
-    return family._replace(children=in_plan_order(cp.phases, family.children))
 
 
 # ------------------------------------------------------------------------------------ split
@@ -131,8 +118,6 @@ def run_split(app: App, request: SplitRequest) -> SplitOutcome:
 
 
 def _plan(tasks: Any, request: SplitRequest, cp: Checkpoint) -> SplitPlan:
-    from ghstate.core.tasks import plan_split
-
     return plan_split(cp.phases, tasks.existing(request.issue, cp.phases), chosen=request.phase,
                       in_order=request.in_order)
 
@@ -237,75 +222,6 @@ def run_ready(app: App, request: ReadyRequest) -> Ready:
     return Ready(tuple(families), now)
 
 
-# ------------------------------------------------------------------------------------ roll-up
-
-
-class TaskView(NamedTuple):
-    """A checkpoint's place in a plan, for its reading: its parent (number, title, locked decisions) and its
-    children by state."""
-
-    parent: tuple[int, str, tuple[str, ...]] | None = None
-    children: tuple[Child, ...] = ()
-    lines: tuple[str, ...] = ()
-    now: datetime | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {}
-        if self.parent is not None:
-            data["parent"] = {"number": self.parent[0], "title": self.parent[1],
-                              "decisions": [unescape_literal(d) for d in self.parent[2]]}
-        if self.children and self.now is not None:
-            data["children"] = [c.to_json(self.now) for c in self.children]
-        return data
-
-
-def task_view(app: App, stored: Stored, cp: Checkpoint) -> TaskView:
-    """The family of the checkpoint being read, at no cost: on GitHub from what its read carried, locally
-    only when its marker names a parent or its phase lines link children."""
-    now = app.clock()
-    parent = _parent(app, stored, cp)
-    children: tuple[Child, ...] = ()
-    summary = None
-    if any(linked_child(p.name) for p in cp.phases) or (app.store.remote and _has_children(app, stored.number)):
-        family = family_of(app, stored.number, cp)
-        children, summary = family.children, family.summary
-    lines: list[str] = []
-    if parent is not None:
-        more = [d for d in parent[2] if d not in cp.decisions]  # a split carried the ones it had then
-        said = ":" if more else (" (all are among this one's)." if parent[2] else ".")
-        lines.append(f"Part of {app.label(parent[0])} ({parent[1]}); its locked decisions hold here too{said}")
-        lines += [f"- {unescape_literal(d)}" for d in more]
-    if children and summary is not None:
-        lines += rollup_lines(children, summary, now, "#" if app.store.remote else "local #")
-    return TaskView(parent, children, tuple(lines), now)
-
-
-def _has_children(app: App, number: int) -> bool:
-    node = app.github().node(number) or {}
-    return bool((node.get("subIssues") or {}).get("nodes"))
-
-
-def _parent(app: App, stored: Stored, cp: Checkpoint) -> tuple[int, str, tuple[str, ...]] | None:
-    if app.store.remote:
-        node = (app.github().node(stored.number) or {}).get("parent")
-        if not node:
-            return None
-        parent_cp = checkpoint_of(Stored(node["number"], node.get("title") or "", node.get("body") or "", ""))
-        return node["number"], parent_cp.title, parent_cp.decisions
-    if cp.meta.task is None:
-        return None
-    from ghstate.errors import NotFound
-
-    try:
-        parent_cp = checkpoint_of(app.store.get(cp.meta.task.parent))
-    except NotFound:
-        return cp.meta.task.parent, "", ()
-    return cp.meta.task.parent, parent_cp.title, parent_cp.decisions
-
-
 def dumps(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
-
-def refuse(template: str, field: str | None = None) -> RequestError:
-    return RequestError(template, field)
