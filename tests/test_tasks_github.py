@@ -77,14 +77,15 @@ def app_at(when: datetime):
 # ------------------------------------------------------------------------------------ split
 
 
-def test_twenty_children_and_their_links_in_five_requests_and_a_split_again_makes_none(gh, run, tmp_path):
+def test_twenty_children_and_their_links_in_at_most_five_requests_and_a_split_again_makes_none(gh, run, tmp_path):
     phases = "\n".join(f"- [ ] Phase {i}: step {i}" + (f" (after Phase {i - 1})" if i > 1 else "")
                        for i in range(1, 21))
     make_plan(gh, run, tmp_path, PLAN.split("## Current status")[0] + f"## Current status\n{phases}\n\n"
               "## Resume instruction\nStart.\n")
     start = len(gh.calls)
     out = run("split", "1").stdout
-    assert since(gh, start) == ["Checkpoint", "CreateChildren", "AddBlockedBy", "Checkpoint", "UpdateCheckpoint"]
+    made = since(gh, start)
+    assert made == ["Checkpoint", "CreateChildren", "AddBlockedBy", "UpdateCheckpoint"] and len(made) <= 5
     assert out.startswith("Split #1 into 20 new children:")
     assert sorted(gh.tasks.children[1]) == list(range(2, 22))
     assert all(gh.tasks.parent[n] == 1 and [x["name"] for x in gh.issues[n]["labels"]] == ["ghstate"]

@@ -38,6 +38,7 @@ class App:
         self.store = store
         self.local = local
         self.clock: Callable[[], datetime] = utc_now  # what leases are measured by (tests set their own)
+        self.tasks: Any = None  # the store's child tasks and claims (ghstate.services.family.backend), made once
 
     @functools.cached_property
     def env(self) -> Any:

@@ -22,16 +22,20 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def backend(app: App) -> GitHubTasks | LocalTasks:
-    """The tasks of the App's store."""
-    if app.store.remote:
-        from ghstate.github.tasks import GitHubTasks
+    """The tasks of the App's store, made once per App (what one read learnt, a node id, the repository's
+    id, serves the next)."""
+    if app.tasks is None:
+        if app.store.remote:
+            from ghstate.github.tasks import GitHubTasks
 
-        return GitHubTasks(app.github())
-    from ghstate.local.store import LocalStore
-    from ghstate.local.tasks import LocalTasks
+            app.tasks = GitHubTasks(app.github())
+        else:
+            from ghstate.local.store import LocalStore
+            from ghstate.local.tasks import LocalTasks
 
-    assert isinstance(app.store, LocalStore)
-    return LocalTasks(app.store)
+            assert isinstance(app.store, LocalStore)
+            app.tasks = LocalTasks(app.store)
+    return app.tasks
 
 
 def family_of(app: App, parent: int, cp: Checkpoint) -> Family:

@@ -84,8 +84,8 @@ class SplitOutcome(NamedTuple):
 
 def run_split(app: App, request: SplitRequest) -> SplitOutcome:
     """Make the children and their links, then the parent's phase lines link them: on GitHub all of it in at
-    most five requests for up to twenty children (the parent's read, the children, the links, the parent's
-    re-read and write). A split again makes only what is missing."""
+    most five requests for up to twenty children (four: the parent's read, which the write builds on, the
+    children, the links, the parent's write). A split again makes only what is missing."""
     request.check()
     tasks = backend(app)
     writer = app.writer()
