@@ -30,7 +30,7 @@ def _publish(store: GitHubStore, writer: Writer, record: PendingWrite) -> WriteR
         landed = store.find_open(f'"id":"{write.new_id}"')
         if landed is not None:
             write = replace(write, number=landed.number)
-    return writer.write(write)
+    return writer.write(write, kept=True)
 
 
 @click.command()
@@ -90,7 +90,7 @@ def push(dry_run: bool) -> None:
         assert stored is not None
         verb = "created" if result.created else ("updated" if result.changed else "already up to date:")
         click.echo(f"Published {name}: {verb} #{stored.number} {stored.location}")
-        for warning in app.keep_project(stored, result.checkpoint):
+        for warning in [*result.warnings, *app.keep_project(stored, result.checkpoint)]:
             click.echo(f"Warning: {warning}", err=True)
     if failures:
         raise GhstateError(f"{failures} kept write{'s' if failures != 1 else ''} could not be published and "
