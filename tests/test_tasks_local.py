@@ -99,7 +99,7 @@ def test_in_order_and_a_subset(repo, run, tmp_path):
 
 
 def test_ready_lists_the_children_an_agent_may_take(plan, run):
-    assert run("ready", "1").stdout == "local #2\tPhase 2: matcher\t(of local #1)\n"
+    assert run("ready", "1").stdout == "#2\tPhase 2: matcher\t(of #1)\n"
     rows = json.loads(run("ready", "--json").stdout)
     assert [(r["number"], r["state"], r["blocked_by"]) for r in rows] == [
         (2, "ready", []), (3, "blocked", [2]), (4, "blocked", [2]), (5, "blocked", [3, 4])]
@@ -108,7 +108,7 @@ def test_ready_lists_the_children_an_agent_may_take(plan, run):
 
 def test_claim_renew_refuse_and_take_over_with_a_given_clock(plan):
     won = run_claim(app_at(T0), ClaimRequest(next=1, agent="a1"))
-    assert won.out == ["local #2"] and won.claim.until == "2026-11-22T08:30:00Z"
+    assert won.out == ["#2"] and won.claim.until == "2026-11-22T08:30:00Z"
     with pytest.raises(NothingReady, match=r"nothing ready in local #1 \(Parser\): local #2 claimed by a1 until "
                                            r"2026-11-22 08:30 UTC; local #3 waits for local #2"):
         run_claim(app_at(T0 + timedelta(minutes=1)), ClaimRequest(next=1, agent="a2"))
@@ -117,7 +117,7 @@ def test_claim_renew_refuse_and_take_over_with_a_given_clock(plan):
     renewed = run_claim(app_at(T0 + timedelta(minutes=20)), ClaimRequest(child=2, agent="a1", lease="1h"))
     assert renewed.said[0].startswith("Renewed local #2") and renewed.claim.until == "2026-11-22T09:20:00Z"
     taken = run_claim(app_at(T0 + timedelta(hours=2)), ClaimRequest(next=1, agent="a2"))
-    assert taken.out == ["local #2"] and taken.said[0].startswith("Took over (the lease of a1 ended 2026-11-22 09:20")
+    assert taken.out == ["#2"] and taken.said[0].startswith("Took over (the lease of a1 ended 2026-11-22 09:20")
     with pytest.raises(NothingReady, match="local #3 waits for local #2: nothing to claim there"):
         run_claim(app_at(T0), ClaimRequest(child=3, agent="a1"))
 
@@ -213,7 +213,7 @@ def test_six_processes_racing_for_two_ready_children_two_win_different_ones(repo
               for i in range(6)]
     results = [(p.returncode, out, err) for p in agents for out, err in [p.communicate(timeout=120)]]
     winners = [out.strip() for code, out, _ in results if code == 0]
-    assert sorted(winners) == ["local #2", "local #3"], results
+    assert sorted(winners) == ["#2", "#3"], results
     losers = [(code, err) for code, _, err in results if code != 0]
     assert len(losers) == 4 and all(code == 3 for code, _ in losers), losers
     assert all(err.startswith("Error: nothing ready in local #1 (Parser): local #2 claimed by agent-")
@@ -244,9 +244,9 @@ def test_the_mcp_tools_are_the_commands_requests(plan):
     def make():
         return build_app(store="local", agent="codex")
 
-    assert call("ready", {"issue": 1}, make).text == "local #2\tPhase 2: matcher\t(of local #1)\n"
+    assert call("ready", {"issue": 1}, make).text == "#2\tPhase 2: matcher\t(of #1)\n"
     won = call("claim", {"next": 1}, make)
-    assert not won.error and won.text.startswith("local #2\nClaimed local #2 Phase 2: matcher for codex until ")
+    assert not won.error and won.text.startswith("#2\nClaimed local #2 Phase 2: matcher for codex until ")
     held = call("claim", {"child": 2, "agent": "other"}, make)
     assert held.error and held.text.startswith("Error: local #2 is claimed by codex until ")
     assert call("release", {}, make).text == "Error: release: child is needed (the child task's number)"
@@ -282,3 +282,10 @@ def test_any_interleaving_of_reads_and_swaps_gives_each_generation_one_winner(tm
     assert len(versions) == len(set(versions)), won  # one winner per generation seen
     assert won and claims.read(7).claim.agent == f"a{won[-1][0]}"
     assert claims.read(7).version == str(len(won))
+
+
+def test_the_hook_context_of_a_parent_lists_its_children(plan, run, repo):
+    run("claim", "2", "--agent", "a1")
+    event = json.dumps({"hook_event_name": "SessionStart", "source": "clear", "session_id": "s-1", "cwd": str(repo)})
+    context = json.loads(run("hook", "session-start", input=event).stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Sub-tasks: 0 of 4 done (0%)" in context and "claimed: local #2 Phase 2: matcher (by a1 until" in context

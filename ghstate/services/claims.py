@@ -200,7 +200,7 @@ def _won(app: App, claimer: _Claimer, child: Child, claim: Claim, held_before: C
     else:
         verb = "Claimed"
     said = f"{verb} {label} {child.title} for {claim.agent} until {claim.end_words()}"
-    return Outcome([label], [said], claimer.warnings, child.number, claim)
+    return Outcome([f"#{child.number}"], [said], claimer.warnings, child.number, claim)  # as CHILD takes it
 
 
 def _held_by(app: App, number: int, holder: Claim | None) -> HeldByAnother:

@@ -182,7 +182,8 @@ class Ready(NamedTuple):
         out, said = [], []
         for _, cp, family in self.families:
             ready = [c for c in family.children if c.state(self.now) == "ready"]
-            out += [f"{app.label(c.number)}\t{c.title}\t(of {app.label(family.parent)})" for c in ready]
+            # #N as ghstate takes it back (claim, resume), on either store
+            out += [f"#{c.number}\t{c.title}\t(of #{family.parent})" for c in ready]
             if not ready:
                 said.append(nothing_ready(app, family, self.now, cp.title))
         if not self.families:
