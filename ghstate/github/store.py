@@ -103,6 +103,11 @@ class GitHubStore:
             edits=(edits.get("totalCount") or 0) + (0 if node.get("includesCreatedEdit") else 1),
         )
 
+    def node(self, number: int) -> dict[str, Any] | None:
+        """The last GraphQL answer for issue ``number`` read in this command (what else it carried: its
+        children and claims, ``ghstate.github.tasks``), or None."""
+        return self._nodes.get(number)
+
     def _fresh(self, number: int, edits: int) -> dict[str, Any]:
         """The issue read again with its ``edits`` newest versions, kept as the last answer about it."""
         node = self._read(number, edits=edits)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +26,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from ghstate.services.writer import Writer
 
 
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
 class App:
     """Everything a command needs, built once from flags and environment."""
 
@@ -31,6 +37,8 @@ class App:
         self.settings = settings
         self.store = store
         self.local = local
+        self.clock: Callable[[], datetime] = utc_now  # what leases are measured by (tests set their own)
+        self.tasks: Any = None  # the store's child tasks and claims (ghstate.services.family.backend), made once
 
     @functools.cached_property
     def env(self) -> Any:

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from typing import NamedTuple
 
 from ghstate.core import checks
 from ghstate.core.edits import content_equal, describe, stamp
@@ -66,6 +67,17 @@ class WriteResult:
     file_conflicts: list[str] = field(default_factory=list)  # sections both a --file and the checkpoint changed
     warnings: list[str] = field(default_factory=list)
     previous: Checkpoint | None = None  # the checkpoint as it was read (logged writes replayed), before this write
+
+
+class NewCheckpoint(NamedTuple):
+    """A checkpoint ready to be created: what ``Store.create`` takes (``unique``: text only its body holds)."""
+
+    checkpoint: Checkpoint
+    body: str
+    entry: LogEntry | None
+    changes: list[str]
+    conflicts: tuple[str, ...]
+    unique: str
 
 
 @dataclass
@@ -128,6 +140,19 @@ class Writer:
     # ------------------------------------------------------------------------------ create
 
     def _create(self, spec: WriteSpec) -> WriteResult:
+        new = self.prepare_create(spec)
+        stamped = new.checkpoint
+        if spec.dry_run:
+            return WriteResult(stamped, new.body, None, created=True, changes=new.changes)
+        stored = self.store.create(stamped.title, new.body, unique=new.unique, entry=new.entry)
+        return WriteResult(stamped, new.body, stored, created=True, changes=new.changes,
+                           file_conflicts=list(new.conflicts), warnings=self._notices())
+
+    def prepare_create(self, spec: WriteSpec) -> NewCheckpoint:
+        """A new checkpoint as ``write`` creates it (stamped, rendered, checked, with its log entry), not
+        written: for a caller that creates several in one request (``ghstate split``)."""
+        spec = replace(spec, new_id=spec.new_id or os.urandom(6).hex(), write_id=spec.write_id or os.urandom(6).hex(),
+                       made_at=spec.made_at or self.clock())
         now = self.clock()
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(Checkpoint()))
@@ -143,13 +168,10 @@ class Writer:
         stamped = with_log(self._stamp(ours, 1, now, spec), state)
         body, stamped = self._body(stamped, None, spec)
         changes = describe(None, stamped)
-        if spec.dry_run:
-            return WriteResult(stamped, body, None, created=True, changes=changes)
-        entry = self._entry(stamped, write_id, now, spec, changes) if spec.log else None
-        body, entry = self._fitted(body, stamped, entry)
-        stored = self.store.create(stamped.title, body, unique=f'"id":"{stamped.meta.id}"', entry=entry)
-        return WriteResult(stamped, body, stored, created=True, changes=changes,
-                           file_conflicts=list(applied.conflicts), warnings=self._notices())
+        entry = self._entry(stamped, write_id, now, spec, changes) if spec.log and not spec.dry_run else None
+        if not spec.dry_run:
+            body, entry = self._fitted(body, stamped, entry)
+        return NewCheckpoint(stamped, body, entry, changes, applied.conflicts, f'"id":"{stamped.meta.id}"')
 
     # ------------------------------------------------------------------------------ update
 
