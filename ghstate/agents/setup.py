@@ -53,7 +53,7 @@ def ghstate_command() -> str:
     return "ghstate" if found and Path(found).resolve() == me else shlex.quote(str(me))
 
 
-_COMMAND = re.compile(r"(?<=[`(])ghstate (?=(?:checkpoint|resume|show|lint|list|log)\b)")
+_COMMAND = re.compile(r"(?<=[`(])ghstate (?=(?:checkpoint|resume|show|lint|list|log|ready|claim|release|done)\b)")
 
 
 def with_program(text: str, program: str) -> str:
