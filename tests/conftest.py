@@ -7,6 +7,7 @@ import socket
 import subprocess
 import threading
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -96,16 +97,22 @@ def isolated(monkeypatch, tmp_path_factory, hermetic):
 
 
 class Clock:
-    """The wall clock of the seen-file's repeat window (``ghstate.local.seen._now``), standing still
-    unless a test moves it: a hook fired twice is a repeat however slowly the machine runs the test.
-    (The GitHub store's settle window, in which a write may still be merged with its editor's next save,
-    does not close during a test either: no test waits 120 s for it, and a slow machine must not.)"""
+    """The wall clock of time windows, standing still unless a test moves it: the seen-file's repeat
+    window (``ghstate.local.seen._now``: a hook fired twice is a repeat however slowly the machine runs
+    the test), the pacing of writes to GitHub (``ghstate.local.pace._now``: two writes are in one instant,
+    the second waits its whole turn, recorded) and the leases of claimed tasks (``App.clock``: a claim
+    made in a test is live to its end).
+    The GitHub store's settle window, in which a write may still be merged with its editor's next save,
+    does not close during a test either: no test waits 120 s for it, and a slow machine must not."""
 
-    def __init__(self, now: float = 2_000_000_000.0) -> None:
+    def __init__(self, now: float) -> None:
         self.now = now
 
     def __call__(self) -> float:
         return self.now
+
+    def utc(self) -> datetime:
+        return datetime.fromtimestamp(self.now, timezone.utc)
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
@@ -113,8 +120,10 @@ class Clock:
 
 @pytest.fixture(autouse=True)
 def clock(monkeypatch) -> Clock:
-    stopped = Clock()
+    stopped = Clock(float(int(time.time())))  # the test's start: times near the writers' own
     monkeypatch.setattr("ghstate.local.seen._now", stopped)
+    monkeypatch.setattr("ghstate.local.pace._now", stopped)
+    monkeypatch.setattr("ghstate.services.app.utc_now", stopped.utc)
     monkeypatch.setattr("ghstate.github.store.SETTLE_SECONDS", float("inf"))
     return stopped
 
