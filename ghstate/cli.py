@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "release": ("claim", "release", "Free a claimed child task."),
     "done": ("claim", "done", "Close a child task, tick its phase, release it, name what it unblocked."),
     "mcp": ("serve_mcp", "mcp", "Serve the checkpoint to any agent host as an MCP server (stdio)."),
+    "doctor": ("doctor", "doctor", "Check the set-up; with --github, what GitHub must do for the write log."),
 }
 
 

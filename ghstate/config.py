@@ -194,6 +194,16 @@ def read_token(env: dict[str, str], host: str = "github.com") -> str:
     return ""
 
 
+def token_source(env: dict[str, str] | None = None) -> str:
+    """Where the token comes from, by name (``GH_TOKEN``, ``GITHUB_TOKEN``, ``gh auth token``), "" when
+    none is set: never the token itself."""
+    env = dict(os.environ if env is None else env)
+    for name in ("GH_TOKEN", "GITHUB_TOKEN"):
+        if env.get(name, "").strip():
+            return name
+    return "gh auth token" if read_token({}) else ""
+
+
 def python_finds(python: str, module: str) -> bool | None:
     """Can another Python (``python``, the one a ghstate elsewhere runs on) import ``module``? Asked
     with importlib.util.find_spec, nothing imported; None when that Python cannot be asked."""

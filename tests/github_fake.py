@@ -459,7 +459,7 @@ class FakeGitHub:
         bodies = self.history.get(number, [])
         editors = self.editors.get(number, [])
         versions = list(enumerate(zip(bodies, editors, strict=True)))[::-1] if len(bodies) > 1 else []
-        if self.history_lag > 0 and len(versions) > 2:  # the index behind the body: its newest version not listed
+        if self.history_lag > 0 and len(versions) > 1:  # the index behind the body: its newest version not listed
             self.history_lag -= 1
             versions = versions[1:]
         if self.cursors == "version" and after:  # the versions older than the one the cursor names
