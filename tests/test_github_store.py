@@ -190,8 +190,20 @@ def test_post_prompt(gh, run):
     existing(gh)
     result = run("resume", "7", "--post")
     assert "Posted the prompt: https://github.com/octo/hello/issues/7#issuecomment-" in result.stderr
-    assert gh.comments[7][-1]["body"].startswith("Resuming a task from GitHub issue #7")
+    assert gh.comments[7][-1]["body"].startswith("<!-- ghstate:prompt -->\nResuming a task from GitHub issue #7")
     assert ops(gh) == ["GraphQL Checkpoint", "POST /issues/7/comments"]
+
+
+def test_prompts_ghstate_posted_are_never_read_back_as_a_persons_note(gh, run):
+    """The prompt `resume --post` leaves (and one an earlier ghstate left without its marker) is the
+    issue's, not a person's: the next resume does not quote it under Comments."""
+    existing(gh)
+    run("resume", "7", "--post")
+    earlier = run("resume", "7").stdout  # the prompt, as an earlier version posted it: no marker
+    gh.add_comment(7, earlier.replace("\n", "\r\n"), login="octocat", association="OWNER")
+    gh.add_comment(7, "a person's note", login="octocat", association="OWNER")
+    prompt = run("resume", "7").stdout
+    assert prompt.count("Resuming a task from") == 1 and "a person's note" in prompt
 
 
 # ------------------------------------------------------------------------------ concurrency
@@ -1057,3 +1069,16 @@ def test_a_version_built_to_break_readers_is_harmless(gh, run, payload):
     assert "real" in json.loads(result.stdout)["decisions"] and "internal error" not in result.stderr
     run("checkpoint", "7", "--risk", "still writable")
     assert "still writable" in state_of(gh, 7).risks and "real" in state_of(gh, 7).decisions
+
+
+def test_push_json_says_what_became_of_each_kept_write(gh, run, sample_file, repo):
+    gh.fail("*", r".*", None, times=99)
+    run("checkpoint", "--file", str(sample_file), "--title", "CLI refactor", code=1)
+    gh.faults.clear()
+    rows = json.loads(run("push", "--dry-run", "--json").stdout)
+    assert [(r["target"], r["result"]) for r in rows] == [("a new checkpoint for feature/x", "would publish")]
+    rows = json.loads(run("push", "--json").stdout)
+    assert [(r["result"], r["issue"], r["url"], r["error"]) for r in rows] == [
+        ("created", 1, "https://github.com/octo/hello/issues/1", None)]
+    assert rows[0]["file"].startswith(".ghstate/pending/")
+    assert json.loads(run("push", "--json").stdout) == []

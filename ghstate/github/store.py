@@ -432,7 +432,8 @@ class GitHubStore:
                 skipped += 1  # never read further, whatever it holds
                 continue
             body = comment.get("body") or ""
-            if read_log_marker(body) is not None or any(m in body for m in (PROMPT_MARKER, CI_MARKER, NOTICE_MARKER)):
+            if read_log_marker(body) is not None or any(m in body for m in (PROMPT_MARKER, CI_MARKER, NOTICE_MARKER)) \
+                    or _posted_prompt(body):
                 continue
             when = created.strftime("%Y-%m-%d %H:%M") if created else ""
             notes.append(Note(login, comment.get("authorAssociation") or "", when, _clip(body),
@@ -464,6 +465,11 @@ class GitHubStore:
     def ensure_labels(self, labels: list[tuple[str, str, str]]) -> list[str]:
         """Create labels that do not exist (``ghstate init``); returns the ones created."""
         return [name for name, color, description in labels if self.api.create_label(name, color, description)]
+
+
+def _posted_prompt(body: str) -> bool:
+    """A rehydration prompt that an earlier ghstate posted without its marker (``resume --post``)."""
+    return body.lstrip().startswith("Resuming a task from ") and "\n<checkpoint>\n" in body.replace("\r\n", "\n")
 
 
 def _login(actor: dict[str, Any] | None) -> str:

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import requests
 from github import Auth, Github, GithubException
 
-from ghstate import __version__
+from ghstate import __version__, progress
 from ghstate.config import Settings
 from ghstate.errors import NotFound, RemoteError
 
@@ -100,6 +100,7 @@ class GitHubAPI:
         answer was lost did reach GitHub, and returns what it created."""
         if self._started is None:
             self._started = self.clock()
+        progress.stage(f"{what} on GitHub")
         attempt = 0
         while True:
             uncertain = False
@@ -140,6 +141,7 @@ class GitHubAPI:
                 pause = f"; GitHub asked for a pause of {asked:.0f} s: try again after it" if asked else ""
                 raise RemoteError(f"{what} failed: {reason}, after {attempt} attempt{'s' if attempt > 1 else ''} "
                                   f"and {spent:.0f} s{pause}", retryable=True)
+            progress.stage(f"{what}: {reason}; trying again in {wait:.0f} s")
             self.sleep(wait)
             self._waited += wait
             if landed is not None and uncertain:

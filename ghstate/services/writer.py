@@ -35,6 +35,7 @@ from ghstate.core.splice import written_body
 from ghstate.core.writelog import LogEntry, Replayed, ignored_notice, log_state, missing, with_log
 from ghstate.errors import GhstateError, NotFound, RemoteError
 from ghstate.local.store import LocalStore, PendingWrite
+from ghstate.services import interrupt
 from ghstate.services.reader import View, locate, view
 from ghstate.store import Changed, Store, Stored
 
@@ -134,7 +135,9 @@ class Writer:
         if spec.dry_run:
             return WriteResult(stamped, body, None, created=True, changes=changes)
         entry = self._entry(stamped, write_id, now, spec, changes) if spec.log else None
+        interrupt.begin_create(self.store, f'"id":"{stamped.meta.id}"')  # what Ctrl-C then left is known
         stored = self.store.create(stamped.title, body, unique=f'"id":"{stamped.meta.id}"', entry=entry)
+        interrupt.landed(self.store, stored.number, 1)
         return WriteResult(stamped, body, stored, created=True, changes=changes,
                            file_conflicts=list(applied.conflicts), warnings=self._notices())
 
@@ -219,12 +222,14 @@ class Writer:
                 draft.file_conflicts = file_conflicts
             labels = spec.labels.apply(draft.target.labels, draft.checkpoint) if spec.labels else None
             title = draft.checkpoint.title
+            interrupt.begin_update(self.store, draft.target.number, draft.checkpoint.meta.revision, write_id)
             try:
                 stored = self.store.update(draft.target, draft.body, title=title if title != (
                     draft.target.title or title) else None, labels=labels, entry=entry)
             except Changed as exc:  # edited while a failed write waited to be resent
                 fresh = exc.fresh
                 continue
+            interrupt.landed(self.store, stored.number, draft.checkpoint.meta.revision)
             own = entry  # logged: from here on it is replayed in its place, not applied again
             if not self._lacking(stored, draft):
                 return stored, draft
