@@ -85,6 +85,9 @@ class Store(Protocol):
     def update(self, stored: Stored, body: str, title: str | None = None,
                labels: tuple[str, ...] | None = None, entry: "LogEntry | None" = None) -> Stored: ...
 
+    # A finished checkpoint, closed: no longer open (``list``, a branch's lookup), still readable by number.
+    def close(self, stored: Stored) -> Stored: ...
+
     # How many entries the log that ``state`` speaks of holds (each write adds one), as ``stored`` was read.
     def log_length(self, stored: Stored, state: "LogState") -> int: ...
 

@@ -100,6 +100,7 @@ class FakeGitHub:
         self.faults: list[Fault] = []
         self.before: list[tuple[str, re.Pattern, Callable[[], None], list[int]]] = []
         self.drop_labels_on_create = False
+        self.issues_enabled = True  # a repository may have its issues turned off (Settings › Features)
         self.clock = datetime(2026, 11, 22, 8, 0, tzinfo=timezone.utc)
         self._issue_tpl, self._comment_tpl, self._label_tpl = _examples()
         self._next_comment = 100
@@ -113,7 +114,8 @@ class FakeGitHub:
         # side. Each is called as ``fn(info, **arguments)`` and answers plain dicts, whose callables are
         # resolved the same way; abstract types are told by a "__typename" key.
         self.graphql_root: dict[str, Callable[..., Any]] = {"repository": self._gql_repository,
-                                                            "updateIssue": self._gql_update_issue}
+                                                            "updateIssue": self._gql_update_issue,
+                                                            "closeIssue": self._gql_close_issue}
         self.graphql_problems: list[str] = []  # documents GitHub's schema refused
         if mock is not None:  # else something else (benchmarks' HTTP stub) calls route() itself
             mock.add_callback("POST", re.compile(self.graphql_url + "$"), callback=self.route)
@@ -245,10 +247,19 @@ class FakeGitHub:
     def _gql_repository(self, info: Any, owner: str, name: str, **_: Any) -> dict | None:
         if f"{owner}/{name}".lower() != self.repo.lower():
             raise GraphQLNotFound(f"Could not resolve to a Repository with the name '{owner}/{name}'.")
+        issue, issue_or_pr, issues = self._gql_issue, self._gql_issue_or_pr, self._gql_issues
+        if not self.issues_enabled:  # none of its issues can be read, as if there were none
+            def issue(number: int) -> None:
+                raise GraphQLNotFound(f"Could not resolve to an issue or pull request with the number of {number}.")
+
+            issue_or_pr = issue
+            issues = lambda info, **_: {"nodes": [], "totalCount": 0,  # noqa: E731
+                                        "pageInfo": {"hasNextPage": False, "endCursor": None}}
         return {"__typename": "Repository", "nameWithOwner": self.repo, "id": f"R_{self.repo}",
-                "issue": lambda info, number, **_: self._gql_issue(number),
-                "issueOrPullRequest": lambda info, number, **_: self._gql_issue_or_pr(number),
-                "issues": self._gql_issues, "labels": self._gql_labels}
+                "hasIssuesEnabled": self.issues_enabled,
+                "issue": lambda info, number, **_: issue(number),
+                "issueOrPullRequest": lambda info, number, **_: issue_or_pr(number),
+                "issues": issues, "labels": self._gql_labels}
 
     def _gql_labels(self, info: Any, first: int | None = None, query: str | None = None, **_: Any) -> dict:
         names = sorted(n for n in self.labels if not query or query.lower() in n.lower())[: first or 100]
@@ -321,6 +332,17 @@ class FakeGitHub:
                 "pageInfo": {"hasNextPage": start + len(chunk) < len(versions),
                              "endCursor": str(start + len(chunk)) if chunk else None,
                              "hasPreviousPage": start > 0, "startCursor": str(start)}}
+
+    def _gql_close_issue(self, info: Any, input: dict, **_: Any) -> dict:
+        """The ``closeIssue`` mutation: closed, with its reason (GitHub's default: COMPLETED)."""
+        number = next((n for n, i in self.issues.items() if (i.get("node_id") or f"I_{n}") == input["issueId"]), None)
+        if number is None:
+            raise GraphQLNotFound(f"Could not resolve to a node with the global id of '{input['issueId']}'.")
+        issue = self.issues[number]
+        issue.update(state="closed", state_reason=(input.get("stateReason") or "COMPLETED").lower(),
+                     closed_at=self.now(), updated_at=self.now())
+        return {"issue": {**self._gql_issue(number), "stateReason": input.get("stateReason") or "COMPLETED"},
+                "clientMutationId": input.get("clientMutationId")}
 
     def _gql_update_issue(self, info: Any, input: dict, **_: Any) -> dict:
         """The ``updateIssue`` mutation: the same change as a PATCH of the issue."""

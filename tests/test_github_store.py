@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from conftest import SAMPLE, git
@@ -1082,3 +1083,29 @@ def test_push_json_says_what_became_of_each_kept_write(gh, run, sample_file, rep
         ("created", 1, "https://github.com/octo/hello/issues/1", None)]
     assert rows[0]["file"].startswith(".ghstate/pending/")
     assert json.loads(run("push", "--json").stdout) == []
+
+
+def test_a_repository_with_issues_disabled_is_said_to_have_them_disabled(gh, run):
+    """Read in the same request as the checkpoint (hasIssuesEnabled): one request, one clear line."""
+    existing(gh)
+    gh.issues_enabled = False
+    for args in (("resume", "7"), ("resume",), ("list",), ("checkpoint", "7", "--risk", "r")):
+        gh.calls.clear()
+        result = run(*args, code=1)
+        assert result.stderr.strip().splitlines() == [
+            "Error: issues are disabled in octo/hello: turn them on in its settings (General, Features, Issues), "
+            "or keep checkpoints in the local store (--store local)"], args
+        assert len(ops(gh)) == 1 and not (gh_pending := list(Path.cwd().glob(".ghstate/pending/*"))), gh_pending
+    gh.issues_enabled = True
+    assert "no issue #9 in octo/hello" in run("resume", "9", code=1).stderr
+
+
+def test_close_closes_the_issue_as_completed_in_one_mutation(gh, run):
+    existing(gh)
+    gh.calls.clear()
+    assert run("close", "7").stdout == "Closed #7: https://github.com/octo/hello/issues/7\n"
+    assert ops(gh) == ["GraphQL Checkpoint", "GraphQL CloseCheckpoint"]
+    assert gh.issues[7]["state"] == "closed" and gh.issues[7]["state_reason"] == "completed"
+    assert run("list").stderr.startswith("No open checkpoints")
+    assert run("close", "7").stdout.startswith("#7 was closed already")
+    assert "no open checkpoint for branch feature/x" in run("resume", code=1).stderr

@@ -79,3 +79,23 @@ def test_lint_json_gives_every_problem_and_fails_on_errors(repo, run):
     (repo / "good.md").write_text(SAMPLE)
     assert json.loads(run("lint", "good.md", "--json").stdout) == {"source": "good.md", "errors": 0,
                                                                    "warnings": 0, "problems": []}
+
+
+def test_close_a_local_checkpoint(repo, run, sample_file):
+    run("checkpoint", "--store", "local", "--file", str(sample_file))
+    run("checkpoint", "--new", "--store", "local", "--file", str(sample_file), "--title", "Second")
+    assert run("close", "1", "--store", "local").stdout == "Closed local #1: .ghstate/closed/1.md\n"
+    assert not (repo / ".ghstate" / "1.md").exists() and (repo / ".ghstate" / "closed" / "1.md").exists()
+    assert [r["issue"] for r in json.loads(run("list", "--store", "local", "--json").stdout)] == [2]
+    assert "Phase 2" in run("show", "1", "--store", "local").stdout  # readable by number
+    assert run("close", "1", "--store", "local").stdout.startswith("local #1 was closed already")
+    run("close", "2", "--store", "local")
+    assert run("list", "--store", "local").stderr.startswith("No open checkpoints")
+    # the branch's next write passes the closed ones by and starts a new one, under a number never given
+    out = run("checkpoint", "--store", "local", "--goal", "next task").stdout
+    assert out.startswith("Created checkpoint local #3")
+    run("checkpoint", "1", "--store", "local", "--risk", "late note")  # a closed one is written where it is
+    assert "late note" in (repo / ".ghstate" / "closed" / "1.md").read_text()
+    assert not (repo / ".ghstate" / "1.md").exists()
+    assert json.loads(run("close", "3", "--store", "local", "--json").stdout) == {
+        "issue": 3, "url": ".ghstate/closed/3.md", "state": "closed"}

@@ -102,17 +102,28 @@ class GitHubStore:
             self._label_ids[label["name"]] = label["id"]
         return self._from_node(node)
 
+    def _issues_enabled(self, repository: dict[str, Any]) -> None:
+        """A repository with its issues turned off has no checkpoint to read: said as such, not as "no issue"."""
+        if repository.get("hasIssuesEnabled") is False:
+            raise NotFound(f"issues are disabled in {self.repo_name}: turn them on in its settings (General, "
+                           "Features, Issues), or keep checkpoints in the local store (--store local)")
+
     def _keep_labels(self, repository: dict[str, Any] | None) -> None:
         for label in ((repository or {}).get("labels") or {}).get("nodes") or ():
             self._label_ids[label["name"]] = label["id"]
 
     def _read(self, number: int, *, edits: int = EDITS, comments: int = COMMENTS) -> dict[str, Any]:
         """One request: the issue with its newest edits and comments (query ``checkpoint``)."""
-        data = self.graphql("checkpoint", self._variables(number=number, edits=edits, comments=comments),
-                            number=number, what=f"reading issue #{number} of {self.repo_name}")
-        repository = data.get("repository") or {}
+        answer = self.graphql("checkpoint", self._variables(number=number, edits=edits, comments=comments),
+                              number=number, what=f"reading issue #{number} of {self.repo_name}", missing_ok=True)
+        repository = (answer.get("data") or {}).get("repository") or {}
+        self._issues_enabled(repository)
         node = repository.get("issue")
         if not node:
+            errors = [e for e in answer.get("errors") or () if isinstance(e, dict)]
+            if any(e.get("type") != "NOT_FOUND" for e in errors):
+                raise RemoteError(f"reading issue #{number} of {self.repo_name} failed: GitHub answered "
+                                  f"{' '.join(str(errors[0].get('message') or errors[0]).split())}")
             raise NotFound(f"no issue #{number} in {self.repo_name}, or the token cannot see it")
         if node.get("__typename") == "PullRequest":
             raise NotFound(f"#{number} in {self.repo_name} is a pull request, not a checkpoint issue")
@@ -144,6 +155,7 @@ class GitHubStore:
                                                                      comments=LIST_COMMENTS),
                                 what=f"listing checkpoints of {self.repo_name}")
             repository = data.get("repository") or {}
+            self._issues_enabled(repository)
             self._keep_labels(repository)
             page = repository.get("issues") or {}
             for node in page.get("nodes") or ():
@@ -248,6 +260,20 @@ class GitHubStore:
         if not answer:
             raise RemoteError(f"updating issue #{number} failed: GitHub's answer holds no issue", retryable=True)
         return self._keep(answer)
+
+    def close(self, stored: Stored) -> Stored:
+        """Close the issue as completed (GraphQL ``closeIssue``, state reason COMPLETED); closing one that is
+        closed already changes nothing."""
+        number = stored.number
+        node = self._nodes.get(number)
+        if node is None or "id" not in node:
+            node = self._read(number)
+        data = self.graphql("close_checkpoint", {"input": {"issueId": node["id"], "stateReason": "COMPLETED"}},
+                            number=number, what=f"closing issue #{number}",
+                            landed=lambda: None)  # closing twice is closing once: a lost answer is resent
+        answer = (data.get("closeIssue") or {}).get("issue") or {}
+        return stored._replace(state=str(answer.get("state") or "CLOSED").lower(),
+                               location=answer.get("url") or stored.location)
 
     def _update_rest(self, stored: Stored, text: str, title: str | None,
                      labels: tuple[str, ...] | None) -> Stored:

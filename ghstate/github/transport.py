@@ -155,11 +155,12 @@ class GitHubAPI:
 
     def graphql(self, name: str, variables: dict[str, Any], *, number: int | None = None,
                 landed: Callable[[], dict[str, Any] | None] | None = None,
-                partial: bool = False, what: str = "") -> dict[str, Any]:
+                partial: bool = False, what: str = "", missing_ok: bool = False) -> dict[str, Any]:
         """One GraphQL request: the document ``ghstate/graphql/NAME.graphql`` with ``variables``, sent
         through PyGithub's requester (same token, timeout and GHES base: ``/api/graphql``), retried as
         any call (``what`` names it in errors). Answers the ``data``; with ``partial``, the whole answer
-        (``data`` and ``errors``) even when GitHub reports errors beside data. A mutation is resent after
+        (``data`` and ``errors``) even when GitHub reports errors beside data; with ``missing_ok``, that
+        too when the one error is that something was not found. A mutation is resent after
         a lost answer only when ``landed`` says it did not land."""
         from ghstate.github import graphql as documents
 
@@ -173,10 +174,11 @@ class GitHubAPI:
                 _, answer = self.client.requester.graphql_query(query, variables)
             except GithubException as exc:
                 data = exc.data if isinstance(exc.data, dict) else {}
-                if partial and exc.status == 400 and isinstance(data.get("errors"), list):
-                    return data
+                if (partial and exc.status == 400 or missing_ok and exc.status == 404) and \
+                        isinstance(data.get("errors"), list):
+                    return data  # 404: PyGithub's word for a lone NOT_FOUND error, beside the data read
                 raise
-            return answer if partial else answer["data"]
+            return answer if (partial or missing_ok) and "data" in answer else answer["data"]
 
         return self.call(what or f"GraphQL {name}", send, landed=landed, number=number)
 
