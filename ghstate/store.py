@@ -80,6 +80,8 @@ class Store(Protocol):
 
     def create(self, title: str, body: str, unique: str = "", entry: "LogEntry | None" = None) -> Stored: ...
 
+    # The checkpoint again right before a write when it changed since ``stored`` was read (None: as it was,
+    # or the store cannot tell before the write: then the write's answer tells, through ``version``).
     def reread(self, stored: Stored) -> Stored | None: ...
 
     def update(self, stored: Stored, body: str, title: str | None = None,
@@ -97,6 +99,10 @@ class Store(Protocol):
     # The entries after position ``after`` of the log ``state`` speaks of; for a body of an older log than
     # the store's own, the store's own newest entries too, ordered after every position of the older one.
     def log(self, stored: Stored, state: "LogState", after: int, pages: int = ...) -> list["LogEntry"]: ...
+
+    # The body as the version at ``position`` of the store's log held it (GitHub keeps every version of a
+    # body); None where the log's entries are not versions of the body (a log apart from it).
+    def version(self, stored: Stored, position: int) -> Stored | None: ...
 
     def revisions(self, number: int) -> list["Revision"]: ...
 

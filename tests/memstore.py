@@ -139,13 +139,21 @@ class MemoryStore:
             out.append(LogEntry.from_data(comment["data"], position=position, problem=problem))
         return out
 
+    def version(self, stored: Stored, position: int) -> Stored | None:
+        return None  # the log's entries are writes, not versions of the body
+
     def revisions(self, number: int) -> list[Revision]:
         entries = self.log(self._stored(number), LogState(), 0)
         return [e.revision for e in entries if not e.problem and e.revision.revision]
 
     def logged(self, number: int) -> list[dict[str, Any]]:
         """The data of every write in the log, in log order."""
-        return [c["data"] for c in self.comments[number] if c["data"]]
+        out, seen = [], set()
+        for c in self.comments[number]:  # a write logged again (a later round of it) counts where it was first
+            if c["data"] and c["data"].get("write") not in seen:
+                seen.add(c["data"].get("write"))
+                out.append(c["data"])
+        return out
 
 
 class MemoryEditStore(MemoryStore):
@@ -196,6 +204,16 @@ class MemoryEditStore(MemoryStore):
 
     def _log(self, number: int, entry: LogEntry | None) -> None:
         pass  # the entry travels in the body: the version saved is the log entry
+
+    def reread(self, stored: Stored) -> Stored | None:
+        self._step("reread", stored.number)
+        return None  # as GitHub's store: the write's answer tells what was saved in between
+
+    def version(self, stored: Stored, position: int) -> Stored | None:
+        texts = self.history[stored.number]
+        if not 1 <= position <= len(texts):
+            return None
+        return stored._replace(body=history.split(texts[position - 1])[0])
 
     def log_length(self, stored: Stored, state: LogState) -> int:
         return stored.edits if state.via == "edits" else stored.comments

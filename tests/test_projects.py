@@ -42,8 +42,9 @@ def gh(isolated, repo, monkeypatch):
     monkeypatch.setenv("GH_TOKEN", TOKEN)
     monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
     monkeypatch.setenv("GHSTATE_PROJECT", "orgs/ACME/projects/7")
-    monkeypatch.setattr("ghstate.github.transport._sleep", lambda s: None)
     fake = FakeGitHub(isolated)
+    monkeypatch.setattr("ghstate.github.transport._sleep", fake.advance)
+    monkeypatch.setattr("ghstate.github.transport._now", fake.timestamp)
     projects = FakeProjects(fake).install()
     projects.add_project()
     yield Board(fake, projects)
@@ -188,12 +189,28 @@ def test_a_field_deleted_meanwhile_leaves_the_write_done_and_the_next_write_recr
 
 
 def test_a_rate_limited_project_is_one_warning(gh, run, sample_file):
-    gh.fake.fail("POST", r"^/graphql Project", status=403,
-                 headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1"}, message="API rate limit exceeded")
+    """GraphQL's primary limit used up for the project's requests, until long after the budget: one
+    warning that says when it resets, and the checkpoint written. Fails if the write is lost or the
+    limit said more than once."""
+    reset = int(gh.fake.timestamp()) + 3600
+    gh.fake.fail("POST", r"^/graphql Project", type="RATE_LIMITED", times=9,
+                 headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(reset)})
     result = run("checkpoint", "--file", str(sample_file))
     assert result.stdout.startswith("Created checkpoint #1")
     said = warnings(result)
-    assert len(said) == 1 and "rate limit" in said[0]
+    assert len(said) == 1 and "GitHub's GraphQL rate limit is used up (RATE_LIMITED: API rate limit exceeded" in \
+        said[0] and "it resets at 09:00 UTC (in about 60 min)" in said[0], said
+
+
+def test_a_project_request_rate_limited_until_soon_is_waited_out(gh, run, sample_file):
+    """The reset a few seconds away: the request waits for it and the project is kept current. Fails if
+    the limit is a warning while the budget allows the wait."""
+    reset = int(gh.fake.timestamp()) + 5
+    gh.fake.fail("POST", r"^/graphql Project", type="RATE_LIMITED",
+                 headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(reset)})
+    result = run("checkpoint", "--file", str(sample_file))
+    assert warnings(result) == [] and gh.values()["Next phase"] == "Phase 2: matcher abstraction"
+    assert gh.fake.timestamp() >= reset
 
 
 def test_a_field_of_another_type_is_left_alone_and_reported(gh, run, sample_file):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from bodies import ENV, render_body
+from bodies import ENV, render_body, with_marker
 from conftest import SAMPLE
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,7 +26,7 @@ from ghstate.services.writer import Writer
 
 def store_with_sample() -> MemoryStore:
     store = MemoryStore()
-    store.add_issue(1, SAMPLE)
+    store.add_issue(1, with_marker(SAMPLE))
     return store
 
 
@@ -138,7 +138,7 @@ def test_forged_and_edited_history_comments_never_change_the_state(trusted, edit
     store.notices.clear()
     cp = seen_by_reader(store)
     assert "forged" not in cp.decisions and cp.resume != "do evil"
-    assert store.notices and "1 history comment ignored" in store.notices[0]
+    assert store.notices and "1 log entry ignored" in store.notices[0]
     result = write(store, decisions=("after",))
     assert "forged" not in state(store).decisions and any("ignored" in w for w in result.warnings)
 

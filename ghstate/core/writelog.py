@@ -24,6 +24,10 @@ from ghstate.core.intent import Intent, pack, unpack
 from ghstate.core.marker import LogState
 from ghstate.core.model import Checkpoint, Revision
 
+# The problem of a trusted editor's version deleted from the history: if it was a write, it is lost (said,
+# and the revision number it may have held is not given again).
+DELETED = "deleted from the edit history"
+
 
 class LogEntry(NamedTuple):
     """One write as the log keeps it: who and what (``revision``), and what it asked for (``intent``)."""
@@ -122,9 +126,15 @@ def replay(cp: Checkpoint, entries: list[LogEntry]) -> Replayed:
 
 
 def ignored_notice(entries: tuple[LogEntry, ...]) -> str:
-    """One warning for history comments that were not replayed, or ""."""
+    """One warning for log entries that were not replayed, or ""."""
     if not entries:
         return ""
-    shown = "; ".join(f"comment {e.position} ({e.problem})" for e in entries[:3])
+    shown = "; ".join(f"entry {e.position}{_by(e.revision)} ({e.problem})" for e in entries[:3])
     more = f" and {len(entries) - 3} more" if len(entries) > 3 else ""
-    return f"{len(entries)} history comment{'s' if len(entries) != 1 else ''} ignored: {shown}{more}"
+    return f"{len(entries)} log entr{'ies' if len(entries) != 1 else 'y'} ignored: {shown}{more}"
+
+
+def _by(revision: Revision) -> str:
+    """Who saved an entry and when, as far as the store said."""
+    who = f" by {revision.author}" if revision.author else ""
+    return f"{who}{f' at {revision.at}' if revision.at else ''}"

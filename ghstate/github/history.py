@@ -29,7 +29,7 @@ from typing import Any
 from ghstate.core.marker import ENTRY
 from ghstate.core.model import GITHUB_LIMIT, Revision
 from ghstate.core.parse import MARKER_LINE
-from ghstate.core.writelog import LogEntry
+from ghstate.core.writelog import DELETED, LogEntry
 
 LINE = re.compile(r"\r?\n<!--\s*ghstate:log\s+(\{.*\})\s*-->\s*\Z", re.DOTALL)  # the earlier form
 _KEY = json.dumps(ENTRY)
@@ -102,15 +102,17 @@ def _embed(body: str, data: dict[str, Any]) -> str:
     return body[: match.start(1)] + marker + body[match.end(1):]
 
 
-def entry_of(text: str | None, position: int, *, editor: str, trusted: bool) -> LogEntry:
+def entry_of(text: str | None, position: int, *, editor: str, trusted: bool, at: str = "") -> LogEntry:
     """The log entry of one version of the body: a write's, when the version is exactly what that write
-    saved and its editor is trusted; else an entry with no intent (a person's edit), or with a
-    ``problem`` when an untrusted editor saved a version that claims to be a write."""
+    saved and its editor is trusted; else an entry with no intent (a person's edit: who saved it and
+    when), or with a ``problem`` when an untrusted editor saved a version that claims to be a write, or
+    when a trusted editor's version was deleted from the history (it may have been a write)."""
+    who = Revision(0, at=at, author=editor)
     if text is None:  # deleted from the history by someone allowed to: nothing to read
-        return LogEntry(Revision(0), position=position)
+        return LogEntry(who, position=position, problem=DELETED if trusted else "")
     body, data = split(text)
     if data is None or data.get("body") != digest(body):
-        return LogEntry(Revision(0), position=position)  # a person's save, whatever it carries along
+        return LogEntry(who, position=position)  # a person's save, whatever it carries along
     if not trusted:
         return LogEntry(Revision(0), position=position,
                         problem=f"saved by {editor or 'an unknown account'}, who is not trusted")

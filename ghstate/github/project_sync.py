@@ -67,7 +67,9 @@ def _describe(errors: list[dict[str, Any]]) -> tuple[str, bool]:
     about: dict[str, list[str]] = {}
     for error in errors:
         path = error.get("path") if isinstance(error.get("path"), list) else []
-        fields = about.setdefault(_clean(error.get("message") or error.get("type"), 160), [])
+        said = _clean(error.get("message") or error.get("type"), 160)
+        kind = _clean(error.get("type") or "", 40)
+        fields = about.setdefault(f"{kind}: {said}" if kind and kind != said else said, [])
         name = NAMES.get(str(path[0])) if path else None
         if name and name not in fields:
             fields.append(name)

@@ -22,7 +22,7 @@ from ghstate.core.model import Revision, github_time
 from ghstate.core.writelog import LogEntry
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github import history
-from ghstate.github.transport import TIMEOUT, GitHubAPI, checking
+from ghstate.github.transport import TIMEOUT, GitHubAPI, GraphQLFailure, GraphQLNotFound, checking
 from ghstate.store import Changed, Note, Partial, Stored, StoreKind
 
 LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+(\{.*?\})\s*-->", re.DOTALL)
@@ -31,6 +31,7 @@ CI_MARKER = "<!-- ghstate:ci -->"  # the comment of a CI result a person should 
 NOTICE_MARKER = "<!-- ghstate:notice -->"  # a comment ghstate posts for people to look at (a kept concurrent edit)
 MAX_PAGES = 10  # open checkpoints looked through for a branch: 1,000 is more than any repository keeps
 LOG_PAGES = 3  # kept for the protocol's signature; GraphQL reads the newest 100 comments at once
+HISTORY_READS = 3  # reads of an edit history that did not hold still before it is said
 RECENT_EDITS = 20  # versions of a body of the comment log read for writes an older page's save dropped
 EDITS_AFTER_COMMENTS = 1_000_000  # edit-log positions come after every comment-log position
 EDITS = 10  # newest versions of the body read with a checkpoint: a write lacking more is read further
@@ -96,6 +97,12 @@ class GitHubStore:
             edits=(edits.get("totalCount") or 0) + (0 if node.get("includesCreatedEdit") else 1),
         )
 
+    def _fresh(self, number: int, edits: int) -> dict[str, Any]:
+        """The issue read again with its ``edits`` newest versions, kept as the last answer about it."""
+        node = self._read(number, edits=edits)
+        self._keep(node)
+        return node
+
     def _keep(self, node: dict[str, Any]) -> Stored:
         self._nodes[node["number"]] = node
         for label in (node.get("labels") or {}).get("nodes") or ():
@@ -113,17 +120,18 @@ class GitHubStore:
             self._label_ids[label["name"]] = label["id"]
 
     def _read(self, number: int, *, edits: int = EDITS, comments: int = COMMENTS) -> dict[str, Any]:
-        """One request: the issue with its newest edits and comments (query ``checkpoint``)."""
-        answer = self.graphql("checkpoint", self._variables(number=number, edits=edits, comments=comments),
-                              number=number, what=f"reading issue #{number} of {self.repo_name}", missing_ok=True)
-        repository = (answer.get("data") or {}).get("repository") or {}
+        """One request: the issue with its newest edits and comments (query ``checkpoint``), and whether
+        the repository has issues at all."""
+        try:
+            data = self.graphql("checkpoint", self._variables(number=number, edits=edits, comments=comments),
+                                number=number, what=f"reading issue #{number} of {self.repo_name}")
+        except GraphQLNotFound as exc:  # with its issues turned off, none of them is found: say why
+            self._issues_enabled((exc.data or {}).get("repository") or {})
+            raise
+        repository = data.get("repository") or {}
         self._issues_enabled(repository)
         node = repository.get("issue")
         if not node:
-            errors = [e for e in answer.get("errors") or () if isinstance(e, dict)]
-            if any(e.get("type") != "NOT_FOUND" for e in errors):
-                raise RemoteError(f"reading issue #{number} of {self.repo_name} failed: GitHub answered "
-                                  f"{' '.join(str(errors[0].get('message') or errors[0]).split())}")
             raise NotFound(f"no issue #{number} in {self.repo_name}, or the token cannot see it")
         if node.get("__typename") == "PullRequest":
             raise NotFound(f"#{number} in {self.repo_name} is a pull request, not a checkpoint issue")
@@ -213,11 +221,17 @@ class GitHubStore:
         return stored
 
     def reread(self, stored: Stored) -> Stored | None:
-        """Re-read right before a write (one GraphQL request). Returns None when the checkpoint is as it was."""
-        fresh = self.get(stored.number)
-        if (fresh.body, fresh.title, fresh.labels) == (stored.body, stored.title, stored.labels):
-            return None
-        return fresh
+        """Nothing is asked before a write: ``updateIssue``'s answer holds the edit history, so a version
+        saved between the read and the write is seen afterwards (``version``) and built on then."""
+        return None
+
+    def version(self, stored: Stored, position: int) -> Stored | None:
+        """The body as the version at ``position`` of its edit history held it (from the history the last
+        answer about it held, or one more read); None when it is not there or was deleted."""
+        for at, text, _ in self._versions(stored, position - 1):
+            if at == position:
+                return None if text is None else stored._replace(body=history.split(text)[0])
+        return None
 
     def update(self, stored: Stored, body: str, title: str | None = None,
                labels: tuple[str, ...] | None = None, entry: LogEntry | None = None) -> Stored:
@@ -254,6 +268,8 @@ class GitHubStore:
         try:
             data = self.graphql("update_checkpoint", {"input": payload, "edits": EDITS}, number=number,
                                 landed=landed, what=f"updating issue #{number}")
+        except GraphQLFailure as exc:
+            return self._landed_despite(exc, number)
         except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
             raise RemoteError(str(exc), status=404) from None
         answer = (data.get("updateIssue") or {}).get("issue")
@@ -274,6 +290,23 @@ class GitHubStore:
         answer = (data.get("closeIssue") or {}).get("issue") or {}
         return stored._replace(state=str(answer.get("state") or "CLOSED").lower(),
                                location=answer.get("url") or stored.location)
+
+    def _landed_despite(self, exc: GraphQLFailure, number: int) -> Stored:
+        """``updateIssue`` answered with errors: when its issue is not null the write landed (a field of the
+        answer failed, not the mutation), and the errors are a warning; else the failure stands. The
+        answer's issue may lack what failed, so the issue is read again when it can be."""
+        answer = ((exc.data or {}).get("updateIssue") or {}).get("issue")
+        if not isinstance(answer, dict) or not answer.get("number"):
+            if isinstance(exc, NotFound):  # it was there a moment ago: access lost, or moved; keep the write
+                raise RemoteError(str(exc), status=404) from None
+            raise exc
+        self.notices.append(f"issue #{number} was written, but GitHub's answer also held errors ({exc.said}); "
+                            "the write stands")
+        try:
+            answer = self._read(number)
+        except (RemoteError, NotFound):
+            pass  # what the answer holds is what there is
+        return self._keep(answer)
 
     def _update_rest(self, stored: Stored, text: str, title: str | None,
                      labels: tuple[str, ...] | None) -> Stored:
@@ -342,50 +375,71 @@ class GitHubStore:
         return [self._comment_entry(c, first + i + 1) for i, c in enumerate(nodes) if first + i + 1 > after]
 
     def _edit_log(self, stored: Stored, after: int) -> list[LogEntry]:
-        number = stored.number
-        if stored.edits <= after:
-            return []
-        node = self._nodes.get(number)
-        want = stored.edits - after
-        nodes = ((node or {}).get("userContentEdits") or {}).get("nodes")
-        if node is None or nodes is None or self._from_node(node).edits != stored.edits or \
-                (len(nodes) < min(want, stored.edits) and stored.edits > 1):
-            node = self._read(number, edits=min(100, max(want, EDITS)))
-            self._nodes[number] = node
-            nodes = (node.get("userContentEdits") or {}).get("nodes") or []
-        length = self._from_node(node).edits
-        versions = [(length - i, n.get("diff") if not n.get("deletedAt") else None, n.get("editor"))
-                    for i, n in enumerate(nodes)]
-        if length - len(nodes) > after and length > 1 and len(nodes) >= 100:
-            versions += self._older_edits(number, length, len(nodes), after)
-        if length == 1 and not nodes:  # never edited: the body is the original, GitHub lists no version yet
-            versions = [(1, node.get("body") or "", node.get("author"))]
+        node = self._nodes.get(stored.number) or {}
         out = []
-        for position, text, editor in sorted(versions, key=lambda v: v[0]):
-            if position > after:
-                login = _login(editor)
-                out.append(history.entry_of(text, position, editor=login,
-                                            trusted=self._edit_trusted(login, node)))
+        for position, text, edit in self._versions(stored, after):
+            login = _login(edit.get("editor"))
+            out.append(history.entry_of(text, position, editor=login, trusted=self._edit_trusted(login, node),
+                                        at=str(edit.get("editedAt") or "")))
         return out
 
-    def _older_edits(self, number: int, length: int, skip: int, after: int) -> list[tuple[int, Any, Any]]:
-        """Versions older than the newest ``skip``, down to position ``after`` (query ``history``)."""
-        out: list[tuple[int, Any, Any]] = []
+    def _versions(self, stored: Stored, after: int) -> list[tuple[int, str | None, dict[str, Any]]]:
+        """The versions of the body after position ``after``, oldest first: (position, text, the edit), the
+        text None where it was deleted from the history. Positions count from the oldest version (the
+        creation is 1), so a version saved later never moves one read before. A history is trusted only
+        when its newest listed version is the body of the same answer and, read in pages, when every page
+        counts what the first did; otherwise it is read again, and after HISTORY_READS reads it is said
+        (a RemoteError: the caller claims no more than it could check)."""
+        number = stored.number
+        for attempt in range(HISTORY_READS):
+            node = self._nodes.get(number)
+            if attempt or node is None or self._from_node(node).edits != stored.edits:
+                node = self._fresh(number, EDITS)
+            length = self._from_node(node).edits
+            if length <= after:
+                return []
+            listed = (node.get("userContentEdits") or {}).get("nodes") or []
+            if len(listed) < min(length - after, length) and length > 1:
+                if length - after > 100:
+                    versions = self._paged(number, length, after)
+                    if versions is not None:
+                        return versions
+                    continue
+                node = self._fresh(number, length - after)
+                listed = (node.get("userContentEdits") or {}).get("nodes") or []
+                length = self._from_node(node).edits
+            if not _current(node, listed):
+                continue
+            if length == 1 and not listed:  # never edited: the body is the original, GitHub lists no version yet
+                return [(1, node.get("body") or "", {"editor": node.get("author"), "editedAt": node.get("createdAt")})]
+            return [(length - i, _text(n), n) for i, n in reversed(list(enumerate(listed))) if length - i > after]
+        raise RemoteError(f"the edit history of issue #{number} did not hold still or does not show its body "
+                          f"({HISTORY_READS} reads); try again in a moment", retryable=True)
+
+    def _paged(self, number: int, length: int, after: int) -> list[tuple[int, str | None, dict[str, Any]]] | None:
+        """Versions after ``after``, read a page of 100 at a time from the newest (query ``history``); None
+        when the history moved while it was read (a page counted otherwise than the first, or its newest
+        version was not the body)."""
+        out: list[tuple[int, str | None, dict[str, Any]]] = []
         cursor: str | None = None
         index = 0
+        owner, _, name = self.repo_name.partition("/")
         while True:
-            owner, _, name = self.repo_name.partition("/")
             data = self.graphql("history", {"owner": owner, "name": name, "number": number, "after": cursor},
                                 number=number, what=f"reading the edit history of issue #{number}")
-            edits = (((data.get("repository") or {}).get("issue") or {}).get("userContentEdits") or {})
-            for n in edits.get("nodes") or ():
-                position = length - index
+            issue = (data.get("repository") or {}).get("issue") or {}
+            edits = issue.get("userContentEdits") or {}
+            nodes = edits.get("nodes") or []
+            if self._from_node({**issue, "number": number}).edits != length or (cursor is None and
+                                                                               not _current(issue, nodes)):
+                return None
+            for n in nodes:
+                if length - index > after:
+                    out.append((length - index, _text(n), n))
                 index += 1
-                if index > skip and position > after:
-                    out.append((position, n.get("diff") if not n.get("deletedAt") else None, n.get("editor")))
             info = edits.get("pageInfo") or {}
             if not info.get("hasNextPage") or length - index <= after:
-                return out
+                return sorted(out, key=lambda v: v[0])
             cursor = info.get("endCursor")
 
     def _edit_trusted(self, login: str, node: dict[str, Any]) -> bool:
@@ -474,14 +528,10 @@ class GitHubStore:
         first = ((node.get("comments") or {}).get("totalCount") or 0) - len(comments)
         entries = [self._comment_entry(c, first + i + 1) for i, c in enumerate(comments)]
         out = [e.revision for e in entries if e.revision.revision and not e.problem]
-        length = self._from_node(node).edits
-        if length == 1:
-            versions = [(1, node.get("body") or "", node.get("author"))]
-        else:
-            versions = self._older_edits(number, length, 0, 0)
+        versions = self._versions(self._keep(node), 0)
         seen = {e.write for e in entries if e.write}
-        for position, text, editor in sorted(versions, key=lambda v: v[0]):
-            login = _login(editor)
+        for position, text, edit in versions:
+            login = _login(edit.get("editor"))
             entry = history.entry_of(text, position, editor=login, trusted=self._edit_trusted(login, node))
             if entry.revision.revision and not entry.problem and (not entry.write or entry.write not in seen):
                 seen.add(entry.write)
@@ -507,6 +557,22 @@ def _login(actor: dict[str, Any] | None) -> str:
         login += "[bot]"
     return login
 
+
+
+def _text(edit: dict[str, Any]) -> str | None:
+    """A version's whole text (GitHub's ``diff``); None when it was deleted from the history."""
+    return None if edit.get("deletedAt") or edit.get("diff") is None else str(edit["diff"])
+
+
+def _current(issue: dict[str, Any], listed: list[dict[str, Any]]) -> bool:
+    """Whether the newest version listed in an answer is the body of the same answer: a history index
+    behind its body (or an answer that mixes two moments) is not trusted."""
+    if not listed:
+        return not (issue.get("userContentEdits") or {}).get("totalCount")
+    newest = _text(listed[0])
+    if newest is None:  # deleted from the history: nothing to compare; the count still places it
+        return True
+    return " ".join(newest.split()) == " ".join((issue.get("body") or "").split())
 
 
 def _clip(text: str, limit: int = 600) -> str:

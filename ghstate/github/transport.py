@@ -5,18 +5,30 @@ only module that imports ``github`` (PyGithub); the store (``ghstate.github.stor
 PyGithub's own throttle (0.25 s between requests, 1 s between writes) and its urllib3 retry are both
 off on purpose: a checkpoint makes one to three requests, so the throttle would only add seconds, and
 the stock retry resends POSTs, which can create a second issue or comment when the first attempt
-reached GitHub but its answer did not reach us. Retrying is done here instead: transient 5xx,
-timeouts and secondary rate limits are retried with exponential backoff (honouring Retry-After)
-within a total budget under a minute, and before a POST (or a mutation) is resent, GitHub is asked
-whether the first one landed (``landed``); when that cannot be told, it is not resent.
+reached GitHub but its answer did not reach us. Retrying is done here instead, within one budget per
+command (``TOTAL``): transient 5xx, timeouts and dropped answers with exponential backoff; rate limits
+for as long as GitHub asks (docs, "Rate limits for the REST API" and "Rate limits and query limits for
+the GraphQL API", "Exceeding the rate limit"): the primary limit until ``x-ratelimit-reset``, a
+secondary limit for ``Retry-After`` (else a minute). A wait past the budget is not waited: the error
+says when to try again. Before a POST (or a mutation) is resent, GitHub is asked whether the first one
+landed (``landed``); when that cannot be told, it is not resent.
+
+GraphQL answers its errors with HTTP 200 (``{"data": …, "errors": [{"type", "path", "message"}]}``),
+which PyGithub's ``graphql_query`` turns into a bare "400". Here the answer is read as GitHub wrote it:
+RATE_LIMITED, a secondary limit and GitHub's timeout are waited out as above; any other error ends the
+call with GitHub's own words (``TYPE: message``) in one line, as a ``GraphQLErrors`` (or
+``GraphQLNotFound``) that carries the whole answer, so that a caller can tell from ``data`` what was
+done despite the errors.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
@@ -25,21 +37,81 @@ from github import Auth, Github, GithubException
 
 from ghstate import __version__, progress
 from ghstate.config import Settings
-from ghstate.errors import NotFound, RemoteError
+from ghstate.errors import GhstateError, NotFound, RemoteError
 
 T = TypeVar("T")
 TIMEOUT = 10  # seconds per request
 TOTAL = 45.0  # seconds for one operation, retries included
 ATTEMPTS = 5
 TRANSIENT = {500, 502, 503, 504}
+LIMIT_TYPES = ("RATE_LIMITED", "RATE_LIMIT")  # GraphQL's primary limit: the documented type, and one seen since
+PAUSE = 60.0  # seconds GitHub asks for after a secondary limit that names no time ("at least one minute")
+TOKEN_NEEDS = "the token needs Issues: write on {repo} (a fine-grained token or GitHub App), or the 'repo' scope"
 
 
 class CannotTell(Exception):
     """Whether a request whose answer was lost reached GitHub cannot be checked now."""
 
 
+class GraphQLFailure(GhstateError):
+    """GitHub answered a GraphQL request (HTTP 200) with errors that retrying cannot mend, and the whole
+    answer comes with the failure: ``data`` (what GitHub answered beside the errors: partial, or None)
+    and ``errors`` (GitHub's error objects: ``type``, ``path``, ``message``). A caller that knows its
+    operation can tell from ``data`` whether a mutation did its work despite them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.data: dict[str, Any] | None = None
+        self.errors: list[dict[str, Any]] = []
+
+    @property
+    def said(self) -> str:
+        """GitHub's own words: each error as ``TYPE: message``, each once."""
+        return describe_errors(self.errors)
+
+
+class GraphQLErrors(RemoteError, GraphQLFailure):
+    """A GraphQL answer with errors: GitHub refused a field (FORBIDDEN, …) or the request."""
+
+
+class GraphQLNotFound(NotFound, GraphQLFailure):
+    """A GraphQL answer whose every error is NOT_FOUND."""
+
+
+def _answered(exc: GraphQLFailure, answer: dict[str, Any]) -> GraphQLFailure:
+    data = answer.get("data")
+    exc.data = data if isinstance(data, dict) else None
+    exc.errors = _errors_of(answer)
+    return exc
+
+
+class _Answer(Exception):
+    """A GraphQL answer with errors, on its way from the request to ``GitHubAPI.call``'s judgement."""
+
+    def __init__(self, headers: dict[str, Any], answer: dict[str, Any]) -> None:
+        super().__init__("GraphQL errors")
+        self.headers = {str(k).lower(): v for k, v in (headers or {}).items()}
+        self.answer = answer
+
+
+@dataclass(frozen=True)
+class _Retry:
+    """What a failed attempt calls for: a wait, and what to say if the wait does not fit the budget."""
+
+    wait: float  # seconds before the next attempt
+    reason: str  # what went wrong, in GitHub's words where it gave any
+    uncertain: bool = False  # the request may have reached GitHub: a POST is not resent blindly
+    until: float | None = None  # GitHub named the time to try again (epoch seconds): said past the bound
+    limit: bool = False  # the primary limit: said as when it resets
+
+
 def _sleep(seconds: float) -> None:
     time.sleep(seconds)
+
+
+def _now() -> float:
+    """The wall clock, in epoch seconds: GitHub's ``x-ratelimit-reset`` is in them."""
+    return time.time()
 
 
 def checking(fn: Callable[[], T]) -> T:
@@ -49,6 +121,38 @@ def checking(fn: Callable[[], T]) -> T:
         return fn()
     except (RemoteError, GithubException, requests.exceptions.RequestException):
         raise CannotTell() from None
+
+
+def describe_errors(errors: list[dict[str, Any]], limit: int = 3) -> str:
+    """GraphQL errors in GitHub's words, each distinct one once: ``FORBIDDEN: Resource not accessible by
+    integration``; after ``limit`` of them, how many more."""
+    said = list(dict.fromkeys(_said(e) for e in errors))
+    more = f"; and {len(said) - limit} more" if len(said) > limit else ""
+    return "; ".join(said[:limit]) + more
+
+
+def _said(error: dict[str, Any]) -> str:
+    message = _clip(error.get("message") or "no message")
+    kind = error.get("type")
+    return f"{_clip(kind, 40)}: {message}" if kind else message
+
+
+def _clip(text: Any, limit: int = 240) -> str:
+    """GitHub's text on one line, short, without control characters (it is printed to a terminal)."""
+    text = " ".join("".join(c if c.isprintable() else " " for c in str(text)).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _errors_of(answer: Any) -> list[dict[str, Any]]:
+    found = answer.get("errors") if isinstance(answer, dict) else None
+    return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
+
+
+def _secondary(message: str) -> bool:
+    """Whether GitHub's words say a secondary limit: its documented message, or the content-creation
+    limit's ("was submitted too quickly")."""
+    lowered = message.lower()
+    return "secondary rate limit" in lowered or "submitted too quickly" in lowered
 
 
 def _issue(issue: Any) -> dict[str, Any]:
@@ -65,12 +169,13 @@ class GitHubAPI:
 
     def __init__(self, client: Github, repo: str, *, api_url: str = "https://api.github.com",
                  sleep: Callable[[float], None] | None = None, clock: Callable[[], float] | None = None,
-                 total: float = TOTAL) -> None:
+                 total: float = TOTAL, now: Callable[[], float] | None = None) -> None:
         self.client = client
         self.repo_name = repo
         self.api_url = api_url
         self.sleep = sleep or (lambda seconds: _sleep(seconds))
         self.clock = clock or (lambda: time.monotonic())
+        self.now = now or (lambda: _now())  # the wall clock: GitHub's limits reset at an epoch second
         self.total = total
         self._repo = client.get_repo(repo)  # lazy: no request until something is asked of it
         self._started: float | None = None  # the budget is for the whole command, not each call
@@ -95,73 +200,48 @@ class GitHubAPI:
     # ------------------------------------------------------------------------------ requests
 
     def call(self, what: str, fn: Callable[[], T], *, landed: Callable[[], T | None] | None = None,
-              number: int | None = None) -> T:
-        """Run one API call with bounded retries. ``landed`` (for POSTs) says whether an attempt whose
-        answer was lost did reach GitHub, and returns what it created."""
+             number: int | None = None) -> T:
+        """Run one API call with bounded retries: transient failures and rate limits are waited out
+        while the command's budget lasts (``total``). ``landed`` (for POSTs) says whether an attempt
+        whose answer was lost did reach GitHub, and returns what it created."""
         if self._started is None:
             self._started = self.clock()
         progress.stage(f"{what} on GitHub")
         attempt = 0
         while True:
-            uncertain = False
-            asked = 0.0
             try:
                 return fn()
-            except GithubException as exc:
-                wait = self._retry_wait(exc, attempt)
-                if wait is None:
-                    raise self._error(exc, what, number) from None
-                headers = {k.lower() for k in (exc.headers or {})}
-                limited = exc.status in (403, 429)
-                reason = f"GitHub's secondary rate limit ({exc.status})" if limited else f"GitHub answered {exc.status}"
-                asked = wait if limited and "retry-after" in headers else 0.0
-                uncertain = exc.status in TRANSIENT
-            except requests.exceptions.ConnectionError as exc:
-                wait = self._backoff(attempt)
-                reason = f"cannot reach {self.api_url} ({_connection_problem(exc)})"
-                # refused or unresolvable: the request never left; anything else may have arrived
-                uncertain = not isinstance(exc, requests.exceptions.ConnectTimeout) and not _never_sent(exc)
-                if not uncertain and attempt >= 1:  # offline or no such host: one more try is enough
-                    raise RemoteError(f"{what} failed: {reason}, after {attempt + 1} attempts",
-                                      retryable=True) from None
-            except requests.exceptions.Timeout as exc:
-                wait = self._backoff(attempt)
-                reason = f"no answer from {self.api_url} in time ({_short(exc)})"
-                uncertain = not isinstance(exc, requests.exceptions.ConnectTimeout)
-            except requests.exceptions.RequestException as exc:  # a broken answer: chunking, decoding, …
-                wait = self._backoff(attempt)
-                reason = f"the answer from {self.api_url} broke off ({type(exc).__name__})"
-                uncertain = True
+            except (GithubException, _Answer, requests.exceptions.RequestException) as exc:
+                retry = self._judge(exc, what, number, attempt)
             except (TypeError, KeyError, AttributeError, ValueError) as exc:
                 raise RemoteError(f"{what} failed: the answer from {self.api_url} is not what GitHub sends "
                                   f"({type(exc).__name__}); check GITHUB_API_URL", retryable=True) from exc
             attempt += 1
             spent = max(self.clock() - self._started, self._waited)  # real sleeps move the clock, fakes do not
-            if attempt >= ATTEMPTS or spent + wait > self.total:
-                pause = f"; GitHub asked for a pause of {asked:.0f} s: try again after it" if asked else ""
-                raise RemoteError(f"{what} failed: {reason}, after {attempt} attempt{'s' if attempt > 1 else ''} "
-                                  f"and {spent:.0f} s{pause}", retryable=True)
-            progress.stage(f"{what}: {reason}; trying again in {wait:.0f} s")
-            self.sleep(wait)
-            self._waited += wait
-            if landed is not None and uncertain:
+            if attempt >= ATTEMPTS or spent + retry.wait > self.total:
+                raise self._gave_up(what, retry, attempt, spent)
+            progress.stage(f"{what}: {retry.reason}; trying again in {retry.wait:.0f} s")
+            self.sleep(retry.wait)
+            self._waited += retry.wait
+            if landed is not None and retry.uncertain:
                 try:
                     found = landed()
                 except CannotTell:  # resending could make a second one: stop; the write is kept
-                    raise RemoteError(f"{what} failed: {reason}, and whether it reached GitHub cannot be "
+                    raise RemoteError(f"{what} failed: {retry.reason}, and whether it reached GitHub cannot be "
                                       "checked now, so it was not sent again", retryable=True) from None
                 if found is not None:
                     return found
 
     def graphql(self, name: str, variables: dict[str, Any], *, number: int | None = None,
                 landed: Callable[[], dict[str, Any] | None] | None = None,
-                partial: bool = False, what: str = "", missing_ok: bool = False) -> dict[str, Any]:
+                partial: bool = False, what: str = "") -> dict[str, Any]:
         """One GraphQL request: the document ``ghstate/graphql/NAME.graphql`` with ``variables``, sent
         through PyGithub's requester (same token, timeout and GHES base: ``/api/graphql``), retried as
-        any call (``what`` names it in errors). Answers the ``data``; with ``partial``, the whole answer
-        (``data`` and ``errors``) even when GitHub reports errors beside data; with ``missing_ok``, that
-        too when the one error is that something was not found. A mutation is resent after
-        a lost answer only when ``landed`` says it did not land."""
+        any call (``what`` names it in errors); rate limits and GitHub's timeouts, which GitHub answers
+        with HTTP 200, are waited out as any others. Answers the ``data``; an answer with other errors
+        raises ``GraphQLErrors`` (``GraphQLNotFound`` when all are NOT_FOUND), which carries the whole
+        answer. With ``partial``, the whole answer (``data`` and ``errors``) is returned instead. A
+        mutation is resent after a lost answer only when ``landed`` says it did not land."""
         from ghstate.github import graphql as documents
 
         query = documents.document(name)
@@ -170,64 +250,145 @@ class GitHubAPI:
                 raise CannotTell
 
         def send() -> dict[str, Any]:
-            try:
-                _, answer = self.client.requester.graphql_query(query, variables)
-            except GithubException as exc:
-                data = exc.data if isinstance(exc.data, dict) else {}
-                if (partial and exc.status == 400 or missing_ok and exc.status == 404) and \
-                        isinstance(data.get("errors"), list):
-                    return data  # 404: PyGithub's word for a lone NOT_FOUND error, beside the data read
-                raise
-            return answer if (partial or missing_ok) and "data" in answer else answer["data"]
+            requester = self.client.requester
+            headers, answer = requester.requestJsonAndCheck("POST", requester.graphql_url,
+                                                            input={"query": query, "variables": variables})
+            if _errors_of(answer) and (not partial or self._passing(answer) is not None):
+                raise _Answer(headers, answer)
+            return answer if partial else answer["data"]
 
         return self.call(what or f"GraphQL {name}", send, landed=landed, number=number)
+
+    # ------------------------------------------------------------------------------ judgement
+
+    def _judge(self, exc: Exception, what: str, number: int | None, attempt: int) -> _Retry:
+        """What a failed attempt calls for; raises the failure to report when waiting cannot help."""
+        if isinstance(exc, GithubException):
+            retry = self._judge_status(exc, attempt)
+            if retry is None:
+                raise self._error(exc, what, number) from None
+            return retry
+        if isinstance(exc, _Answer):
+            retry = self._passing(exc.answer, exc.headers, attempt)
+            if retry is None:
+                raise self._graphql_error(exc.answer, what, number) from None
+            return retry
+        if isinstance(exc, requests.exceptions.ConnectionError):
+            reason = f"cannot reach {self.api_url} ({_connection_problem(exc)})"
+            # refused or unresolvable: the request never left; anything else may have arrived
+            uncertain = not isinstance(exc, requests.exceptions.ConnectTimeout) and not _never_sent(exc)
+            if not uncertain and attempt >= 1:  # offline or no such host: one more try is enough
+                raise RemoteError(f"{what} failed: {reason}, after {attempt + 1} attempts", retryable=True) from None
+            return _Retry(self._backoff(attempt), reason, uncertain)
+        if isinstance(exc, requests.exceptions.Timeout):
+            return _Retry(self._backoff(attempt), f"no answer from {self.api_url} in time ({_short(exc)})",
+                          not isinstance(exc, requests.exceptions.ConnectTimeout))
+        # a broken answer: chunking, decoding, …
+        return _Retry(self._backoff(attempt), f"the answer from {self.api_url} broke off ({type(exc).__name__})",
+                      True)
+
+    def _judge_status(self, exc: GithubException, attempt: int) -> _Retry | None:
+        """An HTTP error status (REST, or GraphQL's 401, 403 and gateway answers): the wait it calls
+        for, or None when retrying cannot help."""
+        status = exc.status
+        headers = {str(k).lower(): v for k, v in (exc.headers or {}).items()}
+        message = _message_of(exc.data)
+        if status in TRANSIENT:
+            return _Retry(self._backoff(attempt), f"GitHub answered {status}" + (f" ({message})" if message else ""),
+                          uncertain=True)
+        if status not in (403, 429):
+            return None
+        said = f"{status}: {message}" if message else str(status)
+        if headers.get("x-ratelimit-remaining") == "0" and not _secondary(message):
+            return self._until_reset(headers, f"the GitHub API rate limit is used up ({said})")
+        if "retry-after" in headers or _secondary(message) or status == 429:
+            return self._secondary_wait(headers, f"GitHub's secondary rate limit ({said})")
+        return None
+
+    def _passing(self, answer: dict[str, Any], headers: dict[str, Any] | None = None,
+                 attempt: int = 0) -> _Retry | None:
+        """A GraphQL answer whose errors a wait can mend (HTTP 200 all): the primary limit
+        (RATE_LIMITED), a secondary limit said in the message, GitHub's timeout. None for others."""
+        errors = _errors_of(answer)
+        said = describe_errors(errors)
+        headers = headers or {}
+        if any(e.get("type") in LIMIT_TYPES for e in errors):
+            return self._until_reset(headers, f"GitHub's GraphQL rate limit is used up ({said})")
+        if any(_secondary(str(e.get("message") or "")) for e in errors):
+            return self._secondary_wait(headers, f"GitHub's secondary rate limit ({said})")
+        if any(str(e.get("message") or "").startswith("Something went wrong while executing your query")
+               for e in errors):
+            return _Retry(self._backoff(attempt), f"GitHub's query timed out ({said})", uncertain=True)
+        return None
+
+    def _until_reset(self, headers: dict[str, Any], reason: str) -> _Retry:
+        """The primary limit: no request until ``x-ratelimit-reset`` (docs: "Exceeding the rate limit")."""
+        reset = _number(headers.get("x-ratelimit-reset"))
+        if reset is None:
+            return _Retry(PAUSE, reason, until=self.now() + PAUSE, limit=True)
+        return _Retry(max(1.0, reset - self.now() + 1), reason, until=reset, limit=True)
+
+    def _secondary_wait(self, headers: dict[str, Any], reason: str) -> _Retry:
+        """A secondary limit: ``retry-after`` seconds, else until ``x-ratelimit-reset`` when no request
+        remains, else at least a minute (docs: "Exceeding the rate limit")."""
+        after = _number(headers.get("retry-after"))
+        if after is not None:
+            wait = max(1.0, after)
+            return _Retry(wait, reason, until=self.now() + wait)
+        if headers.get("x-ratelimit-remaining") == "0" and _number(headers.get("x-ratelimit-reset")) is not None:
+            return replace(self._until_reset(headers, reason), limit=False)
+        return _Retry(PAUSE, reason, until=self.now() + PAUSE)
+
+    def _gave_up(self, what: str, retry: _Retry, attempt: int, spent: float) -> RemoteError:
+        """The failure once the budget or the attempts are spent; a limit says when to try again."""
+        tried = f"after {attempt} attempt{'s' if attempt > 1 else ''} and {spent:.0f} s"
+        if retry.until is None:
+            return RemoteError(f"{what} failed: {retry.reason}, {tried}", retryable=True)
+        at = datetime.fromtimestamp(retry.until, timezone.utc)
+        minutes = max(1, math.ceil((retry.until - self.now()) / 60))
+        when = f"{at:%H:%M} UTC (in about {minutes} min)"
+        if retry.limit:
+            return RemoteError(f"{what} failed: {retry.reason}; it resets at {when}: try again then, or use a "
+                               "token with a higher limit", retryable=True, status=429)
+        pause = f" of {retry.wait:.0f} s" if retry.wait else ""
+        return RemoteError(f"{what} failed: {retry.reason}, {tried}; GitHub asked for a pause{pause}: try again "
+                           f"after {when}", retryable=True, status=429)
+
+    def _graphql_error(self, answer: dict[str, Any], what: str, number: int | None) -> GraphQLFailure:
+        """GitHub's refusal in its words (``TYPE: message``), with the whole answer for the caller."""
+        errors = _errors_of(answer)
+        said = describe_errors(errors)
+        kinds = {e.get("type") for e in errors}
+        repo = self.repo_name
+        if kinds == {"NOT_FOUND"}:
+            if number is not None:
+                return _answered(GraphQLNotFound(f"no issue #{number} in {repo}, or the token cannot see it "
+                                                 f"({said})"), answer)
+            return _answered(GraphQLErrors(f"{what} failed: {repo} not found, or the token cannot see it ({said}); "
+                                           "check -R/--repo and the token's access", status=404), answer)
+        if kinds & {"FORBIDDEN", "INSUFFICIENT_SCOPES"}:
+            return _answered(GraphQLErrors(f"{what} failed: GitHub refused it ({said}); "
+                                           f"{TOKEN_NEEDS.format(repo=repo)}", status=403), answer)
+        status = 422 if "UNPROCESSABLE" in kinds else None
+        return _answered(GraphQLErrors(f"{what} failed: GitHub answered with errors ({said})", status=status), answer)
 
     def _backoff(self, attempt: int) -> float:
         return min(16.0, 1.0 * 2**attempt) * (0.75 + random.random() / 2)
 
-    def _retry_wait(self, exc: GithubException, attempt: int) -> float | None:
-        """Seconds to wait before retrying, or None when retrying cannot help."""
-        status = exc.status
-        headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
-        if status in TRANSIENT:
-            return self._backoff(attempt)
-        if status in (403, 429):
-            message = str(exc.data.get("message", "") if isinstance(exc.data, dict) else "").lower()
-            if headers.get("x-ratelimit-remaining") == "0" and "secondary" not in message:
-                return None  # the primary limit: it resets in up to an hour, not seconds
-            if "retry-after" in headers:
-                try:
-                    return max(1.0, float(headers["retry-after"]))
-                except ValueError:
-                    return self._backoff(attempt + 2)
-            if "secondary rate limit" in message or status == 429:
-                return self._backoff(attempt + 2)  # 4, 8, 16 s: GitHub asks for a pause, not a hammering
-        return None
-
     def _error(self, exc: GithubException, what: str, number: int | None) -> Exception:
         status = exc.status
         data = exc.data if isinstance(exc.data, dict) else {}
-        message = str(data.get("message") or "").strip()
-        headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+        message = _message_of(data)
         repo = self.repo_name
         if status == 401:
             return RemoteError(f"{what} failed: GitHub rejected the token (401 {message or 'Bad credentials'}); "
                                "set a valid GH_TOKEN or GITHUB_TOKEN, or run 'gh auth login'", status=401)
-        if status in (403, 429) and headers.get("x-ratelimit-remaining") == "0":
-            reset = headers.get("x-ratelimit-reset", "")
-            when = ""
-            if str(reset).isdigit():
-                at = datetime.fromtimestamp(int(reset), timezone.utc)
-                minutes = max(0, int((at - datetime.now(timezone.utc)).total_seconds() // 60) + 1)
-                when = f"; it resets at {at:%H:%M} UTC (in about {minutes} min)"
-            return RemoteError(f"{what} failed: the GitHub API rate limit is used up{when}; wait, or use a token "
-                               "with a higher limit", status=status, retryable=True)
         if status in (403, 429):
             return RemoteError(f"{what} failed: GitHub refused access to {repo} ({status} {message or 'Forbidden'}); "
                                "the token needs Issues: write on this repository (or the 'repo' scope)", status=status)
         if status == 404:
             if number is not None:
-                return NotFound(f"no issue #{number} in {repo}, or the token cannot see {repo} (404)")
+                return NotFound(f"no issue #{number} in {repo}, or the token cannot see it (404)")
             return RemoteError(f"{what} failed: {repo} not found, or the token cannot see it (404); check -R/--repo "
                                "and the token's access", status=404)
         if status == 410:
@@ -239,8 +400,6 @@ class GitHubAPI:
                                if isinstance(e, dict))
             return RemoteError(f"{what} failed: GitHub rejected the request (422 {message}"
                                f"{': ' + errors if errors else ''})", status=422)
-        if status in TRANSIENT:
-            return RemoteError(f"{what} failed: GitHub answered {status}", status=status, retryable=True)
         return RemoteError(f"{what} failed: GitHub answered {status} {message}".strip(), status=status)
 
     # ------------------------------------------------------------------------------ REST
@@ -304,6 +463,21 @@ class GitHubAPI:
                 raise
 
         return self.call(f"creating the label {name!r}", make)
+
+
+def _message_of(data: Any) -> str:
+    """GitHub's message in an HTTP error's body: REST's ``message``, or a GraphQL body's first error."""
+    if not isinstance(data, dict):
+        return ""
+    errors = _errors_of(data)
+    return _clip(data.get("message") or (errors[0].get("message") if errors else "") or "")
+
+
+def _number(value: Any) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _short(exc: BaseException) -> str:

@@ -255,6 +255,9 @@ class LocalStore:
     def log_length(self, stored: Stored, state: LogState) -> int:
         return stored.comments
 
+    def version(self, stored: Stored, position: int) -> Stored | None:
+        return None  # the log's lines are writes, not versions of the body
+
     def lacking(self, stored: Stored, state: LogState) -> bool:
         return stored.comments > state.seen and not state.complete(stored.comments)
 

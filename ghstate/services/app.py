@@ -59,7 +59,7 @@ class App:
         return self.project.keep(self.settings.repo, stored.number, cp)
 
     def flush_notices(self) -> None:
-        """Say what the store noticed and did not fail on (ignored history comments, unread pages)."""
+        """Say what the store noticed and did not fail on (ignored log entries, unread pages)."""
         for notice in dict.fromkeys(self.store.notices):
             print(f"Warning: {notice}", file=sys.stderr)
         self.store.notices.clear()

@@ -32,7 +32,7 @@ def current(store: Store, stored: Stored) -> Checkpoint:
     Reads the log only when the store says the body may lack something; log entries that are not
     trusted intents are reported as notices."""
     cp = checkpoint_of(stored)
-    state = cp.meta.log or LogState()
+    state = log_state_of(store, stored, cp)
     if not store.lacking(stored, state):
         return cp
     from ghstate.core.writelog import ignored_notice, replay  # only a body behind its log pays for the replay
@@ -48,6 +48,47 @@ def current(store: Store, stored: Stored) -> Checkpoint:
     if notice:
         store.notices.append(notice)
     return view.checkpoint
+
+
+BASE_SEARCH = 10  # versions looked through for the one a body without a marker was edited from
+
+
+def log_state_of(store: Store, stored: Stored, cp: Checkpoint) -> LogState:
+    """What a body holds of the write log: what its marker says. A body without that word (a person took
+    the marker line out, or saved a page that never had one) is a person's text: it holds what the version
+    it was edited from held, so that what they deleted stays deleted, and the writes saved after that
+    version, which their page did not show, are replayed. That version is the one before it that it
+    differs from least (``base_version``); where the store keeps no versions, the body holds the whole
+    log."""
+    if cp.meta.log is not None:
+        return cp.meta.log
+    count = store.log_length(stored, LogState(via=store.log_via))
+    found = base_version(store, stored, cp, count)
+    if found is None:
+        return LogState(seen=count, via=store.log_via)
+    position, base = found
+    return base.meta.log if base.meta.log is not None else LogState(seen=position, via=store.log_via)
+
+
+def base_version(store: Store, stored: Stored, cp: Checkpoint, position: int) -> tuple[int, Checkpoint] | None:
+    """The version before ``position`` that ``cp`` differs from in the fewest sections (the newest of
+    equals), among the last BASE_SEARCH: what a person's save without a marker was edited from."""
+    from ghstate.core.model import section_digests
+
+    mine = section_digests(cp)
+    best: tuple[int, int, Checkpoint] | None = None
+    for at in range(position - 1, max(0, position - 1 - BASE_SEARCH), -1):
+        try:
+            version = store.version(stored, at)
+        except RemoteError:
+            version = None
+        if version is None:
+            continue
+        theirs = section_digests(checkpoint_of(version))
+        differ = sum(mine.get(k) != theirs.get(k) for k in {*mine, *theirs})
+        if best is None or differ < best[0]:
+            best = (differ, at, checkpoint_of(version))
+    return None if best is None else (best[1], best[2])
 
 
 def locate(store: Store, number: int | None, branch: str) -> Stored | None:
@@ -94,7 +135,7 @@ def view(store: Store, stored: Stored, own: LogEntry | None = None, since: int =
     from ghstate.core.writelog import replay
 
     cp = checkpoint_of(stored)
-    state = cp.meta.log or LogState()
+    state = log_state_of(store, stored, cp)
     count = store.log_length(stored, state)
     if own is None and state.complete(count) and not store.lacking(stored, state):
         return View(stored, cp, replay(cp, []), (), count)

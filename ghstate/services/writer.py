@@ -32,11 +32,11 @@ from ghstate.core.merge import merge_unknown_base
 from ghstate.core.model import DEFAULT_MAX_BODY, HEADINGS, Checkpoint, Revision
 from ghstate.core.render import Templates, render_body
 from ghstate.core.splice import written_body
-from ghstate.core.writelog import LogEntry, Replayed, ignored_notice, log_state, missing, with_log
+from ghstate.core.writelog import DELETED, LogEntry, Replayed, ignored_notice, log_state, missing, with_log
 from ghstate.errors import GhstateError, NotFound, RemoteError
 from ghstate.local.store import LocalStore, PendingWrite
 from ghstate.services import interrupt
-from ghstate.services.reader import View, locate, view
+from ghstate.services.reader import View, base_version, checkpoint_of, locate, view
 from ghstate.store import Changed, Store, Stored
 
 # Writes of one revision while other writers' revisions keep landing. Each round that fails means another
@@ -165,7 +165,7 @@ class Writer:
                            previous=before)
 
     def _draft(self, spec: WriteSpec, read: View, now: str, write_id: str, own: LogEntry | None = None,
-               first: View | None = None) -> _Draft:
+               first: View | None = None, also: tuple[str, ...] = ()) -> _Draft:
         """The revision built on ``read``. ``own``: this write's log entry, once logged (it is then
         replayed in its place in the log, not applied again). ``first``: what the first draft was built
         on, when ``read`` is newer: a value a person changed meanwhile that this write sets too is kept
@@ -184,11 +184,12 @@ class Writer:
                                          if e.replayable and e.intent is not None and e.write != write_id))
             cp, conflicts = _keep_theirs(cp, first.checkpoint, read.as_stored,
                                          spec.intent.sets(first.checkpoint) - logged)
-        state = self._log_state(read, (*replayed.applied, write_id))
+        state = self._log_state(read, (*replayed.applied, write_id, *also))
         others = [e.revision.revision for e in replayed.replayed if e.write != write_id]
-        revision = max([read.as_stored.meta.revision, *others]) + 1
-        if own is not None:
-            revision = max(revision, own.revision.revision)  # the number its log entry gave it
+        lost = sum(1 for e in replayed.ignored if e.problem == DELETED)  # each may have held a number
+        revision = max([read.as_stored.meta.revision, *others]) + 1 + lost
+        if own is not None:  # the number its log entry gave it, or the next for a person's version it builds on
+            revision = max(revision, own.revision.revision + (1 if also else 0))
         stamped = with_log(self._stamp(cp, revision, now, spec), state)
         body, stamped = self._body(stamped, read, spec)
         return _Draft(read, stamped, body, file_conflicts, spec.intent, tuple(conflicts))
@@ -208,32 +209,36 @@ class Writer:
 
     def _publish(self, spec: WriteSpec, draft: _Draft, now: str, write_id: str,
                  entry: LogEntry | None) -> tuple[Stored, _Draft]:
-        """Write the draft's body with its log entry; write again while other writers' logged changes are
-        missing from it."""
+        """Write the draft's body with its log entry; write again, built on what is there, while the answer
+        shows that someone saved a version between this write's read and its own."""
         first = draft.view
         since = self.store.log_length(first.stored, log_state(first.as_stored))
         file_conflicts = draft.file_conflicts
-        fresh = self.store.reread(draft.target)
+        fresh = self.store.reread(draft.target)  # GitHub: nothing to ask, its answer tells (``_rebuild_on``)
         own: LogEntry | None = None
         stored: Stored | None = None
+        kept: LogEntry | None = None  # a person's version this round builds on, logged as its write's entry
         for _ in range(ROUNDS):
             if fresh is not None:  # changed since it was read: build on what is there now
-                draft = self._draft(spec, view(self.store, fresh, own, since), now, write_id, own, first)
+                draft = self._draft(spec, view(self.store, fresh, own, since), now, write_id, own, first,
+                                    also=(kept.write,) if kept else ())
                 draft.file_conflicts = file_conflicts
+            logs = entry if kept is None else kept._replace(revision=kept.revision._replace(
+                revision=draft.checkpoint.meta.revision))
             labels = spec.labels.apply(draft.target.labels, draft.checkpoint) if spec.labels else None
             title = draft.checkpoint.title
             interrupt.begin_update(self.store, draft.target.number, draft.checkpoint.meta.revision, write_id)
             try:
                 stored = self.store.update(draft.target, draft.body, title=title if title != (
-                    draft.target.title or title) else None, labels=labels, entry=entry)
+                    draft.target.title or title) else None, labels=labels, entry=logs)
             except Changed as exc:  # edited while a failed write waited to be resent
                 fresh = exc.fresh
                 continue
             interrupt.landed(self.store, stored.number, draft.checkpoint.meta.revision)
             own = entry  # logged: from here on it is replayed in its place, not applied again
-            if not self._lacking(stored, draft):
+            fresh, kept = self._rebuild_on(stored, draft, logs.write if logs else "", write_id, now)
+            if fresh is None:
                 return stored, draft
-            fresh = self.store.get(stored.number)
         self.store.notices.append(f"other writers kept changing #{draft.target.number} while this revision was "
                                   f"written ({ROUNDS} rounds); every change is logged and 'ghstate resume' shows it, "
                                   "and the next write brings the body up to date")
@@ -242,19 +247,60 @@ class Writer:
                               "the revision is logged: 'ghstate resume' shows it", retryable=True)
         return stored, draft
 
-    def _lacking(self, stored: Stored, draft: _Draft) -> bool:
-        """Whether the body just written lacks a write another writer logged meanwhile (only comments that
-        are not writes, a person's, may have come meanwhile: those it need not hold)."""
+    def _kept_edit(self, prior: Stored, position: int, author: str, write_id: str, now: str) -> LogEntry | None:
+        """A person's version this write builds on, as a log entry of its own: the sections they changed,
+        merged as a file would be. What they changed is told against what their page held: its marker's
+        digests, or for a page without the marker, the version it differs from least (a person's text
+        without a marker is theirs as it stands). None when they changed no section."""
+        from ghstate.core.model import SECTION_KEYS, section_digest, section_digests
+
+        cp = checkpoint_of(prior)
+        base = cp.meta.digests if cp.meta.log is not None else None
+        if base is None:
+            found = base_version(self.store, prior, cp, position)
+            base = section_digests(found[1]) if found else {}
+        changed = frozenset(k for k in SECTION_KEYS if (section_digest(cp, k) or None) != base.get(k))
+        if not changed:
+            return None
+        return LogEntry(Revision(0, at=now, event="kept", changes=(
+            f"built on a version saved by {author or 'someone'} meanwhile",)), f"{write_id}-{position}",
+            Intent(incoming=cp, present=changed, base=tuple(sorted(base.items()))))
+
+    def _rebuild_on(self, stored: Stored, draft: _Draft, logged: str, write_id: str,
+                    now: str) -> tuple[Stored | None, LogEntry | None]:
+        """What this write must be built on again, or None: the body just written holds everything logged
+        before it and overwrote no one's version. Versions saved between this write's read and its own are
+        what it may have overwritten: another writer's logged writes are replayed on this one; a person's
+        version, when it is the only one, is built on (this write replayed on it, theirs kept beside what
+        both changed); a person's version among others is said, by whom and when (GitHub keeps it in the
+        issue's edit history). What lands after this write is its writer's to check. With a person's version
+        comes their change as a log entry, for the write that builds on it to log: a writer that overwrites
+        that write later replays the person's change with it. ``logged``: the id of the entry this round's
+        write logged (its version is found by it)."""
         state = log_state(draft.checkpoint)
         if state.complete(self.store.log_length(stored, state)):
-            return False
+            return None, None
         try:
-            return bool(missing(state, self.store.log(stored, state, state.seen)))
+            entries = self.store.log(stored, state, state.seen)
         except RemoteError as exc:  # written; whether another write went in meanwhile cannot be told now
             self.store.notices.append(f"the history of #{stored.number} could not be read after the write "
                                       f"({exc}); any revision logged meanwhile is shown by 'ghstate resume' "
                                       "and written back by the next write")
-            return False
+            return None, None
+        mine = max((e.position for e in entries if e.write and e.write == logged), default=0)
+        between = [e for e in entries if e.position < mine] if mine else entries
+        people = [e for e in between if not e.replayable and not e.problem]
+        if people:
+            prior = self.store.version(stored, mine - 1) if mine and len(between) == 1 else None
+            if prior is not None and prior.body != draft.target.body:
+                return prior, self._kept_edit(prior, mine - 1, people[0].revision.author, write_id, now)
+            for e in people:
+                who = f"by {e.revision.author}" if e.revision.author else "by someone"
+                self.store.notices.append(
+                    f"a version of #{stored.number} saved {who}{f' at {e.revision.at}' if e.revision.at else ''} "
+                    "while this revision was being written was written over (among other writes); GitHub keeps "
+                    "it in the issue's edit history: compare it with the body and restore what you need")
+        return (stored if missing(state, between) else None), None
 
     # ----------------------------------------------------------------------------- pieces
 
@@ -319,8 +365,6 @@ class Writer:
         assert self.pending is not None and isinstance(spec.intent, Intent)
         intent = spec.intent
         if target is not None and intent.incoming is not None and intent.base is None:
-            from ghstate.services.reader import checkpoint_of
-
             digests = checkpoint_of(target).meta.digests
             if digests is not None:
                 intent = replace(intent, base=tuple(sorted((k, v) for k, v in digests.items() if isinstance(v, str))))
