@@ -99,3 +99,13 @@ def test_close_a_local_checkpoint(repo, run, sample_file):
     assert not (repo / ".ghstate" / "1.md").exists()
     assert json.loads(run("close", "3", "--store", "local", "--json").stdout) == {
         "issue": 3, "url": ".ghstate/closed/3.md", "state": "closed"}
+
+
+@pytest.mark.parametrize("name", ["checkpoint", "resume", "show", "list", "log", "lint", "push", "close", "board"])
+def test_every_command_that_prints_data_takes_json(name):
+    import click
+
+    from ghstate.cli import cli
+
+    command = cli.get_command(click.Context(cli), name)
+    assert any("--json" in p.opts for p in command.params), f"ghstate {name} has no --json"

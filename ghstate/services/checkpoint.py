@@ -112,6 +112,18 @@ def check_values(values: dict[str, str | tuple[str, ...] | None]) -> None:
         raise RequestError(f"{{done}} and {{undo}} both name {sorted(both)[0]!r}; give one of them")
 
 
+def _intent(request: CheckpointRequest) -> tuple[Intent, str | None]:
+    """The request's change as data (a body read and parsed here), and the title it gives."""
+    if request.body is not None:
+        progress.stage(f"reading {request.source} ({len(request.body):,} characters)")
+    given = request.incoming()
+    if given is None:
+        return Intent(edits=request.edits), request.title
+    incoming, present = given
+    return (Intent(edits=request.edits, incoming=incoming, present=present, force=request.force),
+            request.title or incoming.title or None)
+
+
 NEEDS_SUBSTANCE = ("a new checkpoint needs a goal, phases or a resume instruction: give {goal}, {phase} or "
                    "{resume_at} (or a {body} that has them), or {allow_empty} to make it without")
 
@@ -149,15 +161,7 @@ class CheckpointOutcome:
 def run_checkpoint(app: App, request: CheckpointRequest) -> CheckpointOutcome:
     """Write one revision: the one place where a checkpoint request becomes a WriteSpec and is written."""
     request.check()
-    intent = Intent(edits=request.edits)
-    title = request.title
-    if request.body is not None:
-        progress.stage(f"reading {request.source} ({len(request.body):,} characters)")
-    given = request.incoming()
-    if given is not None:
-        incoming, present = given
-        intent = Intent(edits=request.edits, incoming=incoming, present=present, force=request.force)
-        title = title or incoming.title or None
+    intent, title = _intent(request)
     # A new checkpoint says what the task is: one that would have neither a goal, phases nor a resume
     # instruction is made only when asked for; without them this write may only add to an existing one.
     bare = not request.allow_empty and not _says_what_to_do(intent)
@@ -185,7 +189,7 @@ def run_checkpoint(app: App, request: CheckpointRequest) -> CheckpointOutcome:
         log=request.log,
         allow_secrets=request.allow_secrets,
     )
-    progress.stage("merging and writing the checkpoint" if given is not None else "writing the checkpoint")
+    progress.stage("merging and writing the checkpoint" if intent.incoming is not None else "writing the checkpoint")
     try:
         result = app.writer().write(spec)
     except NotFound as exc:
