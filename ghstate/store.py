@@ -7,7 +7,7 @@ Both stores speak in raw bodies and never parse them: what a body means is ``ghs
 
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, get_args
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, get_args
 
 if TYPE_CHECKING:  # pragma: no cover
     from ghstate.core.marker import LogState
@@ -58,6 +58,19 @@ class Note(NamedTuple):
     url: str = ""
 
 
+class Memory(Protocol):
+    """The writes this machine reported as made (``ghstate.local.reported``), for a store whose log could
+    lose one: remembered until a read finds them."""
+
+    def remember(self, repo: str, number: int, entry: "LogEntry") -> None: ...
+
+    def remembered(self, repo: str, number: int) -> list[Any]: ...  # ``Remembered``: (entry, said)
+
+    def forget(self, repo: str, number: int, write: str) -> None: ...
+
+    def said(self, repo: str, number: int, entry: "LogEntry") -> None: ...
+
+
 class Store(Protocol):
     """A place where checkpoints live. Every write adds one entry to the store's write log, logged with
     the write itself (``create``/``update`` take it as ``entry``): how and where is the store's own
@@ -90,6 +103,9 @@ class Store(Protocol):
     # A finished checkpoint, closed: no longer open (``list``, a branch's lookup), still readable by number.
     def close(self, stored: Stored) -> Stored: ...
 
+    # How long ``body`` is as the store keeps it with ``entry`` (GitHub: the entry is in the body it saves).
+    def stored_size(self, body: str, entry: "LogEntry | None") -> int: ...
+
     # How many entries the log that ``state`` speaks of holds (each write adds one), as ``stored`` was read.
     def log_length(self, stored: Stored, state: "LogState") -> int: ...
 
@@ -103,6 +119,11 @@ class Store(Protocol):
     # The body as the version at ``position`` of the store's log held it (GitHub keeps every version of a
     # body); None where the log's entries are not versions of the body (a log apart from it).
     def version(self, stored: Stored, position: int) -> Stored | None: ...
+
+    # The log's entries that may have been written since ``when`` (a time as ghstate writes them), newest
+    # included, for a write kept while the store was out of reach: was it made after all, and what did later
+    # writes set.
+    def log_since(self, stored: Stored, when: str) -> list["LogEntry"]: ...
 
     def revisions(self, number: int) -> list["Revision"]: ...
 

@@ -177,6 +177,12 @@ class FakeGitHub:
         self.before: list[tuple[str, re.Pattern, Callable[[], None], list[int]]] = []
         self.drop_labels_on_create = False
         self.issues_enabled = True  # a repository may have its issues turned off (Settings › Features)
+        # What GitHub does not document about the edit history, each a variant tests can turn on:
+        self.coalesce_seconds: int | None = None  # keep a save as the previous version when its editor saved
+        #   that one at most this many seconds before (agents sharing one token are one editor)
+        self.history_lag = 0  # reads whose edit history leaves out the newest version (an index behind its body)
+        self.cursors = "offset"  # a History cursor counts from the newest ("offset": new versions shift it)
+        #   or names a version ("version": stable while versions are added)
         self.clock = datetime(2026, 11, 22, 8, 0, tzinfo=timezone.utc)
         self.reset_at: dict[str, int] = {}  # resource ("core", "graphql") -> when its used-up limit resets
         self._limit_status = 403  # REST's answer to a used-up limit: 403 or 429
@@ -239,7 +245,16 @@ class FakeGitHub:
         return issue
 
     def _record(self, number: int, body: str, login: str | None, typename: str = "User") -> None:
-        """GitHub's edit history of a body: every version, with who saved it and when."""
+        """GitHub's edit history of a body: every version, with who saved it and when (with
+        ``coalesce_seconds``, a quick second save by one editor replaces that editor's last version)."""
+        last = (self.editors.get(number) or [None])[-1]
+        if self.coalesce_seconds is not None and last is not None and len(self.history[number]) > 1 and \
+                last["login"] == login and not last["deleted"] and \
+                (self.clock - datetime.strptime(last["at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+                 ).total_seconds() <= self.coalesce_seconds:
+            self.history[number][-1] = body
+            last["at"] = self.clock.strftime("%Y-%m-%dT%H:%M:%SZ")
+            return
         self.history.setdefault(number, []).append(body)
         self.editors.setdefault(number, []).append({"login": login, "typename": typename,
                                                     "at": self.clock.strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -452,7 +467,13 @@ class FakeGitHub:
         bodies = self.history.get(number, [])
         editors = self.editors.get(number, [])
         versions = list(enumerate(zip(bodies, editors, strict=True)))[::-1] if len(bodies) > 1 else []
-        start = int(after) if after else 0
+        if self.history_lag > 0 and len(versions) > 2:  # the index behind the body: its newest version not listed
+            self.history_lag -= 1
+            versions = versions[1:]
+        if self.cursors == "version" and after:  # the versions older than the one the cursor names
+            start = next((i for i, (index, _) in enumerate(versions) if index < int(after)), len(versions))
+        else:
+            start = int(after) if after else 0
         chunk = versions[start: start + (first or 100)]
         nodes = [{"id": node_id("UCE", REPO_ID, 1000 + number, index), "diff": None if e["deleted"] else b,
                   "editedAt": e["at"], "createdAt": e["at"], "updatedAt": e.get("deleted_at") or e["at"],
@@ -460,9 +481,9 @@ class FakeGitHub:
                   "deletedBy": {"__typename": "User", "login": e["deleted_by"]} if e["deleted"] else None,
                   "editor": {"__typename": e["typename"], "login": e["login"]} if e["login"] else None}
                  for index, (b, e) in chunk]
+        end = str(chunk[-1][0] if self.cursors == "version" else start + len(chunk)) if chunk else None
         return {"totalCount": len(versions), "nodes": nodes,
-                "pageInfo": {"hasNextPage": start + len(chunk) < len(versions),
-                             "endCursor": str(start + len(chunk)) if chunk else None,
+                "pageInfo": {"hasNextPage": start + len(chunk) < len(versions), "endCursor": end,
                              "hasPreviousPage": start > 0, "startCursor": str(start)}}
 
     def _gql_close_issue(self, info: Any, input: dict, **_: Any) -> dict:

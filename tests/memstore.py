@@ -122,6 +122,9 @@ class MemoryStore:
     def log_length(self, stored: Stored, state: LogState) -> int:
         return stored.comments
 
+    def stored_size(self, body: str, entry: LogEntry | None) -> int:
+        return len(body)
+
     def lacking(self, stored: Stored, state: LogState) -> bool:
         length = self.log_length(stored, state)
         return length > state.seen and not state.complete(length)
@@ -141,6 +144,9 @@ class MemoryStore:
 
     def version(self, stored: Stored, position: int) -> Stored | None:
         return None  # the log's entries are writes, not versions of the body
+
+    def log_since(self, stored: Stored, when: str) -> list[LogEntry]:
+        return [e for e in self.log(stored, LogState(via=self.log_via), 0) if e.revision.at >= when]
 
     def revisions(self, number: int) -> list[Revision]:
         entries = self.log(self._stored(number), LogState(), 0)
@@ -217,6 +223,9 @@ class MemoryEditStore(MemoryStore):
 
     def log_length(self, stored: Stored, state: LogState) -> int:
         return stored.edits if state.via == "edits" else stored.comments
+
+    def stored_size(self, body: str, entry: LogEntry | None) -> int:
+        return len(history.embed(body, entry)) if entry is not None else len(body)
 
     def lacking(self, stored: Stored, state: LogState) -> bool:
         return super().lacking(stored, state) or (state.via != "edits" and stored.edits > 1)

@@ -146,11 +146,14 @@ def test_a_file_far_over_the_limit_is_refused_before_it_is_parsed(repo, run, sam
     assert result.stderr.startswith(f"Error: standard input is {len(text):,} characters")
 
 
-def test_a_body_just_within_the_bound_is_read(repo, run):
+def test_a_body_a_little_over_is_read_and_the_write_names_its_largest_sections(repo, run):
+    """Under the input bound the body is read and parsed; the store's own bound then refuses it with the
+    sections that make it large (a body far over would not have been read at all)."""
     body = "## Goal\n" + "word " * 20_000 + "\n\n## Current status\n- [ ] Phase 1: go\n\n## Resume instruction\nGo.\n"
     (repo / "long.md").write_text(body)
-    assert len(body) < 2 * GITHUB_LIMIT
-    run("checkpoint", "--store", "local", "--file", "long.md")
+    assert GITHUB_LIMIT < len(body) < 2 * GITHUB_LIMIT
+    error = run("checkpoint", "--store", "local", "--file", "long.md", code=1).stderr
+    assert "far over" not in error and "Goal (" in error and "the largest sections" in error
 
 
 def test_an_mcp_body_far_over_the_limit_is_refused_before_it_is_parsed(repo, parse_forbidden):

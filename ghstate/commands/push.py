@@ -30,7 +30,7 @@ def _publish(store: GitHubStore, writer: Writer, record: PendingWrite) -> WriteR
         landed = store.find_open(f'"id":"{write.new_id}"')
         if landed is not None:
             write = replace(write, number=landed.number)
-    return writer.write(write)
+    return writer.write(write, kept=True)
 
 
 @click.command()
@@ -145,4 +145,4 @@ def _push_one(app: App, store: GitHubStore, writer: Writer, where: tuple[str, st
     assert stored is not None
     verb = "created" if result.created else ("updated" if result.changed else "unchanged")
     return Pushed(name, target, verb, stored.number, stored.location,
-                  warnings=app.keep_project(stored, result.checkpoint))
+                  warnings=[*result.warnings, *app.keep_project(stored, result.checkpoint)])

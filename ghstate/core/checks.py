@@ -12,24 +12,27 @@ from ghstate.core.splice import same_state
 from ghstate.errors import InputError, SecretFound
 
 
-def fit_size(body: str, cp: Checkpoint, limit: int) -> tuple[str, str]:
-    """``body`` within ``limit`` characters, and what of ghstate's own metadata was left out of its
-    marker to get there ("" when nothing was). A body over the limit with its metadata shed is refused,
-    naming the person's text that is over: ghstate's metadata is never why a person's text is refused."""
-    if len(body) <= limit:
+def fit_size(body: str, cp: Checkpoint, limit: int, reserve: int = 0) -> tuple[str, str]:
+    """``body`` within ``limit`` characters as stored (``reserve``: what the store adds to it, a write's
+    log entry), and what of ghstate's own metadata was left out of its marker to get there ("" when
+    nothing was). A body over the limit with its metadata shed is refused, naming the person's text that
+    is over: ghstate's metadata is never why a person's text is refused."""
+    if len(body) + reserve <= limit:
         return body, ""
     lightest = body
     for meta, shed in marker.lighter(cp.meta):
         lightest = render.replace_marker(body, cp._replace(meta=meta))
-        if len(lightest) <= limit:
+        if len(lightest) + reserve <= limit:
             return lightest, shed
     text = MARKER_LINE.sub("", lightest)
     sizes = sorted(((len(part), part.split("\n", 1)[0].strip()) for part in re.split(r"\n(?=#{1,4} )", text)
                     if part.lstrip().startswith("#")), reverse=True)[:3]
     largest = ", ".join(f"{heading} ({size:,})" for size, heading in sizes)
-    raise InputError(f"the checkpoint would be {len(lightest):,} characters even without ghstate's optional "
-                     f"metadata ({len(text):,} of text, {len(lightest) - len(text):,} of the hidden marker's "
-                     f"required part: revision, place, log, CI's result); the limit is {limit:,} (GitHub accepts "
+    entry = f", {reserve:,} of this write's log entry" if reserve else ""
+    raise InputError(f"the checkpoint would be {len(lightest) + reserve:,} characters even without ghstate's "
+                     f"optional metadata ({len(text):,} of text, {len(lightest) - len(text):,} of the hidden "
+                     f"marker's required part: revision, place, log, CI's result{entry}); the limit is {limit:,} "
+                     f"(GitHub accepts "
                      f"{GITHUB_LIMIT:,}){'; the largest sections: ' + largest if largest else ''}: compact finished "
                      "phases and long items, then try again")
 

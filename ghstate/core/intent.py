@@ -313,6 +313,8 @@ class WriteSpec:
     allow_secrets: bool = False
     new_id: str = ""  # the marker id a new checkpoint gets (a replayed create keeps the lost one's)
     labels: LabelRule | None = None
+    write_id: str = ""  # the id its log entry carries (a kept write keeps it: ``push`` finds it if it landed)
+    made_at: str = ""  # when it was made (a kept write's fields lose to what a later write set)
 
     def to_data(self) -> dict[str, Any]:
         if not isinstance(self.intent, Intent):
@@ -325,6 +327,7 @@ class WriteSpec:
             "title": self.title, "create": self.create, "lookup": self.lookup, "record_tree": self.record_tree,
             "log": self.log, "allow_secrets": self.allow_secrets, "new_id": self.new_id,
             "labels": list(self.labels) if self.labels else None,
+            "write_id": self.write_id, "made_at": self.made_at,
         }
 
     @classmethod
@@ -351,4 +354,5 @@ class WriteSpec:
             allow_secrets=data.get("allow_secrets") is True, new_id=text(data.get("new_id")),
             labels=LabelRule(*labels) if isinstance(labels, list) and len(labels) == 2
             and all(isinstance(x, str) for x in labels) else None,
+            write_id=text(data.get("write_id")), made_at=text(data.get("made_at")),
         )

@@ -27,7 +27,7 @@ import re
 from typing import Any
 
 from ghstate.core.marker import ENTRY
-from ghstate.core.model import GITHUB_LIMIT, Revision
+from ghstate.core.model import Revision
 from ghstate.core.parse import MARKER_LINE
 from ghstate.core.writelog import DELETED, LogEntry
 
@@ -81,14 +81,11 @@ def _split_line(text: str) -> tuple[str, dict[str, Any] | None]:
     return text[: match.start()], data
 
 
-def embed(body: str, entry: LogEntry, limit: int = GITHUB_LIMIT) -> str:
-    """``body`` with ``entry`` as its marker's last key. An intent that would take the body past
-    ``limit`` is left out (the write is then named, but not replayable). A body without ghstate's
-    marker (none is written, but a template could lose it) takes the entry in a hidden last line."""
-    text = _embed(body, entry.to_data(PACK_OVER))
-    if len(text) > limit and entry.intent is not None:
-        text = _embed(body, entry._replace(intent=None).to_data())
-    return text
+def embed(body: str, entry: LogEntry) -> str:
+    """``body`` with ``entry`` as its marker's last key (the writer keeps the two within the bound: it
+    leaves an intent too large out of the entry, and says so). A body without ghstate's marker (none is
+    written, but a template could lose it) takes the entry in a hidden last line."""
+    return _embed(body, entry.to_data(PACK_OVER))
 
 
 def _embed(body: str, data: dict[str, Any]) -> str:

@@ -12,18 +12,18 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ghstate.config import Policy, Settings
 from ghstate.core.marker import LogState
 from ghstate.core.model import Revision, github_time
-from ghstate.core.writelog import LogEntry
+from ghstate.core.writelog import DELETED, LogEntry
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github import history
 from ghstate.github.transport import TIMEOUT, GitHubAPI, GraphQLFailure, GraphQLNotFound, checking
-from ghstate.store import Changed, Note, Partial, Stored, StoreKind
+from ghstate.store import Changed, Memory, Note, Partial, Stored, StoreKind
 
 LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+(\{.*?\})\s*-->", re.DOTALL)
 PROMPT_MARKER = "<!-- ghstate:prompt -->"
@@ -31,6 +31,8 @@ CI_MARKER = "<!-- ghstate:ci -->"  # the comment of a CI result a person should 
 NOTICE_MARKER = "<!-- ghstate:notice -->"  # a comment ghstate posts for people to look at (a kept concurrent edit)
 MAX_PAGES = 10  # open checkpoints looked through for a branch: 1,000 is more than any repository keeps
 LOG_PAGES = 3  # kept for the protocol's signature; GraphQL reads the newest 100 comments at once
+SETTLE_SECONDS = 120  # after a write, how long a save by its editor could still be merged with it
+MISSING_AFTER = 2_000_000  # a reported write the history lost is replayed after every position of the log
 HISTORY_READS = 3  # reads of an edit history that did not hold still before it is said
 RECENT_EDITS = 20  # versions of a body of the comment log read for writes an older page's save dropped
 EDITS_AFTER_COMMENTS = 1_000_000  # edit-log positions come after every comment-log position
@@ -63,6 +65,8 @@ class GitHubStore:
         self._nodes: dict[int, dict[str, Any]] = {}  # the last GraphQL answer for each issue read
         self._label_ids: dict[str, str] = {}  # label name -> node id, for updateIssue's labelIds
         self.notices: list[str] = []  # problems after a write landed: warnings, not failures
+        self.memory: Memory | None = None  # the writes this machine reported, until a read finds them
+        self.clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
         """Nothing to hold: GitHub has no lock; the write log keeps concurrent writers' changes."""
@@ -211,6 +215,7 @@ class GitHubStore:
                                                "comments": found.comments}
 
         stored = self._stored_rest(self.api.create_issue(title, text, [self.policy.label], landed))
+        self._remember(stored.number, entry)
         if self.policy.label not in stored.labels:  # labels are dropped silently without push access
             try:
                 self.api.add_label(stored.number, self.policy.label)
@@ -235,10 +240,21 @@ class GitHubStore:
 
     def update(self, stored: Stored, body: str, title: str | None = None,
                labels: tuple[str, ...] | None = None, entry: LogEntry | None = None) -> Stored:
-        """Write the body (its log entry in its last line), and the title and labels when they change.
+        """Write the body (its log entry its marker's last key), and the title and labels when they change.
         One request: GraphQL's ``updateIssue``, whose answer holds the edit history as it is after the
         write. A label the repository does not have yet goes through REST (which creates it), and the
-        history is then read with a second request."""
+        history is then read with a second request. A write that landed is remembered on this machine
+        until a read finds it (``memory``)."""
+        written = self._update(stored, body, title, labels, entry)
+        self._remember(written.number, entry)
+        return written
+
+    def _remember(self, number: int, entry: LogEntry | None) -> None:
+        if self.memory is not None and entry is not None:
+            self.memory.remember(self.repo_name, number, entry)
+
+    def _update(self, stored: Stored, body: str, title: str | None, labels: tuple[str, ...] | None,
+                entry: LogEntry | None) -> Stored:
         number = stored.number
         text = history.embed(body, entry) if entry is not None else body
         node = self._nodes.get(number)
@@ -335,15 +351,24 @@ class GitHubStore:
 
     # ------------------------------------------------------------------------------- the logs
 
+    def stored_size(self, body: str, entry: LogEntry | None) -> int:
+        """The body as GitHub keeps it: with the write's log entry as its marker's last key."""
+        return len(history.embed(body, entry)) if entry is not None else len(body)
+
     def log_length(self, stored: Stored, state: LogState) -> int:
         """The body's versions (its edit log), or for a body of an older ghstate its comments."""
         return stored.edits if state.via == "edits" else stored.comments
 
     def lacking(self, stored: Stored, state: LogState) -> bool:
         """A body of an older ghstate's comment log may also lack writes of its edit history: a person saved
-        a page opened before them (counts cannot tell, so any version after the first may be one)."""
+        a page opened before them (counts cannot tell, so any version after the first may be one). A write
+        this machine reported and no read has found yet is looked for."""
         length = self.log_length(stored, state)
-        return (length > state.seen and not state.complete(length)) or (state.via != "edits" and stored.edits > 1)
+        return (length > state.seen and not state.complete(length)) or (state.via != "edits" and stored.edits > 1) \
+            or any(entry.write not in state.applied for entry, _ in self._remembered(stored.number))
+
+    def _remembered(self, number: int) -> list[Any]:
+        return self.memory.remembered(self.repo_name, number) if self.memory is not None else []
 
     def log(self, stored: Stored, state: LogState, after: int, pages: int = LOG_PAGES) -> list[LogEntry]:
         """The write log after position ``after``: the body's edit history, or the revision comments of a
@@ -351,7 +376,8 @@ class GitHubStore:
         comment). Entries that are not a trusted write come back with no intent (so that positions show
         what was read), or with a ``problem``."""
         if state.via == "edits":
-            return self._edit_log(stored, after)
+            entries = self._edit_log(stored, after)
+            return entries + self._unfound(stored, state, entries)
         entries = self._comment_log(stored, after)
         if stored.edits > 1:
             newest = self._edit_log(stored, max(0, stored.edits - RECENT_EDITS))
@@ -382,6 +408,71 @@ class GitHubStore:
             out.append(history.entry_of(text, position, editor=login, trusted=self._edit_trusted(login, node),
                                         at=str(edit.get("editedAt") or "")))
         return out
+
+    def _unfound(self, stored: Stored, state: LogState, entries: list[LogEntry]) -> list[LogEntry]:
+        """The writes this machine reported for the checkpoint that its history does not show: each is
+        replayed after every entry of the log (it has its intent) and said once, by whom and when. A write
+        is found when the body holds it, or when the history shows it under a later version (a newest
+        version could still be merged with the next save of its editor, so it stays remembered)."""
+        if self.memory is None:
+            return []
+        number = stored.number
+        newest = max((e.position for e in entries), default=0)
+        deleted = any(e.problem == DELETED for e in entries)
+        out: list[LogEntry] = []
+        for i, (entry, said) in enumerate(self.memory.remembered(self.repo_name, number)):
+            positions = [e.position for e in entries if e.write == entry.write and e.replayable]
+            if entry.write in state.applied:
+                if self._settled(entry):  # held, and past the moment a quick save could merge over it
+                    self.memory.forget(self.repo_name, number, entry.write)
+            elif positions and min(positions) < newest:
+                self.memory.forget(self.repo_name, number, entry.write)
+            elif positions:
+                continue
+            elif deleted or self._in_history(stored, entry.write):  # a version's text a person deleted is
+                self.memory.forget(self.repo_name, number, entry.write)  # theirs to delete: named, not restored
+            else:
+                out.append(entry._replace(position=MISSING_AFTER + i))
+                if not said:
+                    self.notices.append(f"a write reported as made on #{number} is missing from its edit history "
+                                        f"({_described(entry)}); it is applied again from this machine's record")
+                    self.memory.said(self.repo_name, number, entry)
+        return out
+
+    def log_since(self, stored: Stored, when: str) -> list[LogEntry]:
+        """The newest hundred versions as log entries (one read at most): a write kept since ``when`` was
+        made hours at most before its ``push``, and what was logged after it is among them. GitHub's clock
+        is not compared with the writers': the entries' own times and write ids are."""
+        node = self._nodes.get(stored.number) or self._fresh(stored.number, EDITS)
+        node_now = self._nodes.get(stored.number) or node
+        out = []
+        for position, text, edit in self._versions(stored, max(0, self._from_node(node).edits - 100)):
+            login = _login(edit.get("editor"))
+            out.append(history.entry_of(text, position, editor=login, trusted=self._edit_trusted(login, node_now),
+                                        at=str(edit.get("editedAt") or "")))
+        return out
+
+    def _settled(self, entry: LogEntry) -> bool:
+        """A write the body holds is settled once SETTLE_SECONDS have passed since it was made: a save by
+        its editor before then might still be kept as the same version as it (no GitHub document rules
+        that out), after it a save is a version of its own."""
+        made = github_time(entry.revision.at)
+        return made is None or (self.clock() - made).total_seconds() >= SETTLE_SECONDS
+
+    def _in_history(self, stored: Stored, write: str) -> bool:
+        """Whether one of the newest 100 versions of the body is the write ``write`` (older ones were held
+        by a body long since)."""
+        try:
+            versions = self._versions(stored, max(0, self._from_node(self._nodes[stored.number]).edits - 100))
+        except (RemoteError, KeyError):
+            return True  # cannot tell now: nothing is applied twice on a guess
+        node = self._nodes.get(stored.number) or {}
+        for position, text, edit in versions:
+            login = _login(edit.get("editor"))
+            found = history.entry_of(text, position, editor=login, trusted=self._edit_trusted(login, node))
+            if found.write == write and found.replayable:
+                return True
+        return False
 
     def _versions(self, stored: Stored, after: int) -> list[tuple[int, str | None, dict[str, Any]]]:
         """The versions of the body after position ``after``, oldest first: (position, text, the edit), the
@@ -557,6 +648,14 @@ def _login(actor: dict[str, Any] | None) -> str:
         login += "[bot]"
     return login
 
+
+
+def _described(entry: LogEntry) -> str:
+    """A write as a warning names it: its revision, who made it, when and what it changed."""
+    r = entry.revision
+    who = r.agent or "ghstate"
+    changes = "; ".join(r.changes[:3]) or "no change listed"
+    return f"revision {r.revision} by {who}{f' at {r.at}' if r.at else ''}: {changes}"
 
 
 def _text(edit: dict[str, Any]) -> str | None:

@@ -91,13 +91,14 @@ def atomic_create(path: Path, text: str) -> bool:
 
 GITIGNORE = ".gitignore"
 # What in the store folder is this machine's alone and never belongs in a commit: the seen-file of the
-# hooks, the lock files, writes kept for GitHub (they hold this machine's state) and leftovers of an
-# interrupted atomic write. The checkpoints (N.md) and their write logs (log/) stay committable.
+# hooks, the lock files, writes kept for GitHub and writes reported to it (they hold this machine's state)
+# and leftovers of an interrupted atomic write. The checkpoints (N.md) and their write logs (log/) stay committable.
 IGNORED = """# Written by ghstate: this machine's own files, kept out of git. Checkpoints (N.md, log/) are committable.
 /seen.json
 /.seen.lock
 /.lock
 /pending/
+/reported/
 /.*.tmp
 """
 
@@ -255,8 +256,14 @@ class LocalStore:
     def log_length(self, stored: Stored, state: LogState) -> int:
         return stored.comments
 
+    def stored_size(self, body: str, entry: LogEntry | None) -> int:
+        return len(body)  # the entry is a line of the log, beside the body
+
     def version(self, stored: Stored, position: int) -> Stored | None:
         return None  # the log's lines are writes, not versions of the body
+
+    def log_since(self, stored: Stored, when: str) -> list[LogEntry]:
+        return [e for e in self.log(stored, LogState(), 0) if e.revision.at >= when]
 
     def lacking(self, stored: Stored, state: LogState) -> bool:
         return stored.comments > state.seen and not state.complete(stored.comments)

@@ -142,9 +142,9 @@ def view(store: Store, stored: Stored, own: LogEntry | None = None, since: int =
     checked: int | None = count
     entries: list[LogEntry] = []
     start = min(state.seen, since) if own is not None else state.seen
-    if count < state.seen + state.own:  # entries were deleted: positions moved under the marker
-        checked = None
-    elif count > start or store.lacking(stored, state):
+    if count < state.seen + state.own:  # fewer than the body counts (deleted, or merged into one): unsure
+        checked, start = None, count  # nothing after it to read, but what the store adds (a write it lost)
+    if count > start or store.lacking(stored, state):
         try:
             entries = store.log(stored, state, start)
         except RemoteError as exc:

@@ -33,7 +33,7 @@ from ghstate.core.model import DEFAULT_MAX_BODY, HEADINGS, Checkpoint, Revision
 from ghstate.core.render import Templates, render_body
 from ghstate.core.splice import written_body
 from ghstate.core.writelog import DELETED, LogEntry, Replayed, ignored_notice, log_state, missing, with_log
-from ghstate.errors import GhstateError, NotFound, RemoteError
+from ghstate.errors import GhstateError, InputError, NotFound, RemoteError
 from ghstate.local.store import LocalStore, PendingWrite
 from ghstate.services import interrupt
 from ghstate.services.reader import View, base_version, checkpoint_of, locate, view
@@ -86,7 +86,7 @@ class _Draft:
 class Writer:
     def __init__(self, store: Store, *, env: Templates, builtin: Templates | None = None,
                  max_body_chars: int = DEFAULT_MAX_BODY, pending: LocalStore | None = None, repo: str | None = None,
-                 api_url: str = "", clock: Callable[[], str] = utc_now) -> None:
+                 api_url: str = "", clock: Callable[[], str] | None = None) -> None:
         self.store = store
         self.env = env
         self.builtin = builtin  # the shipped templates, when ``env`` holds a repository's own checkpoint.md.j2
@@ -94,10 +94,14 @@ class Writer:
         self.pending = pending
         self.repo = repo
         self.api_url = api_url
-        self.clock = clock
+        self.clock = clock or (lambda: utc_now())  # looked up when called: tests set the module's clock
 
-    def write(self, spec: WriteSpec) -> WriteResult:
-        spec = replace(spec, new_id=spec.new_id or os.urandom(6).hex())
+    def write(self, spec: WriteSpec, *, kept: bool = False) -> WriteResult:
+        """Write ``spec``. ``kept``: a write kept while GitHub was out of reach, published now (``push``):
+        when its log entry is in the history already it landed after all and is not made again; else what
+        writes logged after it was made set stands (it never undoes a later write)."""
+        spec = replace(spec, new_id=spec.new_id or os.urandom(6).hex(), write_id=spec.write_id or os.urandom(6).hex(),
+                       made_at=spec.made_at or self.clock())
         target: Stored | None = None
         try:
             with self.store.lock():
@@ -105,7 +109,7 @@ class Writer:
                     target = locate(self.store, spec.number, spec.tree.branch)
                 if target is None and not spec.create:
                     raise NotFound(f"no open checkpoint for {spec.tree.place}")
-                return self._create(spec) if target is None else self._update(spec, target)
+                return self._create(spec) if target is None else self._update(spec, target, kept)
         except RemoteError as exc:
             if spec.dry_run or self.pending is None or not self.store.remote or callable(spec.intent):
                 raise
@@ -126,7 +130,7 @@ class Writer:
             ours = ours._replace(title=spec.title)
         if not ours.title:
             ours = ours._replace(title=f"Checkpoint: {spec.tree.branch}" if spec.tree.branch else "Checkpoint")
-        write_id = os.urandom(6).hex()
+        write_id = spec.write_id
         # the first entry of the log is the creation's own, logged or not
         state = LogState(0, 1, (write_id,), self.store.log_via)
         stamped = with_log(self._stamp(ours, 1, now, spec), state)
@@ -135,6 +139,7 @@ class Writer:
         if spec.dry_run:
             return WriteResult(stamped, body, None, created=True, changes=changes)
         entry = self._entry(stamped, write_id, now, spec, changes) if spec.log else None
+        body, entry = self._fitted(body, stamped, entry)
         interrupt.begin_create(self.store, f'"id":"{stamped.meta.id}"')  # what Ctrl-C then left is known
         stored = self.store.create(stamped.title, body, unique=f'"id":"{stamped.meta.id}"', entry=entry)
         interrupt.landed(self.store, stored.number, 1)
@@ -143,10 +148,19 @@ class Writer:
 
     # ------------------------------------------------------------------------------ update
 
-    def _update(self, spec: WriteSpec, target: Stored) -> WriteResult:
+    def _update(self, spec: WriteSpec, target: Stored, kept: bool = False) -> WriteResult:
         now = self.clock()
-        write_id = os.urandom(6).hex()
-        draft = self._draft(spec, view(self.store, target), now, write_id)
+        write_id = spec.write_id
+        later: frozenset[str] = frozenset()
+        if kept:
+            since = [e for e in self.store.log_since(target, spec.made_at) if e.replayable]
+            if any(e.write == write_id for e in since):  # it landed although its answer was lost
+                current = checkpoint_of(target)
+                return WriteResult(current, target.body, target, changed=False, previous=current, warnings=[
+                    f"the kept write was in #{target.number}'s history already: it had landed"])
+            later = frozenset().union(*(e.intent.sets(checkpoint_of(target)) for e in since
+                                        if e.intent is not None and e.revision.at > spec.made_at))
+        draft = self._draft(spec, view(self.store, target), now, write_id, masked=later)
         spec = replace(spec, intent=draft.intent)  # made once: what is logged is what is applied
         before = draft.view.checkpoint
         warnings = [n for n in (ignored_notice(draft.replayed.ignored),) if n]
@@ -165,18 +179,18 @@ class Writer:
                            previous=before)
 
     def _draft(self, spec: WriteSpec, read: View, now: str, write_id: str, own: LogEntry | None = None,
-               first: View | None = None, also: tuple[str, ...] = ()) -> _Draft:
+               first: View | None = None, also: tuple[str, ...] = (), masked: frozenset[str] = frozenset()) -> _Draft:
         """The revision built on ``read``. ``own``: this write's log entry, once logged (it is then
         replayed in its place in the log, not applied again). ``first``: what the first draft was built
         on, when ``read`` is newer: a value a person changed meanwhile that this write sets too is kept
-        beside it."""
+        beside it. ``masked``: what writes logged after this one was made set (a kept write leaves it)."""
         replayed = read.replayed
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(replayed.checkpoint))
         assert isinstance(spec.intent, Intent)
         cp, file_conflicts = replayed.checkpoint, ()
         if own is None:
-            applied = spec.intent.apply(replayed.checkpoint)
+            applied = spec.intent.apply(replayed.checkpoint, masked=masked, lenient=bool(masked))
             cp, file_conflicts = applied.checkpoint, applied.conflicts
         conflicts: list[str] = []
         if first is not None:
@@ -227,6 +241,7 @@ class Writer:
                 revision=draft.checkpoint.meta.revision))
             labels = spec.labels.apply(draft.target.labels, draft.checkpoint) if spec.labels else None
             title = draft.checkpoint.title
+            draft.body, logs = self._fitted(draft.body, draft.checkpoint, logs)
             interrupt.begin_update(self.store, draft.target.number, draft.checkpoint.meta.revision, write_id)
             try:
                 stored = self.store.update(draft.target, draft.body, title=title if title != (
@@ -304,6 +319,29 @@ class Writer:
 
     # ----------------------------------------------------------------------------- pieces
 
+    def _fitted(self, body: str, cp: Checkpoint, entry: LogEntry | None) -> tuple[str, LogEntry | None]:
+        """``body`` and its log entry within the bound as the store keeps them (GitHub keeps the entry in
+        the body): ghstate's optional metadata is shed first; then the entry leaves out what the write
+        changed (it is still named in the history, but cannot be replayed), said; a person's text over
+        the bound is refused before anything is written."""
+        limit = self.max_body_chars
+        reserve = self.store.stored_size(body, entry) - len(body)
+        try:
+            fitted, shed = checks.fit_size(body, cp, limit, reserve)
+        except InputError:
+            if entry is None or entry.intent is None:
+                raise
+            lighter = entry._replace(intent=None)
+            fitted, shed = checks.fit_size(body, cp, limit, self.store.stored_size(body, lighter) - len(body))
+            self.store.notices.append(f"this revision's log entry leaves out what it changed (it would take the "
+                                      f"checkpoint past {limit:,} characters): the history names it, but a write "
+                                      "that overwrites it before the next one cannot bring its change back")
+            entry = lighter
+        if shed:
+            self.store.notices.append(f"to stay under {limit:,} characters, this revision's hidden marker leaves "
+                                      f"out {shed}")
+        return fitted, entry
+
     def _notices(self) -> list[str]:
         """What the store noticed during this write (said as warnings), taken from it."""
         notices = list(self.store.notices)
@@ -342,19 +380,21 @@ class Writer:
         if self.builtin is not None:  # a repository's own template
             template = self.env.get_template("checkpoint.md.j2").filename or "checkpoint.md.j2"
             checks.check_template(body, render_body(cp, self.builtin), template)
+        body, shed = checks.fit_size(body, cp, self.max_body_chars)  # the bound of every store, entry apart
+        if shed:
+            self.store.notices.append(f"to stay under {self.max_body_chars:,} characters, this revision's hidden "
+                                      f"marker leaves out {shed}")
         if self.store.remote:
-            body, shed = checks.fit_size(body, cp, self.max_body_chars)
-            if shed:
-                self.store.notices.append(f"to stay under {self.max_body_chars:,} characters, this revision's hidden "
-                                          f"marker leaves out {shed}")
             if not spec.allow_secrets:
                 checks.check_secrets(read.stored.body if read else "", read.as_stored if read else Checkpoint(),
                                      body, cp)
         return body, cp
 
     def _entry(self, cp: Checkpoint, write_id: str, now: str, spec: WriteSpec, changes: list[str]) -> LogEntry:
+        """The write's log entry; its time is when the write was made (a kept write's, when it was kept:
+        what was logged after it wins over it)."""
         e = spec.execution
-        revision = Revision(revision=cp.meta.revision, at=now, event=spec.event, changes=tuple(changes),
+        revision = Revision(revision=cp.meta.revision, at=spec.made_at or now, event=spec.event, changes=tuple(changes),
                             agent=e.agent if e else "", role=e.role if e else "", session=e.session if e else "")
         return LogEntry(revision, write_id, spec.intent if isinstance(spec.intent, Intent) else None)
 
