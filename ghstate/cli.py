@@ -32,6 +32,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "hook": ("hook", "hook", "Agent host hook entry points (session-start, pre-compact)."),
     "ci": ("ci", "ci", "Record a CI result on the checkpoint (what the GitHub Action runs)."),
     "board": ("board", "board", "One line per open checkpoint of a GitHub Project, across repositories."),
+    "split": ("tasks", "split", "Turn a checkpoint's open phases into child checkpoints (sub-issues)."),
+    "ready": ("tasks", "ready", "The child tasks an agent may take: open, unblocked, unclaimed."),
+    "claim": ("claim", "claim", "Claim a child task (exactly one racing agent wins); prints its #N."),
+    "release": ("claim", "release", "Free a claimed child task."),
+    "done": ("claim", "done", "Close a child task, tick its phase, release it, name what it unblocked."),
     "mcp": ("serve_mcp", "mcp", "Serve the checkpoint to any agent host as an MCP server (stdio)."),
 }
 
@@ -78,7 +83,9 @@ class Group(click.Group):
                 _interrupted()
             if _debugging():
                 raise
-            raise click.ClickException(failure_message(exc)) from None
+            failure = click.ClickException(failure_message(exc))
+            failure.exit_code = getattr(exc, "exit_code", 1)  # 3: nothing ready to claim; 4: claimed by another
+            raise failure from None
 
 
 _SIGINT: list[bool] = []  # one entry once SIGINT arrived in this process

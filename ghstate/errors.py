@@ -4,7 +4,9 @@ from __future__ import annotations
 
 
 class GhstateError(Exception):
-    """A failure with a message that says what failed, why, and what to do."""
+    """A failure with a message that says what failed, why, and what to do; ``exit_code`` is the CLI's."""
+
+    exit_code = 1
 
 
 class InputError(GhstateError):
@@ -26,6 +28,18 @@ class RemoteError(GhstateError):
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+
+
+class NothingReady(GhstateError):
+    """No child task is ready to claim (all done, claimed, or waiting for others): exit 3."""
+
+    exit_code = 3
+
+
+class HeldByAnother(GhstateError):
+    """The task is claimed by another agent whose lease has not run out (the message names both): exit 4."""
+
+    exit_code = 4
 
 
 class SecretFound(GhstateError):

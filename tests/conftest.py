@@ -66,6 +66,9 @@ def hermetic(tmp_path_factory):
     assert _files(CHECKOUT / ".ghstate") == before, "a test wrote to the checkout's own .ghstate/"
 
 
+WAITS: list[float] = []  # what ghstate waited, in the running test (see ``isolated``)
+
+
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch, tmp_path_factory, hermetic):
     """No test reaches the network (responses answers or refuses every request), reads a real token,
@@ -79,6 +82,11 @@ def isolated(monkeypatch, tmp_path_factory, hermetic):
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.com")
     monkeypatch.setattr("shutil.which", lambda name, *a, **k: None)
+    # ghstate's own waits (a contended write's backoff, the pacing of this machine's writes to GitHub) are
+    # recorded, not slept: tests say what they wait for (tests/test_write_log.py)
+    monkeypatch.setattr("ghstate.services.writer._sleep", WAITS.append)
+    monkeypatch.setattr("ghstate.local.pace._sleep", WAITS.append)
+    WAITS.clear()
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
         yield mock
 

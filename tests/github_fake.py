@@ -204,6 +204,9 @@ class FakeGitHub:
                                                             "updateIssue": self._gql_update_issue,
                                                             "closeIssue": self._gql_close_issue}
         self.graphql_problems: list[str] = []  # documents GitHub's schema refused
+        from github_fake_tasks import FakeTasks  # sub-issues, dependencies, closeIssue, Git refs: a module of its own
+
+        self.tasks = FakeTasks(self).install()
         if mock is not None:  # else something else (the loopback server of github_http) calls route() itself
             mock.add_callback("POST", re.compile(self.graphql_url + "$"), callback=self.route)
             for method in ("GET", "POST", "PATCH", "PUT", "DELETE"):
@@ -751,7 +754,7 @@ def _error_json(error: GraphQLError) -> dict[str, Any]:
     if original is not None and not isinstance(original, GraphQLTypedError):
         raise original
     out: dict[str, Any] = {}
-    if isinstance(original, GraphQLTypedError):
+    if isinstance(original, GraphQLTypedError) and original.type:  # GitHub's generic errors have no type
         out["type"] = original.type
     if error.path:
         out["path"] = list(error.path)

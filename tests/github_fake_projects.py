@@ -242,6 +242,7 @@ class FakeProjects:
                 "url": f"https://github.com/{repo}/issues/{number}",
                 "labels": lambda info, **_: {"nodes": [{"name": n} for n in issue["labels"]],
                                              "totalCount": len(issue["labels"])},
+                **(self.fake.tasks.parent_field(number) if repo.lower() == self.fake.repo.lower() else {}),
                 **self._issue_extra(repo, number)}
 
     def _search(self, info: Any, query: str, type: str, first: int | None = None, after: str | None = None,

@@ -49,7 +49,7 @@ def test_tools_resource_and_prompt_on_the_local_store(repo):
         async with session(repo, "--agent", "codex", "--session", "s-9") as client:
             assert client.server_info.name == "ghstate" and "resume" in client.instructions
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert sorted(tools) == ["checkpoint", "lint", "resume", "show"]
+            assert sorted(tools) == ["checkpoint", "claim", "done", "lint", "ready", "release", "resume", "show"]
             for tool in tools.values():
                 assert tool.description and tool.input_schema["type"] == "object"
                 assert tool.input_schema["additionalProperties"] is False

@@ -101,7 +101,8 @@ def test_close_a_local_checkpoint(repo, run, sample_file):
         "issue": 3, "url": ".ghstate/closed/3.md", "state": "closed"}
 
 
-@pytest.mark.parametrize("name", ["checkpoint", "resume", "show", "list", "log", "lint", "push", "close", "board"])
+@pytest.mark.parametrize("name", ["checkpoint", "resume", "show", "list", "log", "lint", "push", "close", "board",
+                                  "ready"])
 def test_every_command_that_prints_data_takes_json(name):
     import click
 

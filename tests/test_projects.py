@@ -409,3 +409,21 @@ def test_a_token_for_the_project_only(gh, run, sample_file, isolated, monkeypatc
 def test_the_board_needs_no_repository(two_repos, run, monkeypatch):
     monkeypatch.delenv("GITHUB_REPOSITORY")
     assert len(run("board").stdout.splitlines()) == 4
+
+
+def test_the_board_shows_children_under_their_parent(two_repos, run):
+    """``ghstate split``'s children are sub-issues: the board reads each one's parent with it (no request
+    more) and shows it under its parent, wherever the sort would have put it."""
+    gh = two_repos
+    for number, days in ((5, 20), (6, 0.2)):
+        gh.fake.add_issue(number, body(0, branch="feature/fresh", days_ago=days))
+        gh.fake.tasks.link(3, number)
+        gh.projects.add_item(gh.project, REPO, number)
+    start = len(gh.fake.calls)
+    out = run("board").stdout.splitlines()
+    assert len(gh.fake.calls) - start == 1
+    names = [re.search(r"(└ )?\S+#\d+", line).group(0) for line in out]
+    assert names == ["ACME/api#11", "ACME/api#12", "octo/hello#4", "octo/hello#3", "└ octo/hello#5",
+                     "└ octo/hello#6"]
+    rows = {r["number"]: r["parent"] for r in json.loads(run("board", "--json").stdout)["checkpoints"]}
+    assert rows[5] == rows[6] == "octo/hello#3" and rows[3] is None

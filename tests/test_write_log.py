@@ -164,7 +164,11 @@ def test_an_unmerged_write_far_back_is_found_while_versions_land_between_pages(g
     stale = page.replace("- should --fuzzy accept a threshold?", "- asked on an old page")
     for i in range(105):
         gh.edit(1, stale + f"\n<!-- note {i} -->\n")
-    gh.on_op("History", lambda: gh.edit(1, stale + "\n<!-- landed between pages -->\n"), skip=1)
+    def two_land():  # between two pages of the history: a count from the newest moves by two
+        gh.edit(1, stale + "\n<!-- landed between pages -->\n")
+        gh.edit(1, stale + "\n<!-- and another -->\n")
+
+    gh.on_op("History", two_land, skip=1)
     state = json.loads(run("resume", "1", "--format", "json").stdout)
     assert "far back" in state["decisions"] and "asked on an old page" in state["questions"]
     run("checkpoint", "1", "--risk", "after")
@@ -251,3 +255,41 @@ def test_a_body_over_the_bound_is_refused_before_anything_is_written_on_every_st
     result = run("checkpoint", "--store", "local", "--file", "-", input=big_body(64_000), code=1)
     assert result.stderr.startswith("Error: the checkpoint would be") and "Remaining risks" in result.stderr
     assert not list((repo / ".ghstate").glob("*.md"))
+
+
+# ------------------------------------------------------------------------------------- pacing
+
+
+def test_thirty_agents_writing_at_once_stay_under_the_secondary_limit(tmp_path):
+    """GitHub allows about 80 content-creating requests a minute to one account: thirty agents on one
+    machine sharing a token, all writing in the same instant, and writing again as contended writes do
+    (200 writes in all), are spaced out (each waits for its turn under one file lock): at most 80 in any
+    minute."""
+    from ghstate.local.pace import Pacer
+
+    clock = [1000.0]
+    sent: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        clock[0] += seconds
+
+    for _ in range(200):  # each a write of one of the agents' processes, all wanting to go at once
+        clock[0] = 1000.0 if not sent else max(1000.0, clock[0] - 0.001)  # they all arrive at once
+        Pacer(tmp_path, "https://api.github.com octo/hello", clock=lambda: clock[0], sleep=sleep).before_write()
+        sent.append(clock[0])
+    assert max(sum(1 for t in sent if start <= t < start + 60) for start in sent) <= 80
+    assert sent == sorted(sent) and all(b - a >= 0.79 for a, b in zip(sent, sent[1:], strict=False))
+
+
+def test_a_write_waits_for_its_turn_and_a_contended_one_backs_off(gh, run):
+    """Every write to GitHub goes through this machine's pacing; a write that must be written again
+    (a person saved in between) waits a jittered moment first."""
+    from conftest import WAITS
+
+    run("checkpoint", "--file", "-", input=SAMPLE)
+    run("checkpoint", "1", "--risk", "first")
+    assert WAITS and all(0 <= w <= 0.8 for w in WAITS)  # two writes in one instant: the second waited
+    WAITS.clear()
+    gh.on_op("UpdateCheckpoint", lambda: gh.edit(1, raw(gh).replace("- first", "- first\n- a person's")))
+    run("checkpoint", "1", "--risk", "second")
+    assert any(0.25 <= w <= 0.75 for w in WAITS)  # the backoff before the write built on the person's version

@@ -20,6 +20,9 @@ from ghstate.errors import InputError
 
 ISSUE = {"type": "integer", "minimum": 1, "description": "Checkpoint number (default: the current branch's)."}
 TEXTS = {"type": "array", "items": {"type": "string"}}
+TASK = {"type": "integer", "minimum": 1, "description": "A child task's number."}
+AGENT = {"type": "string", "description": "Your agent name (default: the server's --agent)."}
+LEASE = {"type": "string", "description": "How long the claim holds: 90s, 30m (default), 2h, 1d."}
 
 TOOLS: dict[str, dict[str, Any]] = {
     "resume": {
@@ -69,6 +72,37 @@ TOOLS: dict[str, dict[str, Any]] = {
                         "format: one line per problem with a rule code and line number."),
         "schema": {"issue": ISSUE, "body": {"type": "string", "description": "A checkpoint body to check."}},
         "read_only": True,
+    },
+    "ready": {
+        "description": ("The child tasks of a split plan you may take now (open, waiting for nothing open, held by "
+                        "nobody), in the plan's order; json: every child with its state (ready, claimed, blocked, "
+                        "done), what it waits for and who holds it until when."),
+        "schema": {"issue": {**ISSUE, "description": "The parent checkpoint (default: every one that has children)."},
+                   "json": {"type": "boolean"}},
+        "read_only": True,
+    },
+    "claim": {
+        "description": ("Take a child task before working on it: exactly one of any number of agents wins it. Give "
+                        "next (the parent) to get the first ready one, or child; answers its number. Claiming again "
+                        "renews. Fails naming the holder and the lease's end when another agent holds it, or when "
+                        "nothing is ready."),
+        "schema": {"child": {**TASK, "description": "The child task to claim."},
+                   "next": {**TASK, "description": "The parent: claim its first ready child."},
+                   "agent": AGENT, "lease": LEASE, "session": {"type": "string"}},
+        "read_only": False,
+    },
+    "release": {
+        "description": "Give a claimed child task back without finishing it (only its holder, or force).",
+        "schema": {"child": TASK, "agent": AGENT, "force": {"type": "boolean"}},
+        "read_only": False,
+    },
+    "done": {
+        "description": ("Finish a child task: close it as completed, tick its phase in the parent, release it; "
+                        "answers the children it unblocked. claim_next: then claim one of them (or another ready "
+                        "one)."),
+        "schema": {"child": TASK, "agent": AGENT, "claim_next": {"type": "boolean"}, "lease": LEASE,
+                   "session": {"type": "string"}},
+        "read_only": False,
     },
 }
 
@@ -169,8 +203,59 @@ def _checkpoint(app: Any, args: dict[str, Any]) -> str:
     return "\n".join([*outcome.lines(), *warnings]) + "\n"
 
 
+def _ready(app: Any, args: dict[str, Any]) -> str:
+    from ghstate.services.tasks import ReadyRequest, dumps, run_ready
+
+    found = run_ready(app, ReadyRequest(issue=args.get("issue"), json=bool(args.get("json"))))
+    if args.get("json"):
+        return dumps(found.json_rows())
+    out, said = found.lines(app)
+    return "\n".join([*out, *said]) + "\n"
+
+
+def _task_request(app: Any, name: str, kind: Any, args: dict[str, Any]) -> Any:
+    """The tool's arguments as the request the CLI makes (agent and session default to the server's)."""
+    from dataclasses import MISSING, fields
+
+    from ghstate.services.checkpoint import RequestError
+
+    given = dict(args)
+    for key in ("agent", "session"):
+        if key in {f.name for f in fields(kind)}:
+            given[key] = given.get(key) or getattr(app.settings, key)
+    missing = [f.name for f in fields(kind) if f.default is MISSING and f.name not in given]
+    if missing:
+        raise InputError(f"{name}: {missing[0]} is needed (the child task's number)")
+    request = kind(**given)
+    try:
+        request.check()
+    except RequestError as exc:
+        said = exc.said(lambda field: field)
+        raise InputError(f"{name}: {exc.field} {said}" if exc.field else f"{name}: {said}") from None
+    return request
+
+
+def _claim(app: Any, args: dict[str, Any]) -> str:
+    from ghstate.services.claims import ClaimRequest, run_claim
+
+    return run_claim(app, _task_request(app, "claim", ClaimRequest, args)).text()
+
+
+def _release(app: Any, args: dict[str, Any]) -> str:
+    from ghstate.services.claims import ReleaseRequest, run_release
+
+    return run_release(app, _task_request(app, "release", ReleaseRequest, args)).text()
+
+
+def _done(app: Any, args: dict[str, Any]) -> str:
+    from ghstate.services.claims import DoneRequest, run_done
+
+    return run_done(app, _task_request(app, "done", DoneRequest, args)).text()
+
+
 _RUN: dict[str, Callable[[Any, dict[str, Any]], str | Answer]] = {
-    "resume": _resume, "checkpoint": _checkpoint, "show": _show, "lint": _lint}
+    "resume": _resume, "checkpoint": _checkpoint, "show": _show, "lint": _lint, "ready": _ready, "claim": _claim,
+    "release": _release, "done": _done}
 
 
 def call(name: str, given: dict[str, Any] | None, make_app: Callable[[], Any]) -> Answer:

@@ -55,11 +55,12 @@ def not_on_path_note() -> str:
             f"with: {INSTALL} (or: uv tool install git+{SOURCE})")
 
 
-_COMMAND = re.compile(r"(?<=[`(])ghstate (?=(?:checkpoint|resume|show|lint|list|log)\b)")
+_SUBCOMMANDS = r"(?=(?:checkpoint|resume|show|lint|list|log|ready|claim|release|done)\b)"
+_COMMAND = re.compile(r"(?<=[`(])ghstate " + _SUBCOMMANDS)
 # A ghstate named by where it is on one machine, as an earlier init wrote into committed files: a path
 # to its script (quoted or not) or its Python with -m, before one of its commands.
 _LOCAL = re.compile(r"(?<=[`(])(?:'[^'`()]*/ghstate(?:\.exe)?'|[^\s`'()]*/ghstate(?:\.exe)?|"
-                    r"\S*python[\w.]*(?:\.exe)? -m ghstate) (?=(?:checkpoint|resume|show|lint|list|log)\b)")
+                    r"\S*python[\w.]*(?:\.exe)? -m ghstate) " + _SUBCOMMANDS)
 
 
 def with_program(text: str, program: str) -> str:

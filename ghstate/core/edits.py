@@ -291,8 +291,8 @@ def stamp(cp: Checkpoint, *, revision: int, now: str, branch: str, commit: str, 
 
 
 def content_equal(a: Checkpoint, b: Checkpoint) -> bool:
-    """Equal in everything a person reads; machine stamps aside."""
-    return a._replace(meta=b.meta, executions=b.executions) == b
+    """Equal in everything a person reads and in its place in a plan (``meta.task``); machine stamps aside."""
+    return a._replace(meta=b.meta, executions=b.executions) == b and a.meta.task == b.meta.task
 
 
 # ------------------------------------------------------------------------------------ summary

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ghstate.core.edits import Edits, apply_edits, apply_incoming, base_digests
 from ghstate.core.marker import Execution, digests_of, text, texts, verification_of
 from ghstate.core.model import SECTION_KEYS, Checkpoint, Extra, Phase, Step, WorkTree, find_phase
+from ghstate.core.tasks import TaskEdit
 
 if TYPE_CHECKING:  # pragma: no cover
     from ghstate.core.verification import Verification
@@ -45,7 +46,8 @@ class Intent:
     """One write's change. ``incoming``/``present``: a body or state given with --file and the sections
     it names; ``base``: the section digests of what the file was made from (None: not known; see
     ``edit.base_digests``); ``force``: its sections replace, unmerged. ``edits``: the incremental flags.
-    ``verification``/``tick``: a CI result and the phase it ticks."""
+    ``verification``/``tick``: a CI result and the phase it ticks. ``task``: a task's place in a plan and
+    a claim shown in its body (``ghstate split``, ``claim``, ``done``)."""
 
     edits: Edits = field(default_factory=Edits)
     incoming: Checkpoint | None = None
@@ -54,9 +56,11 @@ class Intent:
     force: bool = False
     verification: CiResult | None = None
     tick: str = ""
+    task: TaskEdit | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.edits) or self.incoming is not None or self.verification is not None or bool(self.tick)
+        return bool(self.edits) or self.incoming is not None or self.verification is not None or bool(self.tick) \
+            or self.task is not None
 
     def apply(self, cp: Checkpoint, *, masked: frozenset[str] = frozenset(), lenient: bool = False) -> Applied:
         """This change on ``cp``. ``masked``: fields (see ``sets``) a later write already set, which a
@@ -81,6 +85,8 @@ class Intent:
                 phases = list(cp.phases)
                 phases[index] = phases[index]._replace(done=True)
                 cp = cp._replace(phases=tuple(phases))
+        if self.task is not None:
+            cp = self.task.apply(cp, masked)
         return Applied(cp, tuple(conflicts))
 
     def sets(self, cp: Checkpoint) -> frozenset[str]:
@@ -100,6 +106,8 @@ class Intent:
             out.update(k for k in self.present if k in ("goal", "resume", "verification"))
         if self.verification is not None:
             out.add("verification")
+        if self.task is not None:
+            out.update(self.task.sets())
         return frozenset(out)
 
     # --------------------------------------------------------------------------- serialisation
@@ -122,6 +130,8 @@ class Intent:
             data["verification"] = {"text": self.verification.text, "data": v.to_dict() if v is not None else None}
         if self.tick:
             data["tick"] = self.tick
+        if self.task is not None:
+            data["task"] = self.task.to_data()
         return data
 
     @classmethod
@@ -159,7 +169,7 @@ class Intent:
         tick = data.get("tick")
         return cls(edits=Edits(**values), incoming=incoming, present=present, base=base_pairs,
                    force=data.get("force") is True, verification=verification,
-                   tick=tick if isinstance(tick, str) else "")
+                   tick=tick if isinstance(tick, str) else "", task=TaskEdit.from_data(data.get("task")))
 
 
 def pack(data: dict[str, Any], over: int = PACK_OVER) -> dict[str, Any]:

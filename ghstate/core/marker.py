@@ -31,8 +31,9 @@ FINGERPRINTS = "dirty_sha"  # a fingerprint of each dirty file when the checkpoi
 # ghstate.github.history). Never loaded: it describes one version of the body, not the checkpoint, so a
 # later body never carries it along.
 ENTRY = "entry"
+TASK = "task"  # a child checkpoint's place in its parent's plan (see ghstate.core.tasks)
 KNOWN = (REVISION, ID, TITLE, BRANCH, COMMIT, DIRTY, CREATED, UPDATED, EXECUTIONS, VERIFICATION, DIGESTS,
-         HISTORY, PROVENANCE, LOG, FINGERPRINTS, ENTRY)
+         HISTORY, PROVENANCE, LOG, FINGERPRINTS, TASK, ENTRY)
 
 HISTORY_DEPTH = 5  # revisions whose digests are kept besides the last
 MAX_APPLIED = 20  # ids of replayed writes a body lists (see LogState)
@@ -217,6 +218,35 @@ class ProvenanceRecord(NamedTuple):
         )
 
 
+class TaskLink(NamedTuple):
+    """A child checkpoint's place in its parent's plan (``ghstate split``): the parent's number, the phase
+    of the parent it is, and, on the local store, the children it waits for (``after``) and when it was
+    closed (``closed``). On GitHub the parent and the blocked-by links are GitHub's own (sub-issues, issue
+    dependencies), and the issue's state says whether it is closed; this record says what the split made."""
+
+    parent: int = 0
+    phase: str = ""
+    after: tuple[int, ...] = ()
+    closed: str = ""
+
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"parent": self.parent, "phase": self.phase}
+        if self.after:
+            data["after"] = list(self.after)
+        if self.closed:
+            data["closed"] = self.closed
+        return data
+
+    @classmethod
+    def from_data(cls, data: Any) -> "TaskLink | None":
+        if not isinstance(data, dict) or count(data.get("parent")) < 1:
+            return None
+        after = data.get("after")
+        return cls(count(data.get("parent")), text(data.get("phase")),
+                   tuple(sorted({n for n in after if count(n) > 0})) if isinstance(after, list) else (),
+                   text(data.get("closed")))
+
+
 class Meta(NamedTuple):
     """The marker's data that belongs to no section. Each field is one key; ``unknown`` holds the keys
     a newer version wrote, untouched."""
@@ -233,6 +263,7 @@ class Meta(NamedTuple):
     digest_history: tuple[DigestsAt, ...] = ()
     log: LogState | None = None  # None: the body says nothing of a log
     provenance: ProvenanceRecord | None = None  # None: not kept yet
+    task: TaskLink | None = None  # a child checkpoint's parent and phase (None: not a child)
     unknown: dict[str, Any] = {}
 
 
@@ -266,6 +297,7 @@ def load(data: dict[str, Any]) -> Marker:
                              and (d := digests_of(h)) is not None) if isinstance(history, list) else (),
         log=LogState.from_data(data[LOG]) if LOG in data else None,
         provenance=ProvenanceRecord.from_data(data[PROVENANCE]) if PROVENANCE in data else None,
+        task=TaskLink.from_data(data.get(TASK)),
         unknown={k: v for k, v in data.items() if k not in KNOWN},
     )
     return Marker(meta, text(data.get(TITLE)), tuple(Execution.from_data(e) for e in executions
@@ -330,6 +362,8 @@ def dump(marker: Marker) -> dict[str, Any]:
         data[LOG] = meta.log.to_data()
     if meta.fingerprints:
         data[FINGERPRINTS] = dict(meta.fingerprints)
+    if meta.task is not None:
+        data[TASK] = meta.task.to_data()
     for key, value in meta.unknown.items():
         data.setdefault(key, value)
     return data

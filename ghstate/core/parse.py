@@ -394,3 +394,10 @@ def branch_of(body: str) -> str:
         return marker_record.text(marker.get(marker_record.BRANCH))
     match = _FORM_BRANCH.search(body)
     return match.group(1).removeprefix("refs/heads/") if match and match.group(1) != NO_RESPONSE else ""
+
+
+def is_child(body: str) -> bool:
+    """Whether a checkpoint is a child task of another (``ghstate split``), by a quick scan of its marker: a
+    child is never a branch's checkpoint, however it was written."""
+    marker = _quick_marker(body)
+    return marker is not None and marker_record.TaskLink.from_data(marker.get(marker_record.TASK)) is not None

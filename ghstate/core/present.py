@@ -124,6 +124,7 @@ class PromptFacts(NamedTuple):
     skipped_notes: int = 0
     findings: list[str] = []
     reread_stale: dict[str, int] = {}  # file → revision that listed it, changed since that revision
+    tasks: tuple[str, ...] = ()  # its place in a plan: its parent and that one's locked decisions, its children
 
 
 def prompt(cp: Checkpoint, *, source: str, env: Templates, drift: Any = None,
@@ -170,7 +171,7 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
         later_count=len(later), verification=verification_line(cp), skipped_notes=facts.skipped_notes,
         resume=shown(cp.resume),
         resume_source=resume_source, last=last_execution(cp), drift=drift_sentence(drift),
-        findings=facts.findings, written_on=written, budget=budget, show_command=show_command,
+        findings=facts.findings, written_on=written, budget=budget, show_command=show_command, tasks=facts.tasks,
     )
 
     def render(sel: fit.Selection, left_out: str, over_by: int) -> str:
@@ -225,7 +226,8 @@ def progress_bar(done: int, total: int, width: int = 20) -> str:
     return "[" + "█" * filled + "░" * (width - filled) + "]"
 
 
-def show(cp: Checkpoint, *, label: str, location: str, env: Templates, provenance: bool = False) -> str:
+def show(cp: Checkpoint, *, label: str, location: str, env: Templates, provenance: bool = False,
+         tasks: tuple[str, ...] = ()) -> str:
     done = sum(p.done for p in cp.phases)
     prov = Provenance(cp)
 
@@ -251,7 +253,7 @@ def show(cp: Checkpoint, *, label: str, location: str, env: Templates, provenanc
         ticks=[src(prov.tick(p.name)) if p.done else "" for p in cp.phases],
         resume=cp.resume, resume_source=src(prov.resume()) if cp.resume else "", verification=verification_line(cp),
         extras=[{"heading": e.heading or f"(notes in {HEADINGS.get(e.after or '', 'preamble')})", "body": e.body}
-                for e in cp.extra],
+                for e in cp.extra], tasks=tasks,
     ))
 
 

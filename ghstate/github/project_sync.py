@@ -274,8 +274,12 @@ def _row(content: dict[str, Any], *, label: str, now: datetime, stale_days: floa
     number = content.get("number")
     if not isinstance(number, int):
         return None
+    parent = content.get("parent") if isinstance(content.get("parent"), dict) else {}
+    parent_repo = str((parent.get("repository") or {}).get("nameWithOwner") or repo)
+    parent_key = f"{_clean(parent_repo, 140)}#{parent['number']}" if isinstance(parent.get("number"), int) else ""
     return projects.row(cp, repo=_clean(repo, 140), number=number, url=_clean(content.get("url") or "", 300),
-                        updated_at=str(content.get("updatedAt") or ""), now=now, stale_days=stale_days)
+                        updated_at=str(content.get("updatedAt") or ""), now=now, stale_days=stale_days,
+                        parent=parent_key)
 
 
 def connect(settings: Settings, store: Store) -> ProjectSync | None:

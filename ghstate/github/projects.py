@@ -223,17 +223,23 @@ class Row(NamedTuple):
     updated_at: str  # when the checkpoint was last written (ISO 8601), "" when not known
     age_days: float | None
     marks: tuple[str, ...]
+    parent: str = ""  # OWNER/NAME#N of its parent, when it is a child task (``ghstate split``)
+
+    @property
+    def key(self) -> str:
+        return f"{self.repo}#{self.number}"
 
     def to_json(self) -> dict[str, Any]:
         data = self._asdict()
         data["marks"] = list(self.marks)
         data["next_phase"] = self.next_phase if self.next_phase != NO_NEXT else None
+        data["parent"] = self.parent or None
         return data
 
 
 
 def row(cp: Checkpoint, *, repo: str, number: int, url: str, updated_at: str, now: datetime,
-        stale_days: float) -> Row:
+        stale_days: float, parent: str = "") -> Row:
     """One board row from a checkpoint read from its issue (``updated_at``: the issue's, used when the
     checkpoint does not say when it was written)."""
     written = cp.meta.updated_at if github_time(cp.meta.updated_at) else updated_at
@@ -244,7 +250,7 @@ def row(cp: Checkpoint, *, repo: str, number: int, url: str, updated_at: str, no
     return Row(repo=repo, number=number, url=url, title=_text(cp.title), branch=_text(cp.meta.branch),
                done=sum(p.done for p in cp.phases), total=len(cp.phases), progress=progress(cp),
                next_phase=next_phase_text(cp), ci=ci, last_writer=last_writer(cp), updated_at=written if at else "",
-               age_days=age, marks=marks)
+               age_days=age, marks=marks, parent=parent)
 
 
 def sort_rows(rows: list[Row]) -> list[Row]:
@@ -254,7 +260,38 @@ def sort_rows(rows: list[Row]) -> list[Row]:
         age = r.age_days if r.age_days is not None else float("inf")
         return rank, -age if rank < len(MARKS) else age, r.repo, r.number
 
-    return sorted(rows, key=key)
+    return _nested(sorted(rows, key=key))
+
+
+def _nested(rows: list[Row]) -> list[Row]:
+    """Each child task right under its parent, when its parent is on the board (in the order they came)."""
+    shown = {r.key for r in rows}
+    children: dict[str, list[Row]] = {}
+    for r in rows:
+        if r.parent in shown and r.parent != r.key:
+            children.setdefault(r.parent, []).append(r)
+    out: list[Row] = []
+
+    def add(r: Row) -> None:
+        if r in out:
+            return
+        out.append(r)
+        for child in children.get(r.key, ()):
+            add(child)
+
+    for r in rows:
+        if r.parent not in shown or r.parent == r.key:
+            add(r)
+    return out + [r for r in rows if r not in out]  # a circle of parents (hand-made): shown as they came
+
+
+def _depth(r: Row, by_key: dict[str, Row]) -> int:
+    depth, seen = 0, {r.key}
+    while r.parent in by_key and r.parent not in seen:
+        r = by_key[r.parent]
+        seen.add(r.key)
+        depth += 1
+    return depth
 
 
 def ago(days: float | None) -> str:
@@ -275,9 +312,12 @@ def _clip(text: str, limit: int) -> str:
 def lines(rows: list[Row]) -> list[str]:
     """The board as a person reads it in a terminal: one aligned line per checkpoint."""
     table = []
+    by_key = {r.key: r for r in rows}
     for r in rows:
         mark = ("!" + ",".join(m.upper() for m in r.marks)) if r.marks else ""
-        table.append((mark, f"{r.repo}#{r.number}", r.branch or "-", f"{r.done}/{r.total} {r.progress}%",
+        depth = _depth(r, by_key)
+        name = ("  " * (depth - 1) + "└ " if depth else "") + r.key
+        table.append((mark, name, r.branch or "-", f"{r.done}/{r.total} {r.progress}%",
                       f"next: {_clip(r.next_phase, 48)}", f"CI {r.ci}", r.last_writer, ago(r.age_days)))
     if not table:
         return []

@@ -67,6 +67,8 @@ class GitHubStore:
         self.notices: list[str] = []  # problems after a write landed: warnings, not failures
         self.memory: Memory | None = None  # the writes this machine reported, until a read finds them
         self.clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
+        # Waits for a write's turn among this machine's writes to GitHub (``ghstate.local.pace``); None: none
+        self.before_write: Callable[[], float] | None = None
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
         """Nothing to hold: GitHub has no lock; the write log keeps concurrent writers' changes."""
@@ -100,6 +102,11 @@ class GitHubStore:
             # the original version is the first entry of the log whether or not GitHub lists it yet
             edits=(edits.get("totalCount") or 0) + (0 if node.get("includesCreatedEdit") else 1),
         )
+
+    def node(self, number: int) -> dict[str, Any] | None:
+        """The last GraphQL answer for issue ``number`` read in this command (what else it carried: its
+        children and claims, ``ghstate.github.tasks``), or None."""
+        return self._nodes.get(number)
 
     def _fresh(self, number: int, edits: int) -> dict[str, Any]:
         """The issue read again with its ``edits`` newest versions, kept as the last answer about it."""
@@ -214,6 +221,7 @@ class GitHubStore:
                                                "state": found.state, "updatedAt": found.version,
                                                "comments": found.comments}
 
+        self._pace()
         stored = self._stored_rest(self.api.create_issue(title, text, [self.policy.label], landed))
         self._remember(stored.number, entry)
         if self.policy.label not in stored.labels:  # labels are dropped silently without push access
@@ -249,6 +257,10 @@ class GitHubStore:
         self._remember(written.number, entry)
         return written
 
+    def _pace(self) -> None:
+        if self.before_write is not None:
+            self.before_write()
+
     def _remember(self, number: int, entry: LogEntry | None) -> None:
         if self.memory is not None and entry is not None:
             self.memory.remember(self.repo_name, number, entry)
@@ -281,6 +293,7 @@ class GitHubStore:
                 raise Changed(fresh)  # someone wrote in the wait: build on it, do not resend over it
             return None
 
+        self._pace()
         try:
             data = self.graphql("update_checkpoint", {"input": payload, "edits": EDITS}, number=number,
                                 landed=landed, what=f"updating issue #{number}")
@@ -343,6 +356,7 @@ class GitHubStore:
                 raise Changed(fresh)
             return True
 
+        self._pace()
         try:
             self.api.edit_issue(number, changes, resend)
         except NotFound as exc:
@@ -569,6 +583,7 @@ class GitHubStore:
                 raise SecretFound(f"refusing to post to GitHub: {found[0].describe()}")
         # GitHub's own clock, not ours: the issue's last update as GitHub reported it, a minute earlier
         updated = github_time(stored.version.replace("+00:00", "Z")) or datetime.now(timezone.utc)
+        self._pace()
         try:
             return self.api.create_comment(stored.number, text, updated - timedelta(minutes=1))
         except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write

@@ -234,17 +234,18 @@ class GitHubAPI:
 
     def graphql(self, name: str, variables: dict[str, Any], *, number: int | None = None,
                 landed: Callable[[], dict[str, Any] | None] | None = None,
-                partial: bool = False, what: str = "") -> dict[str, Any]:
+                partial: bool = False, what: str = "", count: int = 0) -> dict[str, Any]:
         """One GraphQL request: the document ``ghstate/graphql/NAME.graphql`` with ``variables``, sent
         through PyGithub's requester (same token, timeout and GHES base: ``/api/graphql``), retried as
         any call (``what`` names it in errors); rate limits and GitHub's timeouts, which GitHub answers
         with HTTP 200, are waited out as any others. Answers the ``data``; an answer with other errors
         raises ``GraphQLErrors`` (``GraphQLNotFound`` when all are NOT_FOUND), which carries the whole
         answer. With ``partial``, the whole answer (``data`` and ``errors``) is returned instead. A
-        mutation is resent after a lost answer only when ``landed`` says it did not land."""
+        mutation is resent after a lost answer only when ``landed`` says it did not land. ``count``: a batched
+        document for that many items (``graphql.batch``)."""
         from ghstate.github import graphql as documents
 
-        query = documents.document(name)
+        query = documents.batch(name, count) if count else documents.document(name)
         if landed is None and query.lstrip().startswith("mutation"):
             def landed() -> dict[str, Any] | None:
                 raise CannotTell
@@ -450,6 +451,20 @@ class GitHubAPI:
             return checking(look)
 
         return self.call(f"commenting on issue #{number}", post, landed=landed, number=number)
+
+    def create_commit(self, message: str, files: dict[str, str], parents: list[str]) -> str:
+        """A commit of ``files`` (path → text) on ``parents`` with ``message``, on no branch: what a claim ref
+        points at. Two requests (the tree, then the commit); Git objects are named by their content, so a
+        resend makes nothing twice that matters."""
+        requester = self.client.requester
+        base = self._repo.url
+        tree = [{"path": path, "mode": "100644", "type": "blob", "content": text} for path, text in files.items()]
+        _, made = self.call(f"writing a Git tree in {self.repo_name}",
+                            lambda: requester.requestJsonAndCheck("POST", f"{base}/git/trees", input={"tree": tree}))
+        body = {"message": message, "tree": made["sha"], "parents": parents}
+        _, commit = self.call(f"writing a Git commit in {self.repo_name}",
+                              lambda: requester.requestJsonAndCheck("POST", f"{base}/git/commits", input=body))
+        return str(commit["sha"])
 
     def create_label(self, name: str, color: str, description: str) -> bool:
         """Create a label; False when it exists."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +26,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from ghstate.services.writer import Writer
 
 
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
 class App:
     """Everything a command needs, built once from flags and environment."""
 
@@ -31,6 +37,8 @@ class App:
         self.settings = settings
         self.store = store
         self.local = local
+        self.clock: Callable[[], datetime] = utc_now  # what leases are measured by (tests set their own)
+        self.tasks: Any = None  # the store's child tasks and claims (ghstate.services.family.backend), made once
 
     @functools.cached_property
     def env(self) -> Any:
@@ -135,6 +143,11 @@ def build_app(*, repo: str | None = None, store: str | None = None, need_token: 
         assert settings.repo is not None
         github_store = GitHubStore.connect(settings, **(github or {}))
         github_store.memory = Reported(settings.state_dir)  # each write is remembered until a read finds it
+        if settings.cache_dir:  # this machine's writes to the repository, spaced under GitHub's secondary limit
+            from ghstate.local.pace import Pacer
+
+            github_store.before_write = Pacer(Path(settings.cache_dir).parent, f"{settings.api_url} {settings.repo}"
+                                              ).before_write
         chosen = github_store
     else:
         chosen = local

@@ -33,7 +33,7 @@ class RequestError(InputError):
         super().__init__(self.said(lambda name: name))
 
     def said(self, name: Callable[[str], str]) -> str:
-        return re.sub(r"\{(" + "|".join(FIELDS) + r")\}", lambda m: name(m.group(1)), self.template)
+        return re.sub(r"\{([a-z_]+)\}", lambda m: name(m.group(1)), self.template)
 
 
 @dataclass(frozen=True)

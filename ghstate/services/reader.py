@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ghstate.core.marker import LogState
 from ghstate.core.model import Checkpoint
-from ghstate.core.parse import branch_of
+from ghstate.core.parse import branch_of, is_child
 from ghstate.errors import NotFound, RemoteError
 from ghstate.local import parsecache
 from ghstate.store import Partial, Store, Stored
@@ -92,13 +92,13 @@ def base_version(store: Store, stored: Stored, cp: Checkpoint, position: int) ->
 
 
 def locate(store: Store, number: int | None, branch: str) -> Stored | None:
-    """ISSUE when given, else the most recent open checkpoint whose marker names ``branch``. With no
-    branch (outside git, a detached HEAD) that is the most recent one written without a branch."""
+    """ISSUE when given, else the most recent open checkpoint whose marker names ``branch``, child tasks
+    aside. With no branch (outside git, a detached HEAD) that is the most recent one written without a branch."""
     if number is not None:
         return store.get(number)
     try:
         for stored in store.iter_open():
-            if branch_of(stored.body) == branch:
+            if branch_of(stored.body) == branch and not is_child(stored.body):
                 return stored
     except Partial as exc:  # it may be among those not read: neither "none" nor a second one for the branch
         where = f"branch {branch}" if branch else "this folder"

@@ -20,6 +20,7 @@ from ghstate.store import Note, Stored
 
 if TYPE_CHECKING:  # pragma: no cover
     from ghstate.local import seen
+    from ghstate.services.family import TaskView
 
 FORMATS = ("prompt", "short", "json", "markdown")
 SOURCES = ("startup", "resume", "clear", "compact")
@@ -127,10 +128,17 @@ class Rehydration:
         return self.app.github().notes_since(self.stored, self.checkpoint.meta.updated_at)
 
     @functools.cached_property
+    def tasks(self) -> "TaskView":
+        """Its place in a plan: its parent, its children by state (read with it: no request of its own)."""
+        from ghstate.services.family import task_view
+
+        return task_view(self.app, self.stored, self.checkpoint)
+
+    @functools.cached_property
     def fitted(self) -> fit.Fitted:
         o = self.observed
         shown, left = self.notes
-        facts = present.PromptFacts(o.drift, o.statuses, shown, left, o.findings, o.reread_stale)
+        facts = present.PromptFacts(o.drift, o.statuses, shown, left, o.findings, o.reread_stale, self.tasks.lines)
         return present.fitted_prompt(self.checkpoint, source=self.app.describe_source(self.stored), env=self.app.env,
                                      facts=facts, budget=self.budget, show_command=f"ghstate show {self.stored.number}")
 
@@ -171,6 +179,7 @@ class Rehydration:
         data["findings"] = o.findings
         data["reread_stale"] = o.reread_stale
         data["fit"] = fit_json(self.fitted, self.budget)
+        data.update(self.tasks.to_json())
         if delivering:
             data["delivery"] = {"kind": kind, "text": text.rstrip("\n") + "\n",
                                 "changes": found.as_dict() if found is not None else None}
@@ -224,16 +233,20 @@ def rehydrate(app: App, request: ResumeRequest, *, tree: gitinfo.WorkTree | None
 
 def show_text(app: App, issue: int | None, as_json: bool, *, provenance: bool = False) -> str:
     """What ``ghstate show`` prints (and the MCP server's ``show`` tool answers)."""
+    from ghstate.services.family import task_view
+
     stored, cp = app.find(issue, tree=gitinfo.head_tree(app.settings.root if app.settings.in_git else None))
+    tasks = task_view(app, stored, cp)
     if as_json:
         import json
 
         from ghstate.core.state_json import to_json
 
-        return json.dumps(to_json(with_digests(cp), issue=stored.number, url=stored.location), ensure_ascii=False,
-                          indent=2) + "\n"
+        data = to_json(with_digests(cp), issue=stored.number, url=stored.location)
+        data.update(tasks.to_json())
+        return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
     return present.show(cp, label=app.label(stored.number), location=app.where(stored), env=app.env,
-                        provenance=provenance).rstrip("\n") + "\n"
+                        provenance=provenance, tasks=tasks.lines).rstrip("\n") + "\n"
 
 
 def hook_context(app: App, stored: Stored, cp: Checkpoint, tree: gitinfo.WorkTree, event: dict,

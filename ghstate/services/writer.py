@@ -20,9 +20,12 @@ built on rather than overwritten. When GitHub cannot be reached, the write is ke
 from __future__ import annotations
 
 import os
+import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from typing import NamedTuple
 
 from ghstate.core import checks
 from ghstate.core.edits import content_equal, describe, stamp
@@ -45,6 +48,10 @@ from ghstate.store import Changed, Store, Stored
 ROUNDS = 10
 
 
+def _sleep(seconds: float) -> None:
+    time.sleep(seconds)
+
+
 def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -61,6 +68,17 @@ class WriteResult:
     file_conflicts: list[str] = field(default_factory=list)  # sections both a --file and the checkpoint changed
     warnings: list[str] = field(default_factory=list)
     previous: Checkpoint | None = None  # the checkpoint as it was read (logged writes replayed), before this write
+
+
+class NewCheckpoint(NamedTuple):
+    """A checkpoint ready to be created: what ``Store.create`` takes (``unique``: text only its body holds)."""
+
+    checkpoint: Checkpoint
+    body: str
+    entry: LogEntry | None
+    changes: list[str]
+    conflicts: tuple[str, ...]
+    unique: str
 
 
 @dataclass
@@ -86,7 +104,8 @@ class _Draft:
 class Writer:
     def __init__(self, store: Store, *, env: Templates, builtin: Templates | None = None,
                  max_body_chars: int = DEFAULT_MAX_BODY, pending: LocalStore | None = None, repo: str | None = None,
-                 api_url: str = "", clock: Callable[[], str] | None = None) -> None:
+                 api_url: str = "", clock: Callable[[], str] | None = None,
+                 sleep: Callable[[float], None] | None = None) -> None:
         self.store = store
         self.env = env
         self.builtin = builtin  # the shipped templates, when ``env`` holds a repository's own checkpoint.md.j2
@@ -95,6 +114,7 @@ class Writer:
         self.repo = repo
         self.api_url = api_url
         self.clock = clock or (lambda: utc_now())  # looked up when called: tests set the module's clock
+        self.sleep = sleep or (lambda seconds: _sleep(seconds))  # looked up when called, as the clock
 
     def write(self, spec: WriteSpec, *, kept: bool = False) -> WriteResult:
         """Write ``spec``. ``kept``: a write kept while GitHub was out of reach, published now (``push``):
@@ -121,6 +141,21 @@ class Writer:
     # ------------------------------------------------------------------------------ create
 
     def _create(self, spec: WriteSpec) -> WriteResult:
+        new = self.prepare_create(spec)
+        stamped = new.checkpoint
+        if spec.dry_run:
+            return WriteResult(stamped, new.body, None, created=True, changes=new.changes)
+        interrupt.begin_create(self.store, new.unique)  # what Ctrl-C then left is known
+        stored = self.store.create(stamped.title, new.body, unique=new.unique, entry=new.entry)
+        interrupt.landed(self.store, stored.number, 1)
+        return WriteResult(stamped, new.body, stored, created=True, changes=new.changes,
+                           file_conflicts=list(new.conflicts), warnings=self._notices())
+
+    def prepare_create(self, spec: WriteSpec) -> NewCheckpoint:
+        """A new checkpoint as ``write`` creates it (stamped, rendered, checked, with its log entry), not
+        written: for a caller that creates several in one request (``ghstate split``)."""
+        spec = replace(spec, new_id=spec.new_id or os.urandom(6).hex(), write_id=spec.write_id or os.urandom(6).hex(),
+                       made_at=spec.made_at or self.clock())
         now = self.clock()
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(Checkpoint()))
@@ -136,15 +171,10 @@ class Writer:
         stamped = with_log(self._stamp(ours, 1, now, spec), state)
         body, stamped = self._body(stamped, None, spec)
         changes = describe(None, stamped)
-        if spec.dry_run:
-            return WriteResult(stamped, body, None, created=True, changes=changes)
-        entry = self._entry(stamped, write_id, now, spec, changes) if spec.log else None
-        body, entry = self._fitted(body, stamped, entry)
-        interrupt.begin_create(self.store, f'"id":"{stamped.meta.id}"')  # what Ctrl-C then left is known
-        stored = self.store.create(stamped.title, body, unique=f'"id":"{stamped.meta.id}"', entry=entry)
-        interrupt.landed(self.store, stored.number, 1)
-        return WriteResult(stamped, body, stored, created=True, changes=changes,
-                           file_conflicts=list(applied.conflicts), warnings=self._notices())
+        entry = self._entry(stamped, write_id, now, spec, changes) if spec.log and not spec.dry_run else None
+        if not spec.dry_run:
+            body, entry = self._fitted(body, stamped, entry)
+        return NewCheckpoint(stamped, body, entry, changes, applied.conflicts, f'"id":"{stamped.meta.id}"')
 
     # ------------------------------------------------------------------------------ update
 
@@ -232,7 +262,9 @@ class Writer:
         own: LogEntry | None = None
         stored: Stored | None = None
         kept: LogEntry | None = None  # a person's version this round builds on, logged as its write's entry
-        for _ in range(ROUNDS):
+        for round_ in range(ROUNDS):
+            if round_ and self.store.remote:  # contended: the writers that collided spread out (jittered backoff)
+                self.sleep(min(8.0, 0.5 * 2 ** (round_ - 1)) * random.uniform(0.5, 1.5))
             if fresh is not None:  # changed since it was read: build on what is there now
                 draft = self._draft(spec, view(self.store, fresh, own, since), now, write_id, own, first,
                                     also=(kept.write,) if kept else ())

@@ -38,3 +38,18 @@ def document(name: str) -> str:
             if not shared.is_file():
                 raise KeyError(f"{name}.graphql spreads {fragment}, which is neither in it nor in fragments/")
             text += "\n" + shared.read_text(encoding="utf-8")
+
+
+def batch(name: str, count: int) -> str:
+    """``NAME.graphql`` for ``count`` items in one request: each line marked ``# each`` is repeated for the
+    items 0 … count-1, its ``_0`` becoming ``_1``, ``_2``, … (aliases and variables alike). The file as it
+    is holds one item, so that it is judged against GitHub's schema like every other document."""
+    if count < 1:
+        raise ValueError("a batch holds at least one item")
+    out = []
+    for line in document(name).splitlines():
+        if line.rstrip().endswith("# each"):
+            out.extend(re.sub(r"_0\b", f"_{i}", line) for i in range(count))
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n"

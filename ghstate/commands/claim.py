@@ -1,0 +1,94 @@
+"""``ghstate claim``, ``ghstate release`` and ``ghstate done``: one agent per child task, exactly."""
+
+from __future__ import annotations
+
+import click
+
+from ghstate.commands.common import ISSUE, make_app, store_options, usage_errors
+from ghstate.core.claims import DEFAULT_LEASE
+from ghstate.services.claims import ClaimRequest, DoneRequest, Outcome, ReleaseRequest, run_claim, run_done, run_release
+
+AGENT = click.option("--agent", metavar="NAME", help="The agent that holds the claim (default: GHSTATE_AGENT).")
+LEASE = click.option("--lease", default=DEFAULT_LEASE, show_default=True, metavar="DURATION",
+                     help="How long the claim holds unless renewed: 90s, 30m, 2h, 1d.")
+SESSION = click.option("--session", metavar="ID", help="The agent's runtime session (default: GHSTATE_SESSION).")
+
+
+def _print(outcome: Outcome) -> None:
+    for warning in outcome.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    for line in outcome.out:
+        click.echo(line)
+    for line in outcome.said:
+        click.echo(line, err=True)
+
+
+@click.command()
+@click.argument("child", type=ISSUE, required=False)
+@store_options
+@click.option("--next", "parent", type=ISSUE, metavar="ISSUE", help="Claim the first ready child of ISSUE (the next "
+              "one if another agent wins it first).")
+@AGENT
+@LEASE
+@SESSION
+def claim(child: int | None, parent: int | None, agent: str | None, lease: str, session: str | None) -> None:
+    """Claim a child task: exactly one of any number of agents racing for it wins.
+
+    Prints the claimed #N. Exit 3 when nothing is ready to claim, 4 when another agent holds CHILD
+    (its name and the lease's end are said). Claiming again renews one's own claim; a claim whose
+    lease ran out may be taken over.
+
+    \b
+    Examples:
+      N=$(ghstate claim --next 24 --agent worker-1) && ghstate resume "$N"
+      ghstate claim 31 --agent worker-1 --lease 2h
+    """
+    app = make_app(agent=agent, session=session)
+    request = ClaimRequest(child=child, next=parent, agent=app.settings.agent, lease=lease,
+                           session=app.settings.session)
+    with usage_errors():
+        request.check()
+    _print(run_claim(app, request))
+
+
+@click.command()
+@click.argument("child", type=ISSUE)
+@store_options
+@AGENT
+@click.option("--force", is_flag=True, help="Release it whoever holds it.")
+def release(child: int, agent: str | None, force: bool) -> None:
+    """Free a claimed child task: only its holder, or anyone with --force.
+
+    \b
+    Example:
+      ghstate release 31 --agent worker-1
+    """
+    app = make_app(agent=agent)
+    request = ReleaseRequest(child=child, agent=app.settings.agent, force=force)
+    with usage_errors():
+        request.check()
+    _print(run_release(app, request))
+
+
+@click.command()
+@click.argument("child", type=ISSUE)
+@store_options
+@AGENT
+@click.option("--claim-next", is_flag=True, help="Then claim a child this one unblocked (else another ready one).")
+@LEASE
+@SESSION
+def done(child: int, agent: str | None, claim_next: bool, lease: str, session: str | None) -> None:
+    """Finish a child task: close it as completed, tick its phase in the parent, release its claim, and
+    print the children it unblocked.
+
+    \b
+    Examples:
+      ghstate done 31 --agent worker-1
+      ghstate done 31 --agent worker-1 --claim-next
+    """
+    app = make_app(agent=agent, session=session)
+    request = DoneRequest(child=child, agent=app.settings.agent, claim_next=claim_next, lease=lease,
+                          session=app.settings.session)
+    with usage_errors():
+        request.check()
+    _print(run_done(app, request))

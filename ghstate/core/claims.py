@@ -1,0 +1,280 @@
+"""Who holds a child task, until when, and what state each child is in: leases, claim records, the
+mirror a person reads in the child's body, and the roll-up of a parent's children.
+
+Pure: every time is given (``now``), never read from a clock. A lease is a time; a claim is live while
+``now`` is before its end. Where a claim is kept (a Git ref's commit on GitHub, a file of the local store,
+the child's body when refs cannot be written) is the stores' business; what it says is this record.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Any, NamedTuple
+
+from ghstate.core.markup import code_span
+from ghstate.core.model import Checkpoint, Extra, github_time
+
+STATES = ("ready", "claimed", "blocked", "done")
+DEFAULT_LEASE = "30m"
+MAX_LEASE = timedelta(days=7)
+_DURATION = re.compile(r"([1-9][0-9]{0,6})\s*([smhd])")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+MIRROR = "<!-- ghstate:claim "  # the first line of the mirror in a child's body: its record, hidden
+_MIRROR = re.compile(r"<!--\s*ghstate:claim\s+(\{.*?\})\s*-->", re.DOTALL)
+
+
+def lease_of(text: str) -> timedelta:
+    """``90s``, ``30m``, ``2h`` or ``1d`` as a duration; ValueError for anything else or beyond 7 days."""
+    match = _DURATION.fullmatch(text.strip().lower())
+    if not match:
+        raise ValueError(f"{text!r} is not a duration such as 90s, 30m, 2h or 1d")
+    lease = timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+    if lease > MAX_LEASE:
+        raise ValueError(f"{text!r} is longer than the longest lease ({MAX_LEASE.days} days)")
+    return lease
+
+
+def stamp(when: datetime) -> str:
+    """A time as GitHub writes it, in UTC, to the second."""
+    return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Claim(NamedTuple):
+    """One agent's hold on a child: who (``agent``, in ``session``), since (``at``) and until (``until``),
+    times as GitHub writes them. ``issue``: the child it is on."""
+
+    agent: str
+    until: str
+    at: str = ""
+    session: str = ""
+    issue: int = 0
+
+    def live(self, now: datetime) -> bool:
+        end = github_time(self.until)
+        return end is not None and now < end
+
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"agent": self.agent, "until": self.until, "at": self.at}
+        if self.session:
+            data["session"] = self.session
+        if self.issue:
+            data["issue"] = self.issue
+        return data
+
+    @classmethod
+    def from_data(cls, data: Any) -> Claim | None:
+        if not isinstance(data, dict) or not isinstance(data.get("agent"), str) or not data["agent"] or \
+                github_time(str(data.get("until") or "")) is None:
+            return None
+        issue = data.get("issue")
+        return cls(data["agent"], data["until"], str(data.get("at") or ""), str(data.get("session") or ""),
+                   issue if isinstance(issue, int) and not isinstance(issue, bool) and issue > 0 else 0)
+
+    def message(self) -> str:
+        """The message of the commit a claim ref points at: a line for people, then the record."""
+        return (f"ghstate claim of #{self.issue} by {self.agent} until {self.until}\n\n"
+                + json.dumps(self.to_data(), ensure_ascii=False, sort_keys=True) + "\n")
+
+    @classmethod
+    def from_message(cls, message: str) -> Claim | None:
+        """The record in a claim commit's message (None when it holds none: not ghstate's)."""
+        for line in reversed((message or "").splitlines()):
+            if line.startswith("{"):
+                try:
+                    return cls.from_data(json.loads(line))
+                except ValueError:
+                    return None
+        return None
+
+    def end_words(self) -> str:
+        """``2026-11-22 08:30 UTC``."""
+        end = github_time(self.until)
+        return end.strftime("%Y-%m-%d %H:%M UTC") if end else self.until
+
+    def words(self) -> str:
+        """``agent-a (session s-1) until 2026-11-22 08:30 UTC``."""
+        return f"{self.agent}{f' (session {self.session})' if self.session else ''} until {self.end_words()}"
+
+
+def claimed(agent: str, session: str, now: datetime, lease: timedelta, issue: int) -> Claim:
+    return Claim(agent, stamp(now + lease), stamp(now), session, issue)
+
+
+# ------------------------------------------------------------------------------- the mirror
+
+
+def mirror_of(cp: Checkpoint) -> Claim | None:
+    """The claim a child's body shows (its preamble line), or None."""
+    for extra in cp.extra:
+        if extra.heading is None and extra.after is None:
+            match = _MIRROR.search(extra.body)
+            if match:
+                try:
+                    return Claim.from_data(json.loads(match.group(1)))
+                except ValueError:
+                    return None
+    return None
+
+
+def mirror_in(body: str) -> Claim | None:
+    """The claim a raw body shows (a quick scan, no parse): what a parent's read of its children sees."""
+    match = _MIRROR.search(body or "")
+    if not match:
+        return None
+    try:
+        return Claim.from_data(json.loads(match.group(1)))
+    except ValueError:
+        return None
+
+
+def mirror_text(claim: Claim) -> str:
+    record = json.dumps(claim.to_data(), ensure_ascii=False, sort_keys=True).replace("--", "-\\u002d")
+    return (f"{MIRROR}{record} -->\n> **Claimed** by {code_span(claim.agent)} until {claim.end_words()} "
+            "(`ghstate claim`; freed by `ghstate release` or `ghstate done`)")
+
+
+def with_mirror(cp: Checkpoint, claim: Claim | None) -> Checkpoint:
+    """``cp`` whose body shows ``claim`` (None: shows none) as its first lines, for people."""
+    kept = tuple(e for e in cp.extra if not (e.heading is None and e.after is None and _MIRROR.search(e.body)))
+    if claim is None:
+        return cp._replace(extra=kept) if kept != cp.extra else cp
+    return cp._replace(extra=(Extra(None, mirror_text(claim), 2, None), *kept))
+
+
+class MirrorEdit(NamedTuple):
+    """A claim shown in (or taken from) a child's body. ``claim`` None: the one ``agent`` shows is taken
+    away. ``force``: whatever the body shows (the claim is decided elsewhere: a Git ref); otherwise only
+    when the body shows no claim that is live at the edit's time (``claim.at``) and held by another agent:
+    applied in log order, the first of two racing claims stands (the body's own compare-and-swap, best
+    effort)."""
+
+    claim: Claim | None
+    agent: str = ""
+    force: bool = False
+
+    def apply(self, cp: Checkpoint) -> Checkpoint:
+        shown = mirror_of(cp)
+        if self.claim is None:
+            if shown is not None and (self.force or shown.agent == self.agent):
+                return with_mirror(cp, None)
+            return cp
+        at = github_time(self.claim.at)
+        if not self.force and shown is not None and shown.agent != self.claim.agent and \
+                at is not None and shown.live(at):
+            return cp
+        return with_mirror(cp, self.claim)
+
+    def to_data(self) -> dict[str, Any]:
+        return {"claim": self.claim.to_data() if self.claim else None, "agent": self.agent, "force": self.force}
+
+    @classmethod
+    def from_data(cls, data: Any) -> MirrorEdit | None:
+        if not isinstance(data, dict):
+            return None
+        return cls(Claim.from_data(data.get("claim")), str(data.get("agent") or ""), data.get("force") is True)
+
+
+# ------------------------------------------------------------------------------- children
+
+
+class Child(NamedTuple):
+    """A child task as its parent sees it. ``blocked_by``: the children or issues it waits for that are
+    still open; ``phase``: the parent's phase it is (its line links it)."""
+
+    number: int
+    title: str
+    open: bool = True
+    blocked_by: tuple[int, ...] = ()
+    claim: Claim | None = None
+    phase: str = ""
+    url: str = ""
+    version: str = ""  # what a compare-and-swap of its claim compares (see Held)
+
+    @property
+    def held(self) -> Held:
+        return Held(self.version, self.claim)
+
+    def state(self, now: datetime) -> str:
+        if not self.open:
+            return "done"
+        if self.claim is not None and self.claim.live(now):
+            return "claimed"
+        return "blocked" if self.blocked_by else "ready"
+
+    def to_json(self, now: datetime) -> dict[str, Any]:
+        live = self.claim if self.claim is not None and self.claim.live(now) and self.open else None
+        return {"number": self.number, "title": self.title, "state": self.state(now),
+                "blocked_by": list(self.blocked_by), "claimed_by": live.agent if live else None,
+                "lease_until": live.until if live else None, "phase": self.phase or None, "url": self.url or None}
+
+
+class Summary(NamedTuple):
+    """GitHub's ``subIssuesSummary``: how many children, how many completed."""
+
+    total: int = 0
+    completed: int = 0
+
+    @property
+    def percent(self) -> int:
+        return self.completed * 100 // self.total if self.total else 0
+
+
+def ready(children: tuple[Child, ...], now: datetime) -> tuple[Child, ...]:
+    return tuple(c for c in children if c.state(now) == "ready")
+
+
+def by_state(children: tuple[Child, ...], now: datetime) -> dict[str, tuple[Child, ...]]:
+    return {state: tuple(c for c in children if c.state(now) == state) for state in STATES}
+
+
+def rollup_lines(children: tuple[Child, ...], summary: Summary, now: datetime, label: str = "#") -> list[str]:
+    """The children by state, a line each state that has any, for the prompt, ``show`` and the hook."""
+    if not children:
+        return []
+    groups = by_state(children, now)
+    done = summary.completed if summary.total else len(groups["done"])
+    total = summary.total or len(children)
+    lines = [f"Sub-tasks: {done} of {total} done ({done * 100 // total if total else 0}%)"]
+    words = {
+        "ready": lambda c: f"{label}{c.number} {c.title}",
+        "claimed": lambda c: f"{label}{c.number} {c.title} (by {c.claim.words() if c.claim else '?'})",
+        "blocked": lambda c: f"{label}{c.number} {c.title} (waits for "
+                             f"{', '.join(f'{label}{n}' for n in c.blocked_by)})",
+        "done": lambda c: f"{label}{c.number} {c.title}",
+    }
+    for state in STATES:
+        if groups[state]:
+            lines.append(f"{state}: " + "; ".join(words[state](c) for c in groups[state]))
+    return lines
+
+
+def unblocked(before: tuple[Child, ...], closed: int, now: datetime) -> tuple[Child, ...]:
+    """The children that waited only for ``closed`` (and are held by nobody): ready once it is closed."""
+    out = []
+    for child in before:
+        if child.open and child.number != closed and child.blocked_by and set(child.blocked_by) <= {closed}:
+            freed = child._replace(blocked_by=())
+            if freed.state(now) == "ready":
+                out.append(freed)
+    return tuple(out)
+
+
+class Held(NamedTuple):
+    """A claim as a store read it: ``version`` is what a compare-and-swap compares (a ref's commit on GitHub,
+    a generation on the local store; "0" or "": none yet), ``claim`` the record (None: free)."""
+
+    version: str
+    claim: Claim | None
+
+
+class Family(NamedTuple):
+    """A parent and its children, in the parent's order (its phase lines' order, then the others)."""
+
+    parent: int
+    children: tuple[Child, ...] = ()
+    summary: Summary = Summary()
+
+    def child(self, number: int) -> Child | None:
+        return next((c for c in self.children if c.number == number), None)

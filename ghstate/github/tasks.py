@@ -1,0 +1,320 @@
+"""Tasks on GitHub: children as sub-issues, what they wait for as issue dependencies, claims as Git refs.
+
+A child is a sub-issue of its parent (``createIssue(parentIssueId:)``), made in batches of aliased
+mutations, and so are its blocked-by links (``addBlockedBy``). A claim on child N is the ref
+``refs/ghstate/claims/N``, pointing at a commit (on no branch) whose message records the agent, the session
+and the lease's end. It is taken, renewed, taken over and released only with ``updateRefs`` naming the
+value the ref held when it was read (``beforeOid``; all zeros: it must not exist), which GitHub compares
+atomically: of any number of agents that read the same value, one moves the ref and the others are
+refused. A refusal is told apart from other failures by reading the ref again (GitHub's error does not
+say which it was). A ref outside ``refs/heads/`` and ``refs/tags/`` is no branch or tag: it starts no
+workflow. Reading a parent (``Checkpoint``) brings its children, their links and the claims along.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, NamedTuple
+
+from ghstate.core.claims import Child, Claim, Family, Held, Summary, mirror_in
+from ghstate.core.model import Phase
+from ghstate.core.tasks import Existing, linked_child, title_of
+from ghstate.errors import NotFound, RemoteError
+from ghstate.github import history
+from ghstate.github.store import GitHubStore
+from ghstate.github.transport import GitHubAPI
+
+REF_PREFIX = "refs/ghstate/claims/"
+ZERO = "0" * 40
+CREATE_BATCH = 20  # children created per request
+LINK_BATCH = 50  # links made per request
+DENIED = (403, 404)  # what GitHub answers a token without contents: write that writes Git objects
+
+
+class RefsUnavailable(RemoteError):
+    """The token cannot write Git refs (it lacks ``contents: write``): claims fall back to the child's body."""
+
+
+class ChildRead(NamedTuple):
+    """One child as a claim reads it: the child (its claim from its ref, else from its body), its parent,
+    its node id."""
+
+    child: Child
+    parent: int | None
+    node_id: str
+    repository_id: str
+
+
+def ref_name(child: int) -> str:
+    return f"{REF_PREFIX}{child}"
+
+
+class GitHubTasks:
+    remote = True
+
+    def __init__(self, store: GitHubStore) -> None:
+        self.store = store
+        self.api: GitHubAPI = store.api
+        self._ids: dict[int, str] = {}  # issue number -> node id, as read or created in this command
+        self._repository_id = ""
+
+    def _names(self) -> dict[str, str]:
+        owner, _, name = self.store.repo_name.partition("/")
+        return {"owner": owner, "name": name}
+
+    # ------------------------------------------------------------------------------ reading
+
+    def family(self, parent: int) -> Family:
+        """The children of ``parent`` as its last read carried them (``Checkpoint`` reads them along)."""
+        node = self.store.node(parent)
+        if node is None or "subIssues" not in node:
+            self.store.get(parent)
+            node = self.store.node(parent) or {}
+        self._ids[parent] = node.get("id") or ""
+        self._repository_id = (node.get("repository") or {}).get("id") or self._repository_id
+        refs = {str(r.get("name")): r for r in ((node.get("repository") or {}).get("claims") or {}).get("nodes") or ()
+                if r}
+        children = []
+        for sub in (node.get("subIssues") or {}).get("nodes") or ():
+            if sub:
+                children.append(self._child(sub, refs.get(str(sub["number"]))))
+        summary = node.get("subIssuesSummary") or {}
+        return Family(parent, tuple(children), Summary(summary.get("total") or 0, summary.get("completed") or 0))
+
+    def _child(self, sub: dict[str, Any], ref: dict[str, Any] | None) -> Child:
+        self._ids[sub["number"]] = sub.get("id") or ""
+        target = (ref or {}).get("target") or {}
+        claim = Claim.from_message(target.get("message") or "") if ref else mirror_in(sub.get("body") or "")
+        blockers = tuple(b["number"] for b in ((sub.get("blockedBy") or {}).get("nodes") or ())
+                         if b and b.get("state") == "OPEN")
+        return Child(sub["number"], sub.get("title") or "", sub.get("state") == "OPEN", blockers, claim,
+                     url=sub.get("url") or "", version=target.get("oid") or "")
+
+    def existing(self, parent: int, phases: tuple[Phase, ...]) -> Existing:
+        """What a split of ``parent`` finds made already: children linked from its phase lines, or (a split
+        whose last write was lost) sub-issues titled as a phase; their links; GitHub's counts."""
+        node = self.store.node(parent) or {}
+        subs = [s for s in (node.get("subIssues") or {}).get("nodes") or () if s]
+        self._ids.update({s["number"]: s["id"] for s in subs})
+        numbers = {s["number"] for s in subs}
+        children = {i: n for i, p in enumerate(phases) if (n := linked_child(p.name)) in numbers}
+        by_title = {s["title"]: s["number"] for s in reversed(subs)}
+        for i, phase in enumerate(phases):
+            found = by_title.get(title_of(phase))
+            if i not in children and found is not None and found not in children.values():
+                children[i] = found
+        links = frozenset((s["number"], b["number"]) for s in subs
+                          for b in (s.get("blockedBy") or {}).get("nodes") or () if b)
+        degrees = {s["number"]: (((s.get("blockedBy") or {}).get("totalCount") or 0),
+                                 ((s.get("blocking") or {}).get("totalCount") or 0)) for s in subs}
+        closed = frozenset(s["number"] for s in subs if s.get("state") != "OPEN")
+        count = (node.get("subIssues") or {}).get("totalCount") or len(subs)
+        return Existing(children, links, count, degrees, closed)
+
+    def read_child(self, number: int) -> ChildRead:
+        """One request: the child, its parent, and the ref that holds its claim (``ClaimState``)."""
+        data = self.api.graphql("claim_state", {**self._names(), "number": number, "ref": ref_name(number)},
+                                number=number, what=f"reading the claim of #{number}")
+        repository = data.get("repository") or {}
+        node = repository.get("issue")
+        if not node:
+            raise NotFound(f"no issue #{number} in {self.store.repo_name}, or the token cannot see it")
+        self._ids[number] = node["id"]
+        self._repository_id = repository.get("id") or ""
+        ref = repository.get("ref")
+        child = self._child(node, {"name": str(number), **ref} if ref else None)
+        return ChildRead(child, (node.get("parent") or {}).get("number"), node["id"], self._repository_id)
+
+    def held(self, number: int) -> Held:
+        """The claim on ``number`` as its ref holds it now (``RefState``)."""
+        data = self.api.graphql("ref_state", {**self._names(), "ref": ref_name(number)},
+                                what=f"reading the claim of #{number}")
+        repository = data.get("repository") or {}
+        self._repository_id = repository.get("id") or self._repository_id
+        target = (repository.get("ref") or {}).get("target") or {}
+        if not target:
+            return Held("", None)
+        return Held(target.get("oid") or "", Claim.from_message(target.get("message") or ""))
+
+    # ------------------------------------------------------------------------------ children
+
+    def create_children(self, parent: int, drafts: list[tuple[str, str, Any]], label: str) -> list[int]:
+        """Create each (title, body, log entry) as a checkpoint issue and sub-issue of ``parent``, a batch of
+        aliased ``createIssue`` per request; their numbers, in order. Children that could not be made are
+        named in the error (those made stay: a split again finds them)."""
+        node = self.store.node(parent) or {}
+        label_ids = [x["id"] for x in (node.get("labels") or {}).get("nodes") or () if x and x.get("name") == label]
+        repository = (node.get("repository") or {}).get("id") or self._repository_id
+        numbers: list[int] = []
+        for start in range(0, len(drafts), CREATE_BATCH):
+            chunk = drafts[start:start + CREATE_BATCH]
+            variables = {f"child_{i}": {"repositoryId": repository, "title": title, "parentIssueId": node["id"],
+                                        "body": history.embed(body, entry) if entry is not None else body,
+                                        "labelIds": label_ids}
+                         for i, (title, body, entry) in enumerate(chunk)}
+            answer = self._batch("create_children", variables, f"creating the children of #{parent}")
+            for i in range(len(chunk)):
+                issue = ((answer.get("data") or {}).get(f"child_{i}") or {}).get("issue")
+                if issue:
+                    self._ids[issue["number"]] = issue["id"]
+                    numbers.append(issue["number"])
+            if len(numbers) < start + len(chunk):
+                raise RemoteError(f"{start + len(chunk) - len(numbers)} of the {len(drafts)} children of #{parent} "
+                                  f"could not be created ({_first_error(answer)}); those created are its "
+                                  f"sub-issues: run 'ghstate split {parent}' again to make the rest")
+        if not label_ids:
+            for number in numbers:
+                self.api.add_label(number, label)
+        return numbers
+
+    def add_links(self, links: list[tuple[int, int]]) -> None:
+        """Each (waiting, awaited) child as a blocked-by link, a batch of ``addBlockedBy`` per request."""
+        for start in range(0, len(links), LINK_BATCH):
+            chunk = links[start:start + LINK_BATCH]
+            variables = {f"link_{i}": {"issueId": self._ids[a], "blockingIssueId": self._ids[b]}
+                         for i, (a, b) in enumerate(chunk)}
+            answer = self._batch("add_blocked_by", variables, "linking children")
+            failed = [f"#{a} after #{b}" for i, (a, b) in enumerate(chunk)
+                      if not (answer.get("data") or {}).get(f"link_{i}")]
+            if failed:
+                raise RemoteError(f"{len(failed)} blocked-by links could not be made ({', '.join(failed[:5])}: "
+                                  f"{_first_error(answer)}); run 'ghstate split' again to make them")
+
+    def _batch(self, name: str, variables: dict[str, Any], what: str) -> dict[str, Any]:
+        try:
+            return self.api.graphql(name, variables, partial=True, what=what, count=len(variables))
+        except NotFound as exc:  # every item refused the same way
+            raise RemoteError(f"{what} failed: {exc}") from None
+
+    def close(self, number: int) -> None:
+        if number not in self._ids:
+            self.read_child(number)
+        self.api.graphql("close_issue", {"input": {"issueId": self._ids[number], "stateReason": "COMPLETED"}},
+                         number=number, what=f"closing #{number}")
+
+    # ------------------------------------------------------------------------------ claims
+
+    def swap(self, number: int, seen: Held, claim: Claim | None, by: str = "") -> Held | None:
+        """Make ``claim`` (None: released) child ``number``'s, only if its ref still holds what ``seen``
+        says: None when this call did; else what the ref holds now (another agent moved it first)."""
+        if claim is None and not seen.version:
+            return None  # no ref: nothing to release
+        after = ZERO if claim is None else self._commit(claim, seen)
+        if not self._repository_id:
+            self.held(number)
+        update = {"name": ref_name(number), "afterOid": after, "beforeOid": seen.version or ZERO}
+        try:
+            answer = self.api.graphql("update_refs", {"input": {"repositoryId": self._repository_id,
+                                                                "refUpdates": [update]}}, partial=True,
+                                      what=f"moving the claim of #{number}", landed=lambda: self._landed(number, after))
+        except NotFound as exc:
+            answer = {"errors": [{"type": "NOT_FOUND", "message": str(exc)}]}
+        if not answer.get("errors"):
+            return None
+        now = self.held(number)
+        if now.version == (after if after != ZERO else ""):
+            return None  # it moved as asked (the error was about something else)
+        if now.version != seen.version:
+            return now  # another agent moved it first
+        kinds = {e.get("type") for e in answer["errors"] if isinstance(e, dict)}
+        if kinds & {"FORBIDDEN", "INSUFFICIENT_SCOPES"}:
+            raise RefsUnavailable(f"the token cannot write Git refs ({_first_error(answer)})", status=403)
+        raise RemoteError(f"moving {ref_name(number)} failed: {_first_error(answer)}")
+
+    def _landed(self, number: int, after: str) -> dict[str, Any] | None:
+        """Whether an update whose answer was lost moved the ref: it did if the ref holds our commit."""
+        from ghstate.github.transport import checking
+
+        held = checking(lambda: self.held(number))
+        return {"updateRefs": {}} if held.version == (after if after != ZERO else "") else None
+
+    def _commit(self, claim: Claim, seen: Held) -> str:
+        record = {"claim": claim.to_data(), "nonce": os.urandom(8).hex()}  # a commit of its own, whoever races
+        try:
+            return self.api.create_commit(claim.message(), {"claim.json": json.dumps(record, sort_keys=True) + "\n"},
+                                          [seen.version] if seen.version else [])
+        except RemoteError as exc:
+            if exc.status in DENIED:
+                raise RefsUnavailable(f"the token cannot write Git objects ({exc})", status=exc.status) from None
+            raise
+
+
+def _first_error(answer: dict[str, Any]) -> str:
+    errors = [e for e in answer.get("errors") or () if isinstance(e, dict)]
+    if not errors:
+        return "GitHub's answer holds no result"
+    first = errors[0]
+    return " ".join(f"{first.get('type') or ''} {first.get('message') or ''}".split())
+
+
+# ------------------------------------------------------------------------------ doctor's probes
+
+
+class Probe(NamedTuple):
+    """One check of ``ghstate doctor --github``: what was checked, whether it held (None: not checked),
+    and what was seen."""
+
+    name: str
+    ok: bool | None
+    detail: str
+
+
+def claim_probes(api: GitHubAPI, token: str = "") -> list[Probe]:
+    """What claims rely on, probed on the repository with a throwaway ref ``refs/ghstate/doctor/TOKEN``:
+    Git objects can be written, the ref can be created, a second create of it fails, it moves only from the
+    value it holds (a stale ``beforeOid`` is refused, the current one is taken), and it can be deleted.
+    Whether such a ref starts a workflow run cannot be seen through the API this uses (it is not a branch
+    or tag push, which is what starts one): that row says so. Stops at the first row that fails."""
+    name = f"refs/ghstate/doctor/{token or os.urandom(4).hex()}"
+    owner, _, repo = api.repo_name.partition("/")
+    rows: list[Probe] = []
+
+    def ref_now() -> tuple[str, str]:
+        data = api.graphql("ref_state", {"owner": owner, "name": repo, "ref": name}, what="reading the probe's ref")
+        repository = data.get("repository") or {}
+        return repository.get("id") or "", ((repository.get("ref") or {}).get("target") or {}).get("oid") or ""
+
+    def mutate(document: str, data: dict[str, Any]) -> str:
+        try:
+            answer = api.graphql(document, {"input": data}, partial=True, what=f"probing {name}")
+        except RemoteError as exc:
+            return str(exc)
+        return "" if not answer.get("errors") else _first_error(answer)
+
+    try:
+        repository, _ = ref_now()
+        first = api.create_commit("ghstate doctor: a probe of claim refs", {"probe.txt": "first\n"}, [])
+        second = api.create_commit("ghstate doctor: a probe of claim refs", {"probe.txt": "second\n"}, [first])
+    except RemoteError as exc:
+        return [Probe("Git objects can be written (contents: write)", False, str(exc))]
+    rows.append(Probe("Git objects can be written (contents: write)", True, f"commits {first[:7]}, {second[:7]}"))
+    steps = (
+        ("a ref in refs/ghstate/ can be created", "create_ref", {"repositoryId": repository, "name": name,
+                                                                  "oid": first}, True, first),
+        ("a second create of it fails", "create_ref", {"repositoryId": repository, "name": name, "oid": second},
+         False, first),
+        ("a move from a value it no longer holds is refused", "update_refs", _move(repository, name, second, second),
+         False, first),
+        ("a move from the value it holds is made (compare-and-swap)", "update_refs",
+         _move(repository, name, first, second), True, second),
+        ("it can be deleted", "update_refs", _move(repository, name, second, ZERO), True, ""),
+    )
+    for label, document, data, wanted, expected in steps:
+        error = mutate(document, data)
+        _, now = ref_now()
+        ok = (not error) == wanted and now == expected
+        rows.append(Probe(label, ok, (error or "done") + f"; the ref is {'at ' + now[:7] if now else 'gone'}"))
+        if not ok:
+            if now:  # leave nothing behind
+                mutate("update_refs", _move(repository, name, now, ZERO))
+            break
+    rows.append(Probe("a claim ref starts no workflow run", None,
+                      "not probed: GitHub starts push workflows for branches and tags (refs/heads/, refs/tags/), and "
+                      "refs/ghstate/ is neither; whether a run started cannot be seen without the Actions API"))
+    return rows
+
+
+def _move(repository: str, name: str, before: str, after: str) -> dict[str, Any]:
+    return {"repositoryId": repository, "refUpdates": [{"name": name, "beforeOid": before, "afterOid": after,
+                                                        "force": True}]}

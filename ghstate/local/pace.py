@@ -1,0 +1,52 @@
+"""Pacing the writes this machine sends to GitHub, across processes: GitHub's secondary rate limit allows
+about 80 content-creating requests a minute (issue writes, comments) to one account, and agents sharing
+a token share it. Each write waits until INTERVAL after the last one any ghstate process on this machine
+sent for the same repository, so that thirty agents writing at once stay under the limit instead of being
+refused and retried. The last write's time is a file in the user's cache folder, under a file lock; a
+cache folder that cannot be used paces nothing (the limit's Retry-After is then waited out)."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ghstate.local.store import file_lock
+
+INTERVAL = 0.8  # seconds between writes: 75 a minute, under GitHub's 80
+
+
+def _now() -> float:
+    return time.time()
+
+
+def _sleep(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+class Pacer:
+    def __init__(self, folder: Path, key: str, *, interval: float = INTERVAL,
+                 clock: Callable[[], float] | None = None, sleep: Callable[[float], None] | None = None) -> None:
+        name = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+        self.path = folder / f"pace-{name}"
+        self.interval = interval
+        self.clock = clock or (lambda: _now())  # looked up when called: tests set the module's own
+        self.sleep = sleep or (lambda seconds: _sleep(seconds))
+
+    def before_write(self) -> float:
+        """Wait until this write's turn; the seconds waited (0 when the folder cannot be used)."""
+        try:
+            with file_lock(self.path.with_suffix(".lock")):
+                try:
+                    last = float(self.path.read_text() or 0)
+                except (OSError, ValueError):
+                    last = 0.0
+                now = self.clock()
+                wait = max(0.0, min(self.interval, last + self.interval - now))
+                if wait:
+                    self.sleep(wait)
+                self.path.write_text(repr(now + wait))
+                return wait
+        except OSError:
+            return 0.0

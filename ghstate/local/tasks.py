@@ -1,0 +1,92 @@
+"""Tasks on the local store: a child is a checkpoint whose marker names its parent, its phase, the children
+it waits for and when it was closed (``TaskLink``); its claim is the newest file of ``claims/N/``
+(``ghstate.local.claims``). Reading a family reads the store's checkpoints, no network."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from ghstate.core.claims import Child, Claim, Family, Held, Summary
+from ghstate.core.marker import TaskLink
+from ghstate.core.model import Checkpoint, Phase
+from ghstate.core.tasks import Existing, linked_child, title_of
+from ghstate.local import parsecache
+from ghstate.local.claims import LocalClaims
+from ghstate.local.store import LocalStore
+from ghstate.store import Stored
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.core.writelog import LogEntry
+
+
+class LocalChild(NamedTuple):
+    child: Child
+    parent: int | None
+
+
+class LocalTasks:
+    remote = False
+
+    def __init__(self, store: LocalStore) -> None:
+        self.store = store
+        self.claims = LocalClaims(store.directory / "claims")
+
+    def _all(self) -> dict[int, tuple[Stored, Checkpoint]]:
+        return {s.number: (s, parsecache.checkpoint(s.body)) for s in self.store.list_open()}
+
+    def _child(self, stored: Stored, cp: Checkpoint, everyone: dict[int, tuple[Stored, Checkpoint]]) -> Child:
+        task = cp.meta.task
+        assert task is not None
+        waiting = tuple(n for n in task.after if n in everyone and not _closed(everyone[n][1]))
+        held = self.claims.read(stored.number)
+        return Child(stored.number, cp.title, not task.closed, waiting, held.claim, task.phase, stored.location,
+                     held.version)
+
+    def family(self, parent: int) -> Family:
+        everyone = self._all()
+        children = tuple(self._child(s, cp, everyone) for s, cp in everyone.values()
+                         if cp.meta.task is not None and cp.meta.task.parent == parent)
+        done = sum(not c.open for c in children)
+        return Family(parent, children, Summary(len(children), done))
+
+    def existing(self, parent: int, phases: tuple[Phase, ...]) -> Existing:
+        family = self.family(parent)
+        numbers = {c.number for c in family.children}
+        children = {i: n for i, p in enumerate(phases) if (n := linked_child(p.name)) in numbers}
+        for i, phase in enumerate(phases):  # made by a split whose parent was not written
+            found = next((c.number for c in family.children if c.title == title_of(phase)
+                          and c.number not in children.values()), None)
+            if i not in children and found is not None:
+                children[i] = found
+        everyone = self._all()
+        links = frozenset((n, a) for n in numbers for a in (everyone[n][1].meta.task or _NO_TASK).after)
+        degrees = {n: (sum(1 for x, _ in links if x == n), sum(1 for _, y in links if y == n)) for n in numbers}
+        return Existing(children, links, len(numbers), degrees, frozenset(c.number for c in family.children
+                                                                           if not c.open))
+
+    def read_child(self, number: int) -> LocalChild:
+        stored = self.store.get(number)
+        cp = parsecache.checkpoint(stored.body)
+        if cp.meta.task is None:
+            held = self.claims.read(number)
+            return LocalChild(Child(number, cp.title, True, (), held.claim, "", stored.location, held.version), None)
+        return LocalChild(self._child(stored, cp, self._all()), cp.meta.task.parent)
+
+    def create(self, title: str, body: str, unique: str, entry: LogEntry | None) -> int:
+        """A child made by ``split`` (whose write holds the store's lock)."""
+        return self.store.create(title, body, unique=unique, entry=entry).number
+
+    def held(self, number: int) -> Held:
+        return self.claims.read(number)
+
+    def swap(self, number: int, seen: Held, claim: Claim | None, by: str = "") -> Held | None:
+        """``claim`` (None: released) made ``number``'s if it still is as ``seen``: None when this call did
+        it, else what it is now."""
+        return None if self.claims.swap(number, seen, claim, by) else self.claims.read(number)
+
+
+_NO_TASK = TaskLink()
+
+
+def _closed(cp: Checkpoint) -> bool:
+    return cp.meta.task is not None and bool(cp.meta.task.closed)

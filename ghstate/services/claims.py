@@ -1,0 +1,298 @@
+"""Claiming child tasks, whoever asks (the CLI, the MCP server's tools): ``claim`` (one child, or the first
+ready one of a parent), ``release`` and ``done``. No click here.
+
+A claim is a compare-and-swap on what was read (``Held.version``): taking a free child, renewing one's
+own claim and taking over a claim whose lease ran out all name the value seen, and exactly one of any
+number of agents that saw the same value wins (GitHub: ``updateRefs``; the local store: an exclusively
+created file). On GitHub the claim is also shown in the child's body, for people. Where the token cannot
+write refs (no ``contents: write``), the body is the claim: written through the write log, where of two
+racing claims the first logged stands; that is best effort, and said once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ghstate.core.claims import DEFAULT_LEASE, Child, Claim, Family, Held, MirrorEdit, claimed, lease_of, mirror_of
+from ghstate.core.claims import unblocked as unblocked_by
+from ghstate.core.edits import Edits
+from ghstate.core.intent import Intent
+from ghstate.core.tasks import TaskEdit, phase_of
+from ghstate.errors import HeldByAnother, NothingReady
+from ghstate.services.app import App
+from ghstate.services.checkpoint import RequestError, check_values
+from ghstate.services.family import backend, family_of
+from ghstate.services.tasks import nothing_ready, write_task
+
+ATTEMPTS = 3  # reads of one child's claim in a row that another agent may move meanwhile
+FALLBACK = ("the token cannot write Git refs (it needs contents: write besides issues: write): claims are kept in "
+            "the child's body instead, best effort (two agents racing for one child may both be told they won)")
+
+
+def _check_agent(agent: str, lease: str = "") -> None:
+    if not agent.strip():
+        raise RequestError("is needed: the name of the agent that claims (or set GHSTATE_AGENT)", "agent")
+    check_values({"agent": agent})
+    if lease:
+        try:
+            lease_of(lease)
+        except ValueError as exc:
+            raise RequestError(str(exc), "lease") from None
+
+
+@dataclass(frozen=True)
+class ClaimRequest:
+    """``ghstate claim``: ``child``, or the first ready child of ``next`` (a parent), for ``agent`` for
+    ``lease``."""
+
+    child: int | None = None
+    next: int | None = None
+    agent: str = ""
+    lease: str = DEFAULT_LEASE
+    session: str = ""
+
+    def check(self) -> None:
+        if (self.child is None) == (self.next is None):
+            raise RequestError("give the {child} to claim, or {next} with its parent, not both" if self.child
+                               else "give the {child} to claim, or {next} with its parent")
+        _check_agent(self.agent, self.lease)
+        check_values({"session": self.session})
+
+
+@dataclass(frozen=True)
+class ReleaseRequest:
+    child: int
+    agent: str = ""
+    force: bool = False
+
+    def check(self) -> None:
+        if not self.force:
+            _check_agent(self.agent)
+
+
+@dataclass(frozen=True)
+class DoneRequest:
+    child: int
+    agent: str = ""
+    claim_next: bool = False
+    lease: str = DEFAULT_LEASE
+    session: str = ""
+
+    def check(self) -> None:
+        if self.claim_next or self.agent:
+            _check_agent(self.agent, self.lease)
+
+
+@dataclass
+class Outcome:
+    """What a claim, release or done did: ``out`` for standard output (``claim``: the claimed ``#N`` alone,
+    for scripts), ``said`` for a person (standard error), and warnings."""
+
+    out: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    claimed: int | None = None
+    claim: Claim | None = None
+
+    def text(self) -> str:
+        """Everything, as the MCP tools answer it."""
+        return "\n".join([*self.out, *self.said, *(f"Warning: {w}" for w in self.warnings)]) + "\n"
+
+
+class _Claimer:
+    """One agent claiming children of one store in one command (the fallback to the body said once)."""
+
+    def __init__(self, app: App, agent: str, session: str, lease: str) -> None:
+        self.app = app
+        self.tasks = backend(app)
+        self.agent, self.session, self.lease = agent, session, lease_of(lease)
+        self.in_body = False
+        self.warnings: list[str] = []
+
+    def take(self, child: Child) -> tuple[Claim | None, Claim | None]:
+        """Claim ``child`` as read: (this agent's claim, None) when won; (None, the holder's) when another
+        agent holds it."""
+        held = child.held
+        for _ in range(ATTEMPTS):
+            now = self.app.clock()
+            if held.claim is not None and held.claim.agent != self.agent and held.claim.live(now):
+                return None, held.claim
+            claim = claimed(self.agent, self.session, now, self.lease, child.number)
+            found = self._swap(child.number, held, claim)
+            if found is None:
+                return claim, None
+            held = found
+        return None, held.claim
+
+    def _swap(self, number: int, seen: Held, claim: Claim) -> Held | None:
+        if not self.in_body:
+            from ghstate.github.tasks import RefsUnavailable
+
+            try:
+                found = self.tasks.swap(number, seen, claim)
+            except RefsUnavailable:
+                self.in_body = True
+                self.warnings.append(FALLBACK)
+            else:
+                if found is None and self.tasks.remote:
+                    self._mirror(number, MirrorEdit(claim, self.agent, force=True))
+                return found
+        result = self._mirror(number, MirrorEdit(claim, self.agent))
+        shown = mirror_of(result) if result is not None else None
+        return None if shown == claim else Held("", shown)
+
+    def _mirror(self, number: int, edit: MirrorEdit) -> Any:
+        """The claim shown in the child's body (GitHub); the checkpoint as written, or None."""
+        from ghstate.errors import GhstateError
+
+        try:
+            return write_task(self.app, number, Intent(task=TaskEdit(mirror=edit)), agent=self.agent,
+                              session=self.session, event="claim").checkpoint
+        except GhstateError as exc:
+            if self.in_body:
+                raise
+            self.warnings.append(f"the claim holds, but showing it in #{number}'s body failed ({exc})")
+            return None
+
+
+def run_claim(app: App, request: ClaimRequest) -> Outcome:
+    request.check()
+    claimer = _Claimer(app, request.agent, request.session, request.lease)
+    if request.child is not None:
+        read = claimer.tasks.read_child(request.child)
+        child = read.child
+        if not child.open or child.blocked_by:
+            why = "is closed" if not child.open else "waits for " + ", ".join(app.label(n) for n in child.blocked_by)
+            raise NothingReady(f"{app.label(child.number)} {why}: nothing to claim there")
+        claim, holder = claimer.take(child)
+        if claim is None:
+            raise _held_by(app, child.number, holder)
+        return _won(app, claimer, child, claim, held_before=child.claim)
+    stored, cp = app.find(request.next)
+    return claim_next(app, claimer, family_of(app, stored.number, cp), cp.title)
+
+
+def claim_next(app: App, claimer: _Claimer, family: Family, title: str = "", first: tuple[Child, ...] = ()) -> Outcome:
+    """The first ready child (``first`` before the others; a child this agent holds already comes back to it,
+    renewed); if another agent wins it meanwhile, the next."""
+    now = app.clock()
+    mine = [c for c in family.children if c.open and c.claim is not None and c.claim.agent == claimer.agent
+            and c.claim.live(now)]
+    ready = {c.number: c for c in family.children if c.state(now) == "ready"}
+    wanted = [c.number for c in mine] + [c.number for c in first if c.number in ready] + list(ready)
+    seen = {c.number: c for c in family.children}
+    for number in dict.fromkeys(wanted):
+        claim, holder = claimer.take(seen[number])
+        if claim is not None:
+            return _won(app, claimer, seen[number], claim, held_before=seen[number].claim)
+        seen[number] = seen[number]._replace(claim=holder)  # another agent won it meanwhile
+    raise NothingReady(nothing_ready(app, family._replace(children=tuple(seen.values())), app.clock(), title))
+
+
+def _won(app: App, claimer: _Claimer, child: Child, claim: Claim, held_before: Claim | None) -> Outcome:
+    label = app.label(child.number)
+    if held_before is not None and held_before.agent == claim.agent:
+        verb = "Renewed"
+    elif held_before is not None:
+        verb = f"Took over (the lease of {held_before.agent} ended {held_before.end_words()})"
+    else:
+        verb = "Claimed"
+    said = f"{verb} {label} {child.title} for {claim.agent} until {claim.end_words()}"
+    return Outcome([f"#{child.number}"], [said], claimer.warnings, child.number, claim)  # as CHILD takes it
+
+
+def _held_by(app: App, number: int, holder: Claim | None) -> HeldByAnother:
+    who = holder.words() if holder is not None else "another agent"
+    return HeldByAnother(f"{app.label(number)} is claimed by {who}; claim another (ghstate claim --next PARENT), or "
+                         "wait for the lease to end")
+
+
+# ------------------------------------------------------------------------------------ release
+
+
+def run_release(app: App, request: ReleaseRequest) -> Outcome:
+    request.check()
+    tasks = backend(app)
+    child = tasks.read_child(request.child).child
+    label = app.label(child.number)
+    held = child.held
+    now = app.clock()
+    if held.claim is None:
+        return Outcome([f"{label} is not claimed: nothing to release."])
+    if held.claim.agent != request.agent and held.claim.live(now) and not request.force:
+        raise HeldByAnother(f"{label} is claimed by {held.claim.words()}, not by {request.agent or 'you'}: only the "
+                            "holder releases it (or --force)")
+    outcome = Outcome([f"Released {label} (claimed by {held.claim.words()})."])
+    _free(app, tasks, child, held, request.agent, outcome, force=request.force)
+    return outcome
+
+
+def _free(app: App, tasks: Any, child: Child, held: Held, agent: str, outcome: Outcome, *, force: bool) -> None:
+    """Take the claim ``held`` away (the ref, the body's mirror); a race lost is said, not raised."""
+    found = tasks.swap(child.number, held, None, agent)
+    if found is not None and found.claim is not None:
+        outcome.warnings.append(f"{app.label(child.number)} was claimed again meanwhile, by {found.claim.words()}; "
+                                "that claim stands")
+        return
+    if tasks.remote and (held.claim is not None):
+        from ghstate.errors import GhstateError
+
+        try:
+            write_task(app, child.number, Intent(task=TaskEdit(mirror=MirrorEdit(None, agent, force=True))),
+                       agent=agent, event="release")
+        except GhstateError as exc:
+            outcome.warnings.append(f"released, but the claim still shows in {app.label(child.number)}'s body ({exc})")
+
+
+# ------------------------------------------------------------------------------------ done
+
+
+def run_done(app: App, request: DoneRequest) -> Outcome:
+    """Close the child as completed, tick its phase in the parent, release its claim, and say which children
+    that unblocked (``claim_next``: claim one of them)."""
+    request.check()
+    tasks = backend(app)
+    read = tasks.read_child(request.child)
+    child, label, now = read.child, app.label(request.child), app.clock()
+    holder = child.claim
+    if request.agent and holder is not None and holder.agent != request.agent and holder.live(now):
+        raise _held_by(app, child.number, holder)
+    before, title, phase = Family(read.parent or 0), "", ""
+    if read.parent is not None:
+        _, parent_cp = app.find(read.parent)
+        before, title = family_of(app, read.parent, parent_cp), parent_cp.title
+        index = phase_of(parent_cp.phases, child.number)
+        phase = parent_cp.phases[index].name if index is not None else ""
+    _close(app, tasks, child.number, now)
+    outcome = Outcome([f"Closed {label} {child.title} as completed."])
+    if read.parent is not None and phase:
+        result = write_task(app, read.parent, Intent(edits=Edits(done=(phase,))), agent=request.agent, event="done")
+        outcome.out.append(f"Ticked its phase in {app.label(read.parent)}"
+                             f"{'' if result.changed else ' (it was ticked already)'}.")
+    if holder is not None:
+        _free(app, tasks, child, child.held, request.agent or holder.agent, outcome, force=True)
+        outcome.out.append(f"Released the claim of {holder.agent}.")
+    freed = unblocked_by(before.children, child.number, now)
+    outcome.out.append("Unblocked: " + ("; ".join(f"{app.label(c.number)} {c.title}" for c in freed) if freed
+                                        else "nothing"))
+    if request.claim_next and read.parent is not None:
+        claimer = _Claimer(app, request.agent, request.session, request.lease)
+        after = before._replace(children=tuple(
+            c._replace(blocked_by=tuple(n for n in c.blocked_by if n != child.number),
+                       open=c.open and c.number != child.number) for c in before.children))
+        more = claim_next(app, claimer, after, title, first=freed)
+        outcome.out += more.said
+        outcome.warnings += more.warnings
+        outcome.claimed, outcome.claim = more.claimed, more.claim
+    return outcome
+
+
+def _close(app: App, tasks: Any, number: int, now: datetime) -> None:
+    if tasks.remote:
+        tasks.close(number)
+        return
+    from ghstate.core.claims import stamp
+
+    write_task(app, number, Intent(task=TaskEdit(closed=stamp(now))), event="done")

@@ -1,0 +1,110 @@
+"""A checkpoint's family, for its reading: its parent and its children by state, from what the store
+already read (GitHub: the parent's one read carries its children, their links and their claims; the
+local store: its markers and claim files). Light on purpose: a reading of a checkpoint that has no
+family imports nothing more than this (see ``tests/test_local_path.py``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ghstate.core.claims import Child, Family, rollup_lines
+from ghstate.core.markup import unescape_literal
+from ghstate.core.model import Checkpoint
+from ghstate.core.tasks import in_plan_order, linked_child
+from ghstate.services.app import App
+from ghstate.services.reader import checkpoint_of
+from ghstate.store import Stored
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.github.tasks import GitHubTasks
+    from ghstate.local.tasks import LocalTasks
+
+
+def backend(app: App) -> GitHubTasks | LocalTasks:
+    """The tasks of the App's store, made once per App (what one read learnt, a node id, the repository's
+    id, serves the next)."""
+    if app.tasks is None:
+        if app.store.remote:
+            from ghstate.github.tasks import GitHubTasks
+
+            app.tasks = GitHubTasks(app.github())
+        else:
+            from ghstate.local.store import LocalStore
+            from ghstate.local.tasks import LocalTasks
+
+            assert isinstance(app.store, LocalStore)
+            app.tasks = LocalTasks(app.store)
+    return app.tasks
+
+
+def family_of(app: App, parent: int, cp: Checkpoint) -> Family:
+    """``parent``'s children in its order, each named by its phase (GitHub: as the parent's read carried
+    them; no request when the parent was read in this command)."""
+    family = backend(app).family(parent)
+    return family._replace(children=in_plan_order(cp.phases, family.children))
+
+
+class TaskView(NamedTuple):
+    """A checkpoint's place in a plan, for its reading: its parent (number, title, locked decisions) and its
+    children by state."""
+
+    parent: tuple[int, str, tuple[str, ...]] | None = None
+    children: tuple[Child, ...] = ()
+    lines: tuple[str, ...] = ()
+    now: datetime | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        if self.parent is not None:
+            data["parent"] = {"number": self.parent[0], "title": self.parent[1],
+                              "decisions": [unescape_literal(d) for d in self.parent[2]]}
+        if self.children and self.now is not None:
+            data["children"] = [c.to_json(self.now) for c in self.children]
+        return data
+
+
+def task_view(app: App, stored: Stored, cp: Checkpoint) -> TaskView:
+    """The family of the checkpoint being read, at no cost: on GitHub from what its read carried, locally
+    only when its marker names a parent or its phase lines link children."""
+    now = app.clock()
+    parent = _parent(app, stored, cp)
+    children: tuple[Child, ...] = ()
+    summary = None
+    if any(linked_child(p.name) for p in cp.phases) or (app.store.remote and _has_children(app, stored.number)):
+        family = family_of(app, stored.number, cp)
+        children, summary = family.children, family.summary
+    lines: list[str] = []
+    if parent is not None:
+        more = [d for d in parent[2] if d not in cp.decisions]  # a split carried the ones it had then
+        said = ":" if more else (" (all are among this one's)." if parent[2] else ".")
+        lines.append(f"Part of {app.label(parent[0])} ({parent[1]}); its locked decisions hold here too{said}")
+        lines += [f"- {unescape_literal(d)}" for d in more]
+    if children and summary is not None:
+        lines += rollup_lines(children, summary, now, "#" if app.store.remote else "local #")
+    return TaskView(parent, children, tuple(lines), now)
+
+
+def _has_children(app: App, number: int) -> bool:
+    node = app.github().node(number) or {}
+    return bool((node.get("subIssues") or {}).get("nodes"))
+
+
+def _parent(app: App, stored: Stored, cp: Checkpoint) -> tuple[int, str, tuple[str, ...]] | None:
+    if app.store.remote:
+        node = (app.github().node(stored.number) or {}).get("parent")
+        if not node:
+            return None
+        parent_cp = checkpoint_of(Stored(node["number"], node.get("title") or "", node.get("body") or "", ""))
+        return node["number"], parent_cp.title, parent_cp.decisions
+    if cp.meta.task is None:
+        return None
+    from ghstate.errors import NotFound
+
+    try:
+        parent_cp = checkpoint_of(app.store.get(cp.meta.task.parent))
+    except NotFound:
+        return cp.meta.task.parent, "", ()
+    return cp.meta.task.parent, parent_cp.title, parent_cp.decisions
+
+

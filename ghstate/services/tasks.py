@@ -1,0 +1,228 @@
+"""Tasks that split, whoever asks (the CLI, the MCP server's tools): ``split`` turns a checkpoint's phases
+into child checkpoints and ``ready`` lists the children an agent may take. A checkpoint's family for its
+reading is ``ghstate.services.family``; claims are ``ghstate.services.claims``. No click here.
+
+Each store keeps tasks its own way (``ghstate.github.tasks``: sub-issues, issue dependencies, Git refs;
+``ghstate.local.tasks``: markers and claim files); what is done with them is the same and is here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ghstate.core.claims import Family
+from ghstate.core.intent import Intent, WriteSpec
+from ghstate.core.marker import Execution, TaskLink
+from ghstate.core.markup import unescape_literal
+from ghstate.core.model import Checkpoint, Phase, WorkTree
+from ghstate.core.tasks import (
+    SplitPlan,
+    TaskEdit,
+    bare,
+    child_checkpoint,
+    creation_order,
+    linked_child,
+    plan_split,
+)
+from ghstate.services.app import App
+from ghstate.services.checkpoint import check_values
+from ghstate.services.family import backend, family_of
+from ghstate.services.reader import checkpoint_of
+from ghstate.store import Stored
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.services.writer import NewCheckpoint, WriteResult
+
+CHILD_SECTIONS = frozenset({"goal", "phases", "decisions", "files", "resume"})
+
+
+def write_task(app: App, number: int, intent: Intent, *, agent: str = "", session: str = "",
+               event: str = "task") -> WriteResult:
+    """One revision of an existing checkpoint through the writer (logged, replayed, kept for ``push``); the
+    tree it was written from is not recorded (a claim or a tick says nothing of this working tree)."""
+    execution = Execution(agent=agent, role="editor", session=session, event=event) if agent else None
+    return app.writer().write(WriteSpec(intent=intent, number=number, lookup=True, create=False, record_tree=False,
+                                        event=event, execution=execution))
+
+
+# ------------------------------------------------------------------------------------ split
+
+
+@dataclass(frozen=True)
+class SplitRequest:
+    """``ghstate split``: the parent, the phases to split (default: every phase not done), and whether each
+    waits for the one before (``in_order``) instead of what its line says."""
+
+    issue: int
+    phase: tuple[str, ...] = ()
+    in_order: bool = False
+
+    def check(self) -> None:
+        check_values({"phase": self.phase})
+
+
+class SplitOutcome(NamedTuple):
+    parent: int
+    made: tuple[tuple[int, str], ...]  # (number, title) of each child made now
+    kept: tuple[int, ...]  # children there already
+    links: tuple[tuple[int, int], ...]  # (waiting, awaited) made now
+    label: str
+
+    def lines(self, app: App) -> list[str]:
+        if not self.made and not self.links:
+            kept = ", ".join(app.label(n) for n in self.kept)
+            return [f"Nothing to split: {self.label}'s open phases are children already{f' ({kept})' if kept else ''}."]
+        out = [f"Split {self.label} into {len(self.made)} new child{'ren' if len(self.made) != 1 else ''}"
+               f"{f' (and {len(self.kept)} there already)' if self.kept else ''}:"]
+        out += [f"  {app.label(n)} {title}" for n, title in self.made]
+        out += [f"  {app.label(a)} waits for {app.label(b)}" for a, b in self.links]
+        return out
+
+
+def run_split(app: App, request: SplitRequest) -> SplitOutcome:
+    """Make the children and their links, then the parent's phase lines link them: on GitHub all of it in at
+    most five requests for up to twenty children (four: the parent's read, which the write builds on, the
+    children, the links, the parent's write). A split again makes only what is missing."""
+    request.check()
+    tasks = backend(app)
+    writer = app.writer()
+    tree = app.tree()._replace(dirty=())
+    done: dict[str, Any] = {}
+
+    def intent(cp: Checkpoint) -> Intent:  # the parent as the write read it; children made once
+        if "intent" in done:
+            return done["intent"]
+        plan = _plan(tasks, request, cp)
+
+        def prepare(index: int, after: tuple[int, ...]) -> NewCheckpoint:
+            return writer.prepare_create(_child_spec(app, cp, index, request.issue, after, tree))
+
+        numbers, later = _make(app, tasks, plan, prepare, request.issue)
+        every = {**plan.children, **numbers}
+        links = tuple((cp.phases[i].name, n) for i, n in sorted(every.items()) if linked_child(cp.phases[i].name) != n)
+        done.update(plan=plan, numbers=numbers, later=later, every=every, cp=cp,
+                    intent=Intent(task=TaskEdit(links=links)) if links else Intent())
+        return done["intent"]
+
+    writer.write(WriteSpec(intent=intent, number=request.issue, lookup=True, create=False, record_tree=False,
+                           event="split"))
+    plan, numbers, every, cp = done["plan"], done["numbers"], done["every"], done["cp"]
+    for waiting, awaited in done["later"]:  # local: children there already that now wait for new ones
+        write_task(app, waiting, Intent(task=TaskEdit(after=(awaited,))), event="split")
+    made = tuple((numbers[i], unescape_literal(bare(cp.phases[i].name))) for i in sorted(numbers))
+    return SplitOutcome(request.issue, made, tuple(sorted(plan.children.values())),
+                        tuple((every[i], every[j]) for i, j in plan.links), app.label(request.issue))
+
+
+def _plan(tasks: Any, request: SplitRequest, cp: Checkpoint) -> SplitPlan:
+    return plan_split(cp.phases, tasks.existing(request.issue, cp.phases), chosen=request.phase,
+                      in_order=request.in_order)
+
+
+def _make(app: App, tasks: Any, plan: SplitPlan, prepare: Any, parent: int
+          ) -> tuple[dict[int, int], list[tuple[int, int]]]:
+    """The children of ``plan`` made (phase index → number), and the links left for afterwards."""
+    if tasks.remote:  # GitHub: every child in batches, then every link in batches
+        drafts = [prepare(i, ()) for i in plan.new]
+        created = tasks.create_children(parent, [(d.checkpoint.title, d.body, d.entry) for d in drafts],
+                                        app.settings.policy.label) if drafts else []
+        numbers = dict(zip(plan.new, created, strict=True))
+        every = {**plan.children, **numbers}
+        if plan.links:
+            tasks.add_links([(every[i], every[j]) for i, j in plan.links])
+        return numbers, []
+    numbers = {}  # local: each child made knowing the children it waits for
+    for i in creation_order(plan):
+        after = tuple(sorted(numbers.get(j) or plan.children[j] for a, j in plan.links if a == i))
+        new = prepare(i, after)
+        numbers[i] = tasks.create(new.checkpoint.title, new.body, new.unique, new.entry)
+    later = [(plan.children[i], numbers.get(j) or plan.children[j]) for i, j in plan.links if i not in numbers]
+    return numbers, later
+
+
+def _child_spec(app: App, cp: Checkpoint, index: int, parent: int, after: tuple[int, ...],
+                tree: WorkTree) -> WriteSpec:
+    phase: Phase = cp.phases[index]
+    child = child_checkpoint(cp, phase, app.label(parent))
+    settings = app.settings
+    execution = Execution(agent=settings.agent, role="editor", session=settings.session, event="split") \
+        if settings.agent else None
+    link = TaskLink(parent, bare(phase.name), after)
+    return WriteSpec(intent=Intent(incoming=child, present=CHILD_SECTIONS, task=TaskEdit(link=link)), number=None,
+                     lookup=False, create=True, tree=tree, title=child.title, event="split", execution=execution)
+
+
+# ------------------------------------------------------------------------------------ ready
+
+
+@dataclass(frozen=True)
+class ReadyRequest:
+    """``ghstate ready``: the children of ``issue`` (default: of every open parent) an agent may take."""
+
+    issue: int | None = None
+    json: bool = False
+
+    def check(self) -> None:
+        return None
+
+
+class Ready(NamedTuple):
+    families: tuple[tuple[Stored, Checkpoint, Family], ...]
+    now: datetime
+
+    def json_rows(self) -> list[dict[str, Any]]:
+        return [{**child.to_json(self.now), "parent": family.parent}
+                for _, _, family in self.families for child in family.children]
+
+    def lines(self, app: App) -> tuple[list[str], list[str]]:
+        """(stdout, stderr): one line per ready child; what the others are, when none is ready."""
+        out, said = [], []
+        for _, cp, family in self.families:
+            ready = [c for c in family.children if c.state(self.now) == "ready"]
+            # #N as ghstate takes it back (claim, resume), on either store
+            out += [f"#{c.number}\t{c.title}\t(of #{family.parent})" for c in ready]
+            if not ready:
+                said.append(nothing_ready(app, family, self.now, cp.title))
+        if not self.families:
+            said.append(f"No checkpoint in the {app.store.kind} store has children; make some with "
+                        "'ghstate split ISSUE'.")
+        return out, said
+
+
+def nothing_ready(app: App, family: Family, now: datetime, title: str = "") -> str:
+    """Why no child of ``family`` is ready, each state named."""
+    words = []
+    for child in family.children:
+        state = child.state(now)
+        if state == "claimed" and child.claim is not None:
+            words.append(f"{app.label(child.number)} claimed by {child.claim.words()}")
+        elif state == "blocked":
+            words.append(f"{app.label(child.number)} waits for {', '.join(app.label(n) for n in child.blocked_by)}")
+        elif state == "done":
+            words.append(f"{app.label(child.number)} done")
+    what = "; ".join(words) or "it has no children (make them with 'ghstate split')"
+    return f"nothing ready in {app.label(family.parent)}{f' ({title})' if title else ''}: {what}"
+
+
+def run_ready(app: App, request: ReadyRequest) -> Ready:
+    """GitHub: one request for ISSUE (the parent's read carries its children, their links and claims)."""
+    request.check()
+    now = app.clock()
+    if request.issue is not None:
+        stored, cp = app.find(request.issue)
+        return Ready(((stored, cp, family_of(app, stored.number, cp)),), now)
+    families = []
+    for stored in app.store.list_open():
+        cp = checkpoint_of(stored)
+        if any(linked_child(p.name) for p in cp.phases):
+            stored, cp = app.find(stored.number) if app.store.remote else (stored, cp)
+            families.append((stored, cp, family_of(app, stored.number, cp)))
+    return Ready(tuple(families), now)
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+

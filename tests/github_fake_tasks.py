@@ -1,0 +1,365 @@
+"""Sub-issues, issue dependencies, closing an issue and Git refs behind the fake GitHub, executed against
+GitHub's schema as the rest of its GraphQL side is.
+
+``FakeTasks(fake).install()`` (done by every ``FakeGitHub``) adds to each Issue node ``parent``,
+``subIssues``, ``subIssuesSummary``, ``blockedBy``, ``blocking``, ``issueDependenciesSummary``,
+``repository``, ``closed`` and ``stateReason``; to the repository ``ref(qualifiedName:)`` and
+``refs(refPrefix:)``; the mutations ``createIssue`` (``parentIssueId``), ``addSubIssue``,
+``addBlockedBy``, ``closeIssue``, ``createRef`` and ``updateRefs``; and REST's ``POST git/trees``,
+``POST git/commits`` and ``GET git/commits/{sha}`` (Git objects with real SHA-1s). ``updateRefs`` is a
+compare-and-swap: every update's ``beforeOid`` is compared with the ref as it is, and if one is refused
+no ref changes.
+
+What GitHub's documentation leaves open is a ``Variant`` (tests of ghstate run under each): how a refused
+compare-and-swap or a second create of a ref is reported, whether refs outside ``refs/heads/`` and
+``refs/tags/`` are listed by ``refs(refPrefix:)``, whether ``blockedBy`` lists closed blockers, whether the
+mutations after a failed one in a document run, and where a new sub-issue goes among its siblings. Faults:
+``deny_refs`` (a token without ``contents: write``: ref writes FORBIDDEN, REST's Git objects 403).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from github_fake import NOT_ACCESSIBLE, GraphQLNotFound, GraphQLTypedError, node_id
+
+ZERO = "0" * 40
+MAX_SUB_ISSUES = 100  # https://docs.github.com/en/issues/tracking-your-work-with-issues/using-issues/adding-sub-issues
+MAX_DEPENDENCIES = 50  # issue 29's reading of GitHub's "Creating issue dependencies" page
+
+
+@dataclass(frozen=True)
+class Variant:
+    """GitHub behaviour its documentation does not settle, one choice each (the defaults are what the
+    documentation and the reports we know of suggest)."""
+
+    name: str = "default"
+    typed_ref_errors: bool = False  # a refused updateRefs/createRef: a generic error (community #213655) or typed
+    lists_custom_refs: bool = True  # refs(refPrefix: "refs/ghstate/…") lists refs outside heads/ and tags/
+    lists_closed_blockers: bool = True  # blockedBy lists blockers that are closed (the summary counts apart)
+    stops_after_error: bool = False  # a mutation after a failed one in the same document does not run
+    newest_sub_issue_first: bool = False  # a new sub-issue goes first among its siblings, not last
+
+
+VARIANTS = (
+    Variant(),
+    Variant("typed-ref-errors", typed_ref_errors=True),
+    Variant("custom-refs-unlisted", lists_custom_refs=False),
+    Variant("closed-blockers-unlisted", lists_closed_blockers=False),
+    Variant("stops-after-error", stops_after_error=True),
+    Variant("newest-sub-issue-first", newest_sub_issue_first=True),
+)
+
+
+class FakeTasks:
+    def __init__(self, fake: Any, variant: Variant | None = None) -> None:
+        self.fake = fake
+        self.variant = variant or Variant()
+        self.parent: dict[int, int] = {}  # child -> parent
+        self.children: dict[int, list[int]] = {}  # parent -> children, in GitHub's order
+        self.blocked_by: dict[int, list[int]] = {}  # issue -> the issues it waits for, in the order added
+        self.refs: dict[str, str] = {}  # refs/… -> oid
+        self.objects: dict[str, dict[str, Any]] = {}  # sha -> {"type": "tree"|"commit", …}
+        self.deny_refs = False
+        self.ref_writes: list[dict[str, Any]] = []  # every updateRefs/createRef input, as executed
+        self._failed = False  # a mutation of the current document failed
+
+    # ------------------------------------------------------------------------------ set up
+
+    def install(self) -> FakeTasks:
+        fake = self.fake
+        original_issue, original_handle, original_graphql = fake._gql_issue, fake._handle, fake._graphql
+        fake._gql_issue = lambda number: {**original_issue(number), **self._issue_fields(number)}
+        fake._handle = lambda request, path, query, body: (self._rest(request, path, body)
+                                                           or original_handle(request, path, query, body))
+        fake._graphql = lambda body, failing=None: (self._start(), original_graphql(body, failing))[1]
+        root = fake.graphql_root
+        repository = root["repository"]
+        root["repository"] = lambda info, owner, name, **kw: {**repository(info, owner=owner, name=name, **kw),
+                                                              **self._repository_fields()}
+        root.update(createIssue=self._create_issue, addSubIssue=self._add_sub_issue,
+                    addBlockedBy=self._add_blocked_by, closeIssue=self._close_issue, createRef=self._create_ref,
+                    updateRefs=self._update_refs)
+        return self
+
+    def use(self, variant: Variant) -> None:
+        self.variant = variant
+
+    def link(self, parent: int, child: int) -> None:
+        """``child`` becomes a sub-issue of ``parent`` (as a person adds one on github.com)."""
+        self.parent[child] = parent
+        siblings = self.children.setdefault(parent, [])
+        siblings.insert(0, child) if self.variant.newest_sub_issue_first else siblings.append(child)
+
+    def block(self, issue: int, blocker: int) -> None:
+        self.blocked_by.setdefault(issue, []).append(blocker)
+
+    def parent_field(self, number: int) -> dict[str, Any]:
+        """An issue's ``parent``, for nodes built elsewhere (the project items of ``github_fake_projects``)."""
+        parent = self.parent.get(number)
+        return {"parent": (lambda info, **_: self.fake._gql_issue(parent)) if parent else None}
+
+    def close(self, number: int, reason: str = "completed") -> None:
+        self.fake.issues[number].update(state="closed", state_reason=reason, updated_at=self.fake.now())
+
+    def claim_of(self, child: int) -> dict[str, Any] | None:
+        """The record in the commit ``refs/ghstate/claims/CHILD`` points at (None: no such ref)."""
+        oid = self.refs.get(f"refs/ghstate/claims/{child}")
+        if oid is None:
+            return None
+        message = self.objects[oid]["message"]
+        return json.loads([line for line in message.splitlines() if line.startswith("{")][-1])
+
+    # ------------------------------------------------------------------------------ reading
+
+    def _issue(self, node: str) -> int:
+        number = next((n for n, i in self.fake.issues.items() if i["node_id"] == node and "pull_request" not in i),
+                      None)
+        if number is None:
+            raise GraphQLNotFound(f"Could not resolve to a node with the global id of '{node}'.")
+        return number
+
+    def _open(self, number: int) -> bool:
+        return self.fake.issues[number]["state"] == "open"
+
+    def _issue_fields(self, number: int) -> dict[str, Any]:
+        issue = self.fake.issues[number]
+        kids = self.children.get(number, [])
+        done = sum(1 for k in kids if not self._open(k))
+        blockers = self.blocked_by.get(number, [])
+        blocking = [n for n, bs in self.blocked_by.items() if number in bs]
+        parent = self.parent.get(number)
+        return {
+            "closed": issue["state"] == "closed",
+            "stateReason": (issue.get("state_reason") or "completed").upper() if issue["state"] == "closed" else None,
+            "parent": (lambda info, **_: self.fake._gql_issue(parent)) if parent else None,
+            "subIssues": lambda info, first=None, **_: self._connection(kids, first),
+            "subIssuesSummary": {"total": len(kids), "completed": done,
+                                 "percentCompleted": done * 100 // len(kids) if kids else 0},
+            "blockedBy": lambda info, first=None, **_: self._connection(
+                [b for b in blockers if self.variant.lists_closed_blockers or self._open(b)], first),
+            "blocking": lambda info, first=None, **_: self._connection(blocking, first),
+            "issueDependenciesSummary": {
+                "blockedBy": sum(1 for b in blockers if self._open(b)), "totalBlockedBy": len(blockers),
+                "blocking": sum(1 for b in blocking if self._open(b)), "totalBlocking": len(blocking)},
+            "repository": lambda info, **_: self._repository_node(),
+        }
+
+    def _connection(self, numbers: list[int], first: int | None) -> dict[str, Any]:
+        chosen = numbers[: first or 100]
+        return {"totalCount": len(numbers), "nodes": [self.fake._gql_issue(n) for n in chosen],
+                "pageInfo": {"hasNextPage": len(chosen) < len(numbers), "endCursor": str(len(chosen)),
+                             "hasPreviousPage": False, "startCursor": "0"}}
+
+    def _repository_node(self) -> dict[str, Any]:
+        return {"__typename": "Repository", "id": self.fake.repo_node_id, "nameWithOwner": self.fake.repo,
+                **self._repository_fields()}
+
+    def _repository_fields(self) -> dict[str, Any]:
+        return {"ref": lambda info, qualifiedName, **_: self._ref(qualifiedName),
+                "refs": lambda info, refPrefix, first=None, **_: self._refs(refPrefix, first)}
+
+    def _ref(self, name: str) -> dict[str, Any] | None:
+        oid = self.refs.get(name)
+        if oid is None:
+            return None
+        prefix, _, short = name.rpartition("/")
+        ref_id = node_id("REF", 7, int(hashlib.sha1(name.encode()).hexdigest()[:7], 16))
+        return {"id": ref_id, "name": short, "prefix": prefix + "/",
+                "target": {"__typename": "Commit", "oid": oid, "message": self.objects[oid]["message"]}}
+
+    def _refs(self, prefix: str, first: int | None) -> dict[str, Any]:
+        listed = prefix.startswith(("refs/heads/", "refs/tags/")) or self.variant.lists_custom_refs
+        names = sorted(n for n in self.refs if n.startswith(prefix)) if listed else []
+        nodes = [self._ref(n) for n in names[: first or 100]]
+        return {"totalCount": len(names), "nodes": [{**n, "name": n["name"]} for n in nodes if n],
+                "pageInfo": {"hasNextPage": False, "endCursor": None, "hasPreviousPage": False, "startCursor": None}}
+
+    # ------------------------------------------------------------------------------ mutations
+
+    def _start(self) -> None:
+        self._failed = False
+
+    def _mutation(self, fn):
+        """Run one mutation; after a failed one in the same document (``stops_after_error``) none runs."""
+        if self._failed and self.variant.stops_after_error:
+            raise GraphQLTypedError("Not executed: an earlier mutation of this request failed.", "UNPROCESSABLE")
+        try:
+            return fn()
+        except GraphQLTypedError:
+            self._failed = True
+            raise
+
+    def _create_issue(self, info: Any, input: dict, **_: Any) -> dict:
+        def run() -> dict:
+            fake = self.fake
+            if input["repositoryId"] != fake.repo_node_id:
+                raise GraphQLNotFound(f"Could not resolve to a node with the global id of '{input['repositoryId']}'.")
+            parent = self._issue(input["parentIssueId"]) if input.get("parentIssueId") else None
+            if parent is not None and len(self.children.get(parent, [])) >= MAX_SUB_ISSUES:
+                raise GraphQLTypedError(f"Parent cannot have more than {MAX_SUB_ISSUES} sub-issues.", "UNPROCESSABLE")
+            by_id = {fake.label_node_id(n): n for n in fake.labels}
+            unknown = [x for x in input.get("labelIds") or () if x not in by_id]
+            if unknown:
+                raise GraphQLNotFound(f"Could not resolve to a node with the global id of '{unknown[0]}'.")
+            number = max(fake.issues, default=0) + 1
+            fake.add_issue(number, input.get("body") or "", input["title"],
+                           labels=[by_id[x] for x in input.get("labelIds") or ()])
+            fake._visible_from[number] = len(fake.calls) + fake.lag
+            if parent is not None:
+                self.link(parent, number)
+            return {"issue": lambda info, **_: fake._gql_issue(number), "clientMutationId": None}
+        return self._mutation(run)
+
+    def _add_sub_issue(self, info: Any, input: dict, **_: Any) -> dict:
+        def run() -> dict:
+            parent, child = self._issue(input["issueId"]), self._issue(input["subIssueId"])
+            if child in self.parent and not input.get("replaceParent"):
+                raise GraphQLTypedError("Issue may not contain duplicate sub-issues and Sub issue may only have "
+                                        "one parent", "UNPROCESSABLE")
+            self.link(parent, child)
+            return {"issue": lambda info, **_: self.fake._gql_issue(parent),
+                    "subIssue": lambda info, **_: self.fake._gql_issue(child)}
+        return self._mutation(run)
+
+    def _add_blocked_by(self, info: Any, input: dict, **_: Any) -> dict:
+        def run() -> dict:
+            issue, blocker = self._issue(input["issueId"]), self._issue(input["blockingIssueId"])
+            if blocker in self.blocked_by.get(issue, []) or issue == blocker:
+                raise GraphQLTypedError("The dependency already exists or is not allowed.", "UNPROCESSABLE")
+            if len(self.blocked_by.get(issue, [])) >= MAX_DEPENDENCIES:
+                raise GraphQLTypedError(f"An issue can be blocked by at most {MAX_DEPENDENCIES} issues.",
+                                        "UNPROCESSABLE")
+            self.block(issue, blocker)
+            return {"issue": lambda info, **_: self.fake._gql_issue(issue),
+                    "blockingIssue": lambda info, **_: self.fake._gql_issue(blocker)}
+        return self._mutation(run)
+
+    def _close_issue(self, info: Any, input: dict, **_: Any) -> dict:
+        def run() -> dict:
+            number = self._issue(input["issueId"])
+            self.close(number, (input.get("stateReason") or "COMPLETED").lower())
+            return {"issue": lambda info, **_: self.fake._gql_issue(number)}
+        return self._mutation(run)
+
+    def _refused(self, message: str) -> Exception:
+        if self.variant.typed_ref_errors:
+            return GraphQLTypedError(message, "UNPROCESSABLE")
+        return GraphQLTypedError(message, "")  # GitHub's generic error: no type (community discussion #213655)
+
+    def _check_write(self, repository: str) -> None:
+        if repository != self.fake.repo_node_id:
+            raise GraphQLNotFound(f"Could not resolve to a node with the global id of '{repository}'.")
+        if self.deny_refs:
+            raise GraphQLTypedError(NOT_ACCESSIBLE, "FORBIDDEN")
+
+    def _create_ref(self, info: Any, input: dict, **_: Any) -> dict:
+        def run() -> dict:
+            self._check_write(input["repositoryId"])
+            self.ref_writes.append(dict(input))
+            name = input["name"]
+            if name in self.refs:
+                raise self._refused(f"Reference already exists: {name}")
+            if input["oid"] not in self.objects:
+                raise self._refused(f"Object does not exist: {input['oid']}")
+            self.refs[name] = input["oid"]
+            return {"ref": self._ref(name), "clientMutationId": None}
+        return self._mutation(run)
+
+    def _update_refs(self, info: Any, input: dict, **_: Any) -> dict:
+        def run() -> dict:
+            self._check_write(input["repositoryId"])
+            self.ref_writes.append(dict(input))
+            for update in input["refUpdates"]:
+                problem = self._refuse_update(update)
+                if problem:  # one refused: none changes
+                    raise self._refused(problem)
+            for update in input["refUpdates"]:
+                if update["afterOid"] == ZERO:
+                    self.refs.pop(update["name"], None)
+                else:
+                    self.refs[update["name"]] = update["afterOid"]
+            return {"clientMutationId": input.get("clientMutationId")}
+        return self._mutation(run)
+
+    def _refuse_update(self, update: dict) -> str:
+        name, after = update["name"], update["afterOid"]
+        now = self.refs.get(name, ZERO)
+        before = update.get("beforeOid")
+        if not name.startswith("refs/"):
+            return f"{name} is not a fully qualified ref name"
+        if before is not None and before != now:
+            return f"Expected {name} to point to {before}, but it points to {now}."  # the fake's own words
+        if after != ZERO and after not in self.objects:
+            return f"Object does not exist: {after}"
+        if now != ZERO and after != ZERO and not update.get("force") and not self._descends(after, now):
+            return f"Update of {name} is not a fast forward."
+        return ""
+
+    def _descends(self, sha: str, ancestor: str) -> bool:
+        seen, todo = set(), [sha]
+        while todo:
+            current = todo.pop()
+            if current == ancestor:
+                return True
+            if current not in seen:
+                seen.add(current)
+                todo.extend(self.objects.get(current, {}).get("parents", ()))
+        return False
+
+    # ------------------------------------------------------------------------------ REST: Git objects
+
+    def _rest(self, request: Any, path: str, body: Any):
+        fake = self.fake
+        method = request.method
+        if path == "/git/trees" and method == "POST":
+            if self.deny_refs:
+                return fake._rest_error(403, NOT_ACCESSIBLE, {"X-Accepted-GitHub-Permissions": "contents=write"})
+            entries = sorted((e["path"], e.get("mode", "100644"), e.get("content", "")) for e in body["tree"])
+            sha = _git_sha("tree", json.dumps(entries))
+            self.objects[sha] = {"type": "tree", "entries": entries}
+            return fake._json(201, {"sha": sha, "url": f"{fake.base}/repos/{fake.repo}/git/trees/{sha}",
+                                    "truncated": False, "tree": [
+                                        {"path": p, "mode": m, "type": "blob", "sha": _git_sha("blob", c),
+                                         "size": len(c.encode()), "url": ""} for p, m, c in entries]})
+        if path == "/git/commits" and method == "POST":
+            if self.deny_refs:
+                return fake._rest_error(403, NOT_ACCESSIBLE, {"X-Accepted-GitHub-Permissions": "contents=write"})
+            if body["tree"] not in self.objects or any(p not in self.objects for p in body.get("parents", ())):
+                return fake._rest_error(422, "Tree SHA does not exist")
+            when = fake.now()
+            sha = _git_sha("commit", json.dumps([body["message"], body["tree"], body.get("parents", []), when]))
+            self.objects[sha] = {"type": "commit", "message": body["message"], "tree": body["tree"],
+                                 "parents": list(body.get("parents", [])), "at": when}
+            return fake._json(201, self._commit_json(sha))
+        m = re.fullmatch(r"/git/commits/([0-9a-f]{40})", path)
+        if m and method == "GET":
+            if m.group(1) not in self.objects:
+                return fake._missing()
+            return fake._json(200, self._commit_json(m.group(1)))
+        return None
+
+    def _commit_json(self, sha: str) -> dict[str, Any]:
+        fake = self.fake
+        commit = self.objects[sha]
+        person = {"name": "octocat", "email": "octocat@github.com", "date": commit["at"]}
+        return {"sha": sha, "node_id": node_id("C", 7, int(sha[:7], 16)),
+                "url": f"{fake.base}/repos/{fake.repo}/git/commits/{sha}",
+                "html_url": f"{fake.web}/{fake.repo}/commit/{sha}", "author": person, "committer": person,
+                "message": commit["message"], "tree": {"sha": commit["tree"], "url": ""},
+                "parents": [{"sha": p, "url": "", "html_url": ""} for p in commit["parents"]],
+                "verification": {"verified": False, "reason": "unsigned", "signature": None, "payload": None,
+                                 "verified_at": None}}
+
+
+def _git_sha(kind: str, content: str) -> str:
+    data = content.encode("utf-8")
+    return hashlib.sha1(f"{kind} {len(data)}\0".encode() + data).hexdigest()
+
+
+def with_variant(variant: Variant, **changes: Any) -> Variant:
+    return replace(variant, **changes)

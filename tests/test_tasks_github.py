@@ -1,0 +1,274 @@
+"""Tasks that split on the fake GitHub, under every variant of what GitHub's documentation leaves open
+(``github_fake_tasks.VARIANTS``): split's request budget and idempotence, ready in one request, the
+roll-up at no cost, racing agents with exactly one winner per child (deterministic schedules), leases
+taken over, done, the fallback without ``contents: write``, and no comment posted by any of it."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from github_fake import FakeGitHub
+from github_fake_tasks import VARIANTS
+from turnstile import SCHEDULES, Turnstile
+
+from ghstate.core.parse import parse
+from ghstate.errors import HeldByAnother, NothingReady
+from ghstate.services.app import build_app
+from ghstate.services.claims import ClaimRequest, DoneRequest, run_claim, run_done
+
+TOKEN = "ghp_" + "T0k3n" * 8
+T0 = datetime(2026, 11, 22, 8, 0, tzinfo=timezone.utc)
+PLAN = """## Goal
+Ship the parser.
+
+## Current status
+- [x] Phase 1: parser
+- [ ] Phase 2: matcher
+  - [ ] write the matcher
+- [ ] Phase 3: config (after Phase 2)
+- [ ] Phase 4: docs (after Phase 2)
+- [ ] Phase 5: release (after Phase 3, Phase 4)
+
+## Decisions locked
+- required flags, not positional
+
+## Resume instruction
+Start at Phase 2.
+"""
+
+
+@pytest.fixture(params=VARIANTS, ids=[v.name for v in VARIANTS])
+def gh(request, isolated, repo, monkeypatch):
+    monkeypatch.setenv("GH_TOKEN", TOKEN)
+    monkeypatch.setenv("GITHUB_REPOSITORY", "octo/hello")
+    monkeypatch.setattr("ghstate.github.transport._sleep", lambda seconds: None)
+    fake = FakeGitHub(isolated)
+    fake.tasks.use(request.param)
+    yield fake
+    assert fake.problems() == [], "requests that GitHub's API description does not allow"
+    assert not any(m == "POST" and u.endswith("/comments") for m, u, _ in fake.calls), "a comment was posted"
+    assert all(not c for c in fake.comments.values())
+
+
+def make_plan(gh, run, tmp_path, text: str = PLAN, *more: str) -> None:
+    (tmp_path / "plan.md").write_text(text)
+    run("checkpoint", "--file", str(tmp_path / "plan.md"), "--title", "Parser", *more)
+
+
+def since(gh, start: int) -> list[str]:
+    out = []
+    for method, url, body in gh.calls[start:]:
+        if url.endswith("/graphql"):
+            out.append(re.search(r"^\s*(?:query|mutation)\s+(\w+)", body["query"], re.MULTILINE).group(1))
+        else:
+            out.append(f"{method} {url.split('/hello')[1]}")
+    return out
+
+
+def app_at(when: datetime):
+    app = build_app(store="github")
+    app.clock = lambda: when
+    return app
+
+
+# ------------------------------------------------------------------------------------ split
+
+
+def test_twenty_children_and_their_links_in_at_most_five_requests_and_a_split_again_makes_none(gh, run, tmp_path):
+    phases = "\n".join(f"- [ ] Phase {i}: step {i}" + (f" (after Phase {i - 1})" if i > 1 else "")
+                       for i in range(1, 21))
+    make_plan(gh, run, tmp_path, PLAN.split("## Current status")[0] + f"## Current status\n{phases}\n\n"
+              "## Resume instruction\nStart.\n")
+    start = len(gh.calls)
+    out = run("split", "1").stdout
+    made = since(gh, start)
+    assert made == ["Checkpoint", "CreateChildren", "AddBlockedBy", "UpdateCheckpoint"] and len(made) <= 5
+    assert out.startswith("Split #1 into 20 new children:")
+    assert sorted(gh.tasks.children[1]) == list(range(2, 22))
+    assert all(gh.tasks.parent[n] == 1 and [x["name"] for x in gh.issues[n]["labels"]] == ["ghstate"]
+               for n in range(2, 22))
+    assert {n: gh.tasks.blocked_by.get(n) for n in (2, 3, 21)} == {2: None, 3: [2], 21: [20]}
+    parent = parse(gh.issues[1]["body"]).checkpoint
+    assert parent.phases[0].name == "Phase 1: step 1 (#2)" and parent.phases[19].name.endswith("(#21)")
+    child = parse(gh.issues[3]["body"]).checkpoint
+    assert child.meta.task.parent == 1 and child.title == gh.issues[3]["title"] == "Phase 2: step 2"
+    start = len(gh.calls)
+    assert run("split", "1").stdout.startswith("Nothing to split")
+    assert since(gh, start) == ["Checkpoint"]
+
+
+def test_a_split_refused_writes_nothing(gh, run, tmp_path):
+    phases = "\n".join(f"- [ ] P{i}" for i in range(101))
+    make_plan(gh, run, tmp_path, f"## Current status\n{phases}\n\n## Resume instruction\nGo.\n")
+    start = len(gh.calls)
+    result = run("split", "1", code=1)
+    assert result.stderr.startswith("Error: the split would give the parent 101 sub-issues; GitHub keeps at most 100")
+    assert since(gh, start) == ["Checkpoint"]
+    make_plan(gh, run, tmp_path, PLAN.replace("Phase 2: matcher", "Phase 2: matcher (after Phase 5)"), "--new")
+    start = len(gh.calls)
+    assert "circle" in run("split", "2", code=1).stderr and since(gh, start) == ["Checkpoint"]
+
+
+def test_a_split_cut_short_is_made_whole_by_the_next(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    gh.fail_op("CreateChildren", type="UNPROCESSABLE", field="child_2", message="Something went wrong.")
+    result = run("split", "1", code=1)
+    assert "of the 4 children of #1 could not be created (UNPROCESSABLE Something went wrong.)" in result.stderr
+    assert "run 'ghstate split 1' again" in result.stderr
+    made = len(gh.tasks.children[1])
+    assert made in (2, 3)  # the ones after the refused one are made, or not (stops-after-error)
+    run("split", "1")
+    titles = sorted(gh.issues[n]["title"] for n in gh.tasks.children[1])
+    assert titles == ["Phase 2: matcher", "Phase 3: config", "Phase 4: docs", "Phase 5: release"]
+    by_title = {gh.issues[n]["title"]: n for n in gh.tasks.children[1]}
+    assert sorted(gh.tasks.blocked_by[by_title["Phase 5: release"]]) == sorted(
+        [by_title["Phase 3: config"], by_title["Phase 4: docs"]])
+    assert [linked for linked in re.findall(r"\(#(\d+)\)", gh.issues[1]["body"])] == [
+        str(by_title[t]) for t in ("Phase 2: matcher", "Phase 3: config", "Phase 4: docs", "Phase 5: release")]
+
+
+# ------------------------------------------------------------------------------------ ready and the roll-up
+
+
+def test_ready_is_one_request_and_right(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    start = len(gh.calls)
+    assert run("ready", "1").stdout == "#2\tPhase 2: matcher\t(of #1)\n"
+    assert since(gh, start) == ["Checkpoint"]
+    run("claim", "2", "--agent", "a1")
+    gh.tasks.close(3)  # a person closed Phase 3's child on github.com
+    rows = json.loads(run("ready", "1", "--json").stdout)
+    assert [r["claimed_by"] for r in rows] == ["a1", None, None, None]
+    states = {r["number"]: (r["state"], r["blocked_by"]) for r in rows}
+    assert states == {2: ("claimed", []), 3: ("done", [2]), 4: ("blocked", [2]), 5: ("blocked", [4])}
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", rows[0]["lease_until"])
+
+
+def test_the_roll_up_adds_no_request_to_resume(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    run("claim", "2", "--agent", "a1")
+    start = len(gh.calls)
+    prompt = run("resume", "1").stdout
+    assert since(gh, start) == ["Checkpoint"]
+    assert "Sub-tasks: 0 of 4 done (0%)" in prompt and "claimed: #2 Phase 2: matcher (by a1 until" in prompt
+    assert "blocked: #3 Phase 3: config (waits for #2); #4 Phase 4: docs (waits for #2)" in prompt
+    start = len(gh.calls)
+    child = run("resume", "3").stdout
+    assert since(gh, start) == ["Checkpoint"]
+    assert "Part of #1 (Parser); its locked decisions hold here too (all are among this one's)." in child
+    gh.issues[1]["body"] = gh.issues[1]["body"].replace("- required flags, not positional",
+                                                        "- required flags, not positional\n- no regex")
+    assert "hold here too:\n- no regex\n" in run("resume", "3").stdout
+    assert "Tasks\n  Sub-tasks: 0 of 4 done (0%)" in run("show", "1").stdout
+    start = len(gh.calls)
+    by_branch = run("resume").stdout  # the branch's checkpoint is the parent, never a child
+    assert since(gh, start) == ["OpenCheckpoints", "Checkpoint"]
+    assert "Resuming a task from GitHub issue #1 " in by_branch
+    assert "Sub-tasks: 0 of 4 done (0%)" in by_branch
+
+
+# ------------------------------------------------------------------------------------ claims
+
+
+def claimer(agent: str, parent: int = 1, when: datetime = T0):
+    def claim() -> int | None:
+        return run_claim(app_at(when), ClaimRequest(next=parent, agent=agent)).claimed
+    return claim
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_racing_agents_claim_each_ready_child_exactly_once(gh, run, tmp_path, schedule):
+    make_plan(gh, run, tmp_path, PLAN.replace(" (after Phase 2)", ""))
+    run("split", "1", "--phase", "Phase 2", "--phase", "Phase 3")
+    results = Turnstile(gh).run({f"agent-{i}": claimer(f"agent-{i}") for i in range(4)}, SCHEDULES[schedule]())
+    winners = {name: n for name, n in results.items() if isinstance(n, int)}
+    assert sorted(winners.values()) == [2, 3], results
+    losers = [r for r in results.values() if not isinstance(r, int)]
+    assert len(losers) == 2 and all(isinstance(r, NothingReady) for r in losers), results
+    assert all("#2 claimed by agent-" in str(r) and "#3 claimed by agent-" in str(r) for r in losers), results
+    assert {n: gh.tasks.claim_of(n)["agent"] for n in (2, 3)} == {n: a for a, n in winners.items()}
+
+
+def test_a_held_child_refuses_another_agent_naming_the_holder_and_the_lease(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    assert run("claim", "2", "--agent", "a1").stdout == "#2\n"
+    refused = run("claim", "2", "--agent", "a2", code=4)
+    assert re.fullmatch(r"Error: #2 is claimed by a1 until \d{4}-\d\d-\d\d \d\d:\d\d UTC; claim another "
+                        r"\(ghstate claim --next PARENT\), or wait for the lease to end\n", refused.stderr)
+    body = gh.issues[2]["body"]
+    assert "> **Claimed** by `a1` until " in body  # shown for people
+    assert run("claim", "2", "--agent", "a1", "--lease", "2h").stderr.startswith("Renewed #2")
+
+
+def test_an_expired_lease_goes_to_exactly_one_of_two_agents_taking_it_over(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1", lease="90s"))
+    later = T0 + timedelta(minutes=10)
+
+    def take(agent: str):
+        return lambda: run_claim(app_at(later), ClaimRequest(child=2, agent=agent)).claimed
+
+    results = Turnstile(gh).run({"a2": take("a2"), "a3": take("a3")}, SCHEDULES["round-robin"]())
+    won = [a for a, r in results.items() if r == 2]
+    assert len(won) == 1, results
+    lost = next(r for a, r in results.items() if a not in won)
+    assert isinstance(lost, HeldByAnother) and f"claimed by {won[0]} until 2026-11-22 08:40 UTC" in str(lost)
+    assert gh.tasks.claim_of(2)["agent"] == won[0]
+
+
+def test_done_closes_ticks_releases_and_names_what_it_unblocked(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    run("claim", "2", "--agent", "a1")
+    with pytest.raises(HeldByAnother):
+        run_done(build_app(store="github"), DoneRequest(child=2, agent="a2"))
+    out = run("done", "2", "--agent", "a1").stdout.splitlines()
+    assert out == ["Closed #2 Phase 2: matcher as completed.", "Ticked its phase in #1.", "Released the claim of a1.",
+                   "Unblocked: #3 Phase 3: config; #4 Phase 4: docs"]
+    assert gh.issues[2]["state"] == "closed" and gh.issues[2]["state_reason"] == "completed"
+    assert parse(gh.issues[1]["body"]).checkpoint.phases[1].done
+    assert gh.tasks.claim_of(2) is None and "Claimed" not in gh.issues[2]["body"]
+    assert run("claim", "--next", "1", "--agent", "a1").stdout == "#3\n"
+
+
+def test_without_contents_write_claims_fall_back_to_the_body_said_once(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    gh.tasks.deny_refs = True
+    first = run("claim", "--next", "1", "--agent", "a1")
+    assert first.stdout == "#2\n"
+    warnings = [line for line in first.stderr.splitlines() if line.startswith("Warning:")]
+    assert len(warnings) == 1 and "contents: write" in warnings[0] and "best effort" in warnings[0]
+    assert gh.tasks.refs == {} and "> **Claimed** by `a1`" in gh.issues[2]["body"]
+    refused = run("claim", "2", "--agent", "a2", code=4)
+    assert refused.stderr.count("Warning:") <= 1 and "claimed by a1" in refused.stderr
+    assert run("claim", "--next", "1", "--agent", "a2", code=3).exit_code == 3
+    run("release", "2", "--agent", "a1")
+    assert "Claimed" not in gh.issues[2]["body"]
+
+
+# ------------------------------------------------------------------------------------ doctor
+
+
+def test_the_probes_of_what_claims_rely_on(gh):
+    from ghstate.github.tasks import claim_probes
+
+    app = build_app(store="github")
+    rows = claim_probes(app.github().api, "t1")
+    assert [(r.name, r.ok) for r in rows] == [
+        ("Git objects can be written (contents: write)", True), ("a ref in refs/ghstate/ can be created", True),
+        ("a second create of it fails", True), ("a move from a value it no longer holds is refused", True),
+        ("a move from the value it holds is made (compare-and-swap)", True), ("it can be deleted", True),
+        ("a claim ref starts no workflow run", None)]
+    assert rows[-1].detail.startswith("not probed: ") and gh.tasks.refs == {}
+    gh.tasks.deny_refs = True
+    denied = claim_probes(app.github().api, "t2")
+    assert [(r.name, r.ok) for r in denied] == [("Git objects can be written (contents: write)", False)]
+    assert "403" in denied[0].detail

@@ -1,0 +1,291 @@
+"""Tasks that split on the local store: children as checkpoints with a parent, their links in their
+markers, claims as files created exclusively; six real processes racing for two ready children."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ghstate.core.parse import parse
+from ghstate.errors import HeldByAnother, NothingReady
+from ghstate.local.claims import LocalClaims
+from ghstate.services.app import build_app
+from ghstate.services.claims import ClaimRequest, DoneRequest, ReleaseRequest, run_claim, run_done, run_release
+from ghstate.services.tasks import ReadyRequest, run_ready
+
+ROOT = Path(__file__).resolve().parents[1]
+T0 = datetime(2026, 11, 22, 8, 0, tzinfo=timezone.utc)
+PLAN = """## Goal
+Ship the parser.
+
+## Current status
+- [x] Phase 1: parser
+- [ ] Phase 2: matcher
+  - [ ] write the matcher
+  - [ ] test it
+- [ ] Phase 3: config (after Phase 2)
+- [ ] Phase 4: docs (after Phase 2)
+- [ ] Phase 5: release (after Phase 3, Phase 4)
+
+## Decisions locked
+- required flags, not positional
+
+## Files to re-read
+- `src/parser.ts`
+
+## Resume instruction
+Start at Phase 2.
+"""
+
+
+@pytest.fixture
+def plan(repo, run, tmp_path) -> Path:
+    """Local #1 with five phases, split: #2 (Phase 2) ready, #3 and #4 wait for it, #5 for both."""
+    (tmp_path / "plan.md").write_text(PLAN)
+    run("checkpoint", "--file", str(tmp_path / "plan.md"), "--title", "Parser")
+    run("split", "1")
+    return repo / ".ghstate"
+
+
+def app_at(when: datetime):
+    app = build_app(store="local")
+    app.clock = lambda: when
+    return app
+
+
+def test_split_makes_a_child_checkpoint_per_open_phase(plan, run):
+    parent = parse((plan / "1.md").read_text()).checkpoint
+    assert [p.name for p in parent.phases] == [
+        "Phase 1: parser", "Phase 2: matcher (#2)", "Phase 3: config (after Phase 2) (#3)",
+        "Phase 4: docs (after Phase 2) (#4)", "Phase 5: release (after Phase 3, Phase 4) (#5)"]
+    child = parse((plan / "2.md").read_text()).checkpoint
+    assert child.title == "Phase 2: matcher" and child.goal == "Phase 2: matcher"
+    assert [p.name for p in child.phases] == ["write the matcher", "test it"]
+    assert child.decisions == ("required flags, not positional",) and child.file_paths == ["src/parser.ts"]
+    assert child.meta.task.parent == 1 and child.meta.task.phase == "Phase 2: matcher"
+    assert parse((plan / "5.md").read_text()).checkpoint.meta.task.after == (3, 4)
+    again = run("split", "1").stdout
+    assert again.startswith("Nothing to split") and sorted(p.name for p in plan.glob("*.md")) == [
+        "1.md", "2.md", "3.md", "4.md", "5.md"]
+
+
+def test_a_split_that_cannot_be_made_writes_nothing(repo, run, tmp_path):
+    (tmp_path / "plan.md").write_text(PLAN.replace("Phase 2: matcher", "Phase 2: matcher (after Phase 5)"))
+    run("checkpoint", "--file", str(tmp_path / "plan.md"))
+    before = (repo / ".ghstate" / "1.md").read_text()
+    result = run("split", "1", code=1)
+    assert result.stderr.startswith("Error: the phases wait for each other in a circle (Phase 2 → Phase 5 → ")
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+    assert (repo / ".ghstate" / "1.md").read_text() == before and not (repo / ".ghstate" / "2.md").exists()
+    assert run("split", "1", "--phase", "Phase 9", code=1).stderr.startswith("Error: no phase")
+    assert run("split", "1", "--phase", "", code=2).exit_code == 2
+
+
+def test_in_order_and_a_subset(repo, run, tmp_path):
+    (tmp_path / "plan.md").write_text(PLAN)
+    run("checkpoint", "--file", str(tmp_path / "plan.md"))
+    run("split", "1", "--phase", "Phase 2", "--phase", "4", "--in-order")
+    assert parse((repo / ".ghstate" / "3.md").read_text()).checkpoint.meta.task.after == (2,)
+    result = run("split", "1", "--phase", "Phase 5", code=1)
+    assert "waits for Phase 3, which is neither done nor split" in result.stderr
+
+
+def test_ready_lists_the_children_an_agent_may_take(plan, run):
+    assert run("ready", "1").stdout == "#2\tPhase 2: matcher\t(of #1)\n"
+    rows = json.loads(run("ready", "--json").stdout)
+    assert [(r["number"], r["state"], r["blocked_by"]) for r in rows] == [
+        (2, "ready", []), (3, "blocked", [2]), (4, "blocked", [2]), (5, "blocked", [3, 4])]
+    assert set(rows[0]) >= {"number", "title", "state", "blocked_by", "claimed_by", "lease_until", "parent"}
+
+
+def test_claim_renew_refuse_and_take_over_with_a_given_clock(plan):
+    won = run_claim(app_at(T0), ClaimRequest(next=1, agent="a1"))
+    assert won.out == ["#2"] and won.claim.until == "2026-11-22T08:30:00Z"
+    with pytest.raises(NothingReady, match=r"nothing ready in local #1 \(Parser\): local #2 claimed by a1 until "
+                                           r"2026-11-22 08:30 UTC; local #3 waits for local #2"):
+        run_claim(app_at(T0 + timedelta(minutes=1)), ClaimRequest(next=1, agent="a2"))
+    with pytest.raises(HeldByAnother, match="local #2 is claimed by a1 until 2026-11-22 08:30 UTC"):
+        run_claim(app_at(T0 + timedelta(minutes=29)), ClaimRequest(child=2, agent="a2"))
+    renewed = run_claim(app_at(T0 + timedelta(minutes=20)), ClaimRequest(child=2, agent="a1", lease="1h"))
+    assert renewed.said[0].startswith("Renewed local #2") and renewed.claim.until == "2026-11-22T09:20:00Z"
+    taken = run_claim(app_at(T0 + timedelta(hours=2)), ClaimRequest(next=1, agent="a2"))
+    assert taken.out == ["#2"] and taken.said[0].startswith("Took over (the lease of a1 ended 2026-11-22 09:20")
+    with pytest.raises(NothingReady, match="local #3 waits for local #2: nothing to claim there"):
+        run_claim(app_at(T0), ClaimRequest(child=3, agent="a1"))
+
+
+def test_a_taken_over_lease_goes_to_exactly_one_of_those_that_saw_it_run_out(plan):
+    """Two agents read the same expired claim; both try to take it over: the second's compare-and-swap is
+    on a generation that is gone, so it loses."""
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1", lease="90s"))
+    claims = LocalClaims(plan / "claims")
+    seen = claims.read(2)
+    later = T0 + timedelta(minutes=5)
+    from ghstate.core.claims import claimed, lease_of
+
+    first = claims.swap(2, seen, claimed("a2", "", later, lease_of("30m"), 2))
+    second = claims.swap(2, seen, claimed("a3", "", later, lease_of("30m"), 2))
+    assert (first, second) == (True, False) and claims.read(2).claim.agent == "a2"
+
+
+def test_release_only_by_the_holder_or_with_force(plan, run):
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1"))
+    with pytest.raises(HeldByAnother, match="claimed by a1 until .*, not by a2: only the holder releases it"):
+        run_release(app_at(T0), ReleaseRequest(child=2, agent="a2"))
+    assert run_release(app_at(T0), ReleaseRequest(child=2, agent="a1")).out[0].startswith("Released local #2")
+    assert LocalClaims(plan / "claims").read(2).claim is None
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1"))
+    run_release(app_at(T0), ReleaseRequest(child=2, force=True))
+    assert run("release", "2", "--agent", "a1").stdout.startswith("local #2 is not claimed")
+
+
+def test_done_closes_ticks_releases_and_names_what_it_unblocked(plan, run):
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1"))
+    with pytest.raises(HeldByAnother):
+        run_done(app_at(T0), DoneRequest(child=2, agent="a2"))
+    outcome = run_done(app_at(T0), DoneRequest(child=2, agent="a1", claim_next=True))
+    assert outcome.out == ["Closed local #2 Phase 2: matcher as completed.", "Ticked its phase in local #1.",
+                           "Released the claim of a1.", "Unblocked: local #3 Phase 3: config; local #4 Phase 4: docs",
+                           "Claimed local #3 Phase 3: config for a1 until 2026-11-22 08:30 UTC"]
+    assert parse((plan / "1.md").read_text()).checkpoint.phases[1].done
+    assert parse((plan / "2.md").read_text()).checkpoint.meta.task.closed
+    rows = {r["number"]: r["state"] for r in run_ready(app_at(T0), ReadyRequest(issue=1)).json_rows()}
+    assert rows == {2: "done", 3: "claimed", 4: "ready", 5: "blocked"}
+    assert run("done", "2").stdout.splitlines()[1] == "Ticked its phase in local #1 (it was ticked already)."
+
+
+def test_exit_codes_3_and_4_with_one_error_line(plan, run):
+    run("claim", "--next", "1", "--agent", "a1")
+    refused = run("claim", "2", "--agent", "a2", code=4)
+    assert refused.stderr.startswith("Error: local #2 is claimed by a1 until ")
+    assert len(refused.stderr.splitlines()) == 1
+    empty = run("claim", "--next", "1", "--agent", "a2", code=3)
+    assert empty.stderr.startswith("Error: nothing ready in local #1") and len(empty.stderr.splitlines()) == 1
+    assert run("claim", "--next", "1", code=2).stderr.endswith("GHSTATE_AGENT)\n")
+    assert run("claim", "2", "--next", "1", "--agent", "a1", code=2).exit_code == 2
+    assert "--lease" in run("claim", "2", "--agent", "a1", "--lease", "soon", code=2).stderr
+
+
+def test_the_parent_reads_its_children_and_a_child_its_parent(plan, run):
+    run("claim", "2", "--agent", "a1")
+    prompt = run("resume", "1").stdout
+    assert "Sub-tasks: 0 of 4 done (0%)" in prompt and "claimed: local #2 Phase 2: matcher (by a1 until" in prompt
+    assert "blocked: local #3 Phase 3: config (waits for local #2)" in prompt
+    assert "Tasks\n  Sub-tasks: 0 of 4 done" in run("show", "1").stdout
+    child = run("resume", "3").stdout
+    assert "Part of local #1 (Parser); its locked decisions hold here too (all are among this one's)." in child
+    state = json.loads(run("resume", "3", "--format", "json").stdout)
+    assert state["parent"] == {"number": 1, "title": "Parser", "decisions": ["required flags, not positional"]}
+    assert [c["state"] for c in json.loads(run("show", "1", "--json").stdout)["children"]] == [
+        "claimed", "blocked", "blocked", "blocked"]
+
+
+def test_a_child_is_never_the_branchs_checkpoint(plan, run):
+    assert run("resume", "--format", "short").stdout.startswith("local #1 Parser")
+    run("checkpoint", "--decision", "one more")
+    assert "one more" in (plan / "1.md").read_text() and "one more" not in (plan / "5.md").read_text()
+
+
+def _race_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GH_", "GITHUB_", "GHSTATE_"))}
+    env.update(HOME=str(home), PYTHONPATH=str(ROOT), GIT_CONFIG_GLOBAL=os.devnull, GHSTATE_NO_CACHE="1")
+    return env
+
+
+@pytest.mark.parametrize("round_", range(2))
+def test_six_processes_racing_for_two_ready_children_two_win_different_ones(repo, run, tmp_path, round_):
+    """Real processes, started together; whatever the order the system runs them in, each generation
+    of a claim file is created by one of them only. Nothing here waits for time to pass."""
+    (tmp_path / "plan.md").write_text(PLAN.replace(" (after Phase 2)", ""))
+    run("checkpoint", "--file", str(tmp_path / "plan.md"), "--title", "Parser")
+    run("split", "1", "--phase", "Phase 2", "--phase", "Phase 3")
+    env = _race_env(tmp_path)
+    agents = [subprocess.Popen([sys.executable, "-m", "ghstate", "claim", "--next", "1", "--agent", f"agent-{i}"],
+                               cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+              for i in range(6)]
+    results = [(p.returncode, out, err) for p in agents for out, err in [p.communicate(timeout=120)]]
+    winners = [out.strip() for code, out, _ in results if code == 0]
+    assert sorted(winners) == ["#2", "#3"], results
+    losers = [(code, err) for code, _, err in results if code != 0]
+    assert len(losers) == 4 and all(code == 3 for code, _ in losers), losers
+    assert all(err.startswith("Error: nothing ready in local #1 (Parser): local #2 claimed by agent-")
+               and len(err.splitlines()) == 1 for _, err in losers), losers
+    holders = {LocalClaims(repo / ".ghstate" / "claims").read(n).claim.agent for n in (2, 3)}
+    assert holders == {f"agent-{i}" for i, (code, _, _) in enumerate(results) if code == 0}
+
+
+def test_the_mcp_tools_are_the_commands_requests(plan):
+    """One request type per operation: the tools' arguments and the commands' options are the fields of
+    ``ClaimRequest``, ``ReleaseRequest``, ``DoneRequest`` and ``ReadyRequest``; the agent defaults to the
+    server's."""
+    from dataclasses import fields
+
+    from ghstate.agents.mcp_tools import TOOLS, call
+    from ghstate.commands import claim as claim_commands
+    from ghstate.commands import tasks as task_commands
+    from ghstate.services import claims, tasks
+
+    for tool, kind, command, renamed in (("claim", claims.ClaimRequest, claim_commands.claim, {"parent": "next"}),
+                                         ("release", claims.ReleaseRequest, claim_commands.release, {}),
+                                         ("done", claims.DoneRequest, claim_commands.done, {}),
+                                         ("ready", tasks.ReadyRequest, task_commands.ready, {"as_json": "json"})):
+        names = {f.name for f in fields(kind)}
+        assert set(TOOLS[tool]["schema"]) <= names | {"issue"}, tool
+        assert {renamed.get(p.name, p.name) for p in command.params} - {"repo", "store"} <= names, tool
+
+    def make():
+        return build_app(store="local", agent="codex")
+
+    assert call("ready", {"issue": 1}, make).text == "#2\tPhase 2: matcher\t(of #1)\n"
+    won = call("claim", {"next": 1}, make)
+    assert not won.error and won.text.startswith("#2\nClaimed local #2 Phase 2: matcher for codex until ")
+    held = call("claim", {"child": 2, "agent": "other"}, make)
+    assert held.error and held.text.startswith("Error: local #2 is claimed by codex until ")
+    assert call("release", {}, make).text == "Error: release: child is needed (the child task's number)"
+    assert call("claim", {"next": 1, "lease": "soon"}, make).text.startswith("Error: claim: lease 'soon' is not")
+    done = call("done", {"child": 2}, make)
+    assert not done.error and "Unblocked: local #3 Phase 3: config; local #4 Phase 4: docs" in done.text
+    rows = json.loads(call("ready", {"issue": 1, "json": True}, make).text)
+    assert [r["state"] for r in rows] == ["done", "ready", "ready", "blocked"]
+
+
+@settings(max_examples=25)
+@given(st.data())
+def test_any_interleaving_of_reads_and_swaps_gives_each_generation_one_winner(tmp_path_factory, data):
+    """Agents each read the claim, then try to take it, in any order of those steps (Hypothesis draws the
+    order): of the agents that read the same generation, one wins at most; at least one of those that read
+    the newest generation wins; the file of the newest generation names the last winner."""
+    from ghstate.core.claims import claimed, lease_of
+
+    claims = LocalClaims(tmp_path_factory.mktemp("claims"))
+    agents = data.draw(st.integers(2, 6), label="agents")
+    steps = data.draw(st.permutations([(a, s) for a in range(agents) for s in ("read", "swap")]), label="order")
+    seen: dict[int, object] = {}
+    won: list[tuple[int, str]] = []
+    for agent, step in steps:
+        if step == "read" or agent not in seen:  # a swap drawn before its read waits for it: read first
+            seen.setdefault(agent, claims.read(7))
+            if step == "read":
+                continue
+        held = seen[agent]
+        if claims.swap(7, held, claimed(f"a{agent}", "", T0, lease_of("30m"), 7)):
+            won.append((agent, held.version))
+    versions = [v for _, v in won]
+    assert len(versions) == len(set(versions)), won  # one winner per generation seen
+    assert won and claims.read(7).claim.agent == f"a{won[-1][0]}"
+    assert claims.read(7).version == str(len(won))
+
+
+def test_the_hook_context_of_a_parent_lists_its_children(plan, run, repo):
+    run("claim", "2", "--agent", "a1")
+    event = json.dumps({"hook_event_name": "SessionStart", "source": "clear", "session_id": "s-1", "cwd": str(repo)})
+    context = json.loads(run("hook", "session-start", input=event).stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Sub-tasks: 0 of 4 done (0%)" in context and "claimed: local #2 Phase 2: matcher (by a1 until" in context
