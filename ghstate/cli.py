@@ -197,20 +197,24 @@ class Ticker:
             self.erase()
 
 
-def _ticking() -> contextlib.AbstractContextManager[None]:
-    """The ticker on a terminal; nothing where stderr is read by a program (agents, hooks, CI, tests)."""
+def _ticking(args: list[str]) -> contextlib.AbstractContextManager[None]:
+    """The ticker on a terminal; nothing where stderr is read by a program (agents, hooks, CI, tests),
+    nor for the MCP server, which runs until its host stops it."""
     try:
         interactive = sys.stderr.isatty()
     except (AttributeError, ValueError):
         interactive = False
-    return Ticker(sys.stderr).running() if interactive else contextlib.nullcontext()
+    command = next((a for a in args if not a.startswith("-")), "")
+    if not interactive or command == "mcp":
+        return contextlib.nullcontext()
+    return Ticker(sys.stderr).running()
 
 
 def main() -> None:
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where SIGINT is ignored
         signal.signal(signal.SIGINT, _on_sigint)
     try:
-        with _ticking():
+        with _ticking(sys.argv[1:]):
             code = cli.main(prog_name="ghstate", standalone_mode=False)
     except click.ClickException as exc:
         exc.show()

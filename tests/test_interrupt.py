@@ -281,9 +281,11 @@ def test_the_ticker_runs_only_on_a_terminal_and_leaves_stderr_as_it_was(monkeypa
             return False
 
     monkeypatch.setattr(sys, "stderr", Pipe())
-    assert isinstance(cli._ticking(), contextlib.nullcontext)
+    assert isinstance(cli._ticking(["checkpoint"]), contextlib.nullcontext)
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
+    assert not isinstance(cli._ticking(["checkpoint", "--file", "x.md"]), contextlib.nullcontext)
+    assert isinstance(cli._ticking(["mcp", "--agent", "codex"]), contextlib.nullcontext)  # runs until stopped
     with cli.Ticker(terminal, after=3600).running():
         assert isinstance(sys.stderr, cli.Ticker)
         print("Warning: x", file=sys.stderr)
