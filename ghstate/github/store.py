@@ -22,7 +22,7 @@ from ghstate.core.model import Revision, github_time
 from ghstate.core.writelog import DELETED, LogEntry
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github import history
-from ghstate.github.transport import TIMEOUT, GitHubAPI, GraphQLFailure, checking
+from ghstate.github.transport import TIMEOUT, GitHubAPI, GraphQLFailure, GraphQLNotFound, checking
 from ghstate.store import Changed, Memory, Note, Partial, Stored, StoreKind
 
 LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+(\{.*?\})\s*-->", re.DOTALL)
@@ -120,15 +120,27 @@ class GitHubStore:
             self._label_ids[label["name"]] = label["id"]
         return self._from_node(node)
 
+    def _issues_enabled(self, repository: dict[str, Any]) -> None:
+        """A repository with its issues turned off has no checkpoint to read: said as such, not as "no issue"."""
+        if repository.get("hasIssuesEnabled") is False:
+            raise NotFound(f"issues are disabled in {self.repo_name}: turn them on in its settings (General, "
+                           "Features, Issues), or keep checkpoints in the local store (--store local)")
+
     def _keep_labels(self, repository: dict[str, Any] | None) -> None:
         for label in ((repository or {}).get("labels") or {}).get("nodes") or ():
             self._label_ids[label["name"]] = label["id"]
 
     def _read(self, number: int, *, edits: int = EDITS, comments: int = COMMENTS) -> dict[str, Any]:
-        """One request: the issue with its newest edits and comments (query ``checkpoint``)."""
-        data = self.graphql("checkpoint", self._variables(number=number, edits=edits, comments=comments),
-                            number=number, what=f"reading issue #{number} of {self.repo_name}")
+        """One request: the issue with its newest edits and comments (query ``checkpoint``), and whether
+        the repository has issues at all."""
+        try:
+            data = self.graphql("checkpoint", self._variables(number=number, edits=edits, comments=comments),
+                                number=number, what=f"reading issue #{number} of {self.repo_name}")
+        except GraphQLNotFound as exc:  # with its issues turned off, none of them is found: say why
+            self._issues_enabled((exc.data or {}).get("repository") or {})
+            raise
         repository = data.get("repository") or {}
+        self._issues_enabled(repository)
         node = repository.get("issue")
         if not node:
             raise NotFound(f"no issue #{number} in {self.repo_name}, or the token cannot see it")
@@ -162,6 +174,7 @@ class GitHubStore:
                                                                      comments=LIST_COMMENTS),
                                 what=f"listing checkpoints of {self.repo_name}")
             repository = data.get("repository") or {}
+            self._issues_enabled(repository)
             self._keep_labels(repository)
             page = repository.get("issues") or {}
             for node in page.get("nodes") or ():
@@ -292,6 +305,20 @@ class GitHubStore:
         if not answer:
             raise RemoteError(f"updating issue #{number} failed: GitHub's answer holds no issue", retryable=True)
         return self._keep(answer)
+
+    def close(self, stored: Stored) -> Stored:
+        """Close the issue as completed (GraphQL ``closeIssue``, state reason COMPLETED); closing one that is
+        closed already changes nothing."""
+        number = stored.number
+        node = self._nodes.get(number)
+        if node is None or "id" not in node:
+            node = self._read(number)
+        data = self.graphql("close_checkpoint", {"input": {"issueId": node["id"], "stateReason": "COMPLETED"}},
+                            number=number, what=f"closing issue #{number}",
+                            landed=lambda: None)  # closing twice is closing once: a lost answer is resent
+        answer = (data.get("closeIssue") or {}).get("issue") or {}
+        return stored._replace(state=str(answer.get("state") or "CLOSED").lower(),
+                               location=answer.get("url") or stored.location)
 
     def _landed_despite(self, exc: GraphQLFailure, number: int) -> Stored:
         """``updateIssue`` answered with errors: when its issue is not null the write landed (a field of the
@@ -591,7 +618,8 @@ class GitHubStore:
                 skipped += 1  # never read further, whatever it holds
                 continue
             body = comment.get("body") or ""
-            if read_log_marker(body) is not None or any(m in body for m in (PROMPT_MARKER, CI_MARKER, NOTICE_MARKER)):
+            if read_log_marker(body) is not None or any(m in body for m in (PROMPT_MARKER, CI_MARKER, NOTICE_MARKER)) \
+                    or _posted_prompt(body):
                 continue
             when = created.strftime("%Y-%m-%d %H:%M") if created else ""
             notes.append(Note(login, comment.get("authorAssociation") or "", when, _clip(body),
@@ -619,6 +647,11 @@ class GitHubStore:
     def ensure_labels(self, labels: list[tuple[str, str, str]]) -> list[str]:
         """Create labels that do not exist (``ghstate init``); returns the ones created."""
         return [name for name, color, description in labels if self.api.create_label(name, color, description)]
+
+
+def _posted_prompt(body: str) -> bool:
+    """A rehydration prompt that an earlier ghstate posted without its marker (``resume --post``)."""
+    return body.lstrip().startswith("Resuming a task from ") and "\n<checkpoint>\n" in body.replace("\r\n", "\n")
 
 
 def _login(actor: dict[str, Any] | None) -> str:

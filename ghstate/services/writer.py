@@ -38,6 +38,7 @@ from ghstate.core.splice import written_body
 from ghstate.core.writelog import DELETED, LogEntry, Replayed, ignored_notice, log_state, missing, with_log
 from ghstate.errors import GhstateError, InputError, NotFound, RemoteError
 from ghstate.local.store import LocalStore, PendingWrite
+from ghstate.services import interrupt
 from ghstate.services.reader import View, base_version, checkpoint_of, locate, view
 from ghstate.store import Changed, Store, Stored
 
@@ -144,7 +145,9 @@ class Writer:
         stamped = new.checkpoint
         if spec.dry_run:
             return WriteResult(stamped, new.body, None, created=True, changes=new.changes)
+        interrupt.begin_create(self.store, new.unique)  # what Ctrl-C then left is known
         stored = self.store.create(stamped.title, new.body, unique=new.unique, entry=new.entry)
+        interrupt.landed(self.store, stored.number, 1)
         return WriteResult(stamped, new.body, stored, created=True, changes=new.changes,
                            file_conflicts=list(new.conflicts), warnings=self._notices())
 
@@ -271,12 +274,14 @@ class Writer:
             labels = spec.labels.apply(draft.target.labels, draft.checkpoint) if spec.labels else None
             title = draft.checkpoint.title
             draft.body, logs = self._fitted(draft.body, draft.checkpoint, logs)
+            interrupt.begin_update(self.store, draft.target.number, draft.checkpoint.meta.revision, write_id)
             try:
                 stored = self.store.update(draft.target, draft.body, title=title if title != (
                     draft.target.title or title) else None, labels=labels, entry=logs)
             except Changed as exc:  # edited while a failed write waited to be resent
                 fresh = exc.fresh
                 continue
+            interrupt.landed(self.store, stored.number, draft.checkpoint.meta.revision)
             own = entry  # logged: from here on it is replayed in its place, not applied again
             fresh, kept = self._rebuild_on(stored, draft, logs.write if logs else "", write_id, now)
             if fresh is None:
