@@ -120,8 +120,7 @@ class Writer:
         """Write ``spec``. ``kept``: a write kept while GitHub was out of reach, published now (``push``):
         when its log entry is in the history already it landed after all and is not made again; else what
         writes logged after it was made set stands (it never undoes a later write)."""
-        spec = replace(spec, new_id=spec.new_id or os.urandom(6).hex(), write_id=spec.write_id or os.urandom(6).hex(),
-                       made_at=spec.made_at or self.clock())
+        spec = self._identified(spec)
         target: Stored | None = None
         try:
             with self.store.lock():
@@ -137,6 +136,12 @@ class Writer:
             when = "when GitHub is reachable" if exc.retryable else "once that is fixed"
             raise RemoteError(f"{exc}; the checkpoint was kept locally in {path}: run 'ghstate push' {when}",
                               retryable=exc.retryable, status=exc.status) from exc
+
+    def _identified(self, spec: WriteSpec) -> WriteSpec:
+        """``spec`` with what names it for good: the marker id a new checkpoint gets, the id its log entry
+        carries, and when it was made (a kept write keeps all three)."""
+        return replace(spec, new_id=spec.new_id or os.urandom(6).hex(), write_id=spec.write_id or os.urandom(6).hex(),
+                       made_at=spec.made_at or self.clock())
 
     # ------------------------------------------------------------------------------ create
 
@@ -154,8 +159,7 @@ class Writer:
     def prepare_create(self, spec: WriteSpec) -> NewCheckpoint:
         """A new checkpoint as ``write`` creates it (stamped, rendered, checked, with its log entry), not
         written: for a caller that creates several in one request (``ghstate split``)."""
-        spec = replace(spec, new_id=spec.new_id or os.urandom(6).hex(), write_id=spec.write_id or os.urandom(6).hex(),
-                       made_at=spec.made_at or self.clock())
+        spec = self._identified(spec)
         now = self.clock()
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(Checkpoint()))
