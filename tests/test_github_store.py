@@ -885,12 +885,11 @@ def test_a_revision_deleted_from_the_history_breaks_no_read_and_no_write(gh, run
     assert state_of(gh, 7).risks[-3:] == ("first", "second", "third")
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed: a lost create is looked for in listings, which lag behind a "
-                   "create on GitHub; reading the newest numbers one by one would see it at once")
 def test_a_lost_create_is_found_although_listings_lag(isolated, gh, run, sample_file):
     """GitHub's listings can lag behind a create (observed; tests/test_github_fake.py): the look for an
-    issue whose answer was lost must not miss it, or the retry makes a second one. Fails (today: two
-    issues, #1 and #2) while ghstate looks only in the open-issue listings."""
+    issue whose answer was lost must not miss it, or the retry makes a second one. Failed (two issues,
+    #1 and #2) while ghstate looked only in the open-issue listings; it now reads the numbers after the
+    newest listed one, which is immediate."""
     gh.lag = 10
     gh.fail("POST", r"/issues$", 502, after=True)
     run("checkpoint", "--file", str(sample_file))

@@ -33,6 +33,7 @@ MAX_PAGES = 10  # open checkpoints looked through for a branch: 1,000 is more th
 LOG_PAGES = 3  # kept for the protocol's signature; GraphQL reads the newest 100 comments at once
 SETTLE_SECONDS = 120  # after a write, how long a save by its editor could still be merged with it
 MISSING_AFTER = 2_000_000  # a reported write the history lost is replayed after every position of the log
+PAST_LISTINGS = 5  # issue numbers read after the newest listed one, when a lost create is looked for
 HISTORY_READS = 3  # reads of an edit history that did not hold still before it is said
 RECENT_EDITS = 20  # versions of a body of the comment log read for writes an older page's save dropped
 EDITS_AFTER_COMMENTS = 1_000_000  # edit-log positions come after every comment-log position
@@ -196,9 +197,24 @@ class GitHubStore:
             found = None  # not among the newest: the newest issues are looked at below
         if found is not None:
             return found
-        for issue in self.api.newest_issues():
+        newest = self.api.newest_issues()
+        for issue in newest:
             if unique in issue["body"]:
                 return self._stored_rest(issue)
+        return self._past_listings(unique, max((i["number"] for i in newest), default=0))
+
+    def _past_listings(self, unique: str, known: int) -> Stored | None:
+        """GitHub's listings can lag behind a create; reading an issue by its number does not: the numbers
+        after the newest one listed are read one by one, until one does not exist (a handful at most)."""
+        for number in range(known + 1, known + 1 + PAST_LISTINGS):
+            try:
+                node = self._read(number)
+            except NotFound as exc:
+                if "pull request" in str(exc):
+                    continue  # pull requests share the numbers
+                return None
+            if unique in (node.get("body") or ""):
+                return self._keep(node)
         return None
 
     def _stored_rest(self, issue: dict[str, Any]) -> Stored:
