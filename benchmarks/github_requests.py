@@ -40,7 +40,7 @@ def main() -> None:
         for label, path in (("before", old), ("after", str(ROOT))):
             with serve_fake() as fake:
                 results[label] = run_all(fake, path, label)
-    print(f"\nrequests and wall time per command, before ({rev}: comment log, REST) and after (this checkout)")
+    print(f"\nrequests and wall time per command, before ({rev}) and after (this checkout)")
     print(f"  {'command':<42} {'before':>16} {'after':>16}")
     for name in results["after"]:
         (n0, t0, c0), (n1, t1, c1) = results["before"][name], results["after"][name]

@@ -194,6 +194,16 @@ def read_token(env: dict[str, str], host: str = "github.com") -> str:
     return ""
 
 
+def token_source(env: dict[str, str] | None = None) -> str:
+    """Where the token comes from, by name (``GH_TOKEN``, ``GITHUB_TOKEN``, ``gh auth token``), "" when
+    none is set: never the token itself."""
+    env = dict(os.environ if env is None else env)
+    for name in ("GH_TOKEN", "GITHUB_TOKEN"):
+        if env.get(name, "").strip():
+            return name
+    return "gh auth token" if read_token({}) else ""
+
+
 def python_finds(python: str, module: str) -> bool | None:
     """Can another Python (``python``, the one a ghstate elsewhere runs on) import ``module``? Asked
     with importlib.util.find_spec, nothing imported; None when that Python cannot be asked."""
@@ -234,9 +244,10 @@ def build(
     chosen = store or env.get("GHSTATE_STORE") or policy.store
     if chosen not in STORES:
         raise ConfigError(f"--store must be one of {', '.join(STORES)}, not {chosen!r}")
-    repo = _repository(repo or env.get("GITHUB_REPOSITORY") or None, git_root if chosen != "local" else None,
-                       api_url)
-    chosen, token = _store_and_token(chosen, repo, env, api_url, need_token=need_token, need_repo=need_repo)
+    repo, elsewhere = _repository(repo or env.get("GITHUB_REPOSITORY") or None,
+                                  git_root if chosen != "local" else None, api_url)
+    chosen, token = _store_and_token(chosen, repo, env, api_url, need_token=need_token, need_repo=need_repo,
+                                     why=elsewhere)
     project = _project(project, env, policy)
     return Settings(
         root=root,
@@ -256,21 +267,40 @@ def build(
     )
 
 
-def _repository(repo: str | None, git_root: Path | None, api_url: str) -> str | None:
-    """OWNER/NAME given, or the ``origin`` remote's (when ``git_root`` is given and it is on the API's host)."""
+def _repository(repo: str | None, git_root: Path | None, api_url: str) -> tuple[str | None, str]:
+    """OWNER/NAME given, or the ``origin`` remote's (when ``git_root`` is given and it is on the API's host);
+    and, when it is a GitHub remote on another host, why it names no repository here."""
+    elsewhere = ""
     if repo is None and git_root is not None:
         url = gitinfo.origin_url(git_root)
         repo = gitinfo.repo_from_url(url, api_hosts(api_url)) if url else None
+        elsewhere = _elsewhere(url, api_url) if url and repo is None else ""
     if repo is not None:
         repo = repo.strip()
         parts = repo.split("/")
         if len(parts) != 2 or not all(parts):
             raise ConfigError(f"repository must be OWNER/NAME, not {repo!r}")
-    return repo
+    return repo, elsewhere
+
+
+def _elsewhere(url: str, api_url: str) -> str:
+    """Why a remote that names OWNER/NAME is not this API's: it is on another host (github.com against a
+    GitHub Enterprise Server's GITHUB_API_URL, or the other way round)."""
+    import re
+
+    m = re.match(r"^(?:[\w.+-]+://)?(?:[^@/]+@)?([^/:]+)", url.strip())
+    host = m.group(1).lower() if m else ""
+    if not host or gitinfo.repo_from_url(url, (host,)) is None:
+        return ""
+    if host in ("github.com", "ssh.github.com"):
+        return (f"the 'origin' remote is on github.com, but GITHUB_API_URL is {api_url}: unset it to use "
+                "github.com")
+    return (f"the 'origin' remote is on {host}, but the API in use is {api_url}: for a GitHub Enterprise Server "
+            f"set GITHUB_API_URL=https://{host}/api/v3")
 
 
 def _store_and_token(chosen: str, repo: str | None, env: dict[str, str], api_url: str, *, need_token: bool,
-                     need_repo: bool) -> tuple[str, str]:
+                     need_repo: bool, why: str = "") -> tuple[str, str]:
     """The store (``auto`` settled: GitHub with a token and a repository, else local) and the token."""
     token = ""
     if chosen == "github" or (chosen == "auto" and repo and need_token):
@@ -279,6 +309,8 @@ def _store_and_token(chosen: str, repo: str | None, env: dict[str, str], api_url
         chosen = "github" if token and repo else "local"
     if chosen == "github":
         if not repo and need_repo:
+            if why:
+                raise ConfigError(f"no GitHub repository: {why}, or pass -R OWNER/NAME")
             raise ConfigError("no GitHub repository: pass -R OWNER/NAME, set GITHUB_REPOSITORY, "
                               "or add a GitHub 'origin' remote")
         if not token:

@@ -100,6 +100,9 @@ class Store(Protocol):
     def update(self, stored: Stored, body: str, title: str | None = None,
                labels: tuple[str, ...] | None = None, entry: "LogEntry | None" = None) -> Stored: ...
 
+    # A finished checkpoint, closed: no longer open (``list``, a branch's lookup), still readable by number.
+    def close(self, stored: Stored) -> Stored: ...
+
     # How long ``body`` is as the store keeps it with ``entry`` (GitHub: the entry is in the body it saves).
     def stored_size(self, body: str, entry: "LogEntry | None") -> int: ...
 

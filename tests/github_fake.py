@@ -176,6 +176,7 @@ class FakeGitHub:
         self.faults: list[Fault] = []
         self.before: list[tuple[str, re.Pattern, Callable[[], None], list[int]]] = []
         self.drop_labels_on_create = False
+        self.issues_enabled = True  # a repository may have its issues turned off (Settings › Features)
         # What GitHub does not document about the edit history, each a variant tests can turn on:
         self.coalesce_seconds: int | None = None  # keep a save as the previous version when its editor saved
         #   that one at most this many seconds before (agents sharing one token are one editor)
@@ -200,7 +201,8 @@ class FakeGitHub:
         # side. Each is called as ``fn(info, **arguments)`` and answers plain dicts, whose callables are
         # resolved the same way; abstract types are told by a "__typename" key.
         self.graphql_root: dict[str, Callable[..., Any]] = {"repository": self._gql_repository,
-                                                            "updateIssue": self._gql_update_issue}
+                                                            "updateIssue": self._gql_update_issue,
+                                                            "closeIssue": self._gql_close_issue}
         self.graphql_problems: list[str] = []  # documents GitHub's schema refused
         from github_fake_tasks import FakeTasks  # sub-issues, dependencies, closeIssue, Git refs: a module of its own
 
@@ -391,10 +393,19 @@ class FakeGitHub:
     def _gql_repository(self, info: Any, owner: str, name: str, **_: Any) -> dict | None:
         if f"{owner}/{name}".lower() != self.repo.lower():
             raise GraphQLNotFound(f"Could not resolve to a Repository with the name '{owner}/{name}'.")
+        issue, issue_or_pr, issues = self._gql_issue, self._gql_issue_or_pr, self._gql_issues
+        if not self.issues_enabled:  # none of its issues can be read, as if there were none
+            def issue(number: int) -> None:
+                raise GraphQLNotFound(f"Could not resolve to an issue or pull request with the number of {number}.")
+
+            issue_or_pr = issue
+            issues = lambda info, **_: {"nodes": [], "totalCount": 0,  # noqa: E731
+                                        "pageInfo": {"hasNextPage": False, "endCursor": None}}
         return {"__typename": "Repository", "nameWithOwner": self.repo, "id": self.repo_node_id,
-                "issue": lambda info, number, **_: self._gql_issue(number),
-                "issueOrPullRequest": lambda info, number, **_: self._gql_issue_or_pr(number),
-                "issues": self._gql_issues, "labels": self._gql_labels}
+                "hasIssuesEnabled": self.issues_enabled,
+                "issue": lambda info, number, **_: issue(number),
+                "issueOrPullRequest": lambda info, number, **_: issue_or_pr(number),
+                "issues": issues, "labels": self._gql_labels}
 
     def _gql_labels(self, info: Any, first: int | None = None, query: str | None = None, **_: Any) -> dict:
         names = sorted(n for n in self.labels if not query or query.lower() in n.lower())[: first or 100]
@@ -459,7 +470,7 @@ class FakeGitHub:
         bodies = self.history.get(number, [])
         editors = self.editors.get(number, [])
         versions = list(enumerate(zip(bodies, editors, strict=True)))[::-1] if len(bodies) > 1 else []
-        if self.history_lag > 0 and len(versions) > 2:  # the index behind the body: its newest version not listed
+        if self.history_lag > 0 and len(versions) > 1:  # the index behind the body: its newest version not listed
             self.history_lag -= 1
             versions = versions[1:]
         if self.cursors == "version" and after:  # the versions older than the one the cursor names
@@ -477,6 +488,18 @@ class FakeGitHub:
         return {"totalCount": len(versions), "nodes": nodes,
                 "pageInfo": {"hasNextPage": start + len(chunk) < len(versions), "endCursor": end,
                              "hasPreviousPage": start > 0, "startCursor": str(start)}}
+
+    def _gql_close_issue(self, info: Any, input: dict, **_: Any) -> dict:
+        """The ``closeIssue`` mutation: closed, with its reason (GitHub's default: COMPLETED)."""
+        number = next((n for n, i in self.issues.items() if i["node_id"] == input["issueId"]
+                       and "pull_request" not in i), None)
+        if number is None:
+            raise GraphQLNotFound(f"Could not resolve to a node with the global id of '{input['issueId']}'.")
+        issue = self.issues[number]
+        issue.update(state="closed", state_reason=(input.get("stateReason") or "COMPLETED").lower(),
+                     closed_at=self.now(), updated_at=self.now())
+        return {"issue": {**self._gql_issue(number), "stateReason": input.get("stateReason") or "COMPLETED"},
+                "clientMutationId": input.get("clientMutationId")}
 
     def _gql_update_issue(self, info: Any, input: dict, **_: Any) -> dict:
         """The ``updateIssue`` mutation: the same change as a PATCH of the issue whose node id is

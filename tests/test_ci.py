@@ -260,13 +260,14 @@ def test_the_actions_install_pins_every_runtime_dependency():
 
 def test_every_action_input_is_documented_and_used():
     spec = action()
-    readme = (ROOT / "README.md").read_text()
+    reference = (ROOT / "docs" / "action.md").read_text()  # the Action's inputs, as the README points to them
     steps_env = "\n".join(json.dumps(step.get("env", {})) for step in spec["runs"]["steps"])
     for name in spec["inputs"]:
-        assert f"| `{name}` |" in readme, f"input {name} is not in the README's table"
+        assert f"| `{name}` |" in reference, f"input {name} is not in docs/action.md's table"
         assert f"inputs.{name}" in steps_env, f"input {name} is not passed to the action's scripts"
     for name in spec["outputs"]:
-        assert f"| `{name}` |" in readme, f"output {name} is not in the README"
+        assert f"| `{name}` |" in reference, f"output {name} is not in docs/action.md"
+    assert "docs/action.md" in (ROOT / "README.md").read_text()
 
 
 def test_inputs_reach_scripts_only_through_env():
@@ -614,6 +615,25 @@ def test_a_failed_run_of_flaky_tests_only_reads_as_flaky_everywhere(runner, run)
     assert "no test in the reports failed" not in runner.issues[7]["body"]
     assert "| result | failure (test) |" in runner.files["summary"].read_text()
     assert "(0 failed of 3, 2 flaky)" in run("resume", "7").stdout
+
+
+@pytest.mark.parametrize(("how", "failed", "flaky"),
+                         [((), 1, 0), (("--retries",), 0, 1), ("GHSTATE_RETRIES=true", 0, 1)])
+def test_repeated_test_cases_are_retries_only_when_the_workflow_says_so(runner, run, monkeypatch, how, failed, flaky):
+    """Gradle without mergeReruns writes a failed attempt and its passing re-run as two test cases:
+    two results (one failed), unless the workflow passes retries (the action's input, GHSTATE_RETRIES)."""
+    seed(runner)
+    (runner.workspace / "reports" / "r.xml").write_bytes((FIXTURES / "gradle-reruns-unmerged.xml").read_bytes())
+    args = ("ci", "--result", "failure", "--junit", "reports/*.xml")
+    if isinstance(how, str):
+        monkeypatch.setenv(*how.split("="))
+        how = ()
+    run(*args, *how)
+    v = parse(runner.issues[7]["body"]).checkpoint.verification_data.to_dict()
+    assert (v["counts"]["failed"], v["counts"]["flaky"]) == (failed, flaky)
+    assert v["counts"]["tests"] == 3 - flaky
+    assert v["failing_tests"][0]["name"] == "example.CacheTest::evictsOldest()"
+    assert v["failing_tests"][0].get("class") == ("flaky" if flaky else "new")
 
 
 INVISIBLE = "\u0085\u009b\u200b\u200e\u2028\u202e\u2066\ufeff"

@@ -121,3 +121,24 @@ def test_a_relative_cache_home_is_ignored_so_no_cache_lands_in_a_repository(tmp_
     assert config._cache_dir({"XDG_CACHE_HOME": ".cache", "HOME": str(tmp_path)}).startswith(str(tmp_path / ".cache"))
     assert config._cache_dir({"XDG_CACHE_HOME": ".cache"}) is None
     assert config._cache_dir({"XDG_CACHE_HOME": str(tmp_path / "c")}).startswith(str(tmp_path / "c"))
+
+
+@pytest.mark.parametrize(("origin", "api", "said"), [
+    ("git@github.com:team/app.git", "https://ghe.example.com/api/v3",
+     "the 'origin' remote is on github.com, but GITHUB_API_URL is https://ghe.example.com/api/v3: unset it to use "
+     "github.com"),
+    ("https://ghe.example.com/team/app.git", "",
+     "the 'origin' remote is on ghe.example.com, but the API in use is https://api.github.com: for a GitHub "
+     "Enterprise Server set GITHUB_API_URL=https://ghe.example.com/api/v3"),
+])
+def test_an_origin_on_another_host_than_the_apis_is_named(repo, origin, api, said):
+    from conftest import git
+
+    git(repo, "remote", "add", "origin", origin)
+    env = {"GH_TOKEN": "t", **({"GITHUB_API_URL": api} if api else {})}
+    with pytest.raises(ConfigError) as caught:
+        config.build(store="github", env=env)
+    assert str(caught.value) == f"no GitHub repository: {said}, or pass -R OWNER/NAME"
+    git(repo, "remote", "set-url", "origin", "/srv/git/app.git")  # a path names no host: as before
+    with pytest.raises(ConfigError, match="no GitHub repository: pass -R OWNER/NAME, set GITHUB_REPOSITORY"):
+        config.build(store="github", env=env)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from github_fake import FakeGitHub
@@ -112,20 +113,24 @@ def test_broken_settings_stop_init_before_it_writes_anything(repo, run):
     assert not (repo / ".github").exists() and not (repo / ".claude" / "commands").exists()
 
 
-def test_hooks_call_ghstate_where_it_is_when_it_is_not_on_path(repo, run, monkeypatch):
+def test_committed_files_call_the_bare_ghstate_even_when_it_runs_from_a_virtualenv(repo, run, monkeypatch):
+    """init run from a virtualenv that is not on PATH: what it writes is committed and runs on every
+    teammate's machine, so it calls the bare `ghstate`; init says how to install it for daily use."""
+    from ghstate import INSTALL
+
     monkeypatch.setattr("sys.argv", ["/opt/tools/venv/bin/ghstate", "init"])
-    out = run("init").stdout
+    out = run("init", "--agent", "all").stdout
     commands = [h["command"] for entries in json.loads((repo / ".claude" / "settings.json").read_text())["hooks"]
                 .values() for e in entries for h in e["hooks"]]
-    assert commands == [f"/opt/tools/venv/bin/ghstate hook {name}" for name in ("session-start", "pre-compact")]
-    assert "ghstate is not on PATH here" in out
-    resume = (repo / ".claude" / "commands" / "resume.md").read_text()  # the slash commands call it there too
-    assert "Run `/opt/tools/venv/bin/ghstate resume $ARGUMENTS`" in resume
-    assert "Bash(/opt/tools/venv/bin/ghstate resume:*)" in resume and "`ghstate " not in resume
-    monkeypatch.setattr("sys.argv", ["ghstate", "init"])
-    run("init")  # later, installed on PATH: the hooks already there are recognised, not doubled
-    settings = json.loads((repo / ".claude" / "settings.json").read_text())
-    assert len(settings["hooks"]["SessionStart"]) == 1 and len(settings["hooks"]["PreCompact"]) == 1
+    assert commands == [f"ghstate hook {name}" for name in ("session-start", "pre-compact")]
+    assert "ghstate is not on PATH here" in out and INSTALL in " ".join(out.split())
+    resume = (repo / ".claude" / "commands" / "resume.md").read_text()
+    assert "Run `ghstate resume $ARGUMENTS`" in resume and "/opt/tools" not in resume
+    written = [p for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts and ".ghstate" not in p.parts]
+    assert written and not [p for p in written if "/opt/tools" in p.read_text() or "python" in p.read_text()
+                            and "-m ghstate" in p.read_text()]
+    monkeypatch.setattr("shutil.which", lambda name, *a, **k: "/usr/local/bin/ghstate" if name == "ghstate" else None)
+    assert "not on PATH" not in run("init").stdout  # installed on PATH: nothing to say
 
 
 @pytest.mark.parametrize("argv0", ["/opt/my tools/venv/bin/ghstate", "C:/tools/venv/Scripts/ghstate.exe"])
@@ -137,24 +142,40 @@ def test_init_is_idempotent_whatever_the_path_to_ghstate_looks_like(repo, run, m
     assert "hooks already there" in second and len(settings["hooks"]["SessionStart"]) == 1
 
 
-def test_bare_hooks_that_cannot_run_here_are_pointed_at_ghstate(repo, run, monkeypatch):
-    (repo / ".claude").mkdir()
-    bare = {"hooks": {"SessionStart": [{"matcher": "clear", "hooks": [
-        {"type": "command", "command": "ghstate hook session-start"}]}]}}
-    (repo / ".claude" / "settings.json").write_text(json.dumps(bare))
-    monkeypatch.setattr("sys.argv", ["/opt/venv/bin/ghstate", "init"])
-    run("init")
+LOCAL = ["/opt/venv/bin/ghstate", "'/opt/my tools/venv/bin/ghstate'", "/usr/bin/python3.12 -m ghstate"]
+
+
+@pytest.mark.parametrize("local", LOCAL)
+def test_what_an_earlier_init_wrote_with_one_machines_path_calls_the_bare_ghstate_again(repo, run, local):
+    """Earlier versions wrote the virtualenv's path into committed files: init puts the bare name back,
+    in hooks, MCP entries (JSON and Codex's TOML) and the command files it wrote, and keeps the rest."""
+    import shlex
+
+    words = shlex.split(local)
+    (repo / ".claude" / "commands").mkdir(parents=True)
+    hook = {"type": "command", "command": f"{local} hook session-start", "timeout": 9}
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"SessionStart": [
+        {"matcher": "clear", "hooks": [hook]}]}}))
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"ghstate": {
+        "type": "stdio", "command": words[0], "args": [*words[1:], "mcp", "--agent", "claude-code"]}}}))
+    (repo / ".codex").mkdir()
+    (repo / ".codex" / "config.toml").write_text(f'[mcp_servers.ghstate]\ncommand = "{words[0]}"\nargs = '
+                                                  f'{json.dumps([*words[1:], "mcp", "--agent", "codex"])}\n')
+    from ghstate.templating import builtin_templates
+
+    shipped = (builtin_templates() / "claude-resume.md").read_text()
+    (repo / ".claude" / "commands" / "resume.md").write_text(shipped.replace("`ghstate ", f"`{local} ")
+                                                             .replace("(ghstate ", f"({local} "))
+    out = run("init", "--agent", "claude,codex").stdout
     settings = json.loads((repo / ".claude" / "settings.json").read_text())
-    assert settings["hooks"]["SessionStart"][0]["hooks"][0]["command"] == "/opt/venv/bin/ghstate hook session-start"
-
-
-def test_init_run_as_a_module_writes_hooks_that_run(repo, run, monkeypatch):
-    import sys
-
-    monkeypatch.setattr("sys.argv", ["/x/ghstate/__main__.py", "init"])
-    run("init")
-    command = json.loads((repo / ".claude" / "settings.json").read_text())["hooks"]["PreCompact"][0]["hooks"][0]
-    assert command["command"] == f"{sys.executable} -m ghstate hook pre-compact"
+    assert settings["hooks"]["SessionStart"][0]["hooks"][0] == {"type": "command", "timeout": 9,
+                                                                "command": "ghstate hook session-start"}
+    assert json.loads((repo / ".mcp.json").read_text())["mcpServers"]["ghstate"] == {
+        "type": "stdio", "command": "ghstate", "args": ["mcp", "--agent", "claude-code"]}
+    codex = (repo / ".codex" / "config.toml").read_text()
+    assert 'command = "ghstate"' in codex and "/opt" not in codex and "python" not in codex
+    assert (repo / ".claude" / "commands" / "resume.md").read_text() == shipped
+    assert re.search(r"^\.claude/commands/resume\.md +written \(calls the bare 'ghstate' again\)$", out, re.M), out
 
 
 # ------------------------------------------------------------------------------------ every host
@@ -363,16 +384,16 @@ def test_codex_table_of_the_user_is_kept_unless_forced(repo, run):
     assert "/opt/ghstate" not in forced and "GHSTATE_STORE" not in forced and forced.count("[mcp_servers.ghstate]") == 1
 
 
-def test_host_files_point_at_ghstate_where_it_is(repo, run, monkeypatch):
+def test_host_files_call_the_bare_ghstate_whatever_the_path_init_ran_from(repo, run, monkeypatch):
     monkeypatch.setattr("sys.argv", ["/opt/my tools/venv/bin/ghstate", "init"])
     run("init", "--agent", "all")
     from ghstate.agents.hosts import tomllib
 
     codex = tomllib.loads((repo / ".codex/config.toml").read_text())["mcp_servers"]["ghstate"]
-    assert codex["command"] == "/opt/my tools/venv/bin/ghstate"
+    assert codex["command"] == "ghstate"
     assert json.loads((repo / ".mcp.json").read_text())["mcpServers"]["ghstate"]["command"] == codex["command"]
     hook = json.loads((repo / ".codex/hooks.json").read_text())["hooks"]["SessionStart"][0]["hooks"][0]["command"]
-    assert hook == "'/opt/my tools/venv/bin/ghstate' hook session-start --host codex"
+    assert hook == "ghstate hook session-start --host codex"
     taken = snapshot(repo)
     run("init", "--agent", "all")
     assert snapshot(repo) == taken
@@ -396,16 +417,16 @@ def test_codex_table_is_appended_after_the_users_bytes(user):
     assert with_codex_server(new, "config.toml", "ghstate") is None  # and it is there only once
 
 
-def test_hooks_that_cannot_run_here_are_repointed_for_every_host():
+def test_hooks_with_one_machines_path_call_the_bare_ghstate_again_for_every_host():
     from ghstate.agents.hosts import CODEX_HOOKS, GEMINI_HOOKS, add_hooks
 
     for table, host in ((CODEX_HOOKS, "codex"), (GEMINI_HOOKS, "gemini")):
         settings: dict = {}
+        assert add_hooks(settings, "x", table, "/opt/venv/bin/ghstate", host)  # as an earlier init wrote them
         assert add_hooks(settings, "x", table, "ghstate", host)
-        assert add_hooks(settings, "x", table, "/opt/venv/bin/ghstate", host)
         commands = [h["command"] for entries in settings["hooks"].values() for e in entries for h in e["hooks"]]
-        assert commands == [f"/opt/venv/bin/ghstate hook {h.sub} --host {host}" for h in table]
-        assert not add_hooks(settings, "x", table, "/opt/venv/bin/ghstate", host)
+        assert commands == [f"ghstate hook {h.sub} --host {host}" for h in table]
+        assert not add_hooks(settings, "x", table, "ghstate", host)
 
 
 def test_json_keeps_the_users_indentation_and_line_endings():

@@ -195,8 +195,9 @@ def test_the_judges_refuse_what_github_refuses(tmp_path):
 
 
 def _readme_workflows() -> list[str]:
-    readme = (ROOT / "README.md").read_text()
-    return [m.group(1) for m in re.finditer(r"```ya?ml\n(.*?)```", readme, re.DOTALL)]
+    """The workflow snippets of the README and of the reference it points to (docs/)."""
+    texts = [(ROOT / "README.md").read_text(), *(p.read_text() for p in sorted((ROOT / "docs").glob("*.md")))]
+    return [m.group(1) for text in texts for m in re.finditer(r"```ya?ml\n(.*?)```", text, re.DOTALL)]
 
 
 def test_the_readme_workflow_snippets_pass_the_linter(tmp_path):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ghstate.ci.junit import JUnitError, count, load_reports, parse_report, results_of
+from ghstate.ci.junit import JUnitError, count, load_reports, merge, parse_report, results_of
 from ghstate.ci.verdict import Run, next_verification
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "junit"
@@ -38,8 +38,6 @@ def test_corpus_reports(path):
     report = parse_report(raw, path.name)
     counts = report.counts()
     expected = element_counts(raw)
-    if path.name == "testng-pulsar-retry-cdata.xml":  # TestNG reports the retried attempt as skipped: one test
-        expected = {"tests": 1, "failed": 1, "errors": 0, "skipped": 0}
     assert {k: counts[k] for k in expected} == expected, "counted from elements, not from summary attributes"
     for case in report.cases:
         if case.status in ("failed", "error"):
@@ -59,6 +57,16 @@ def test_corpus_summaries_that_lie():
     assert jest["errors"] == 2 and jest["tests"] == 2
     bom = parse_report((CORPUS / "dotnet-junitxml-testlogger-bom.xml").read_bytes(), "d")
     assert bom.counts()["failed"] == 14
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not present")
+def test_testng_retry_is_two_results_unless_told_it_is_a_retry():
+    """TestNG writes a retried attempt as a skipped test case beside the failed one; dorny's
+    test-reporter shows this report (its pulsar-test-results-no-merge) as 1 failed, 1 skipped."""
+    report = parse_report((CORPUS / "testng-pulsar-retry-cdata.xml").read_bytes(), "t")
+    assert report.counts() == {"tests": 2, "passed": 0, "failed": 1, "errors": 0, "skipped": 1, "flaky": 0}
+    assert report.counts(retries=True) == {"tests": 1, "passed": 0, "failed": 1, "errors": 0, "skipped": 0,
+                                           "flaky": 0}
 
 
 def test_pytest_fixture_and_classification():
@@ -193,16 +201,36 @@ def test_surefire_reruns_flaky_passes_and_failures_every_time():
                         "example.WebhookTest::listsWebhooks": "passed"}
 
 
-def test_the_same_test_failed_and_passed_in_one_run_is_flaky():
+def test_the_same_test_failed_and_passed_is_two_results_unless_told_it_is_a_retry():
     report = fixture("gradle-reruns-unmerged.xml")
-    # one test re-run is one test: it passed, after a failed attempt (EnricoMi's "tests", not "runs")
-    assert report.counts() == {"tests": 2, "passed": 2, "failed": 0, "errors": 0, "skipped": 0, "flaky": 1}
+    # Gradle without mergeReruns writes every execution as a test case of its own: every reader counts
+    # three results, one failed, and the failure is not passed off as the namesake's pass
+    assert report.counts() == {"tests": 3, "passed": 2, "failed": 1, "errors": 0, "skipped": 0, "flaky": 0}
     results = {r.name: r for r in results_of([report])}
+    assert results["example.CacheTest::evictsOldest()"].outcome == "failed"
+    assert "expected: <2> but was: <3>" in results["example.CacheTest::evictsOldest()"].message
+    # told that repeats are re-runs (ghstate ci --retries): one test, passed after a failed attempt
+    assert report.counts(retries=True) == {"tests": 2, "passed": 2, "failed": 0, "errors": 0, "skipped": 0,
+                                           "flaky": 1}
+    results = {r.name: r for r in results_of([report], retries=True)}
     assert results["example.CacheTest::evictsOldest()"].outcome == "flaky"
     assert "expected: <2> but was: <3>" in results["example.CacheTest::evictsOldest()"].message
     assert results["example.CacheTest::keepsNewest()"].outcome == "passed"
     v = next_verification(None, Run("success", commit="a" * 40, tests=tuple(results.values())))
     assert dict(v.test_classes) == {"flaky": ("example.CacheTest::evictsOldest()",)}
+
+
+@pytest.mark.parametrize("order", [("failure", "pass"), ("pass", "failure")])
+def test_a_failure_is_never_hidden_by_a_namesakes_pass(order):
+    """Two test cases of one name (Jenkins' duplicate test methods, a parametrised id written twice):
+    the run failed, in the counts, in the ledger's entry and in the verdict, whichever comes first."""
+    element = {"failure": '<testcase classname="t.C" name="m"><failure message="boom"/></testcase>',
+               "pass": '<testcase classname="t.C" name="m"/>'}
+    report = parse_report(f'<testsuite tests="2">{"".join(element[o] for o in order)}</testsuite>'.encode(), "d")
+    assert report.counts()["failed"] == 1 and report.counts()["tests"] == 2
+    assert [(r.name, r.outcome) for r in results_of([report])] == [("t.C::m", "failed")]
+    v = next_verification(None, Run("failure", commit="a" * 40, tests=results_of([report])))
+    assert [t.name for t in v.failing_tests] == ["t.C::m"] and v.class_counts == {"new": 1}
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.name)
@@ -225,10 +253,11 @@ def test_corpus_reports_classify_without_surprises(path):
 # ------------------------------------------------------------------ verdicts that match the reports
 
 
-def verdict_of(result: str, *names: str, previous=None):
+def verdict_of(result: str, *names: str, previous=None, retries=False):
     reports = [fixture(name) for name in names]
-    counts = count([c for r in reports for c in r.cases])
-    return next_verification(previous, Run(result, commit="a" * 40, tests=results_of(reports), counts=counts))
+    counts = count([c for r in reports for c in r.cases], retries)
+    return next_verification(previous, Run(result, commit="a" * 40, tests=results_of(reports, retries),
+                                           counts=counts))
 
 
 def test_a_test_is_its_suite_class_name_and_file_two_tests_of_one_name_are_two_tests():
@@ -246,9 +275,10 @@ def test_a_test_is_its_suite_class_name_and_file_two_tests_of_one_name_are_two_t
                                                                   ("integration › t.Foo::a", "passed")}
 
 
-@pytest.mark.parametrize("name", ["surefire-all-flaky.xml", "gradle-reruns-unmerged.xml"])
-def test_a_failed_run_whose_failures_all_passed_on_a_re_run_is_a_flaky_test_failure(name):
-    v = verdict_of("failure", name)
+@pytest.mark.parametrize(("name", "retries"), [("surefire-all-flaky.xml", False), ("gradle-reruns-unmerged.xml", True),
+                                               ("pytest-rerunfailures-flaky-only.xml", False)])
+def test_a_failed_run_whose_failures_all_passed_on_a_re_run_is_a_flaky_test_failure(name, retries):
+    v = verdict_of("failure", name, retries=retries)
     flaky = [t.name for t in v.failing_tests]
     assert flaky and all(t.cls == "flaky" for t in v.failing_tests)
     assert v.failure_type == "test" and "passed when re-run" in v.failure_detail
@@ -260,6 +290,8 @@ def test_a_failed_run_whose_failures_all_passed_on_a_re_run_is_a_flaky_test_fail
 
 
 def test_pytest_reruns_a_test_failing_every_time_is_one_failed_test_and_the_flaky_one_is_named():
+    """pytest-rerunfailures' own shape: re-run attempts are empty test cases before their namesake, and
+    the suite's tests attribute counts each test once: that is the report saying they are re-runs."""
     report = fixture("pytest-rerunfailures.xml")
     assert report.counts() == {"tests": 3, "passed": 2, "failed": 1, "errors": 0, "skipped": 0, "flaky": 1}
     v = verdict_of("failure", "pytest-rerunfailures.xml")
@@ -268,6 +300,15 @@ def test_pytest_reruns_a_test_failing_every_time_is_one_failed_test_and_the_flak
     assert v.suggested_focus.startswith("Fix tests/test_api.py::test_always_fails first (and 1 more)")
     assert "flaky, re-run before chasing: tests/test_api.py::test_sometimes" in v.suggested_focus
     assert v.consecutive_failures == 1
+
+
+@pytest.mark.parametrize("tests_attribute", ["6", "", "three"])
+def test_empty_namesakes_are_results_of_their_own_when_the_suite_does_not_count_them_out(tests_attribute):
+    """The same shape without the suite's word for it (it counts every test case, or nothing) is
+    read as every other reader reads it: each test case is a result."""
+    raw = (FIXTURES / "pytest-rerunfailures.xml").read_text().replace('tests="3"', f'tests="{tests_attribute}"')
+    report = parse_report(raw.encode(), "r.xml")
+    assert report.counts() == {"tests": 6, "passed": 5, "failed": 1, "errors": 0, "skipped": 0, "flaky": 0}
 
 
 def test_a_flaky_failure_beside_a_real_one_is_named_in_the_focus():
@@ -292,23 +333,47 @@ def test_a_cancelled_run_keeps_the_failures_of_its_partial_report_without_a_clas
                                                          "message": "assert 500 == 200"}
 
 
-@pytest.mark.parametrize(("name", "counts", "outcomes"), [
-    # dorny/test-reporter's trainer-retried-tests.xml: 4 tests, 3 passed, 1 failed (it counts a retried
-    # test that failed every time as flaky too; here flaky is "passed on a re-run" only)
-    ("xcode-repetitions.xml", {"tests": 4, "passed": 3, "failed": 1, "errors": 0, "skipped": 0, "flaky": 1},
+@pytest.mark.parametrize(("name", "counts", "retried", "outcomes"), [
+    # every test case a result, as dorny's test-reporter and mikepenz's action-junit-report (without
+    # check_retries) count; told they are retries (--retries, as check_retries): one test each
+    ("xcode-repetitions.xml", {"tests": 7, "passed": 4, "failed": 3, "errors": 0, "skipped": 0, "flaky": 0},
+     {"tests": 4, "passed": 3, "failed": 1, "errors": 0, "skipped": 0, "flaky": 1},
      {"CartStoreTests::sync keeps the newest cart": "flaky", "CartStoreTests::an empty cart is not saved": "failed",
       "CartStoreTests::totals are rounded": "passed", 'CartStoreTests::a coupon applies ("SPRING")': "passed"}),
     # mikepenz/action-junit-report's flaky_with_classname_file.xml and flaky_all_failures.xml (check_retries)
-    ("retries-beside-a-namesake.xml", {"tests": 3, "passed": 2, "failed": 0, "errors": 1, "skipped": 0, "flaky": 1},
+    ("retries-beside-a-namesake.xml", {"tests": 6, "passed": 2, "failed": 2, "errors": 2, "skipped": 0, "flaky": 0},
+     {"tests": 3, "passed": 2, "failed": 0, "errors": 1, "skipped": 0, "flaky": 1},
      {"tests/test_cart.py::test_total": "flaky", "tests/test_order.py::test_total": "passed",
       "tests/test_pay.py::test_refund": "failed"}),
     # EnricoMi/publish-unit-test-result-action's flaky.xml: failed every time (with reruns) is a failure,
-    # <flakyFailure>/<flakyError> alone is a pass
+    # <flakyFailure>/<flakyError> alone is a pass: the report says so, with or without --retries
     ("surefire-flaky-rerun.xml", {"tests": 3, "passed": 2, "failed": 1, "errors": 0, "skipped": 0, "flaky": 1},
+     {"tests": 3, "passed": 2, "failed": 1, "errors": 0, "skipped": 0, "flaky": 1},
      {"example.WebhookTest::createsWebhook": "flaky", "example.WebhookTest::deletesWebhook": "failed",
       "example.WebhookTest::listsWebhooks": "passed"}),
 ])
-def test_retries_read_as_other_readers_read_them_in_their_own_fixtures(name, counts, outcomes):
+def test_retries_read_as_other_readers_read_them_in_their_own_fixtures(name, counts, retried, outcomes):
     report = fixture(name)
     assert report.counts() == counts
-    assert {r.name: r.outcome for r in results_of([report])} == outcomes
+    assert report.counts(retries=True) == retried
+    assert {r.name: r.outcome for r in results_of([report], retries=True)} == outcomes
+    # without --retries, no test that failed in any test case reads as passed or flaky
+    plain = {r.name: r.outcome for r in results_of([report])}
+    failed = {c.label for c in report.cases if c.status in ("failed", "error")}
+    assert {n for n, o in plain.items() if o == "failed"} == failed
+
+
+def test_with_retries_a_test_passed_when_one_of_its_attempts_passed_as_check_retries_reads_it():
+    """mikepenz's check_retries (its flaky_success_first.xml): an attempt that passed makes the test
+    pass, flaky, wherever it stands; every attempt failing is one failure with every attempt's text."""
+    report = parse_report(b'<testsuite><testcase classname="t.C" name="m"/>'
+                          b'<testcase classname="t.C" name="m"><failure message="one">first</failure></testcase>'
+                          b'<testcase classname="t.C" name="n"><failure message="a">attempt a</failure></testcase>'
+                          b'<testcase classname="t.C" name="n"><error message="b">attempt b</error></testcase>'
+                          b'</testsuite>', "r.xml")
+    assert report.counts(retries=True) == {"tests": 2, "passed": 1, "failed": 0, "errors": 1, "skipped": 0,
+                                           "flaky": 1}
+    outcomes = {r.name: r.outcome for r in results_of([report], retries=True)}
+    assert outcomes == {"t.C::m": "flaky", "t.C::n": "failed"}
+    failed = [c for c in merge(list(report.cases)) if c.name == "n"][0]
+    assert "attempt a" in failed.detail and "attempt b" in failed.detail

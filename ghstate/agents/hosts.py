@@ -278,15 +278,36 @@ def _object(parent: dict[str, Any], key: str, origin: str) -> dict[str, Any]:
     return value
 
 
+def machine_local(words: list[str]) -> int:
+    """How many leading words name ghstate as it is found on one machine only (a path to its script, or
+    a Python with ``-m ghstate``: what an earlier init wrote into committed files), else 0."""
+    if words and words[0] != "ghstate" and Path(words[0].replace("\\", "/")).stem == "ghstate":
+        return 1
+    if len(words) >= 3 and Path(words[0]).name.startswith("python") and words[1:3] == ["-m", "ghstate"]:
+        return 3
+    return 0
+
+
+def local_server(current: object) -> bool:
+    """A server entry as an earlier init wrote it (command, args ``… mcp --agent NAME``, nothing else),
+    calling a ghstate found on one machine only; an entry a person configured otherwise is theirs."""
+    if not isinstance(current, dict) or not set(current) <= {"type", "command", "args"}:
+        return False
+    command, args = current.get("command"), current.get("args") or []
+    return (isinstance(command, str) and isinstance(args, list) and all(isinstance(a, str) for a in args)
+            and args[-3:-1] == ["mcp", "--agent"] and bool(machine_local([command, *args])))
+
+
 def add_mcp_server(data: dict[str, Any], origin: str, entry: dict[str, Any]) -> bool:
     """``mcpServers.ghstate`` (Claude Code, Gemini CLI, Cursor): added when missing; one the user
-    configured is kept as it is, unless it is ghstate's bare command that cannot run here."""
+    configured is kept as it is, unless an earlier init wrote it with one machine's path (then ``entry``)."""
     servers = _object(data, "mcpServers", origin)
     current = servers.get(SERVER)
     if current is None:
         servers[SERVER] = entry
         return True
-    if isinstance(current, dict) and current.get("command") == "ghstate" and entry["command"] != "ghstate":
+    if local_server(current):
+        assert isinstance(current, dict)
         current["command"] = entry["command"]
         current["args"] = entry["args"]
         return True
@@ -309,8 +330,8 @@ def _ours(command: object, sub: str) -> list[str] | None:
 
 def add_hooks(settings: dict[str, Any], origin: str, hooks: tuple[Hook, ...], program: str, host: str) -> bool:
     """Add ghstate's hooks to a host's settings (the ``hooks`` object of Claude Code, Codex and Gemini
-    CLI share one shape), touching nothing else; a bare ``ghstate`` hook that cannot run here (ghstate
-    is not on PATH) is pointed at ``program``. True when it changed them."""
+    CLI share one shape), touching nothing else; a hook that calls a ghstate found on one machine only
+    (an earlier init's path) calls ``program`` again. True when it changed them."""
     table = _object(settings, "hooks", origin)
     changed = False
     for hook in hooks:
@@ -325,8 +346,9 @@ def add_hooks(settings: dict[str, Any], origin: str, hooks: tuple[Hook, ...], pr
                 if words is None:
                     continue
                 present = True
-                if words[0] == "ghstate" and program != "ghstate":
-                    item["command"] = program + item["command"][len("ghstate"):]
+                local = machine_local(words)
+                if local:
+                    item["command"] = shlex.join([*command_words(program), *words[local:]])
                     changed = True
         if not present:
             entry = {"matcher": hook.matcher} if hook.matcher is not None else {}
@@ -398,7 +420,7 @@ def with_codex_server(text: str | None, origin: str, program: str, force: bool =
         wanted = parse_toml(ours, "ghstate's table")["mcp_servers"][SERVER]
         if not isinstance(current, dict):
             return None
-        stale = current.get("command") == "ghstate" and wanted["command"] != "ghstate"
+        stale = local_server(current)
         if current == wanted or not (force or stale):
             return None
         span = _our_table_span(text)

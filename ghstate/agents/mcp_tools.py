@@ -57,6 +57,7 @@ TOOLS: dict[str, dict[str, Any]] = {
             "read": {**TEXTS, "description": "Files to re-read."},
             "resume_at": {"type": "string", "description": "The exact next action."},
             "new": {"type": "boolean", "description": "Start another checkpoint for this branch."},
+            "allow_empty": {"type": "boolean", "description": "Create one without goal, phases or resume_at."},
             "dry_run": {"type": "boolean"},
         },
         "read_only": False,

@@ -36,30 +36,41 @@ class Change(NamedTuple):
     outcome: str
 
 
-def ghstate_command() -> str:
-    """How a hook should call ghstate: ``ghstate`` when that is on PATH, else this program's own path
-    (installed in a virtualenv that is not activated, the bare name would fail), or ``python -m``."""
-    import shlex
+PROGRAM = "ghstate"  # how every file init writes calls ghstate: they are committed, for everyone's PATH
+
+
+def on_path() -> bool:
+    """Whether ``ghstate`` runs by its bare name here, as the files init writes will call it."""
     import shutil
-    import sys
 
-    argv0 = sys.argv[0] if sys.argv else ""
-    found = shutil.which("ghstate")
-    if argv0.endswith("__main__.py"):  # python -m ghstate
-        return "ghstate" if found else f"{shlex.quote(sys.executable)} -m ghstate"
-    if not argv0 or Path(argv0).stem != "ghstate":
-        return "ghstate"
-    me = Path(argv0).resolve()
-    return "ghstate" if found and Path(found).resolve() == me else shlex.quote(str(me))
+    return shutil.which(PROGRAM) is not None
 
 
-_COMMAND = re.compile(r"(?<=[`(])ghstate (?=(?:checkpoint|resume|show|lint|list|log|ready|claim|release|done)\b)")
+def not_on_path_note() -> str:
+    """What init says when the files it wrote call a ``ghstate`` this machine does not have on PATH."""
+    from ghstate import INSTALL, SOURCE
+
+    return (f"ghstate is not on PATH here. The hooks, MCP servers and commands init wrote call the bare "
+            f"'ghstate', as they are committed and run on every teammate's machine; install it for daily use "
+            f"with: {INSTALL} (or: uv tool install git+{SOURCE})")
+
+
+_SUBCOMMANDS = r"(?=(?:checkpoint|resume|show|lint|list|log|ready|claim|release|done)\b)"
+_COMMAND = re.compile(r"(?<=[`(])ghstate " + _SUBCOMMANDS)
+# A ghstate named by where it is on one machine, as an earlier init wrote into committed files: a path
+# to its script (quoted or not) or its Python with -m, before one of its commands.
+_LOCAL = re.compile(r"(?<=[`(])(?:'[^'`()]*/ghstate(?:\.exe)?'|[^\s`'()]*/ghstate(?:\.exe)?|"
+                    r"\S*python[\w.]*(?:\.exe)? -m ghstate) " + _SUBCOMMANDS)
 
 
 def with_program(text: str, program: str) -> str:
-    """A command or rule file's text calling ``program`` wherever it runs ghstate (a bare ``ghstate``
-    would fail where it is not on PATH, as the hooks would)."""
+    """A command or rule file's text calling ``program`` wherever it runs ghstate."""
     return text if program == "ghstate" else _COMMAND.sub(lambda _: f"{program} ", text)
+
+
+def bare(text: str) -> str:
+    """``text`` with every machine-local ghstate an earlier init wrote called by its bare name."""
+    return _LOCAL.sub("ghstate ", text)
 
 
 def merge_hooks(settings: dict[str, Any], origin: str, program: str = "ghstate") -> bool:
@@ -135,8 +146,10 @@ class _Planner:
         current = _read(path) if path.exists() else None
         if current == text:
             self.changes.append(Change(target, None, "unchanged"))
-        elif current is not None and not self.force and current not in {self.shipped(v) for v in variants}:
+        elif current is not None and not self.force and bare(current) not in {self.shipped(v) for v in variants}:
             self.changes.append(Change(target, None, "exists, kept as it is (--force replaces it)"))
+        elif current is not None and bare(current) != current and bare(current) == text:
+            self.changes.append(Change(target, text, "written (calls the bare 'ghstate' again)"))
         else:
             self.changes.append(Change(target, text, "written"))
 

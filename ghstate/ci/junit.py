@@ -6,8 +6,15 @@ suites, summary attributes that contradict the elements, a byte-order mark, CDAT
 counted from the ``<testcase>`` elements, never from the summaries, and no message or output text is
 dropped. Counting follows the runners and the tools that read their reports:
 
-- a test is its suite path, class name, name and file (``Case.key``); one test reported more than
-  once in a run was re-run, and counts once (``merge``): its last attempt decides;
+- each ``<testcase>`` is one result, as every reader of these reports counts them (dorny's
+  test-reporter, mikepenz's action-junit-report, Jenkins): a test reported twice is two results
+  unless the report says it is a re-run. It says so with ``<flakyFailure>``/``<rerunFailure>``
+  elements inside one test case (Surefire, Gradle's ``mergeReruns``), or in pytest-rerunfailures'
+  shape: a re-run attempt is an empty ``<testcase>`` right before its namesake, and the suite's
+  ``tests`` counts it out (``_fold_reruns``). Otherwise only ``retries`` (``ghstate ci --retries``,
+  as mikepenz's ``check_retries``) makes a repeated test (``Case.key``) one test whose last attempt
+  decides (``merge``). Two results that share a name are one entry for the ledger, failed if either
+  failed (``results_of``): a failure is never hidden by another test's pass;
 - ``status="disabled"`` / ``status="notrun"`` (googletest's DISABLED_ tests) count as skipped;
 - ``<flakyFailure>``/``<flakyError>`` (Surefire, Gradle's ``mergeReruns``) mean the test failed, was
   re-run and passed: it counts as passed, and is marked flaky; ``<rerunFailure>``/``<rerunError>``
@@ -53,8 +60,8 @@ class Case(NamedTuple):
 
     @property
     def key(self) -> tuple[str, str, str, str]:
-        """What the test is: its suite path, class name, name and file. Two test cases with one key
-        are one test reported more than once (re-runs); two with different keys are two tests."""
+        """What the test is: its suite path, class name, name and file. Two test cases with different
+        keys are two tests; two with one key are two results, or one test re-run (``merge``)."""
         return (self.suite, self.classname, self.name, self.file)
 
     @property
@@ -72,14 +79,14 @@ class Report(NamedTuple):
     cases: tuple[Case, ...]
     output: str = ""  # suite-level system-out and system-err
 
-    def counts(self) -> dict[str, int]:
-        return count(self.cases)
+    def counts(self, retries: bool = False) -> dict[str, int]:
+        return count(self.cases, retries)
 
 
-def count(cases: tuple[Case, ...] | list[Case]) -> dict[str, int]:
-    """Tests by their outcome in the run, each test once (``merge``); ``flaky``: those of the passed
-    that failed first and passed on a re-run within the run."""
-    tests = merge(cases)
+def count(cases: tuple[Case, ...] | list[Case], retries: bool = False) -> dict[str, int]:
+    """Results by their outcome in the run: one per test case, or with ``retries`` one per test
+    (``merge``); ``flaky``: those of the passed that failed first and passed on a re-run within the run."""
+    tests = merge(cases) if retries else cases
     out = {"tests": len(tests), "passed": 0, "failed": 0, "errors": 0, "skipped": 0, "flaky": 0}
     for case in tests:
         out[{"passed": "passed", "failed": "failed", "error": "errors", "skipped": "skipped"}[case.status]] += 1
@@ -88,11 +95,11 @@ def count(cases: tuple[Case, ...] | list[Case]) -> dict[str, int]:
 
 
 def merge(cases: tuple[Case, ...] | list[Case]) -> list[Case]:
-    """One case per test (``Case.key``), in the order first seen. A test reported more than once in a
-    run was re-run (Gradle without ``mergeReruns``, pytest-rerunfailures, a re-run step): its last
-    attempt that ran decides. Passed after failed attempts is a pass, and flaky; failed last is a
-    failure, whatever the earlier attempts say (pytest-rerunfailures writes a failed attempt as an
-    empty ``<testcase>``). Every attempt's failure text is kept."""
+    """One case per test (``Case.key``), in the order first seen, for a run whose repeated tests are
+    re-runs (``ghstate ci --retries``; Gradle without ``mergeReruns``, TestNG's retries, a re-run step),
+    read as mikepenz's ``check_retries`` reads them: a test passed when one of its attempts passed (and
+    is flaky when another failed); otherwise its last attempt that ran decides. Every attempt's failure
+    text is kept."""
     attempts: dict[tuple[str, str, str, str], list[Case]] = {}
     for case in cases:
         attempts.setdefault(case.key, []).append(case)
@@ -102,16 +109,17 @@ def merge(cases: tuple[Case, ...] | list[Case]) -> list[Case]:
             merged.append(runs[0])
             continue
         ran = [c for c in runs if c.status != "skipped"] or runs
-        last = ran[-1]
-        failures = [c for c in ran[:-1] if c.status in ("failed", "error")]
-        detail = "\n\n".join(c.detail for c in (*failures, last) if c.detail)
+        passes = [c for c in ran if c.status == "passed"]
+        final = passes[-1] if passes else ran[-1]
+        failures = [c for c in ran if c.status in ("failed", "error") and c is not final]
+        detail = "\n\n".join(c.detail for c in (*failures, final) if c.detail)
         output = "\n".join(c.output for c in runs if c.output)
-        if last.status == "passed" and (failures or last.flaky):
-            first = failures[0] if failures else last
-            merged.append(last._replace(flaky=last.flaky + len(failures), message=last.message or first.message,
-                                        detail=detail, output=output))
+        if final.status == "passed" and (failures or final.flaky):
+            first = failures[0] if failures else final
+            merged.append(final._replace(flaky=final.flaky + len(failures), message=final.message or first.message,
+                                         detail=detail, output=output))
         else:
-            merged.append(last._replace(detail=detail, output=output))
+            merged.append(final._replace(detail=detail, output=output))
     return merged
 
 
@@ -233,6 +241,34 @@ def _xml(data: bytes, source: str) -> ET.Element:
                          "not read, and nothing in it expanded") from None
 
 
+def _empty_attempt(case: Case) -> bool:
+    """A test case that says nothing but that it ran: how pytest writes an attempt it re-ran."""
+    return case.status == "passed" and not (case.flaky or case.message or case.detail or case.setup)
+
+
+def _fold_reruns(cases: list[Case], declared: str | None) -> list[Case]:
+    """pytest-rerunfailures' shape (16.x with pytest's junitxml): every attempt that will be re-run is
+    an empty ``<testcase>`` right before its namesake, the last attempt holds the result, and the
+    suite's ``tests`` counts the test once. Only when ``tests`` says so are those attempts one test
+    (failed attempts before a pass: flaky); otherwise every test case stays a result of its own."""
+    groups: list[list[Case]] = []
+    for case in cases:
+        if groups and groups[-1][-1].key == case.key and _empty_attempt(groups[-1][-1]):
+            groups[-1].append(case)
+        else:
+            groups.append([case])
+    if len(groups) == len(cases) or (declared or "").strip() != str(len(groups)):
+        return cases
+    folded = []
+    for *attempts, last in groups:
+        output = "\n".join(c.output for c in (*attempts, last) if c.output)
+        if attempts and last.status == "passed":
+            tries = f"{len(attempts)} attempt{'s' if len(attempts) > 1 else ''}"
+            last = last._replace(flaky=len(attempts), message=last.message or f"failed {tries}, then passed")
+        folded.append(last._replace(output=output))
+    return folded
+
+
 def parse_report(data: bytes, source: str) -> Report:
     if len(data) > MAX_REPORT_BYTES:
         raise JUnitError(f"{source}: larger than {MAX_REPORT_BYTES >> 20} MiB; not read")
@@ -248,9 +284,11 @@ def parse_report(data: bytes, source: str) -> Report:
         if _local(element.tag) == "testsuite":
             path = (*path, " ".join((element.get("name") or "").split()))
         suite = " › ".join(name for name in path if name)
+        start, nested = len(cases), False
         for child in element:
             tag = _local(child.tag)
             if tag == "testsuite":
+                nested = True
                 walk(child, child.get("file") or suite_file, path)
             elif tag == "testcase":
                 cases.append(_case(child, suite_file, suite))
@@ -260,6 +298,8 @@ def parse_report(data: bytes, source: str) -> Report:
                 text = _text(child)
                 if text:
                     output.append(text)
+        if not nested and _local(element.tag) == "testsuite":
+            cases[start:] = _fold_reruns(cases[start:], element.get("tests"))
 
     if _local(root.tag) == "testcase":
         cases.append(_case(root, ""))
@@ -304,20 +344,28 @@ def load_reports(patterns: list[str], root: Path) -> tuple[list[Report], list[st
 # ------------------------------------------------------------------------------ the run's facts
 
 
-def results_of(reports: list[Report]) -> tuple[CaseResult, ...]:
-    """One result per test across ``reports``, for the ledger (``merge``: a test re-run within the run
-    that failed, then passed, is flaky). Tests are named by ``Case.label``; where two tests of the run
-    would share one (``A`` in suites ``TestA`` and ``TestB``), each is named with its suite path too."""
-    tests = merge([c for r in reports for c in r.cases])
-    shared: dict[str, int] = {}
+_SEVERITY = {"skipped": 0, "passed": 1, "flaky": 2, "failed": 3}
+
+
+def results_of(reports: list[Report], retries: bool = False) -> tuple[CaseResult, ...]:
+    """One result per test name across ``reports``, for the ledger. Tests are named by ``Case.label``;
+    where two tests of the run would share one (``A`` in suites ``TestA`` and ``TestB``), each is named
+    with its suite path too. With ``retries``, a test reported more than once is one test (``merge``:
+    failed, then passed is flaky); without, test cases of one name are one entry whose worst outcome
+    stands (failed over flaky over passed over skipped): a failure is never hidden by a namesake's pass."""
+    cases = [c for r in reports for c in r.cases]
+    tests = merge(cases) if retries else cases
+    keys: dict[str, set[tuple[str, str, str, str]]] = {}
     for case in tests:
-        shared[case.label] = shared.get(case.label, 0) + 1
-    results = []
+        keys.setdefault(case.label, set()).add(case.key)
+    results: dict[str, CaseResult] = {}
     for case in tests:
         name = case.label
-        if shared[name] > 1 and case.suite and case.suite not in name:
+        if len(keys[name]) > 1 and case.suite and case.suite not in name:
             name = f"{case.suite} › {name}"
         outcome = {"passed": "flaky" if case.flaky else "passed", "failed": "failed", "error": "failed",
                    "skipped": "skipped"}[case.status]
-        results.append(CaseResult(name, outcome, case.message or case.status, looks_like_build_failure(case)))
-    return tuple(results)
+        held = results.get(name)
+        if held is None or _SEVERITY[outcome] > _SEVERITY[held.outcome]:
+            results[name] = CaseResult(name, outcome, case.message or case.status, looks_like_build_failure(case))
+    return tuple(results.values())

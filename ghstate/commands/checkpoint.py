@@ -35,6 +35,8 @@ from ghstate.services.inputs import read_input
 @click.option("--json", "as_json", is_flag=True, help="Print the written state as JSON.")
 @click.option("--no-log", is_flag=True, help="Do not log this revision (a concurrent writer may then overwrite it).")
 @click.option("--force", is_flag=True, help="Let the --file sections replace the current ones, unmerged.")
+@click.option("--allow-empty", is_flag=True,
+              help="Make a new checkpoint even with neither a goal, phases nor a resume instruction.")
 @click.option("--allow-secrets", is_flag=True, help="Write even if the text looks like it holds a credential.")
 @click.option("--project", metavar="PROJECT", help="GitHub Project (v2) to keep current: orgs/OWNER/projects/N, "
               "users/NAME/projects/N or its URL (default: GHSTATE_PROJECT, then project in the config).")
@@ -56,7 +58,8 @@ def checkpoint(issue: int | None, body: str | None, agent: str | None, role: str
         text, source = read_input(body)
         request = replace(request, body=text, source=source)
     app = make_app(agent=agent, role=role, session=session, project=project)
-    outcome = run_checkpoint(app, request)
+    with usage_errors():  # a new checkpoint with nothing to say what the task is: the flags to give
+        outcome = run_checkpoint(app, request)
     for warning in outcome.warnings:
         click.echo(f"Warning: {warning}", err=True)
     result = outcome.result

@@ -28,7 +28,11 @@ from ghstate.services.ci import RESULTS
               help="Post a rehydration prompt on the issue when the task becomes blocked.")
 @click.option("--project", default="", metavar="PROJECT",
               help="GitHub Project (v2) whose item to keep current (default: GHSTATE_PROJECT, then the config).")
-def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, post_prompt: str, project: str) -> None:
+@click.option("--retries", is_flag=True, envvar="GHSTATE_RETRIES",
+              help="A test reported more than once in the reports was re-run: count it once, its last attempt "
+                   "decides (passed after a failure: flaky). Without it, every <testcase> is a result.")
+def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, post_prompt: str, project: str,
+       retries: bool) -> None:
     """Record a CI result on the checkpoint (what the GitHub Action runs).
 
     Reads the runner's environment (GITHUB_REPOSITORY, GITHUB_SHA, GITHUB_RUN_ID, …), parses the JUnit
@@ -45,7 +49,7 @@ def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, po
         annotate("warning", f"post-prompt must be true or false, not {post_prompt!r}; taken as false")
     try:
         _run(runner, result, issue_ref.strip().lstrip("#"), junit, phase.strip(), block_after.strip(),
-             flag in ("1", "true", "yes", "on"), project.strip())
+             flag in ("1", "true", "yes", "on"), project.strip(), retries)
     except Exception as exc:  # noqa: BLE001 - the user's job must not fail because of ghstate
         if runner.debug:
             raise
@@ -53,7 +57,7 @@ def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, po
 
 
 def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, block_after_text: str,
-         post_prompt: bool, project: str = "") -> None:
+         post_prompt: bool, project: str = "", retries: bool = False) -> None:
     from ghstate.commands.common import make_app
     from ghstate.errors import ConfigError
     from ghstate.services.ci import CiRequest, record_result
@@ -66,7 +70,7 @@ def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, blo
         raise ConfigError(f"block-after must be a whole number, not {block_after_text!r}") from None
     app = make_app(store="github", project=project or None)
     outcome = record_result(app, runner, CiRequest(result, int(issue_ref) if issue_ref else None, junit, phase,
-                                                   block_after, post_prompt))
+                                                   block_after, post_prompt, retries))
     for kind, message in outcome.annotations:
         annotate(kind, message)
     write_outputs(runner, outcome.outputs)

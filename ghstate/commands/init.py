@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ghstate.agents import hosts
-from ghstate.agents.setup import CODEX_TRUST, ghstate_command, keep_out_of_git, plan, sdk_available
+from ghstate.agents.setup import CODEX_TRUST, PROGRAM, keep_out_of_git, not_on_path_note, on_path, plan, sdk_available
 from ghstate.commands.common import make_app, store_options
 from ghstate.local.store import atomic_write
 
@@ -55,7 +55,7 @@ def init(agents: tuple[str, ...], force: bool) -> None:
     root = app.settings.root
     policy = app.settings.policy
     chosen = choose_hosts(agents, root)
-    program = ghstate_command()
+    program = PROGRAM  # committed files: the bare command, never one machine's path to it
     servers = sdk_available(program)
     changes = plan(root, chosen, program, force, servers)  # a file init cannot read stops it here, before any write
     changes.append(keep_out_of_git(app.settings.state_dir, root))
@@ -69,12 +69,15 @@ def init(agents: tuple[str, ...], force: bool) -> None:
             report.append((f"label {name}", "created" if name in created else "exists"))
     else:
         report.append(("labels", "skipped: the local store has none (run with a GitHub token to create them)"))
+    from ghstate.services import interrupt
+
+    interrupt.note("init stopped part-way; run 'ghstate init' again: it adds only what is missing")
     for change in changes:
         if change.text is not None:
             atomic_write(root / change.target, change.text)
         report.append((change.target, change.outcome))
-    if program != "ghstate":
-        report.append(("note", f"ghstate is not on PATH here: the hooks call {program}"))
+    if not on_path():
+        report.append(("note", not_on_path_note()))
     if not servers:
         report.append(("note", "no MCP server was registered: the MCP servers need the MCP Python SDK, which "
                        f"{program} cannot import. Install it with pip install 'ghstate[mcp]' (where ghstate "

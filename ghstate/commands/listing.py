@@ -51,7 +51,8 @@ def list_(as_json: bool) -> None:
     for row in rows:
         label = app.label(row["issue"])
         progress = f"{row['phases_done']}/{row['phases_total']}"
-        nxt = f"next: {row['next_phase']}" if row["next_phase"] else "all phases done"
+        nxt = (f"next: {row['next_phase']}" if row["next_phase"] else
+               "all phases done" if row["phases_total"] else "no phases")
         ci = f"CI {row['verification']}" if row["verification"] else "no CI"
         click.echo(f"{label:<10} {row['branch'] or '-':<24} {progress:>5}  {row['title']} | {nxt} | {ci}")
 

@@ -9,6 +9,8 @@ import click
 from ghstate import templating
 from ghstate.commands.common import emit_json, make_app, store_options
 from ghstate.core import render as render_mod
+from ghstate.core.lint import as_json as lint_json
+from ghstate.core.lint import problems_of as lint_problems
 from ghstate.core.lint import report as lint_report
 from ghstate.core.state_json import StateError, from_json, looks_like_json, to_json
 from ghstate.errors import GhstateError, InputError
@@ -51,7 +53,9 @@ def render(file: str) -> None:
 @click.command()
 @click.argument("target", required=False, metavar="[FILE|-|ISSUE]")
 @store_options
-def lint(target: str | None) -> None:
+@click.option("--json", "json_out", is_flag=True,
+              help="Print the problems as JSON (source, errors, warnings, problems); exit 1 on errors all the same.")
+def lint(target: str | None, json_out: bool) -> None:
     """Check a checkpoint against the strict format.
 
     One line per problem: where, rule code, severity, message. Exits 1 when any error is found.
@@ -60,7 +64,7 @@ def lint(target: str | None) -> None:
     \b
     Examples:
       ghstate lint checkpoint.md
-      ghstate lint 24
+      ghstate lint 24 --json | jq '.problems[] | select(.severity == "error")'
     """
     if target is not None and (target == "-" or not target.lstrip("#").isdigit()):
         text, name = read_input(target)
@@ -71,11 +75,15 @@ def lint(target: str | None) -> None:
         stored, _ = app.find(number)
         text, name = stored.body, app.where(stored)
         max_item = app.settings.policy.max_item_chars
-    lines, failure = lint_report(text, name, max_item)
-    for line in lines:
-        click.echo(line)
+    problems = lint_problems(text, name, max_item)
+    lines, failure = lint_report(text, name, max_item, problems)
+    if json_out:
+        emit_json(lint_json(problems, name))
+    else:
+        for line in lines:
+            click.echo(line)
     if failure:
-        raise LintFailed(failure)
+        raise LintFailed(failure.replace("listed above", "listed") if json_out else failure)
 
 
 class LintFailed(GhstateError):

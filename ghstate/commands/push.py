@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from ghstate.commands.common import make_app, store_options
+from ghstate.commands.common import App, emit_json, make_app, store_options
 from ghstate.errors import ConfigError, GhstateError
 from ghstate.local.store import PendingWrite
 from ghstate.services.writer import Writer, WriteResult
@@ -36,7 +36,9 @@ def _publish(store: GitHubStore, writer: Writer, record: PendingWrite) -> WriteR
 @click.command()
 @store_options
 @click.option("--dry-run", is_flag=True, help="List what would be published; write nothing.")
-def push(dry_run: bool) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object per kept write: file, target, result, issue, url, error.")
+def push(dry_run: bool, as_json: bool) -> None:
     """Publish checkpoints that were saved locally because GitHub could not be reached.
 
     Kept writes are replayed in the order they were made, each merged into the issue as it is now, so
@@ -50,6 +52,8 @@ def push(dry_run: bool) -> None:
     app = make_app()
     records = app.local.pending()
     if not records:
+        if as_json:
+            emit_json([])
         click.echo("Nothing to push.", err=True)
         return
     from ghstate.github.store import GitHubStore
@@ -58,40 +62,87 @@ def push(dry_run: bool) -> None:
         raise ConfigError(f"{len(records)} write{'s are' if len(records) != 1 else ' is'} waiting in "
                           f"{app.local.pending_dir}, but GitHub is not configured: set GH_TOKEN (or GITHUB_TOKEN) "
                           "and -R OWNER/NAME, then run 'ghstate push' again")
+    outcomes = _publish_all(app, app.store, records, dry_run)
+    if as_json:
+        emit_json([o.data() for o in outcomes])
+    else:
+        for outcome in outcomes:
+            click.echo(outcome.line(), err=outcome.failed or outcome.result == "skipped")
+    for outcome in outcomes:
+        for warning in outcome.warnings:
+            click.echo(f"Warning: {warning}", err=True)
+    failures = sum(o.failed for o in outcomes)
+    if failures:
+        raise GhstateError(f"{failures} kept write{'s' if failures != 1 else ''} could not be published and "
+                           f"stay in {app.local.pending_dir}; run 'ghstate push' again later")
+
+
+@dataclass
+class Pushed:
+    """What became of one kept write."""
+
+    file: str
+    target: str
+    result: str  # created | updated | unchanged | would publish | skipped | held | failed
+    issue: int | None = None
+    url: str = ""
+    error: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return self.result in ("failed", "held")
+
+    def data(self) -> dict[str, object]:
+        return {"file": self.file, "target": self.target, "result": self.result, "issue": self.issue,
+                "url": self.url or None, "error": self.error or None}
+
+    def line(self) -> str:
+        if self.result == "would publish":
+            return f"Would publish {self.file} to {self.target} ({self.error or 'saved ?'})"
+        if self.result == "skipped":
+            return f"Skipped {self.file}: {self.error}"
+        if self.result == "held":
+            return f"Held back {self.file}: {self.error}"
+        if self.result == "failed":
+            return f"Could not publish {self.file}: {self.error}"
+        verb = {"created": "created", "updated": "updated"}.get(self.result, "already up to date:")
+        return f"Published {self.file}: {verb} #{self.issue} {self.url}"
+
+
+def _publish_all(app: App, store: GitHubStore, records: list, dry_run: bool) -> list[Pushed]:
     writer = app.writer(keep_pending=False)
-    failures = 0
+    out: list[Pushed] = []
     held: set[str] = set()  # checkpoints with an earlier write that failed: later ones keep their order
     for path, record in records:
         name = app.display_path(str(path))
         if isinstance(record, GhstateError):
-            failures += 1
-            click.echo(f"Could not publish {name}: {record}", err=True)
-            continue
-        if record.repo != app.settings.repo:
-            click.echo(f"Skipped {name}: it is for {record.repo}; run 'ghstate push -R {record.repo}'", err=True)
+            out.append(Pushed(name, "", "failed", error=str(record)))
             continue
         target = _target(record)
-        if dry_run:
-            click.echo(f"Would publish {name} to {target} (saved {record.saved_at or '?'})")
-            continue
-        if target in held:
-            failures += 1
-            click.echo(f"Held back {name}: an earlier kept write for {target} is not published yet", err=True)
-            continue
-        try:
-            result = _publish(app.store, writer, record)
-        except GhstateError as exc:
-            failures += 1
-            held.add(target)
-            click.echo(f"Could not publish {name}: {exc}", err=True)
-            continue
-        Path(path).unlink()
-        stored = result.stored
-        assert stored is not None
-        verb = "created" if result.created else ("updated" if result.changed else "already up to date:")
-        click.echo(f"Published {name}: {verb} #{stored.number} {stored.location}")
-        for warning in [*result.warnings, *app.keep_project(stored, result.checkpoint)]:
-            click.echo(f"Warning: {warning}", err=True)
-    if failures:
-        raise GhstateError(f"{failures} kept write{'s' if failures != 1 else ''} could not be published and "
-                           f"stay in {app.local.pending_dir}; run 'ghstate push' again later")
+        if record.repo != app.settings.repo:
+            out.append(Pushed(name, target, "skipped", error=f"it is for {record.repo}; run 'ghstate push -R "
+                                                            f"{record.repo}'"))
+        elif dry_run:
+            out.append(Pushed(name, target, "would publish", error=f"saved {record.saved_at or '?'}"))
+        elif target in held:
+            out.append(Pushed(name, target, "held", error=f"an earlier kept write for {target} is not published yet"))
+        else:
+            out.append(_push_one(app, store, writer, (path, name, target), record, held))
+    return out
+
+
+def _push_one(app: App, store: GitHubStore, writer: Writer, where: tuple[str, str, str], record: PendingWrite,
+              held: set[str]) -> Pushed:
+    path, name, target = where
+    try:
+        result = _publish(store, writer, record)
+    except GhstateError as exc:
+        held.add(target)
+        return Pushed(name, target, "failed", error=str(exc))
+    Path(path).unlink()
+    stored = result.stored
+    assert stored is not None
+    verb = "created" if result.created else ("updated" if result.changed else "unchanged")
+    return Pushed(name, target, verb, stored.number, stored.location,
+                  warnings=[*result.warnings, *app.keep_project(stored, result.checkpoint)])

@@ -15,6 +15,7 @@ from ghstate.services.resume import FORMATS, SOURCES, ResumeRequest, rehydrate, 
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="prompt",
               show_default=True, help="prompt: for a fresh session; short: one line; json: the state; "
               "markdown: the body as stored.")
+@click.option("--json", "as_json", is_flag=True, help="The state as JSON: the same as --format json.")
 @click.option("--post", is_flag=True, help="Also post the prompt as a comment on the issue (GitHub store).")
 @click.option("--budget", type=click.IntRange(min=0), default=None, metavar="CHARS",
               help="Fit the prompt into CHARS characters by leaving out whole items of the lowest rank "
@@ -23,8 +24,8 @@ from ghstate.services.resume import FORMATS, SOURCES, ResumeRequest, rehydrate, 
               "(as the SessionStart hook does); remembered in the local store folder.")
 @click.option("--source", type=click.Choice(SOURCES), default="resume",
               show_default=True, help="With --session: how the session starts.")
-def resume(issue: int | None, fmt: str, post: bool, budget: int | None, session_id: str | None, source: str
-           ) -> None:
+def resume(issue: int | None, fmt: str, as_json: bool, post: bool, budget: int | None, session_id: str | None,
+           source: str) -> None:
     """Print the rehydration prompt for a fresh session. Reads only, unless --post (or --session).
 
     ISSUE defaults to the open checkpoint of the current git branch. The prompt names the next phase,
@@ -39,6 +40,10 @@ def resume(issue: int | None, fmt: str, post: bool, budget: int | None, session_
       ghstate resume 24 --budget 8000 --format json
       ghstate resume 24 --post  # leave the prompt on the issue for the next session
     """
+    if as_json:
+        if fmt not in ("prompt", "json"):
+            raise click.UsageError(f"--json is --format json; give one of them, not --json and --format {fmt}")
+        fmt = "json"
     app = make_app()
     reading = rehydrate(app, ResumeRequest(issue=issue, fmt=fmt, budget=budget, session=session_id or "",
                                            source=source if session_id else None))
@@ -47,8 +52,10 @@ def resume(issue: int | None, fmt: str, post: bool, budget: int | None, session_
     if post:
         if not app.store.remote:
             raise ConfigError("--post needs the GitHub store; the prompt was printed above")
+        from ghstate.github.store import PROMPT_MARKER  # a prompt ghstate posted is no person's note
+
         prompt = text if fmt == "prompt" and not session_id else reading.text("prompt")
-        url = app.github().post_comment(reading.stored, prompt, allow_secrets=False)
+        url = app.github().post_comment(reading.stored, f"{PROMPT_MARKER}\n{prompt}", allow_secrets=False)
         click.echo(f"Posted the prompt: {url}", err=True)
 
 

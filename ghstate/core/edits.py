@@ -162,16 +162,19 @@ def keep_markup(cp: Checkpoint, incoming: Checkpoint) -> Checkpoint:
     without its ``"markdown"`` key (a script that rebuilt it) does not turn a person's markup into
     literal text in items it did not change."""
     def keep(old: tuple[str, ...], new: tuple[str, ...], kind: str) -> tuple[str, ...]:
+        in_old, in_new = set(old), set(new)  # sets: a long list is not searched once per item
         theirs: dict[str, list[str]] = {}
         for item in old:
-            shown = unescape_literal(item)
-            if item not in new and literal_markdown(kind, shown) != item:
-                theirs.setdefault(shown, []).append(item)
+            if item not in in_new:
+                shown = unescape_literal(item)
+                if literal_markdown(kind, shown) != item:
+                    theirs.setdefault(shown, []).append(item)
         out = []
         for item in new:
-            shown = unescape_literal(item)
-            if item not in old and theirs.get(shown) and literal_markdown(kind, shown) == item:
-                item = theirs[shown].pop(0)
+            if item not in in_old and theirs:
+                shown = unescape_literal(item)
+                if theirs.get(shown) and literal_markdown(kind, shown) == item:
+                    item = theirs[shown].pop(0)
             out.append(item)
         return tuple(out)
 
@@ -204,7 +207,8 @@ def _extras(cp: Checkpoint, incoming: Checkpoint, base: dict[str, str] | None, f
 
     current_sections = {e.after for e in cp.extra if e.heading is None and e.after is not None}
     out = loose(cp, current_sections - taken) + loose(incoming, taken)
-    out += [e for e in loose(incoming, united) if e not in out]
+    already = set(out)
+    out += [e for e in loose(incoming, united) if e not in already]
     if force:
         return out + [e for e in incoming.extra if is_standalone(e)], []
     conflicts: list[str] = []
@@ -328,8 +332,9 @@ def describe(old: Checkpoint | None, new: Checkpoint) -> list[str]:
         out.append(f"-{_count(len(removed), 'phase')}")
     for key in LIST_SECTIONS:
         a, b = getattr(old, key), getattr(new, key)
-        added = len([x for x in b if x not in a])
-        dropped = len([x for x in a if x not in b])
+        in_a, in_b = set(a), set(b)
+        added = sum(x not in in_a for x in b)
+        dropped = sum(x not in in_b for x in a)
         noun = _NOUNS[key]
         if added:
             out.append(f"+{_count(added, noun)}")

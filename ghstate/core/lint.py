@@ -96,14 +96,28 @@ def lint(parsed: Parsed, text: str, *, max_item_chars: int = 400) -> list[Proble
     return sorted(problems, key=lambda p: (p.line, p.code))
 
 
-def report(text: str, name: str, max_item_chars: int) -> tuple[list[str], str | None]:
-    """One line per problem, and the failure message when any is an error (what ``ghstate lint`` prints
-    and the MCP server's ``lint`` tool answers)."""
+def problems_of(text: str, name: str, max_item_chars: int) -> list[Problem]:
     try:
         parsed = parse(text)
     except ParseError as exc:
         raise InputError(f"{name}: {exc}") from None
-    problems = lint(parsed, text, max_item_chars=max_item_chars)
+    return lint(parsed, text, max_item_chars=max_item_chars)
+
+
+def as_json(problems: list[Problem], name: str) -> dict[str, object]:
+    """What ``ghstate lint --json`` prints: the source, the counts and every problem."""
+    errors = sum(p.severity == "error" for p in problems)
+    return {"source": name, "errors": errors, "warnings": len(problems) - errors,
+            "problems": [{"line": p.line, "code": p.code, "severity": p.severity, "message": p.message}
+                         for p in problems]}
+
+
+def report(text: str, name: str, max_item_chars: int,
+           problems: list[Problem] | None = None) -> tuple[list[str], str | None]:
+    """One line per problem, and the failure message when any is an error (what ``ghstate lint`` prints
+    and the MCP server's ``lint`` tool answers)."""
+    if problems is None:
+        problems = problems_of(text, name, max_item_chars)
     errors = sum(p.severity == "error" for p in problems)
     failure = None
     if errors:

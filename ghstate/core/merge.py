@@ -58,16 +58,21 @@ def merge_sequence(
             continue  # ours deleted it and theirs did not touch it
         else:
             result.append((k, item))  # theirs added it, or changed what ours deleted
+    # Ours' additions go after the nearest preceding item of ours that is in the result (the item
+    # itself, or one added just before it): one pass, each run of additions hung on its anchor.
     present = {k for k, _ in result}
-    for position, (k, item) in enumerate(ours_keyed):
-        if k in present or (k in base_by and k not in theirs_by and base_by[k] == item):
-            continue  # already merged, or theirs deleted it and ours did not change it
-        # insert after the nearest preceding item of ours that is in the result
-        anchor = next((ours_keyed[j][0] for j in range(position - 1, -1, -1) if ours_keyed[j][0] in present), None)
-        index = 0 if anchor is None else next(i for i, (rk, _) in enumerate(result) if rk == anchor) + 1
-        result.insert(index, (k, item))
-        present.add(k)
-    return [item for _, item in result]
+    after: dict[tuple[Hashable, int] | None, list[T]] = {}
+    anchor: tuple[Hashable, int] | None = None  # the result item the current run of additions follows
+    for k, item in ours_keyed:
+        if k in present:
+            anchor = k
+        elif not (k in base_by and k not in theirs_by and base_by[k] == item):
+            after.setdefault(anchor, []).append(item)  # theirs deleted it only if ours did not change it
+    merged = after.get(None, [])
+    for k, item in result:
+        merged.append(item)
+        merged.extend(after.get(k, ()))
+    return merged
 
 
 def merge_unknown_base(key: str, ours: Checkpoint, theirs: Checkpoint) -> tuple[Any, list[Extra]]:

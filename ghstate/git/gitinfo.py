@@ -170,6 +170,15 @@ def repo_from_url(url: str, hosts: tuple[str, ...] = ("github.com",)) -> str | N
     return f"{parts[0]}/{parts[1]}"
 
 
+def version() -> str:
+    """The git program's version ("" when git cannot be run)."""
+    try:
+        proc = _run(Path.cwd(), "--version")
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return proc.stdout.strip().removeprefix("git version ") if proc.returncode == 0 else ""
+
+
 def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=TIMEOUT,

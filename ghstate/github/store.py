@@ -22,7 +22,7 @@ from ghstate.core.model import Revision, github_time
 from ghstate.core.writelog import DELETED, LogEntry
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github import history
-from ghstate.github.transport import TIMEOUT, GitHubAPI, GraphQLFailure, checking
+from ghstate.github.transport import TIMEOUT, GitHubAPI, GraphQLFailure, GraphQLNotFound, checking
 from ghstate.store import Changed, Memory, Note, Partial, Stored, StoreKind
 
 LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+(\{.*?\})\s*-->", re.DOTALL)
@@ -33,6 +33,7 @@ MAX_PAGES = 10  # open checkpoints looked through for a branch: 1,000 is more th
 LOG_PAGES = 3  # kept for the protocol's signature; GraphQL reads the newest 100 comments at once
 SETTLE_SECONDS = 120  # after a write, how long a save by its editor could still be merged with it
 MISSING_AFTER = 2_000_000  # a reported write the history lost is replayed after every position of the log
+PAST_LISTINGS = 5  # issue numbers read after the newest listed one, when a lost create is looked for
 HISTORY_READS = 3  # reads of an edit history that did not hold still before it is said
 RECENT_EDITS = 20  # versions of a body of the comment log read for writes an older page's save dropped
 EDITS_AFTER_COMMENTS = 1_000_000  # edit-log positions come after every comment-log position
@@ -120,15 +121,27 @@ class GitHubStore:
             self._label_ids[label["name"]] = label["id"]
         return self._from_node(node)
 
+    def _issues_enabled(self, repository: dict[str, Any]) -> None:
+        """A repository with its issues turned off has no checkpoint to read: said as such, not as "no issue"."""
+        if repository.get("hasIssuesEnabled") is False:
+            raise NotFound(f"issues are disabled in {self.repo_name}: turn them on in its settings (General, "
+                           "Features, Issues), or keep checkpoints in the local store (--store local)")
+
     def _keep_labels(self, repository: dict[str, Any] | None) -> None:
         for label in ((repository or {}).get("labels") or {}).get("nodes") or ():
             self._label_ids[label["name"]] = label["id"]
 
     def _read(self, number: int, *, edits: int = EDITS, comments: int = COMMENTS) -> dict[str, Any]:
-        """One request: the issue with its newest edits and comments (query ``checkpoint``)."""
-        data = self.graphql("checkpoint", self._variables(number=number, edits=edits, comments=comments),
-                            number=number, what=f"reading issue #{number} of {self.repo_name}")
+        """One request: the issue with its newest edits and comments (query ``checkpoint``), and whether
+        the repository has issues at all."""
+        try:
+            data = self.graphql("checkpoint", self._variables(number=number, edits=edits, comments=comments),
+                                number=number, what=f"reading issue #{number} of {self.repo_name}")
+        except GraphQLNotFound as exc:  # with its issues turned off, none of them is found: say why
+            self._issues_enabled((exc.data or {}).get("repository") or {})
+            raise
         repository = data.get("repository") or {}
+        self._issues_enabled(repository)
         node = repository.get("issue")
         if not node:
             raise NotFound(f"no issue #{number} in {self.repo_name}, or the token cannot see it")
@@ -162,6 +175,7 @@ class GitHubStore:
                                                                      comments=LIST_COMMENTS),
                                 what=f"listing checkpoints of {self.repo_name}")
             repository = data.get("repository") or {}
+            self._issues_enabled(repository)
             self._keep_labels(repository)
             page = repository.get("issues") or {}
             for node in page.get("nodes") or ():
@@ -183,9 +197,24 @@ class GitHubStore:
             found = None  # not among the newest: the newest issues are looked at below
         if found is not None:
             return found
-        for issue in self.api.newest_issues():
+        newest = self.api.newest_issues()
+        for issue in newest:
             if unique in issue["body"]:
                 return self._stored_rest(issue)
+        return self._past_listings(unique, max((i["number"] for i in newest), default=0))
+
+    def _past_listings(self, unique: str, known: int) -> Stored | None:
+        """GitHub's listings can lag behind a create; reading an issue by its number does not: the numbers
+        after the newest one listed are read one by one, until one does not exist (a handful at most)."""
+        for number in range(known + 1, known + 1 + PAST_LISTINGS):
+            try:
+                node = self._read(number)
+            except NotFound as exc:
+                if "pull request" in str(exc):
+                    continue  # pull requests share the numbers
+                return None
+            if unique in (node.get("body") or ""):
+                return self._keep(node)
         return None
 
     def _stored_rest(self, issue: dict[str, Any]) -> Stored:
@@ -292,6 +321,20 @@ class GitHubStore:
         if not answer:
             raise RemoteError(f"updating issue #{number} failed: GitHub's answer holds no issue", retryable=True)
         return self._keep(answer)
+
+    def close(self, stored: Stored) -> Stored:
+        """Close the issue as completed (GraphQL ``closeIssue``, state reason COMPLETED); closing one that is
+        closed already changes nothing."""
+        number = stored.number
+        node = self._nodes.get(number)
+        if node is None or "id" not in node:
+            node = self._read(number)
+        data = self.graphql("close_checkpoint", {"input": {"issueId": node["id"], "stateReason": "COMPLETED"}},
+                            number=number, what=f"closing issue #{number}",
+                            landed=lambda: None)  # closing twice is closing once: a lost answer is resent
+        answer = (data.get("closeIssue") or {}).get("issue") or {}
+        return stored._replace(state=str(answer.get("state") or "CLOSED").lower(),
+                               location=answer.get("url") or stored.location)
 
     def _landed_despite(self, exc: GraphQLFailure, number: int) -> Stored:
         """``updateIssue`` answered with errors: when its issue is not null the write landed (a field of the
@@ -591,7 +634,8 @@ class GitHubStore:
                 skipped += 1  # never read further, whatever it holds
                 continue
             body = comment.get("body") or ""
-            if read_log_marker(body) is not None or any(m in body for m in (PROMPT_MARKER, CI_MARKER, NOTICE_MARKER)):
+            if read_log_marker(body) is not None or any(m in body for m in (PROMPT_MARKER, CI_MARKER, NOTICE_MARKER)) \
+                    or _posted_prompt(body):
                 continue
             when = created.strftime("%Y-%m-%d %H:%M") if created else ""
             notes.append(Note(login, comment.get("authorAssociation") or "", when, _clip(body),
@@ -619,6 +663,11 @@ class GitHubStore:
     def ensure_labels(self, labels: list[tuple[str, str, str]]) -> list[str]:
         """Create labels that do not exist (``ghstate init``); returns the ones created."""
         return [name for name, color, description in labels if self.api.create_label(name, color, description)]
+
+
+def _posted_prompt(body: str) -> bool:
+    """A rehydration prompt that an earlier ghstate posted without its marker (``resume --post``)."""
+    return body.lstrip().startswith("Resuming a task from ") and "\n<checkpoint>\n" in body.replace("\r\n", "\n")
 
 
 def _login(actor: dict[str, Any] | None) -> str:

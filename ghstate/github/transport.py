@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 import requests
 from github import Auth, Github, GithubException
 
-from ghstate import __version__
+from ghstate import __version__, progress
 from ghstate.config import Settings
 from ghstate.errors import GhstateError, NotFound, RemoteError
 
@@ -206,6 +206,7 @@ class GitHubAPI:
         whose answer was lost did reach GitHub, and returns what it created."""
         if self._started is None:
             self._started = self.clock()
+        progress.stage(f"{what} on GitHub")
         attempt = 0
         while True:
             try:
@@ -219,6 +220,7 @@ class GitHubAPI:
             spent = max(self.clock() - self._started, self._waited)  # real sleeps move the clock, fakes do not
             if attempt >= ATTEMPTS or spent + retry.wait > self.total:
                 raise self._gave_up(what, retry, attempt, spent)
+            progress.stage(f"{what}: {retry.reason}; trying again in {retry.wait:.0f} s")
             self.sleep(retry.wait)
             self._waited += retry.wait
             if landed is not None and retry.uncertain:

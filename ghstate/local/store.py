@@ -125,6 +125,11 @@ class LocalStore:
     def path(self, number: int) -> Path:
         return self.directory / f"{number}.md"
 
+    def closed_path(self, number: int) -> Path:
+        """Where a closed checkpoint lives: ``closed/N.md``, out of ``list`` and branch lookups, its number
+        never given again, its log where it was."""
+        return self.directory / "closed" / f"{number}.md"
+
     def _log_path(self, number: int) -> Path:
         return self.directory / "log" / f"{number}.jsonl"
 
@@ -145,6 +150,8 @@ class LocalStore:
 
     def get(self, number: int) -> Stored:
         path = self.path(number)
+        if not path.exists() and self.closed_path(number).exists():
+            path = self.closed_path(number)
         try:
             raw = path.read_bytes()
             stat = path.stat()
@@ -159,7 +166,7 @@ class LocalStore:
         except UnicodeDecodeError:
             raise InputError(f"{path} is not UTF-8 text; restore it from git or delete it") from None
         return Stored(number, "", body, str(path), version=f"{stat.st_mtime_ns}:{stat.st_size}",
-                      comments=len(self._log_lines(number)))
+                      comments=len(self._log_lines(number)), state="closed" if path.parent.name == "closed" else "open")
 
     def _readable(self, numbers: Iterable[int]) -> Iterator[Stored]:
         """The checkpoints of ``numbers`` that can be read; the others become notices, not failures."""
@@ -181,7 +188,7 @@ class LocalStore:
     def create(self, title: str, body: str, unique: str = "", entry: LogEntry | None = None) -> Stored:
         """Write the body under the next free number (callers hold the lock)."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        number = (max(self.numbers(), default=0)) + 1
+        number = (max([*self.numbers(), *self._closed_numbers()], default=0)) + 1
         while not atomic_create(self.path(number), body):
             number += 1
         with contextlib.suppress(FileNotFoundError):  # a log left by a checkpoint that was deleted
@@ -197,8 +204,22 @@ class LocalStore:
                labels: tuple[str, ...] | None = None, entry: LogEntry | None = None) -> Stored:
         """Log the write (its line, from which on it is durable), then write the body."""
         self._append(stored.number, entry)
-        atomic_write(self.path(stored.number), body)
+        atomic_write(self.closed_path(stored.number) if stored.state == "closed" else self.path(stored.number), body)
         return self.get(stored.number)
+
+    def close(self, stored: Stored) -> Stored:
+        """Move the checkpoint to ``closed/`` (one rename: it is open or closed, never both)."""
+        if stored.state != "closed":
+            self.closed_path(stored.number).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(self.path(stored.number), self.closed_path(stored.number))
+        return self.get(stored.number)
+
+    def _closed_numbers(self) -> list[int]:
+        try:
+            names = os.listdir(self.directory / "closed")
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return [int(m.group(1)) for m in map(_NUMBERED.match, names) if m]
 
     # -------------------------------------------------------------------------------- history
 

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ghstate import progress
 from ghstate.core import findings
 from ghstate.core.edits import Edits
 from ghstate.core.intent import Intent, WriteSpec
@@ -16,7 +17,7 @@ from ghstate.core.model import Checkpoint
 from ghstate.errors import InputError, NotFound
 from ghstate.git import gitinfo
 from ghstate.services.app import App
-from ghstate.services.inputs import check_text, load_text
+from ghstate.services.inputs import check_size, check_text, load_text
 from ghstate.services.writer import WriteResult
 
 
@@ -54,6 +55,7 @@ class CheckpointRequest:
     risk: tuple[str, ...] = ()
     read: tuple[str, ...] = ()
     new: bool = False  # another checkpoint for this branch, even if it has one
+    allow_empty: bool = False  # a new checkpoint with neither a goal, phases nor a resume instruction
     force: bool = False  # the body's sections replace the current ones, unmerged
     dry_run: bool = False
     log: bool = True
@@ -67,7 +69,10 @@ class CheckpointRequest:
                      reads=self.read)
 
     def check(self) -> None:
-        """Refuse what cannot be meant, naming the field (RequestError)."""
+        """Refuse what cannot be meant, naming the field (RequestError), and a body far larger than any
+        checkpoint can be (InputError), before anything is parsed or read."""
+        if self.body:
+            check_size(self.body, self.source)
         if self.issue is not None and self.new:
             raise RequestError("give either {issue} or {new}, not both")
         check_values({name: getattr(self, name) for name in TEXT_FIELDS})
@@ -84,7 +89,7 @@ class CheckpointRequest:
 
 # The request's fields that hold text, and those the CLI also takes for the App (who writes): one rule each.
 TEXT_FIELDS = ("title", "goal", "resume_at", "done", "undo", "phase", "decision", "question", "risk", "read")
-FIELDS = ("issue", "body", "new", *TEXT_FIELDS, "agent", "role", "session")
+FIELDS = ("issue", "body", "new", "allow_empty", *TEXT_FIELDS, "agent", "role", "session")
 _ONE_LINE = ("agent", "role", "session")
 _NOT_EMPTY = ("done", "undo", "phase", "decision", "question", "risk", "read")
 
@@ -105,6 +110,32 @@ def check_values(values: dict[str, str | tuple[str, ...] | None]) -> None:
     both = ({" ".join(x.split()).lower() for x in done if x} & {" ".join(x.split()).lower() for x in undo if x})
     if both:
         raise RequestError(f"{{done}} and {{undo}} both name {sorted(both)[0]!r}; give one of them")
+
+
+def _intent(request: CheckpointRequest) -> tuple[Intent, str | None]:
+    """The request's change as data (a body read and parsed here), and the title it gives."""
+    if request.body is not None:
+        progress.stage(f"reading {request.source} ({len(request.body):,} characters)")
+    given = request.incoming()
+    if given is None:
+        return Intent(edits=request.edits), request.title
+    incoming, present = given
+    return (Intent(edits=request.edits, incoming=incoming, present=present, force=request.force),
+            request.title or incoming.title or None)
+
+
+NEEDS_SUBSTANCE = ("a new checkpoint needs a goal, phases or a resume instruction: give {goal}, {phase} or "
+                   "{resume_at} (or a {body} that has them), or {allow_empty} to make it without")
+
+
+def _says_what_to_do(intent: Intent) -> bool:
+    """Whether a checkpoint made by ``intent`` alone would have a goal, phases or a resume instruction
+    (one that cannot be made from nothing, a tick of a phase, fails as it always did)."""
+    try:
+        cp = intent.apply(Checkpoint()).checkpoint
+    except InputError:
+        return True
+    return bool(cp.goal.strip() or cp.phases or cp.resume.strip())
 
 
 @dataclass(frozen=True)
@@ -130,13 +161,12 @@ class CheckpointOutcome:
 def run_checkpoint(app: App, request: CheckpointRequest) -> CheckpointOutcome:
     """Write one revision: the one place where a checkpoint request becomes a WriteSpec and is written."""
     request.check()
-    intent = Intent(edits=request.edits)
-    title = request.title
-    given = request.incoming()
-    if given is not None:
-        incoming, present = given
-        intent = Intent(edits=request.edits, incoming=incoming, present=present, force=request.force)
-        title = title or incoming.title or None
+    intent, title = _intent(request)
+    # A new checkpoint says what the task is: one that would have neither a goal, phases nor a resume
+    # instruction is made only when asked for; without them this write may only add to an existing one.
+    bare = not request.allow_empty and not _says_what_to_do(intent)
+    if bare and request.new:
+        raise RequestError(NEEDS_SUBSTANCE)
     settings = app.settings
     tree = app.tree()
     execution = None
@@ -153,15 +183,18 @@ def run_checkpoint(app: App, request: CheckpointRequest) -> CheckpointOutcome:
         execution=execution,
         title=title,
         lookup=not request.new,
-        create=not reviewing or request.new,
+        create=(not reviewing or request.new) and not bare,
         record_tree=not reviewing,
         dry_run=request.dry_run,
         log=request.log,
         allow_secrets=request.allow_secrets,
     )
+    progress.stage("merging and writing the checkpoint" if intent.incoming is not None else "writing the checkpoint")
     try:
         result = app.writer().write(spec)
     except NotFound as exc:
+        if bare and not reviewing and str(exc) == f"no open checkpoint for {tree.place}":  # none to add to
+            raise RequestError(f"{exc}, and {NEEDS_SUBSTANCE}") from None
         if not reviewing or request.issue is not None:
             raise
         raise NotFound(f"{exc}; a {settings.role} adds to an existing checkpoint: give its ISSUE number "

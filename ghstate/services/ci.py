@@ -33,6 +33,7 @@ class CiRequest(NamedTuple):
     phase: str = ""  # ticked on success
     block_after: int | None = None  # consecutive failures before the task is blocked (None: the policy's)
     post_prompt: bool = False  # post the rehydration prompt when the task becomes blocked
+    retries: bool = False  # a test reported more than once is one test re-run (its last attempt decides)
 
 
 class CiOutcome(NamedTuple):
@@ -51,7 +52,7 @@ def record_result(app: App, runner: CiRun, request: CiRequest) -> CiOutcome:
     if block_after < 1:
         raise ConfigError("block-after must be at least 1")
     notes: list[tuple[str, str]] = []
-    run = gather(runner, request.result, request.junit, block_after, notes)
+    run = gather(runner, request.result, request.junit, block_after, notes, request.retries)
     template = app.env.get_template("verification.md.j2")
     tick = request.phase if request.result == "success" and request.phase else ""
 
@@ -131,9 +132,9 @@ def _tell(app: App, cp: Checkpoint, stored: Stored, previous: str | None, post_p
     return warnings
 
 def gather(runner: CiRun, result: str, junit: str, block_after: int,
-           notes: list[tuple[str, str]]) -> verdict.Run:
+           notes: list[tuple[str, str]], retries: bool = False) -> verdict.Run:
     """The facts of this run, once: the runner's, and what its JUnit reports say (what they could not
-    say goes to ``notes``)."""
+    say goes to ``notes``); with ``retries``, a test reported more than once was re-run."""
     from ghstate.ci.junit import count, load_reports, results_of
     from ghstate.services.writer import utc_now
 
@@ -145,8 +146,8 @@ def gather(runner: CiRun, result: str, junit: str, block_after: int,
     return verdict.Run(
         result=result, commit=runner.commit, branch=runner.branch, run_id=runner.run_id, run_url=runner.run_url,
         workflow=runner.workflow, at=utc_now(), block_after=block_after,
-        tests=results_of(reports) if reports else None,
-        counts=count([c for r in reports or [] for c in r.cases]),
+        tests=results_of(reports, retries) if reports else None,
+        counts=count([c for r in reports or [] for c in r.cases], retries),
     )
 
 

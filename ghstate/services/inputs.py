@@ -8,23 +8,51 @@ import sys
 from pathlib import Path
 
 from ghstate.core.markup import control_at, describe_control
-from ghstate.core.model import Checkpoint
+from ghstate.core.model import GITHUB_LIMIT, Checkpoint
 from ghstate.core.parse import Parsed, ParseError, parse
 from ghstate.core.state_json import looks_like_json
 from ghstate.errors import InputError
 
+# The largest input read as a checkpoint: a markdown body twice what GitHub keeps in an issue (a body a
+# little over is read, and the write names its largest sections), a JSON state eight times (it carries
+# the text escaped, and ghstate's metadata beside it: about four times the body it stands for). Far
+# larger input is refused before it is parsed, merged or kept anywhere. No stream is read past
+# MAX_READ_BYTES.
+MAX_MARKDOWN_CHARS = 2 * GITHUB_LIMIT
+MAX_JSON_CHARS = 8 * GITHUB_LIMIT
+MAX_READ_BYTES = 64 << 20
+
+
+def check_size(text: str, name: str) -> None:
+    """Refuse a checkpoint far larger than any checkpoint can be, before it is parsed."""
+    json_state = text[:4096].lstrip()[:1] in ("{", "[")
+    limit = MAX_JSON_CHARS if json_state else MAX_MARKDOWN_CHARS
+    if len(text) > limit:
+        kind = "a JSON state" if json_state else "a markdown body"
+        raise InputError(f"{name} is {len(text):,} characters, far over what a checkpoint holds (GitHub keeps "
+                         f"{GITHUB_LIMIT:,} in an issue; ghstate reads {kind} of at most {limit:,}): nothing was "
+                         "read or written; keep logs and long notes out of it, or compact finished phases")
+
 
 def read_input(path: str) -> tuple[str, str]:
-    """(text, name) of a file or of stdin (``-``): UTF-8 text, not empty, not binary."""
+    """(text, name) of a file or of stdin (``-``): UTF-8 text, not empty, not binary, not far larger than
+    a checkpoint can be."""
     name = "standard input" if path == "-" else path
     try:
-        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        if path != "-" and Path(path).stat().st_size > MAX_READ_BYTES:
+            size = Path(path).stat().st_size
+            raise InputError(f"{name} is {size:,} bytes, far over what a checkpoint holds (GitHub keeps "
+                             f"{GITHUB_LIMIT:,} characters in an issue): nothing was read or written")
+        raw = sys.stdin.buffer.read(MAX_READ_BYTES + 1) if path == "-" else Path(path).read_bytes()
     except FileNotFoundError:
         raise InputError(f"cannot read {path}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"cannot read {path}: it is a folder, not a file") from None
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_READ_BYTES:
+        raise InputError(f"{name} is over {MAX_READ_BYTES:,} bytes, far over what a checkpoint holds (GitHub "
+                         f"keeps {GITHUB_LIMIT:,} characters in an issue): nothing was read or written")
     if b"\x00" in raw:
         raise InputError(f"{name} is binary (it contains NUL bytes), not a markdown or JSON checkpoint")
     try:
@@ -32,6 +60,7 @@ def read_input(path: str) -> tuple[str, str]:
     except UnicodeDecodeError as exc:
         raise InputError(f"{name} is not UTF-8 text (bad byte at offset {exc.start}); "
                          "save it as UTF-8 and try again") from None
+    check_size(text, name)
     return check_text(text, name), name
 
 

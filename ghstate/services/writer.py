@@ -38,6 +38,7 @@ from ghstate.core.splice import written_body
 from ghstate.core.writelog import DELETED, LogEntry, Replayed, ignored_notice, log_state, missing, with_log
 from ghstate.errors import GhstateError, InputError, NotFound, RemoteError
 from ghstate.local.store import LocalStore, PendingWrite
+from ghstate.services import interrupt
 from ghstate.services.reader import View, base_version, checkpoint_of, locate, view
 from ghstate.store import Changed, Store, Stored
 
@@ -119,8 +120,7 @@ class Writer:
         """Write ``spec``. ``kept``: a write kept while GitHub was out of reach, published now (``push``):
         when its log entry is in the history already it landed after all and is not made again; else what
         writes logged after it was made set stands (it never undoes a later write)."""
-        spec = replace(spec, new_id=spec.new_id or os.urandom(6).hex(), write_id=spec.write_id or os.urandom(6).hex(),
-                       made_at=spec.made_at or self.clock())
+        spec = self._identified(spec)
         target: Stored | None = None
         try:
             with self.store.lock():
@@ -137,6 +137,12 @@ class Writer:
             raise RemoteError(f"{exc}; the checkpoint was kept locally in {path}: run 'ghstate push' {when}",
                               retryable=exc.retryable, status=exc.status) from exc
 
+    def _identified(self, spec: WriteSpec) -> WriteSpec:
+        """``spec`` with what names it for good: the marker id a new checkpoint gets, the id its log entry
+        carries, and when it was made (a kept write keeps all three)."""
+        return replace(spec, new_id=spec.new_id or os.urandom(6).hex(), write_id=spec.write_id or os.urandom(6).hex(),
+                       made_at=spec.made_at or self.clock())
+
     # ------------------------------------------------------------------------------ create
 
     def _create(self, spec: WriteSpec) -> WriteResult:
@@ -144,15 +150,16 @@ class Writer:
         stamped = new.checkpoint
         if spec.dry_run:
             return WriteResult(stamped, new.body, None, created=True, changes=new.changes)
+        interrupt.begin_create(self.store, new.unique)  # what Ctrl-C then left is known
         stored = self.store.create(stamped.title, new.body, unique=new.unique, entry=new.entry)
+        interrupt.landed(self.store, stored.number, 1)
         return WriteResult(stamped, new.body, stored, created=True, changes=new.changes,
                            file_conflicts=list(new.conflicts), warnings=self._notices())
 
     def prepare_create(self, spec: WriteSpec) -> NewCheckpoint:
         """A new checkpoint as ``write`` creates it (stamped, rendered, checked, with its log entry), not
         written: for a caller that creates several in one request (``ghstate split``)."""
-        spec = replace(spec, new_id=spec.new_id or os.urandom(6).hex(), write_id=spec.write_id or os.urandom(6).hex(),
-                       made_at=spec.made_at or self.clock())
+        spec = self._identified(spec)
         now = self.clock()
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(Checkpoint()))
@@ -271,12 +278,14 @@ class Writer:
             labels = spec.labels.apply(draft.target.labels, draft.checkpoint) if spec.labels else None
             title = draft.checkpoint.title
             draft.body, logs = self._fitted(draft.body, draft.checkpoint, logs)
+            interrupt.begin_update(self.store, draft.target.number, draft.checkpoint.meta.revision, write_id)
             try:
                 stored = self.store.update(draft.target, draft.body, title=title if title != (
                     draft.target.title or title) else None, labels=labels, entry=logs)
             except Changed as exc:  # edited while a failed write waited to be resent
                 fresh = exc.fresh
                 continue
+            interrupt.landed(self.store, stored.number, draft.checkpoint.meta.revision)
             own = entry  # logged: from here on it is replayed in its place, not applied again
             fresh, kept = self._rebuild_on(stored, draft, logs.write if logs else "", write_id, now)
             if fresh is None:

@@ -1,0 +1,97 @@
+"""``ghstate doctor``: the set-up checked, one row a check. Without ``github``: this machine and repository
+(git, the configuration, the token and where it comes from, the store folder, each agent host's hook and
+MCP server, the MCP SDK, ``ghstate`` on PATH). With it: what the write log relies on in GitHub's edit
+history, and what claims rely on in Git refs, probed on the configured repository
+(``ghstate.github.probes``, ``ghstate.github.tasks.claim_probes``). A row is (name, ok, detail): ok False
+is a failure, None a check that does not apply or could not be made."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+from typing import NamedTuple
+
+from ghstate import config
+from ghstate.errors import GhstateError
+from ghstate.git import gitinfo
+
+
+class Row(NamedTuple):
+    name: str
+    ok: bool | None
+    detail: str
+
+
+# A host's file that registers ghstate's hook and its MCP server, as ``ghstate init`` writes them.
+HOST_FILES = (("Claude Code", ".claude/settings.json", ".mcp.json"), ("Codex CLI", ".codex/hooks.json",
+              ".codex/config.toml"), ("Gemini CLI", ".gemini/settings.json", ".gemini/settings.json"),
+              ("Cursor", "", ".cursor/mcp.json"))
+
+
+def local_rows(repo: str | None = None, store: str | None = None) -> list[Row]:
+    """This machine and repository."""
+    root = gitinfo.find_root(Path.cwd())
+    git = gitinfo.version()
+    where = f"repository at {root}" if root else ("not in a git repository: checkpoints live in this folder's "
+                                                 ".ghstate/, found by folder rather than branch")
+    rows = [Row("git", bool(git) if root else None, f"git {git}, {where}" if git else "git cannot be run: install it")]
+    try:
+        settings = config.build(repo=repo, store=store)
+    except GhstateError as exc:
+        return [*rows, Row("configuration", False, str(exc))]
+    rows.append(Row("configuration", True, f"store {settings.store}, repository {settings.repo or 'none'}"))
+    source = config.token_source()
+    rows.append(Row("GitHub token", bool(source) or None,
+                    f"from {source} (never shown)" if source else "none: GH_TOKEN, GITHUB_TOKEN or 'gh auth login' "
+                    "for the GitHub store; the local store needs none"))
+    rows.append(_writable(settings.state_dir))
+    rows.extend(_hosts(settings.root))
+    return rows
+
+
+def _writable(folder: Path) -> Row:
+    probe = folder if folder.exists() else folder.parent
+    import os
+
+    ok = probe.is_dir() and os.access(probe, os.W_OK)
+    return Row("store folder", ok, f"{folder} {'can be written' if ok else 'cannot be written: check its permissions'}")
+
+
+def _hosts(root: Path) -> list[Row]:
+    """Each host set up in the repository: its hook and MCP server registered, and what they need here."""
+    rows: list[Row] = []
+    sdk = importlib.util.find_spec("mcp") is not None
+    on_path = shutil.which("ghstate")
+    for host, hooks, servers in HOST_FILES:
+        hook_text = _text(root / hooks) if hooks else None
+        server_text = _text(root / servers)
+        if hook_text is None and server_text is None:
+            continue
+        hooked = bool(hook_text) and "hook session-start" in hook_text
+        served = bool(server_text) and "ghstate" in server_text and "mcp" in server_text
+        if hooks:
+            rows.append(Row(f"{host} hook", hooked or None,
+                            "registered" if hooked else f"not registered: run 'ghstate init --agent {_agent(host)}'"))
+        if served:
+            rows.append(Row(f"{host} MCP server", sdk, "registered" + ("" if sdk else
+                            ", but the MCP SDK is not installed here: pip install 'ghstate[mcp]'")))
+        bare = any(t and ("\"ghstate " in t or "'ghstate " in t or "= \"ghstate\"" in t)
+                   for t in (hook_text, server_text))
+        if bare and not on_path:
+            rows.append(Row(f"{host}: ghstate on PATH", False, "its files call 'ghstate', which is not on PATH: "
+                            "install it for daily use (see the README's first screen)"))
+    rows.append(Row("MCP SDK", sdk or None, "installed" if sdk else "not installed (the 'mcp' extra): the hooks work "
+                    "without it; agent hosts' MCP servers need it"))
+    return rows
+
+
+def _agent(host: str) -> str:
+    return host.split()[0].lower()
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

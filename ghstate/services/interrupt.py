@@ -1,0 +1,92 @@
+"""What a command had written when Ctrl-C stopped it, said in one line (``cli`` exits 130 with it).
+
+The writer tells this journal right before each store call that writes (``begin_create``,
+``begin_update``) and right after it returned (``landed``). Stopped before any call began, nothing
+was written; after one returned, that write is in the store, with its revision; stopped during a
+call, the store is asked whether the write is there: a new checkpoint by the unique id in its marker,
+an update by its write id (in the body's marker, or as an entry of the store's log, which every
+reader replays). Commands that write something else say what an interruption leaves (``note``).
+Process-wide state, as the signal it answers is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.store import Store
+
+
+class _Attempt(NamedTuple):
+    label: str  # "#3", "local #3", "a new checkpoint"
+    revision: int
+    landed: Callable[[], str | None]  # the label of what landed, None when nothing did
+
+
+_state: dict[str, object] = {"attempt": None, "landed": None, "note": ""}
+
+
+def reset() -> None:
+    _state.update(attempt=None, landed=None, note="")
+
+
+def note(text: str) -> None:
+    """What an interruption leaves, for a command that writes something other than a checkpoint."""
+    _state["note"] = text
+
+
+def _label(store: Store, number: int) -> str:
+    return f"#{number}" if store.remote else f"local #{number}"
+
+
+def begin_create(store: Store, unique: str) -> None:
+    def landed() -> str | None:
+        for stored in store.iter_open():
+            if unique in stored.body:
+                return _label(store, stored.number)
+        return None
+
+    _state["attempt"] = _Attempt("a new checkpoint", 1, landed)
+
+
+def begin_update(store: Store, number: int, revision: int, write_id: str) -> None:
+    def landed() -> str | None:
+        from ghstate.core.marker import LogState
+        from ghstate.services.reader import checkpoint_of
+
+        stored = store.get(number)
+        state = checkpoint_of(stored).meta.log or LogState()
+        if write_id in state.applied or any(e.write == write_id for e in store.log(stored, state, state.seen)):
+            return _label(store, number)
+        return None
+
+    _state["attempt"] = _Attempt(_label(store, number), revision, landed)
+
+
+def landed(store: Store, number: int, revision: int) -> None:
+    _state.update(attempt=None, landed=(_label(store, number), revision))
+
+
+def line() -> str:
+    """The one line for an interruption now: whether the write landed (and its revision) or was not made."""
+    attempt = _state["attempt"]
+    before = _state["landed"]
+    assert attempt is None or isinstance(attempt, _Attempt)
+    assert before is None or isinstance(before, tuple)
+    if attempt is not None:
+        try:
+            where = attempt.landed()
+        except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - asked once, never a traceback
+            why = "interrupted again" if isinstance(exc, KeyboardInterrupt) else " ".join(str(exc).split())
+            return (f"interrupted while writing {attempt.label} (revision {attempt.revision}); whether it landed "
+                    f"could not be checked ({why}): 'ghstate list' and 'ghstate resume' show what is there")
+        if where is not None:
+            return f"interrupted; the write landed: {where} is at revision {attempt.revision}"
+        if before is None:
+            return f"interrupted; the write to {attempt.label} was not made: nothing was written"
+        return (f"interrupted; {before[0]} revision {before[1]} landed, and the write to {attempt.label} after "
+                "it was not made")
+    if before is not None:
+        return f"interrupted after the write landed: {before[0]} is at revision {before[1]}"
+    return f"interrupted; {_state['note'] or 'nothing was written'}"

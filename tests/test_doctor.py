@@ -1,0 +1,83 @@
+"""``ghstate doctor``: the set-up checked, and with --github what the write log and claims rely on, probed
+on a throwaway issue: every row on a faithful fake GitHub, and the row that fails on each variant of what
+GitHub leaves open. The same probes against a real repository are the ``live`` tests (test_live.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from github_fake import FakeGitHub
+
+TOKEN = "ghp_" + "D0ct0r" * 6
+
+
+@pytest.fixture
+def gh(isolated, repo, monkeypatch):
+    monkeypatch.setenv("GH_TOKEN", TOKEN)
+    monkeypatch.setenv("GITHUB_REPOSITORY", "octo/hello")
+    monkeypatch.setattr("ghstate.github.transport._sleep", lambda seconds: None)
+    fake = FakeGitHub(isolated)
+    yield fake
+    assert fake.problems() == [], "requests that GitHub's API description does not allow"
+
+
+def rows(result) -> dict[str, dict]:
+    return {r["check"]: r for r in json.loads(result.stdout)}
+
+
+def test_every_behaviour_holds_on_a_faithful_github_and_the_probe_cleans_up(gh, run):
+    result = run("doctor", "--github", "--json")
+    checks = rows(result)
+    assert all(r["ok"] is not False for r in checks.values()), checks
+    for name in ("a write's answer holds the version it made", "versions are listed newest first, the creation "
+                 "among them", "a version's text is the whole body, not a difference", "every save is a version, "
+                 "two quick saves by one token too", "errors come typed, beside what could be answered",
+                 "a ref in refs/ghstate/ can be created", "a second create of it fails"):
+        assert checks[name]["ok"] is True, (name, checks.get(name))
+    [probe] = gh.issues.values()
+    assert probe["state"] == "closed" and any(x["name"] == "ghstate-doctor" for x in probe["labels"])
+    assert TOKEN not in result.stdout + result.stderr
+
+
+def test_a_github_that_merges_quick_saves_fails_that_row_and_says_what_ghstate_does(gh, run):
+    gh.coalesce_seconds = 3600
+    result = run("doctor", "--github", code=1)
+    line = next(x for x in result.stdout.splitlines() if "two quick saves by one token" in x)
+    assert line.startswith("FAILED") and "versions for 4 saves" in line
+    assert "give each agent its own token" in result.stdout
+    assert result.stderr.startswith("Error: 1 check failed: every save is a version")
+
+
+def test_a_history_behind_its_body_fails_the_answer_row(gh, run):
+    gh.history_lag = 2  # the read of the issue's id, then the write's answer
+    result = run("doctor", "--github", code=1)
+    assert any(x.startswith("FAILED") and "a write's answer holds the version it made" in x
+               for x in result.stdout.splitlines())
+
+
+def test_a_deleted_revision_reads_as_no_text(gh, run):
+    gh.add_issue(5, "first\n")
+    gh.edit(5, "second\n")
+    gh.edit(5, "third\n")
+    gh.delete_revision(5, 1)
+    checks = rows(run("doctor", "--github", "--issue", "5", "--json"))
+    assert checks["#5's history reads as the write log reads it"]["ok"] is True
+    assert "1 of the newest 3 deleted" in checks["#5's history reads as the write log reads it"]["detail"]
+
+
+def test_the_local_checks_name_the_token_source_never_the_token(repo, run, monkeypatch):
+    monkeypatch.setenv("GH_TOKEN", TOKEN)
+    result = run("doctor")
+    assert "GitHub token" in result.stdout and "from GH_TOKEN" in result.stdout and TOKEN not in result.stdout
+    assert result.stdout.splitlines()[0].startswith("ok") and "git" in result.stdout.splitlines()[0]
+
+
+def test_a_host_whose_server_cannot_start_here_fails(repo, run, monkeypatch):
+    import importlib.util
+
+    (repo / ".mcp.json").write_text('{"mcpServers": {"ghstate": {"command": "ghstate", "args": ["mcp"]}}}\n')
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a))
+    result = run("doctor", code=1)
+    assert any(x.startswith("FAILED") and "Claude Code MCP server" in x for x in result.stdout.splitlines())

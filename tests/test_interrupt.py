@@ -1,0 +1,292 @@
+"""Ctrl-C: exit 130 and one line that says whether the write landed (and its revision) or was not made;
+never "internal error", a traceback or click's "Aborted!". Interrupted at each step of a write, on the
+local store and on the fake GitHub, and once with a real SIGINT to a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLE
+from github_fake import FakeGitHub
+
+from ghstate.core.parse import parse
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKEN = "ghp_" + "T0k3n" * 8
+
+
+def ctrl_c(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+def interrupted(result) -> str:
+    """The one line a Ctrl-C leaves; nothing else on stderr."""
+    assert result.exit_code == 130, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: interrupted"), result.stderr
+    assert "Traceback" not in result.output and "Aborted!" not in result.stderr
+    assert "internal error" not in result.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def local(repo, run):
+    (repo / "cp.md").write_text(SAMPLE)
+    run("checkpoint", "--store", "local", "--file", "cp.md")
+    return repo / ".ghstate"
+
+
+def revision(path: Path) -> int:
+    return parse(path.read_text()).checkpoint.meta.revision
+
+
+# --------------------------------------------------------------------------------- the local store
+
+
+def test_before_the_store_call_nothing_was_written(local, run, monkeypatch):
+    monkeypatch.setattr("ghstate.services.writer.Writer._body", ctrl_c)
+    line = interrupted(run("checkpoint", "--store", "local", "--risk", "r", code=None))
+    assert line == "Error: interrupted; nothing was written"
+    assert revision(local / "1.md") == 1
+
+
+@pytest.mark.parametrize("where", ["body", "log and body"])
+def test_during_the_store_call_before_anything_was_kept_the_write_was_not_made(local, run, monkeypatch, where):
+    target = "ghstate.local.store.LocalStore._append" if where == "log and body" else \
+        "ghstate.local.store.atomic_write"
+    if where == "body":  # the log line is the write: kept, it lands (every reader replays it)
+        monkeypatch.setattr(target, ctrl_c)
+        line = interrupted(run("checkpoint", "--store", "local", "--risk", "r", code=None))
+        assert line == "Error: interrupted; the write landed: local #1 is at revision 2"
+        assert "r" in json.loads(run("show", "1", "--store", "local", "--json").stdout)["risks"]
+        return
+    monkeypatch.setattr(target, ctrl_c)
+    line = interrupted(run("checkpoint", "--store", "local", "--risk", "r", code=None))
+    assert line == "Error: interrupted; the write to local #1 was not made: nothing was written"
+    assert revision(local / "1.md") == 1
+    assert "r" not in json.loads(run("show", "1", "--store", "local", "--json").stdout)["risks"]
+
+
+def test_during_the_store_call_after_it_wrote_the_write_landed(local, run, monkeypatch):
+    from ghstate.local.store import LocalStore
+
+    real = LocalStore.update
+
+    def update_then_ctrl_c(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(LocalStore, "update", update_then_ctrl_c)
+    line = interrupted(run("checkpoint", "--store", "local", "--risk", "r", code=None))
+    assert line == "Error: interrupted; the write landed: local #1 is at revision 2"
+    assert revision(local / "1.md") == 2
+
+
+def test_after_it_landed_the_line_says_so_with_its_revision(local, run, monkeypatch):
+    monkeypatch.setattr("ghstate.services.checkpoint.findings.write_warning", ctrl_c)
+    line = interrupted(run("checkpoint", "--store", "local", "--risk", "r", code=None))
+    assert line == "Error: interrupted after the write landed: local #1 is at revision 2"
+
+
+def test_a_create_interrupted_during_its_store_call(repo, run, monkeypatch):
+    from ghstate.local.store import LocalStore
+
+    real = LocalStore.create
+
+    def create_then_ctrl_c(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(LocalStore, "create", create_then_ctrl_c)
+    line = interrupted(run("checkpoint", "--store", "local", "--goal", "g", "--phase", "p", code=None))
+    assert line == "Error: interrupted; the write landed: local #1 is at revision 1"
+    monkeypatch.setattr(LocalStore, "create", ctrl_c)
+    line = interrupted(run("checkpoint", "--new", "--store", "local", "--goal", "h", "--phase", "p", code=None))
+    assert line == "Error: interrupted; the write to a new checkpoint was not made: nothing was written"
+
+
+def test_a_failure_that_ctrl_c_caused_is_said_as_the_interruption(local, run, monkeypatch):
+    """Ctrl-C reaches git too: the git that died of it fails the command first. Still the one line."""
+    import ghstate.cli
+
+    def git_killed(*args, **kwargs):
+        ghstate.cli._SIGINT.append(True)
+        raise RuntimeError("git died of SIGINT")
+
+    monkeypatch.setattr(ghstate.cli, "_SIGINT", [])
+    monkeypatch.setattr("ghstate.services.writer.Writer._body", git_killed)
+    line = interrupted(run("checkpoint", "--store", "local", "--risk", "r", code=None))
+    assert line == "Error: interrupted; nothing was written"
+
+
+def test_a_read_interrupted_wrote_nothing(local, run, monkeypatch):
+    monkeypatch.setattr("ghstate.commands.resume.rehydrate", ctrl_c)
+    assert interrupted(run("resume", "--store", "local", code=None)) == "Error: interrupted; nothing was written"
+
+
+# --------------------------------------------------------------------------------- the fake GitHub
+
+
+@pytest.fixture
+def gh(isolated, repo, monkeypatch):
+    monkeypatch.setenv("GH_TOKEN", TOKEN)
+    monkeypatch.setenv("GITHUB_REPOSITORY", "octo/hello")
+    monkeypatch.setattr("ghstate.github.transport._sleep", lambda seconds: None)
+    fake = FakeGitHub(isolated)
+    yield fake
+    assert fake.problems() == [], "requests that GitHub's API description does not allow"
+
+
+@pytest.fixture
+def issue(gh, run, repo):
+    (repo / "cp.md").write_text(SAMPLE)
+    run("checkpoint", "--file", "cp.md")
+    return 1
+
+
+def test_github_before_the_write_nothing_was_written(gh, issue, run, monkeypatch):
+    monkeypatch.setattr("ghstate.services.writer.Writer._body", ctrl_c)
+    assert interrupted(run("checkpoint", "--risk", "r", code=None)) == "Error: interrupted; nothing was written"
+
+
+def test_github_during_the_write_before_github_took_it(gh, issue, run):
+    gh.on_op("UpdateCheckpoint", ctrl_c)
+    line = interrupted(run("checkpoint", "--risk", "r", code=None))
+    assert line == "Error: interrupted; the write to #1 was not made: nothing was written"
+    assert parse(gh.issues[1]["body"]).checkpoint.meta.revision == 1
+
+
+def test_github_during_the_write_after_github_took_it(gh, issue, run):
+    gh.fail_op("UpdateCheckpoint", status=None, after=True, exception=KeyboardInterrupt)
+    line = interrupted(run("checkpoint", "--risk", "r", code=None))
+    assert line == "Error: interrupted; the write landed: #1 is at revision 2"
+    assert parse(gh.issues[1]["body"]).checkpoint.meta.revision == 2
+
+
+def test_github_after_the_write_landed(gh, issue, run, monkeypatch):
+    monkeypatch.setattr("ghstate.services.checkpoint.findings.write_warning", ctrl_c)
+    line = interrupted(run("checkpoint", "--risk", "r", code=None))
+    assert line == "Error: interrupted after the write landed: #1 is at revision 2"
+
+
+@pytest.mark.parametrize("after", [False, True])
+def test_github_a_create_interrupted_during_its_request(gh, run, after):
+    if after:
+        gh.fail("POST", r"^/issues$", status=None, after=True, exception=KeyboardInterrupt)
+    else:
+        gh.on("POST", r"^/issues$", ctrl_c)
+    line = interrupted(run("checkpoint", "--goal", "g", "--phase", "p", code=None))
+    assert line == ("Error: interrupted; the write landed: #1 is at revision 1" if after else
+                    "Error: interrupted; the write to a new checkpoint was not made: nothing was written")
+
+
+def test_github_unreachable_when_asked_whether_it_landed(gh, issue, run):
+    def unreachable_then_ctrl_c():
+        gh.fail("*", r".*", status=None, times=50)
+        raise KeyboardInterrupt
+
+    gh.on_op("UpdateCheckpoint", unreachable_then_ctrl_c)
+    line = interrupted(run("checkpoint", "--risk", "r", code=None))
+    assert line.startswith("Error: interrupted while writing #1 (revision 2); whether it landed could not be "
+                           "checked (")
+
+
+# --------------------------------------------------------------------------------- a real SIGINT
+
+
+def waiting_on_lock(pid: int) -> bool:
+    """Whether process ``pid`` waits for a file lock (a "->" line of /proc/locks names the waiters)."""
+    return any(line.split()[1:2] == ["->"] and f" {pid} " in line
+               for line in Path("/proc/locks").read_text().splitlines())
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="needs Linux's /proc/locks")
+def test_a_real_sigint_while_the_write_waits_for_the_store(local):
+    """A second writer holds the local store's lock; ours waits for it, gets SIGINT, and says that
+    nothing was written, exit 130. No clock: the test waits until the kernel shows ours waiting."""
+    import fcntl
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GH_", "GITHUB_", "GHSTATE_"))}
+    env["PYTHONPATH"] = str(ROOT)
+    with open(local / ".lock", "a+b") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        proc = subprocess.Popen([sys.executable, "-m", "ghstate", "checkpoint", "--store", "local", "--risk", "r"],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a shell's
+        try:
+            deadline = time.monotonic() + 60
+            while not waiting_on_lock(proc.pid):
+                assert proc.poll() is None and time.monotonic() < deadline, "never waited for the lock"
+                time.sleep(0.01)
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, err
+    assert err.splitlines() == ["Error: interrupted; nothing was written"] and out == ""
+    assert revision(local / "1.md") == 1
+
+
+# --------------------------------------------------------------------------------- progress on a terminal
+
+
+class Terminal:
+    def __init__(self) -> None:
+        self.written = ""
+
+    def write(self, text: str) -> int:
+        self.written += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_ticker_says_the_stage_and_gives_way_to_what_else_is_written(monkeypatch):
+    from ghstate import progress
+    from ghstate.cli import Ticker
+
+    monkeypatch.setattr(progress, "_STAGE", [""])
+    terminal = Terminal()
+    ticker = Ticker(terminal)
+    ticker.show(2.4)
+    assert terminal.written == "\r\033[Kghstate: working… 2 s"
+    progress.stage("merging and writing the checkpoint")
+    ticker.show(3.6)
+    assert terminal.written.endswith("\r\033[Kghstate: merging and writing the checkpoint… 4 s")
+    ticker.write("Warning: something\n")  # stderr while it runs: the line is erased first
+    assert terminal.written.endswith("… 4 s\r\033[KWarning: something\n")
+    ticker.erase()
+    assert terminal.written.endswith("Warning: something\n")  # nothing more to erase
+
+
+def test_the_ticker_runs_only_on_a_terminal_and_leaves_stderr_as_it_was(monkeypatch):
+    import contextlib
+
+    from ghstate import cli
+
+    class Pipe(Terminal):
+        def isatty(self) -> bool:
+            return False
+
+    monkeypatch.setattr(sys, "stderr", Pipe())
+    assert isinstance(cli._ticking(["checkpoint"]), contextlib.nullcontext)
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert not isinstance(cli._ticking(["checkpoint", "--file", "x.md"]), contextlib.nullcontext)
+    assert isinstance(cli._ticking(["mcp", "--agent", "codex"]), contextlib.nullcontext)  # runs until stopped
+    with cli.Ticker(terminal, after=3600).running():
+        assert isinstance(sys.stderr, cli.Ticker)
+        print("Warning: x", file=sys.stderr)
+    assert sys.stderr is terminal and terminal.written == "Warning: x\n"  # a fast command shows no ticker

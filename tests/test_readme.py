@@ -1,0 +1,43 @@
+"""The README a newcomer reads in one sitting: short, and its first screen says how to install ghstate and
+set a repository up on GitHub; the reference it points to is there."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ghstate import INSTALL, SOURCE
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def test_the_readme_is_read_in_one_sitting():
+    assert len(README.splitlines()) <= 300
+
+
+def test_its_first_screen_installs_ghstate_and_starts_on_github():
+    first = "\n".join(README.splitlines()[:60])
+    assert INSTALL in first and f"uv tool install git+{SOURCE}" in first
+    assert "GH_TOKEN" in first and "gh auth login" in first
+    assert re.search(r"^\s*ghstate init --agent ", first, re.M)
+    owner = SOURCE.removeprefix("https://github.com/").split("/")[0]
+    assert f"uses: {owner}/ghstate@" in first  # the Action, under this repository's name
+
+
+def test_its_first_shell_block_is_the_main_job_on_the_local_store():
+    """What .ci/run extracts and runs: the first ```sh block, on the local store, in this clone."""
+    first = re.search(r"^```sh\n(.*?)^```$", README, re.M | re.S).group(1)
+    assert "--store local" in first and "ghstate resume" in first and "pip install" in first
+    assert "pipx" not in first and "git+" not in first
+
+
+def test_every_document_it_points_to_is_there():
+    linked = set(re.findall(r"\]\((docs/[\w.-]+\.md)(?:#[\w-]+)?\)", README))
+    assert linked >= {"docs/checkpoint.md", "docs/github.md", "docs/agents.md", "docs/action.md", "docs/board.md"}
+    for path in linked:
+        assert (ROOT / path).is_file(), path
+    for doc in (ROOT / "docs").glob("*.md"):
+        prose = re.sub(r"`[^`\n]*`", "", doc.read_text())  # a link in a code span is an example
+        for target in re.findall(r"\]\(((?!https?:|#)[^)#]+)(?:#[^)]*)?\)", prose):
+            assert (doc.parent / target).exists(), f"{doc.name} links {target}"
