@@ -7,6 +7,7 @@ import socket
 import subprocess
 import threading
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -71,12 +72,16 @@ WAITS: list[float] = []  # what ghstate waited, in the running test (see ``isola
 
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch, tmp_path_factory, hermetic):
-    """No test reaches the network (responses answers or refuses every request), reads a real token,
-    or asks a real `gh`."""
+    """No test reaches the network (responses answers or refuses every request; no proxy variable is
+    inherited), reads a real token, asks a real `gh`, reads a git configuration of the machine (every
+    git a test or ghstate under test starts inherits this environment), or shares a cache folder."""
     for name in CLEAN_ENV:
         monkeypatch.delenv(name, raising=False)
+    for name in [n for n in os.environ if n.lower().endswith("_proxy")]:
+        monkeypatch.delenv(name)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test")
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.com")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test")
@@ -89,6 +94,43 @@ def isolated(monkeypatch, tmp_path_factory, hermetic):
     WAITS.clear()
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
         yield mock
+
+
+class Clock:
+    """The wall clock of time windows, standing still unless a test moves it: the seen-file's repeat
+    window (``ghstate.local.seen._now``: a hook fired twice is a repeat however slowly the machine runs
+    the test), the pacing of writes to GitHub (``ghstate.local.pace._now``: two writes are in one instant,
+    the second waits its whole turn, recorded) and the leases of claimed tasks (``App.clock``: a claim
+    made in a test is live to its end).
+    The GitHub store's settle window, in which a write may still be merged with its editor's next save,
+    does not close during a test either: no test waits 120 s for it, and a slow machine must not."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def utc(self) -> datetime:
+        return datetime.fromtimestamp(self.now, timezone.utc)
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch) -> Clock:
+    stopped = Clock(float(int(time.time())))  # the test's start: times near the writers' own
+    monkeypatch.setattr("ghstate.local.seen._now", stopped)
+    monkeypatch.setattr("ghstate.local.pace._now", stopped)
+    monkeypatch.setattr("ghstate.services.app.utc_now", stopped.utc)
+    monkeypatch.setattr("ghstate.github.store.SETTLE_SECONDS", float("inf"))
+    return stopped
+
+
+# ghstate run as a process with the seen-file's clock stopped, as the ``clock`` fixture stops it in process
+FROZEN = ("import sys; from ghstate.local import seen; seen._now = lambda: 2e9; sys.argv[0] = 'ghstate'; "
+          "from ghstate.cli import main; main()")
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -5,6 +5,7 @@ per outside system."""
 from __future__ import annotations
 
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -174,7 +175,8 @@ assert app.store.kind == "local"
 print("built")
 """
     result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)})
+                            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT),
+                                 "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull})
     assert result.stdout.split() == ["ok", "built"], result.stderr
 
 
@@ -186,11 +188,34 @@ def test_the_mcp_server_calls_services_never_the_cli():
 
 
 def test_a_test_starts_outside_the_checkout_with_a_home_of_its_own():
-    import os
 
     assert Path.cwd().resolve() != ROOT and ROOT not in Path.cwd().resolve().parents
     assert os.environ["HOME"] != os.path.expanduser("~root") and Path(os.environ["HOME"]).is_dir()
     assert not any(Path(os.environ["HOME"]).iterdir())
+
+
+def test_git_reads_no_configuration_of_the_machine_and_no_proxy_is_inherited(tmp_path):
+    """Every git a test runs, and every git ghstate starts under test, inherits this environment: no
+    system file (``GIT_CONFIG_NOSYSTEM``: here one named by ``GIT_CONFIG_SYSTEM`` is not read either), no
+    global one, and no ``*_PROXY``/``*_proxy`` variable of the machine reaches requests or git."""
+
+    system = tmp_path / "gitconfig"
+    system.write_text("[ghstate]\n\tprobe = system\n")
+    result = subprocess.run(["git", "config", "--get", "ghstate.probe"], cwd=tmp_path, capture_output=True, text=True,
+                            env={**os.environ, "GIT_CONFIG_SYSTEM": str(system)}, timeout=60)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert os.environ["GIT_CONFIG_GLOBAL"] == os.devnull
+    assert [name for name in os.environ if name.lower().endswith("_proxy")] == []
+
+
+@pytest.mark.parametrize("turn", [1, 2])
+def test_each_test_has_a_cache_folder_of_its_own(turn):
+    """Run twice: the second would find the first's file in a folder shared by the session."""
+
+    folder = Path(os.environ["XDG_CACHE_HOME"])
+    assert not folder.exists() or list(folder.iterdir()) == []
+    (folder / "ghstate").mkdir(parents=True)
+    (folder / "ghstate" / f"turn-{turn}").write_text("x")
 
 
 def test_small_functions_and_honest_types():

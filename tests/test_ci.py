@@ -159,6 +159,20 @@ def test_malformed_or_missing_reports_are_warnings(runner, run):
     assert v["failure_type"] == "unknown" and v["counts"]["tests"] == 0 and v["status"] == "failing"
 
 
+def test_a_report_declaring_a_document_type_is_one_warning_and_unread(runner, run):
+    from test_junit import HOSTILE
+
+    seed(runner)
+    (runner.workspace / "reports" / "laughs.xml").write_bytes(HOSTILE["laughs.xml"])
+    (runner.workspace / "reports" / "ok.xml").write_bytes((FIXTURES / "all-pass.xml").read_bytes())
+    out = run("ci", "--result", "success", "--junit", "reports/*.xml").stdout
+    about = [line for line in out.splitlines() if "laughs.xml" in line]
+    assert about == ["::warning::ghstate: skipped reports/laughs.xml: declares a document type <!DOCTYPE lolz>, "
+                     "which a JUnit report never needs; not read, and nothing in it expanded"]
+    v = parse(runner.issues[7]["body"]).checkpoint.verification_data.to_dict()
+    assert v["counts"]["tests"] == 2  # the two of ok.xml, none of laughs.xml
+
+
 def test_hostile_branch_name(runner, run, monkeypatch):
     hostile = 'x\n::error::pwned`$(touch /tmp/ghstate-pwned)`"; rm -rf ~ #%0A'
     monkeypatch.setenv("GITHUB_REF_NAME", hostile)
@@ -212,6 +226,36 @@ def test_explicit_issue_number(runner, run):
 def action() -> dict:
     yaml = pytest.importorskip("yaml")
     return yaml.safe_load((ROOT / "action.yml").read_text())
+
+
+def test_the_actions_install_pins_every_runtime_dependency():
+    """action.yml installs ghstate with constraints.txt: every runtime dependency, and theirs in turn, has
+    an exact version there that its requirement allows (a dependency added to pyproject.toml alone would
+    install whatever version is newest on the day)."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    from ghstate.agents.hosts import tomllib
+
+    pinned = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.split(";")[0].strip().partition("==")
+            pinned[canonicalize_name(name)] = version
+    todo = [Requirement(r) for r in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]]
+    seen: set[str] = set()
+    while todo:
+        requirement = todo.pop()
+        name = canonicalize_name(requirement.name)
+        if (requirement.marker and not requirement.marker.evaluate({"extra": ""})) or name in seen:
+            continue
+        seen.add(name)
+        assert name in pinned, f"{requirement.name} is not pinned in constraints.txt"
+        assert requirement.specifier.contains(pinned[name], prereleases=True), f"{requirement} vs {pinned[name]}"
+        todo += [Requirement(r) for r in metadata.requires(requirement.name) or ()]
+    assert "defusedxml" in seen
 
 
 def test_every_action_input_is_documented_and_used():

@@ -225,11 +225,10 @@ def test_lint(repo, run, tmp_path, sample_file):
     bad = tmp_path / "bad.md"
     bad.write_text("## Goal\nx\n\n## Status\n- Phase 1 not a box\n")
     result = run("lint", str(bad), code=1)
-    lines = result.stdout.splitlines()
-    assert any(line.startswith(f"{bad}:5: GS003 error: phase 'Phase 1 not a box' is not a checkbox")
-               for line in lines)
-    assert any(": GS001 error: no resume instruction" in line for line in lines)
-    assert result.stderr.startswith("Error: ") and "2 errors" in result.stderr
+    assert result.stdout.splitlines() == [
+        f"{bad}:5: GS001 error: no resume instruction: add '## Resume instruction' with the exact next step",
+        f"{bad}:5: GS003 error: phase 'Phase 1 not a box' is not a checkbox; write it as '- [ ] Phase 1 not a box'"]
+    assert result.stderr == f"Error: {bad}: 2 errors and 0 warnings; fix the errors listed above\n"
 
 
 def test_debug_shows_traceback(repo, run, monkeypatch):

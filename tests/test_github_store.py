@@ -155,6 +155,17 @@ def test_an_update_writes_the_issue_it_names_and_no_other(gh, run):
     assert body_of(gh, 7) == seven and len(gh.history[7]) == 1
 
 
+def test_a_write_found_by_its_branch_lands_on_its_issue_whatever_else_was_read(gh, run):
+    """Finding the branch's checkpoint reads every open one, #8 first (updated last): the write to #7
+    names #7. Fails if the store sends the id of another issue it read (the first one, say)."""
+    existing(gh)  # #7, on this branch
+    existing(gh, number=8, branch="other")
+    eight = body_of(gh, 8)
+    assert run("checkpoint", "--risk", "only on seven").stdout.startswith("Updated checkpoint #7 (revision 4)")
+    assert state_of(gh, 7).risks[-1] == "only on seven"
+    assert body_of(gh, 8) == eight and len(gh.history[8]) == 1
+
+
 def test_twenty_writes_notify_no_one(gh, run):
     existing(gh)
     for k in range(20):
@@ -378,8 +389,9 @@ def test_errors_say_what_to_do_and_keep_the_checkpoint(gh, run, target, fault, e
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and expected in lines[0], result.stderr
     assert TOKEN not in result.stderr + result.stdout
-    assert "kept locally in .ghstate/pending/" in lines[0] or str(repo / ".ghstate" / "pending") in lines[0]
-    assert len(list((repo / ".ghstate" / "pending").glob("*.json"))) == 1
+    [kept] = (repo / ".ghstate" / "pending").glob("*.json")
+    when = "when GitHub is reachable" if target == "graphql" else "once that is fixed"  # a limit passes
+    assert lines[0].endswith(f"; the checkpoint was kept locally in {kept}: run 'ghstate push' {when}")
 
 
 def test_missing_issue_and_repository(gh, run, monkeypatch):
@@ -493,7 +505,9 @@ def test_secrets_are_refused_unless_allowed(gh, run, secret):
 
 def test_existing_false_alarm_does_not_block_later_writes(gh, run):
     existing(gh, extra="\n## Notes\npassword = correcthorsebattery\n")
-    run("checkpoint", "7", "--risk", "another risk")
+    out = run("checkpoint", "7", "--risk", "another risk").stdout
+    assert out.startswith("Updated checkpoint #7 (revision 4)")
+    assert state_of(gh, 7).risks[-1] == "another risk" and "password = correcthorsebattery" in body_of(gh, 7)
 
 
 # ------------------------------------------------------------------------ list, show, log, GHES
@@ -1094,19 +1108,24 @@ def test_a_lookup_that_could_not_read_every_checkpoint_never_guesses(gh, run, mo
     assert "more open checkpoints than were read" in run("list").stderr
 
 
-def test_a_write_near_a_page_boundary_is_seen_by_readers(gh, run):
-    """Found in review: a reader that read only the newest page missed entries 98-100."""
+def test_writes_on_both_sides_of_an_edit_history_page_boundary_are_seen_by_readers(gh, run):
+    """The write log is the body's edit history, read 100 versions a page, newest first. A person's save
+    from a page opened 101 versions ago lacks two writes: the newest one's version is the last of the
+    first page (position 4), the older one's the first of the second (position 3). A reader that stops at
+    the first page misses "written second"."""
     existing(gh)
-    for i in range(97):
-        gh.add_comment(7, f"note {i}", login="octo", association="MEMBER")
-    run("checkpoint", "7", "--decision", "first")  # comment 98
+    run("checkpoint", "7", "--decision", "first")  # version 2
     stale = body_of(gh, 7)
-    run("checkpoint", "7", "--decision", "written second")  # comment 99
-    run("checkpoint", "7", "--decision", "written third")  # comment 100
-    gh.edit(7, stale)  # a person's save from a page opened before both
-    gh.add_comment(7, "one more note", login="octo", association="MEMBER")  # comment 101: a second page
+    run("checkpoint", "7", "--decision", "written second")  # version 3: on the second page
+    run("checkpoint", "7", "--decision", "written third")  # version 4: the last of the first page
+    for i in range(98):  # versions 5-102: people's edits
+        gh.edit(7, body_of(gh, 7).replace("## Open questions\n", f"## Open questions\n- asked {i}\n", 1))
+    gh.edit(7, stale)  # version 103: a save from the page opened at version 2
+    gh.calls.clear()
     state = json.loads(run("resume", "7", "--format", "json").stdout)
-    assert {"written second", "written third"} <= set(state["decisions"])
+    assert ops(gh) == ["GraphQL Checkpoint", "GraphQL History", "GraphQL History"]  # the body, then two pages
+    assert state["decisions"][-2:] == ["written second", "written third"]
+    assert "asked 97" not in json.dumps(state)  # the stale save stands; the writes are replayed onto it
 
 
 @pytest.mark.parametrize("payload", [

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import FROZEN
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ghstate.core.parse import parse
@@ -81,24 +84,101 @@ def test_pre_compact_is_quiet_without_a_checkpoint(repo, run):
     assert not (repo / ".ghstate").exists() or not list((repo / ".ghstate").glob("*.md"))
 
 
-@pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", "{\"cwd\": 5}", "\x00\xff", "{" * 10000,
-                                   json.dumps({"source": "clear", "cwd": "/nonexistent/folder"})])
+NOT_JSON = "Expecting value: line 1 column 1 (char 0)"
+
+
+@pytest.mark.parametrize(("stdin", "said"), [
+    ("", "no hook input on stdin"),
+    ("not json", NOT_JSON),
+    ("[1, 2]", "the hook input is not a JSON object"),
+    ('{"cwd": 5}', "ignored 'cwd' in the hook input (not a string)"),
+    ("\x00\xff", NOT_JSON),
+    ("{" * 10000, "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+    (json.dumps({"source": "clear", "cwd": "/nonexistent/folder"}), None),  # no checkpoint: nothing to say
+])
 @pytest.mark.parametrize("name", ["session-start", "pre-compact"])
-def test_hooks_never_fail_whatever_stdin_holds(repo, run, name, stdin):
+def test_hooks_never_fail_whatever_stdin_holds(repo, run, name, stdin, said):
     result = run("hook", name, input=stdin)
-    assert result.exit_code == 0 and "Traceback" not in result.stderr
-    assert result.stdout == ""
-    assert result.stderr == "" or result.stderr.startswith("ghstate hook: ")
+    assert result.exit_code == 0 and result.stdout == ""
+    assert result.stderr == (f"ghstate hook: {said}\n" if said else "")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.one_of(st.binary(max_size=200), st.text(max_size=200).map(str.encode),
-                 st.dictionaries(st.text(max_size=10), st.one_of(st.none(), st.integers(), st.text(max_size=20)),
-                                 max_size=5).map(lambda d: json.dumps(d).encode())))
-def test_hooks_fuzzed(repo, run, stdin):
+READ = ("cwd", "source", "session_id", "transcript_path", "trigger")  # what the hooks read of their input
+ODD = st.one_of(st.none(), st.integers(), st.booleans(), st.lists(st.integers(), max_size=2),
+                st.dictionaries(st.just("k"), st.integers(), max_size=1))
+NAMES = st.text(max_size=24)  # any text: control, bidi and invisible characters included
+EVENTS = st.fixed_dictionaries({}, optional={
+    "hook_event_name": st.sampled_from(["SessionStart", "PreCompact", "PreCompress"]),
+    "source": st.one_of(st.sampled_from(["startup", "resume", "clear", "compact", ""]), NAMES, ODD),
+    "session_id": st.one_of(NAMES, ODD),
+    "transcript_path": st.one_of(NAMES.map(lambda t: f"/tmp/{t}.jsonl"), ODD),
+    "trigger": st.one_of(st.sampled_from(["manual", "auto"]), NAMES, ODD),
+    "cwd": st.one_of(st.sampled_from(["repo", "elsewhere", "missing", "file", ""]), ODD),
+})
+
+
+def expected_start(event: dict) -> str:
+    """What a session's first SessionStart is given (a reference table, apart from the code): the whole
+    prompt after /clear or a compaction, and for any source but startup when there is no session to
+    remember it by; else the one-line pointer."""
+    source = event.get("source") if isinstance(event.get("source"), str) else ""
+    session = event.get("session_id") if isinstance(event.get("session_id"), str) else ""
+    source = source or "startup"
+    return "full" if source in ("clear", "compact") or (not session and source != "startup") else "pointer"
+
+
+def hook_input(event: dict, repo: Path) -> dict:
+    places = {"repo": str(repo), "elsewhere": str(repo.parent / "elsewhere"), "missing": str(repo / "nope"),
+              "file": str(repo / "README.md")}
+    cwd = event.get("cwd")
+    return {**event, "cwd": places.get(cwd, cwd)} if isinstance(cwd, str) else event
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(EVENTS)
+@example({"cwd": []})
+@example({"source": "compact", "session_id": "s1", "trigger": "auto", "transcript_path": "/tmp/t\u202e.jsonl"})
+@example({"source": "clear", "cwd": "missing", "trigger": "manual"})
+@example({"source": "resume", "session_id": "s2", "cwd": "repo"})
+@example({"source": "resume", "cwd": "file"})
+@example({"source": "startup", "session_id": "s3", "cwd": "elsewhere"})
+def test_hooks_fuzzed(repo, run, sample_file, event):
+    """The hooks read five keys of their input: drawn of every type, each hook answers as a reference
+    says, never fails, and reports each key of the wrong type on stderr (and nothing else there)."""
+    from ghstate.core.markup import visible
+
+    if not (repo / ".ghstate").exists():
+        run("checkpoint", "--file", str(sample_file))
+        (repo.parent / "elsewhere").mkdir()
+    (repo / ".ghstate" / "seen.json").unlink(missing_ok=True)  # each example is a session's first start
+    wrong = [k for k in READ if k in event and event[k] is not None and not isinstance(event[k], str)]
+    here = event.get("cwd") != "elsewhere"
+    stdin = json.dumps(hook_input(event, repo))
     for name in ("session-start", "pre-compact"):
-        result = run("hook", name, input=stdin, code=None)
-        assert result.exit_code == 0 and "Traceback" not in result.stderr
+        before = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint.meta.revision
+        result = run("hook", name, input=stdin)
+        os.chdir(repo)  # the hook moved to the event's cwd
+        assert result.stderr.splitlines() == [f"ghstate hook: ignored {k!r} in the hook input (not a string)"
+                                              for k in wrong]
+        body = (repo / ".ghstate" / "1.md").read_text()
+        cp = parse(body).checkpoint
+        if name == "session-start":
+            if not here:
+                assert result.stdout == ""
+                continue
+            context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+            assert ("<checkpoint>" in context) == (expected_start(event) == "full")
+            assert context.startswith("This branch has a ghstate checkpoint") == (expected_start(event) == "pointer")
+            continue
+        assert result.stdout == ""
+        assert cp.meta.revision == before + here
+        if here:
+            session, transcript, trigger = (event.get(k) if isinstance(event.get(k), str) else ""
+                                            for k in ("session_id", "transcript_path", "trigger"))
+            last = cp.executions[-1]
+            assert (last.agent, last.session, last.transcript) == ("claude-code", visible(session), visible(transcript))
+            assert last.event == (f"pre-compact:{trigger}" if trigger in ("manual", "auto") else "pre-compact")
+        assert not any(unicodedata.category(ch) in ("Cc", "Cf") for ch in body.replace("\n", "")), "raw in the body"
 
 
 def test_hook_with_broken_config_reports_on_stderr(repo, run):
@@ -206,45 +286,44 @@ def test_startup_stays_one_line_and_an_unseen_resume_points_at_the_checkpoint(re
 
 
 def test_a_compaction_forgets_what_the_session_was_given(repo, run, sample_file):
+    """What a session was given leaves its context when it compacts: the pre-compact hook forgets it, so
+    that no later start of the session is answered as if it still had it (a "resume" gets the pointer, as
+    a session never seen does, not "changed since this session last saw it")."""
     run("checkpoint", "--file", str(sample_file))
     assert "<checkpoint>" in start(run, repo, "compact")
+    assert start(run, repo, "resume").startswith("This session already has ghstate checkpoint local #1 at revision 1")
     run("hook", "pre-compact", input=event("pre-compact-auto.json", repo))  # session abc123 compacts again
+    assert start(run, repo, "resume").startswith("This branch has a ghstate checkpoint: local #1")
     assert "<checkpoint>" in start(run, repo, "compact")
 
 
 @pytest.mark.parametrize("source", ["compact", "clear"])
-def test_a_later_compaction_restores_even_when_no_pre_compact_ran(repo, run, sample_file, monkeypatch, source):
+def test_a_later_compaction_restores_even_when_no_pre_compact_ran(repo, run, sample_file, clock, source):
     """Issue 18: the whole prompt at revision 1, a delta at revision 2, then a compaction whose PreCompact
     hook timed out or is missing: the session's context was replaced, so it gets the whole prompt again."""
-    import time
-
-    clock = [1_000_000.0]
-    monkeypatch.setattr(time, "time", lambda: clock[0])
     run("checkpoint", "--file", str(sample_file))
     assert "<checkpoint>" in start(run, repo, source)
-    clock[0] += 60
+    clock.advance(60)
     run("checkpoint", "--decision", "keep the v1 API")
     assert "changed since this session last saw it" in start(run, repo, "resume")
-    clock[0] += 600  # the session works, then compacts: no pre-compact hook in between
+    clock.advance(600)  # the session works, then compacts: no pre-compact hook in between
     later = start(run, repo, source)
     assert "<checkpoint>" in later and "Next phase: Phase 2: matcher abstraction" in later
-    clock[0] += 900  # and again, with nothing delivered in between but long after: still a real compaction
+    clock.advance(900)  # and again, with nothing delivered in between but long after: still a real compaction
     assert "<checkpoint>" in start(run, repo, source)
 
 
 @pytest.mark.parametrize("source", ["compact", "clear"])
-def test_a_double_fired_session_start_is_one_line_the_second_time(repo, run, sample_file, monkeypatch, source):
-    import time
-
+def test_a_double_fired_session_start_is_one_line_the_second_time(repo, run, sample_file, clock, source):
     from ghstate.local import seen
 
-    clock = [2_000_000.0]
-    monkeypatch.setattr(time, "time", lambda: clock[0])
     run("checkpoint", "--file", str(sample_file))
     assert "<checkpoint>" in start(run, repo, source)
-    clock[0] += seen.REPEAT_SECONDS - 1  # the host fires it again a few seconds later
+    clock.advance(seen.REPEAT_SECONDS)  # the host fires it again, at the window's very end
     again = start(run, repo, source)
     assert len(again.splitlines()) == 1 and "already has ghstate checkpoint local #1 at revision 1" in again
+    clock.advance(0.5)  # half a second past the window: a compaction of its own
+    assert "<checkpoint>" in start(run, repo, source)
     other = "clear" if source == "compact" else "compact"
     assert "<checkpoint>" in start(run, repo, other)  # another source is another event, not a repeat
 
@@ -283,7 +362,7 @@ def test_concurrent_session_starts_inject_the_prompt_once(repo, run, sample_file
     run("checkpoint", "--file", str(sample_file))
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "GHSTATE_STORE": "local"}
     data = json.dumps({"session_id": "same", "source": "compact", "cwd": str(repo), "hook_event_name": "SessionStart"})
-    procs = [subprocess.Popen([sys.executable, "-m", "ghstate", "hook", "session-start"], cwd=repo, env=env,
+    procs = [subprocess.Popen([sys.executable, "-c", FROZEN, "hook", "session-start"], cwd=repo, env=env,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(4)]
     outs = [p.communicate(data, timeout=60) for p in procs]

@@ -109,14 +109,35 @@ def test_load_reports_globs_and_warnings(tmp_path):
     assert warnings[1:] == ["no JUnit report matches 'missing/*.xml'"]
 
 
-def test_entities_are_not_expanded():
-    bomb = (b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">'
-            b'<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;">]><testsuite><testcase name="&c;"/></testsuite>')
-    try:
-        report = parse_report(bomb, "bomb.xml")
-    except JUnitError:
-        return  # refusing is fine too
-    assert len(report.cases[0].name) < 10_000
+LAUGHS = b"".join(b'<!ENTITY l%d "%s">' % (i, b"&l%d;" % (i - 1) * 10 if i else b"lol") for i in range(10))
+HOSTILE = {
+    # a billion laughs: ten levels of ten, 10^9 "lol"s if expanded
+    "laughs.xml": b'<?xml version="1.0"?><!DOCTYPE lolz [' + LAUGHS + b']><testsuite><testcase name="&l9;"/>'
+                  b"</testsuite>",
+    # an external entity: the runner's own files read into a test name
+    "xxe.xml": b'<?xml version="1.0"?><!DOCTYPE testsuite [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+               b'<testsuite><testcase name="&x;"/></testsuite>',
+    # a plain internal subset, no entity at all: its attribute defaults would still change what is read
+    "subset.xml": b'<!DOCTYPE testsuite [<!ATTLIST testcase status CDATA "disabled">]>'
+                  b'<testsuite><testcase name="a"/></testsuite>',
+    "bare.xml": b'<?xml version="1.0"?><!DOCTYPE testsuite><testsuite><testcase name="a"/></testsuite>',
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_a_document_type_declaration_is_refused_unread(name, tmp_path):
+    """JUnit reports never need a DTD, and one is how a report makes a reader expand a billion laughs or
+    read the runner's files: any is refused before anything in it is read, in one warning naming the file."""
+    doctype = re.search(rb"<!DOCTYPE (\w+)", HOSTILE[name]).group(1).decode()
+    said = (f"{name}: declares a document type <!DOCTYPE {doctype}>, which a JUnit report never needs; "
+            "not read, and nothing in it expanded")
+    with pytest.raises(JUnitError) as refused:
+        parse_report(HOSTILE[name], name)
+    assert str(refused.value) == said
+    (tmp_path / name).write_bytes(HOSTILE[name])
+    (tmp_path / "good.xml").write_bytes((FIXTURES / "all-pass.xml").read_bytes())
+    reports, warnings = load_reports(["*.xml"], tmp_path)
+    assert [r.source for r in reports] == ["good.xml"] and warnings == [f"skipped {said}"]
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not present")
@@ -137,8 +158,9 @@ def test_one_unreadable_report_does_not_sink_the_others(tmp_path):
     (tmp_path / "dir.xml").mkdir()
     reports, warnings = load_reports(["*.xml"], tmp_path)
     assert [r.source for r in reports] == ["good.xml"]
-    assert any(w.startswith("skipped gbk.xml: cannot read it as XML") for w in warnings)
-    assert any(w.startswith("skipped deep.xml") for w in warnings)
+    deep, gbk = warnings
+    assert deep.startswith("skipped deep.xml: cannot read it as XML (RecursionError: maximum recursion depth")
+    assert gbk == "skipped gbk.xml: cannot read it as XML (ValueError: multi-byte encodings are not supported)"
     (tmp_path / "reports").mkdir()
     _, warnings = load_reports(["reports"], tmp_path)
     assert warnings == ["'reports' matches only folders; give the XML files, e.g. 'reports/**/*.xml'"]

@@ -12,6 +12,14 @@ import pytest
 from ghstate.local import probes
 
 
+@pytest.fixture(autouse=True)
+def patient(monkeypatch):
+    """Timeouts and the deadline long enough never to decide a result on a loaded machine: a server that
+    answers answers well within them, and none is waited out (a test of the deadline gives its own)."""
+    monkeypatch.setattr(probes, "TIMEOUT", 60.0)
+    monkeypatch.setattr(probes, "DEADLINE", 120.0)
+
+
 @pytest.fixture
 def http_port():
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -75,8 +83,7 @@ def test_nothing_is_executed(check, monkeypatch, tmp_path):
     assert probes.probe(check) == "skipped"
 
 
-def test_resume_reports_runtime(repo, run, tmp_path, http_port, monkeypatch):
-    monkeypatch.setattr(probes, "DEADLINE", 10.0)  # statuses are the point here, not the deadline (a busy CI box)
+def test_resume_reports_runtime(repo, run, tmp_path, http_port):
     body = tmp_path / "c.md"
     down = closed_port()
     body.write_text(f"## Current status\n- [ ] Phase 1\n\n## Runtime\n"
@@ -91,8 +98,14 @@ def test_resume_reports_runtime(repo, run, tmp_path, http_port, monkeypatch):
     assert f"- postgres: port {down} is down" in text
 
 
-def test_a_server_that_trickles_bytes_cannot_hold_resume(trickle_port):
-    assert probes.probe_all([f"http://127.0.0.1:{trickle_port}/health"], deadline=0.6) == ["down"]
+def test_a_server_that_trickles_bytes_cannot_hold_resume(trickle_port, monkeypatch):
+    """The trickle never lets a read time out; the deadline (read at each call) ends the wait at once
+    here, and leaves its probe behind."""
+    monkeypatch.setattr(probes, "DEADLINE", 0)
+    before = set(threading.enumerate())
+    assert probes.probe_all([f"http://127.0.0.1:{trickle_port}/health"]) == ["down"]
+    [left] = [t for t in threading.enumerate() if t not in before and t.name == "ghstate-probe-0"]
+    assert left.is_alive() and left.daemon
 
 
 def test_only_so_many_items_are_probed(tcp_port):

@@ -38,17 +38,18 @@ def test_without_a_budget_everything_is_there(large, run):
     assert "Done: Phase 1: move the indexer layer" in out
 
 
-@pytest.mark.parametrize("budget", [9_000, 7_000, 5_000])
-def test_a_budget_is_met_by_rank_and_what_is_left_out_is_named(large, run, budget):
+@pytest.mark.parametrize(("budget", "decisions", "risks"), [(9_000, 40, 15), (7_000, 38, 0), (5_000, 24, 0)])
+def test_a_budget_is_met_by_rank_and_what_is_left_out_is_named(large, run, budget, decisions, risks):
     out = run("resume", "--budget", str(budget)).stdout
     assert len(out) <= budget
     # always kept: the resume instruction, the next phase and its steps, the verification
     assert large.resume in out
     assert "Next phase: Phase 13: move the cache layer, part 2 (13 of 30)" in out
     assert "  - [x] port `src/cache/part1.py` and its tests" in out and "Verification:" in out
-    # ranked: every locked decision stays while anything of a lower rank is left out
-    if not all(d in out for d in large.decisions):
-        assert not any(r in out for r in large.risks) and "Files to re-read:" not in out
+    # ranked: decisions before risks before files, each list losing items from its end
+    assert [d in out for d in large.decisions] == [True] * decisions + [False] * (40 - decisions)
+    assert [r in out for r in large.risks] == [True] * risks + [False] * (25 - risks)
+    assert "Files to re-read:" not in out
     assert "Done: 12 phases" in out  # finished phases collapse to a count first
     closing = out.rstrip("\n").splitlines()[-1]
     assert closing.startswith(f"Left out to fit {budget:,} characters: ")
@@ -63,9 +64,8 @@ def test_the_ranking_keeps_decisions_over_risks_over_files_over_phase_names(larg
     out = run("resume", "--budget", "9000").stdout
     assert all(d in out for d in large.decisions)
     kept_risks = [r for r in large.risks if r in out]
-    assert kept_risks == list(large.risks[:len(kept_risks)])  # a prefix: the list loses items from its end
-    if len(kept_risks) < len(large.risks):
-        assert "Files to re-read:" not in out
+    assert kept_risks == list(large.risks[:15])  # a prefix: the list loses items from its end
+    assert "Files to re-read:" not in out  # files rank below risks: none while a risk is left out
 
 
 def test_changed_files_to_reread_outrank_unchanged_ones(large, repo, run):
@@ -95,7 +95,14 @@ def test_json_carries_the_same_fit(large, run):
     data = json.loads(run("resume", "--budget", "9000", "--format", "json").stdout)
     assert data["fit"]["budget"] == 9000 and data["fit"]["chars"] <= 9000 and not data["fit"]["over"]
     assert data["fit"]["kept"]["decisions"] == 40 and data["fit"]["kept"]["files"] == 0
-    assert data["fit"]["left_out"].startswith("11 of 25 risks") or "risks" in data["fit"]["left_out"]
+    assert data["fit"]["left_out"] == ("10 of 25 risks, all 30 files to re-read, the names of 17 later phases, "
+                                       "the names of 12 finished phases")
+    assert data["fit"]["kept"]["risks"] == 15 and data["fit"]["kept"]["questions"] == 2
+    # the fewest drops: one risk more would not fit, and the prompt of the same budget says the same
+    assert data["fit"]["chars"] + len(f"- {large.risks[15]}\n") > 9000
+    out = run("resume", "--budget", "9000").stdout
+    assert len(out) == data["fit"]["chars"] and [r in out for r in large.risks] == [True] * 15 + [False] * 10
+    assert f"Left out to fit 9,000 characters: {data['fit']['left_out']}; `ghstate show 1`" in out
     assert len(data["decisions"]) == 40  # the state itself is whole
 
 

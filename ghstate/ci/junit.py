@@ -33,6 +33,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import NamedTuple
 
+from defusedxml import DefusedXmlException, DTDForbidden
+from defusedxml.ElementTree import fromstring
+
 from ghstate.ci.ledger import CaseResult
 
 MAX_REPORT_BYTES = 50 << 20
@@ -224,6 +227,20 @@ def _suite_failure(element: ET.Element, problem: ET.Element, suite_file: str, su
                 message=" ".join(message.split()), detail=body, setup=True, suite=suite)
 
 
+def _xml(data: bytes, source: str) -> ET.Element:
+    """The document's root element. A document type declaration is refused before anything in it is
+    read: JUnit reports never need one, and its entities are how a report would make the reader expand
+    a billion laughs or read a file of the runner (``<!ENTITY x SYSTEM "file:///...">``)."""
+    try:
+        return fromstring(data, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+    except ET.ParseError as exc:
+        raise JUnitError(f"{source}: not well-formed XML ({exc})") from None
+    except DefusedXmlException as exc:
+        named = f" <!DOCTYPE {exc.name}>" if isinstance(exc, DTDForbidden) else ""
+        raise JUnitError(f"{source}: declares a document type{named}, which a JUnit report never needs; "
+                         "not read, and nothing in it expanded") from None
+
+
 def _empty_attempt(case: Case) -> bool:
     """A test case that says nothing but that it ran: how pytest writes an attempt it re-ran."""
     return case.status == "passed" and not (case.flaky or case.message or case.detail or case.setup)
@@ -257,10 +274,7 @@ def parse_report(data: bytes, source: str) -> Report:
         raise JUnitError(f"{source}: larger than {MAX_REPORT_BYTES >> 20} MiB; not read")
     if not data.strip():
         raise JUnitError(f"{source}: empty file")
-    try:
-        root = ET.fromstring(data.removeprefix(b"\xef\xbb\xbf"))
-    except ET.ParseError as exc:
-        raise JUnitError(f"{source}: not well-formed XML ({exc})") from None
+    root = _xml(data.removeprefix(b"\xef\xbb\xbf"), source)
     if _local(root.tag) not in ("testsuites", "testsuite", "testcase"):
         raise JUnitError(f"{source}: the root element is <{_local(root.tag)}>, not <testsuites> or <testsuite>")
     cases: list[Case] = []

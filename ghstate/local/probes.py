@@ -50,8 +50,10 @@ def target(check: str) -> tuple[str, str, int, str] | None:
     return None
 
 
-def probe(check: str, timeout: float = TIMEOUT) -> str:
-    """``up``, ``down``, or ``skipped`` (not a loopback address, or not an address at all)."""
+def probe(check: str, timeout: float | None = None) -> str:
+    """``up``, ``down``, or ``skipped`` (not a loopback address, or not an address at all); ``timeout``
+    per connection and read, TIMEOUT unless given."""
+    timeout = TIMEOUT if timeout is None else timeout
     found = target(check)
     if found is None:
         return "skipped"
@@ -94,9 +96,10 @@ def _probe_one(kind: str, address: str, port: int, path: str, timeout: float) ->
         conn.close()
 
 
-def probe_all(checks: list[str], timeout: float = TIMEOUT, deadline: float | None = None) -> list[str]:
-    """Every check's status, all within ``deadline`` seconds: each runs in a daemon thread, and one
-    that has not answered by then is ``down`` (and left behind; it cannot keep the process alive)."""
+def probe_all(checks: list[str], timeout: float | None = None, deadline: float | None = None) -> list[str]:
+    """Every check's status, all within ``deadline`` seconds (DEADLINE unless given): each runs in a daemon
+    thread, and one that has not answered by then is ``down`` (and left behind; it cannot keep the process
+    alive)."""
     import threading
     import time
 

@@ -30,14 +30,19 @@ MAX_BYTES = 1 << 20  # a larger file is not ours to trust: start afresh
 REPEAT_SECONDS = 10.0  # the same source again this soon, nothing delivered in between: the host fired it twice
 
 
+def _now() -> float:
+    """The wall clock the repeat window is measured on, in one place so that a test can set it."""
+    import time
+
+    return time.time()
+
+
 def snapshot(cp: Checkpoint, *, full: bool, source: str = "", at: float | None = None) -> dict[str, Any]:
     """Digests of what a session was shown, enough to tell later what changed; and what it was last
     given (``source`` of that SessionStart, and when), to tell a host firing it twice from a new one."""
-    import time
-
     v = cp.verification_data
     return {
-        "rev": cp.meta.revision, "full": full, "src": source, "at": round(time.time() if at is None else at, 3),
+        "rev": cp.meta.revision, "full": full, "src": source, "at": round(_now() if at is None else at, 3),
         "title": digest(cp.title), "goal": digest(cp.goal),
         "phases": {digest(p.name): p.done for p in cp.phases},
         "steps": {digest(p.name + "\n" + s.text): bool(s.done) for p in cp.phases for s in p.steps},
@@ -122,14 +127,12 @@ def repeated(source: str, record: dict[str, Any] | None, now: float | None = Non
     """Is this SessionStart the one that produced ``record``, fired again by the host? Yes when the
     last thing the session was given came from the same source within REPEAT_SECONDS; a later
     compaction or /clear (the host summarised or cleared in between, which takes longer) is not."""
-    import time
-
     if not record or record.get("src") != source:
         return False
     at = record.get("at")
     if not isinstance(at, (int, float)) or isinstance(at, bool):
         return False
-    elapsed = (time.time() if now is None else now) - at
+    elapsed = (_now() if now is None else now) - at
     return -1.0 <= elapsed <= REPEAT_SECONDS
 
 

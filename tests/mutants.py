@@ -1,0 +1,236 @@
+"""Deliberate bugs, one at a time: does the suite catch each one it is meant to catch?
+
+Run by hand (pytest does not collect it)::
+
+    .venv/bin/python tests/mutants.py            # each mutant against the tests that name its subject
+    .venv/bin/python tests/mutants.py --all      # each mutant against the whole suite (slow)
+    .venv/bin/python tests/mutants.py --only rerun-counted-twice --keep
+
+Every mutant is made in a scratch copy of the checkout (the files git lists, uncommitted changes
+included), never in the checkout itself. A mutant names its file, the function it changes (found with
+``ast``, so that moving code around does not matter) and a short snippet of that function; when the
+function or the snippet is not there exactly once, the script stops and says so instead of testing
+nothing. The unchanged copy must pass the same tests first. The table says, per mutant, what it breaks,
+whether the tests failed (caught), which tests failed, and how long the run took; the exit status is 1
+when a mutant survived.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+class Mutant(NamedTuple):
+    name: str
+    breaks: str  # what the bug breaks, in a user's words
+    path: str  # the file, relative to the checkout
+    function: str  # the function or method it changes ("Class.method")
+    old: str  # a snippet of that function, there exactly once
+    new: str
+    tests: tuple[str, ...]  # the tests that name what it breaks
+
+
+MUTANTS = (
+    Mutant("wrong-issue", "a write lands on another issue than the one asked (its GraphQL node id)",
+           "ghstate/github/store.py", "GitHubStore._update",
+           'payload: dict[str, Any] = {"id": node["id"],',
+           'payload: dict[str, Any] = {"id": next(iter(self._nodes.values()))["id"],',
+           ("tests/test_github_store.py",)),
+    Mutant("replay-skips-a-write", "a logged write the body lacks is not replayed (the oldest one)",
+           "ghstate/core/writelog.py", "replay", "for entry in lacking:", "for entry in lacking[1:]:",
+           ("tests/test_github_store.py", "tests/test_write_log.py", "tests/test_interleavings.py",
+            "tests/test_writer.py")),
+    Mutant("reader-ignores-the-log", "a reader shows the body as it is, never the writes it lacks",
+           "ghstate/services/reader.py", "current", "if not store.lacking(stored, state):", "if True:",
+           ("tests/test_github_store.py", "tests/test_write_log.py", "tests/test_interleavings.py",
+            "tests/test_writer.py")),
+    Mutant("rerun-counted-twice", "a test re-run within a CI run counts as two tests",
+           "ghstate/ci/junit.py", "merge", "attempts.setdefault(case.key, []).append(case)",
+           "attempts.setdefault((*case.key, len(attempts)), []).append(case)",
+           ("tests/test_junit.py", "tests/test_ci.py", "tests/test_verify.py")),
+    Mutant("oversize-body-accepted", "a body over GitHub's limit, even without ghstate's metadata, is written",
+           "ghstate/core/checks.py", "fit_size", "    text = MARKER_LINE.sub(\"\", lightest)\n",
+           "    return lightest, \"\"\n",
+           ("tests/test_writer.py", "tests/test_github_store.py", "tests/test_cli_local.py", "tests/test_ci.py")),
+    Mutant("secret-not-refused", "a credential in what a write adds is written to GitHub",
+           "ghstate/core/checks.py", "check_secrets", "    if found:\n        raise SecretFound",
+           "    if False:\n        raise SecretFound",
+           ("tests/test_secrets.py", "tests/test_github_store.py", "tests/test_cli_local.py")),
+    Mutant("escape-accepted", "a terminal escape (ESC) in given text is taken as text",
+           "ghstate/core/markup.py", "control_at", 'if m.lastgroup == "cc":',
+           'if m.lastgroup == "cc" and m.group() != "\\x1b":',
+           ("tests/test_cli_local.py", "tests/test_markup.py", "tests/test_literal_text.py", "tests/test_mcp.py")),
+    Mutant("lint-error-as-warning", "a body without a resume instruction passes lint as a warning",
+           "ghstate/core/lint.py", "", '"GS001": ("error",', '"GS001": ("warning",',
+           ("tests/test_lint.py",)),
+    Mutant("dtd-accepted", "a JUnit report's document type declaration is read (entities refused only)",
+           "ghstate/ci/junit.py", "_xml", "forbid_dtd=True", "forbid_dtd=False",
+           ("tests/test_junit.py", "tests/test_ci.py")),
+    Mutant("compaction-not-forgotten", "after a compaction, a session is told it still has what it was given",
+           "ghstate/local/seen.py", "forget", "if session and (directory / FILE).exists():", "if False:",
+           ("tests/test_hooks.py",)),
+    Mutant("repeat-window-short", "a SessionStart fired again at the window's end gives the whole prompt again",
+           "ghstate/local/seen.py", "repeated", "-1.0 <= elapsed <= REPEAT_SECONDS", "-1.0 <= elapsed < REPEAT_SECONDS",
+           ("tests/test_hooks.py",)),
+)
+
+
+class Missing(Exception):
+    """A mutant's function or snippet is not in the code (any more): nothing would be tested."""
+
+
+def _span(source: str, function: str, path: str) -> tuple[int, int]:
+    """Character offsets of ``function`` ("name" or "Class.method") in ``source``; the whole module for ""."""
+    if not function:
+        return 0, len(source)
+    scope: list[ast.stmt] = ast.parse(source).body
+    node: ast.AST | None = None
+    for part in function.split("."):
+        node = next((n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                     and n.name == part), None)
+        if node is None:
+            raise Missing(f"{path}: no {function} (looked for {part!r})")
+        scope = node.body  # type: ignore[attr-defined]
+    assert node is not None and node.end_lineno is not None
+    starts = [0]
+    for line in source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts[node.lineno - 1], starts[node.end_lineno]  # type: ignore[attr-defined]
+
+
+def mutated(source: str, mutant: Mutant) -> str:
+    start, end = _span(source, mutant.function, mutant.path)
+    found = source.count(mutant.old, start, end)
+    if found != 1:
+        where = mutant.function or "the module"
+        raise Missing(f"{mutant.path}: {mutant.old!r} is in {where} {found} times, not once: update mutant "
+                      f"{mutant.name!r}")
+    changed = source[:start] + source[start:end].replace(mutant.old, mutant.new) + source[end:]
+    compile(changed, mutant.path, "exec")  # a mutant that does not compile would be caught by anything
+    return changed
+
+
+def scratch(into: Path) -> Path:
+    """A copy of the checkout's files as git lists them (tracked and untracked, not ignored), with the
+    checkout's sibling ``shared`` folder beside it when there is one (the JUnit corpus)."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=CHECKOUT,
+                            check=True, capture_output=True).stdout.decode().split("\0")
+    root = into / CHECKOUT.name
+    for name in filter(None, listed):
+        source = CHECKOUT / name
+        if source.is_file():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, root / name)
+    if (CHECKOUT.parent / "shared").is_dir():
+        (into / "shared").symlink_to(CHECKOUT.parent / "shared")
+    return root
+
+
+def environment(root: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
+    env.update(PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1")
+    found = subprocess.run([sys.executable, "-c", "import ghstate; print(ghstate.__file__)"], cwd=root, env=env,
+                           capture_output=True, text=True, check=True).stdout.strip()
+    if not Path(found).is_relative_to(root):
+        raise SystemExit(f"the scratch copy imports ghstate from {found}, not from {root}: nothing would be tested")
+    return env
+
+
+class Outcome(NamedTuple):
+    passed: bool
+    failed: tuple[str, ...]
+    seconds: float
+    summary: str
+
+
+def run_tests(root: Path, env: dict[str, str], tests: tuple[str, ...]) -> Outcome:
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE", *tests],
+                          cwd=root, env=env, capture_output=True, text=True)
+    seconds = time.monotonic() - started
+    if proc.returncode not in (0, 1):  # interrupted, an internal error, a usage error, no tests collected
+        raise SystemExit(f"pytest could not run {' '.join(tests)} (exit {proc.returncode}):\n{proc.stdout[-3000:]}"
+                         f"\n{proc.stderr[-2000:]}")
+    failed = tuple(dict.fromkeys(m.group(1) for m in re.finditer(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", proc.stdout,
+                                                                  re.M)))
+    lines = proc.stdout.strip().splitlines()
+    return Outcome(proc.returncode == 0, failed, seconds, lines[-1] if lines else "")
+
+
+def short(test: str) -> str:
+    return test.removeprefix("tests/").replace(".py::", "::")
+
+
+def table(rows: list[tuple[Mutant, Outcome]], width: int = 4) -> str:
+    out = [f"{'mutant':<24} {'caught':<7} {'time':>7}  what it breaks / caught by"]
+    for mutant, outcome in rows:
+        caught = "yes" if not outcome.passed else "NO"
+        by = ", ".join(short(t) for t in outcome.failed[:width])
+        more = f" (+{len(outcome.failed) - width} more)" if len(outcome.failed) > width else ""
+        out.append(f"{mutant.name:<24} {caught:<7} {outcome.seconds:>6.1f}s  {mutant.breaks}")
+        out.append(f"{'':<24} {'':<7} {'':>7}  {len(outcome.failed)} failed: {by}{more}" if outcome.failed
+                   else f"{'':<24} {'':<7} {'':>7}  no test failed ({outcome.summary})")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--all", action="store_true", help="run the whole suite against each mutant")
+    parser.add_argument("--only", action="append", default=[], metavar="NAME", help="this mutant only (repeatable)")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch copy (its path is printed)")
+    args = parser.parse_args(argv)
+    chosen = [m for m in MUTANTS if not args.only or m.name in args.only]
+    if not chosen:
+        parser.error(f"no mutant named {args.only}; known: {', '.join(m.name for m in MUTANTS)}")
+    for mutant in chosen:  # every mutant applies to the checkout as it is, before anything runs
+        mutated((CHECKOUT / mutant.path).read_text(), mutant)
+    folder = Path(tempfile.mkdtemp(prefix="ghstate-mutants-"))
+    try:
+        root = scratch(folder)
+        env = environment(root)
+        selections = {m.name: (("tests",) if args.all else m.tests) for m in chosen}
+        every = tuple(dict.fromkeys(t for tests in selections.values() for t in tests))
+        print(f"scratch copy: {root}\nunchanged, first: {' '.join(every)}", flush=True)
+        base = run_tests(root, env, every)
+        print(f"  {base.summary} in {base.seconds:.1f}s", flush=True)
+        if not base.passed:
+            raise SystemExit(f"the unchanged copy fails: {', '.join(base.failed)}; no mutant can be judged")
+        rows = []
+        for mutant in chosen:
+            path = root / mutant.path
+            original = path.read_text()
+            path.write_text(mutated(original, mutant))
+            try:
+                print(f"{mutant.name}: {' '.join(selections[mutant.name])}", flush=True)
+                rows.append((mutant, run_tests(root, env, selections[mutant.name])))
+            finally:
+                path.write_text(original)
+        print("\n" + table(rows))
+        survived = [m.name for m, o in rows if o.passed]
+        print(f"\n{len(rows) - len(survived)} of {len(rows)} mutants caught"
+              + (f"; survived: {', '.join(survived)}" if survived else ""))
+        return 1 if survived else 0
+    finally:
+        if args.keep:
+            print(f"kept: {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Missing as exc:
+        sys.exit(f"Error: {exc}")
