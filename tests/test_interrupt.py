@@ -290,3 +290,39 @@ def test_the_ticker_runs_only_on_a_terminal_and_leaves_stderr_as_it_was(monkeypa
         assert isinstance(sys.stderr, cli.Ticker)
         print("Warning: x", file=sys.stderr)
     assert sys.stderr is terminal and terminal.written == "Warning: x\n"  # a fast command shows no ticker
+
+
+# --------------------------------------------------------------------------------- while starting
+
+
+def test_a_ctrl_c_while_python_loads_ghstate_is_one_line_and_130(tmp_path):
+    """The interrupt arrives while the CLI's modules are still being imported (here: as click is
+    imported, made certain by an import hook in ``sitecustomize``): one ``Error:`` line, exit 130, no
+    traceback, both for ``python -m ghstate`` and for the installed ``ghstate`` command's entry point."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'click':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupt())\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GH_", "GITHUB_", "GHSTATE_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(ROOT)])
+    from importlib.metadata import entry_points
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "ghstate"]
+    assert script.value == "ghstate.__main__:run"
+    for argv in (["-m", "ghstate", "--version"], ["-c", "from ghstate.__main__ import run; run()", "--version"]):
+        proc = subprocess.run([sys.executable, *argv], env=env, cwd=tmp_path, capture_output=True, text=True,
+                              timeout=60)
+        assert (proc.returncode, proc.stdout) == (130, ""), proc.stderr
+        assert proc.stderr.splitlines() == ["Error: interrupted while starting; nothing was written"]
+
+
+def test_without_an_interrupt_the_entry_point_runs_the_cli(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GH_", "GITHUB_", "GHSTATE_"))}
+    env["PYTHONPATH"] = str(ROOT)
+    proc = subprocess.run([sys.executable, "-c", "from ghstate.__main__ import run; run()", "--version"], env=env,
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout.startswith("ghstate ")
