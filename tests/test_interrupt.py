@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -326,3 +327,101 @@ def test_without_an_interrupt_the_entry_point_runs_the_cli(tmp_path):
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stderr) == (0, "")
     assert proc.stdout.startswith("ghstate ")
+
+
+# --------------------------------------------------------------------------------- the task commands
+
+PLAN = """## Goal
+Ship the parser.
+
+## Current status
+- [ ] Phase 1: parser
+- [ ] Phase 2: docs (after Phase 1)
+
+## Resume instruction
+Start at Phase 1.
+"""
+
+
+@pytest.fixture
+def plan(repo, run, tmp_path) -> Path:
+    (tmp_path / "plan.md").write_text(PLAN)
+    run("checkpoint", "--store", "local", "--file", str(tmp_path / "plan.md"), "--title", "Parser")
+    return repo / ".ghstate"
+
+
+@contextmanager
+def after_then_ctrl_c(owner, name):
+    """``owner.name`` does its work, then Ctrl-C; as it was after the block."""
+    real = getattr(owner, name)
+
+    def wrapped(*args, **kwargs):
+        real(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(owner, name, wrapped)
+        yield
+
+
+def test_a_split_interrupted_after_its_children_says_to_run_it_again_which_adds_nothing_twice(plan, run):
+    import ghstate.services.tasks as tasks
+
+    with after_then_ctrl_c(tasks, "_make"):
+        line = interrupted(run("split", "1", "--store", "local", code=None))
+    assert line == ("Error: interrupted; 'ghstate split 1' stopped before it finished: run it again, it makes only "
+                    "the children and links that are missing")
+    assert sorted(p.name for p in plan.glob("*.md")) == ["1.md", "2.md", "3.md"]  # the children were made
+    run("split", "1", "--store", "local")
+    assert sorted(p.name for p in plan.glob("*.md")) == ["1.md", "2.md", "3.md"]
+    assert [p.name for p in parse((plan / "1.md").read_text()).checkpoint.phases] == [
+        "Phase 1: parser (#2)", "Phase 2: docs (after Phase 1) (#3)"]
+
+
+def test_a_claim_interrupted_after_it_landed_says_how_to_tell(plan, run):
+    from ghstate.local.claims import LocalClaims
+
+    run("split", "1", "--store", "local")
+    with after_then_ctrl_c(LocalClaims, "swap"):
+        line = interrupted(run("claim", "2", "--store", "local", "--agent", "a1", code=None))
+    assert line == ("Error: interrupted; whether the claim of local #2 landed could not be told: 'ghstate claim 2' "
+                    "again, as a1, renews it if it is yours or names its holder")
+    assert run("claim", "2", "--store", "local", "--agent", "a1").stderr.startswith("Renewed local #2 ")
+
+
+def test_a_release_interrupted_says_how_to_tell(plan, run):
+    from ghstate.local.claims import LocalClaims
+
+    run("split", "1", "--store", "local")
+    run("claim", "2", "--store", "local", "--agent", "a1")
+    with after_then_ctrl_c(LocalClaims, "swap"):
+        line = interrupted(run("release", "2", "--store", "local", "--agent", "a1", code=None))
+    assert line == ("Error: interrupted; whether local #2 was released could not be told: 'ghstate release 2' again "
+                    "says")
+    again = run("release", "2", "--store", "local", "--agent", "a1")
+    assert again.stdout == "local #2 is not claimed: nothing to release.\n"
+
+
+def test_done_interrupted_between_its_steps_says_what_landed_and_to_run_it_again(plan, run):
+    import ghstate.services.claims as claims
+
+    run("split", "1", "--store", "local")
+    run("claim", "2", "--store", "local", "--agent", "a1")
+    real = claims.write_task
+
+    def tick_interrupted(app, number, *args, **kwargs):
+        if number == 1:
+            raise KeyboardInterrupt
+        return real(app, number, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(claims, "write_task", tick_interrupted)
+        line = interrupted(run("done", "2", "--store", "local", "--agent", "a1", code=None))
+    closed = parse((plan / "2.md").read_text()).checkpoint.meta
+    assert closed.task.closed
+    assert line == (f"Error: interrupted after the write landed: local #2 is at revision {closed.revision}; 'ghstate "
+                    "done 2' stopped before it finished: run it again, it does only what is left")
+    assert not parse((plan / "1.md").read_text()).checkpoint.phases[0].done
+    assert run("done", "2", "--store", "local", "--agent", "a1").stdout.splitlines()[1:3] == [
+        "Ticked its phase in local #1.", "Released the claim of a1."]
+    assert parse((plan / "1.md").read_text()).checkpoint.phases[0].done

@@ -21,6 +21,7 @@ from ghstate.core.edits import Edits
 from ghstate.core.intent import Intent
 from ghstate.core.tasks import TaskEdit, phase_of
 from ghstate.errors import HeldByAnother, NothingReady
+from ghstate.services import interrupt
 from ghstate.services.app import App
 from ghstate.services.checkpoint import RequestError, check_values
 from ghstate.services.family import backend, family_of
@@ -115,6 +116,8 @@ class _Claimer:
         """Claim ``child`` as read: (this agent's claim, None) when won; (None, the holder's) when another
         agent holds it."""
         held = child.held
+        interrupt.note(f"whether the claim of {self.app.label(child.number)} landed could not be told: 'ghstate claim "
+                       f"{child.number}' again, as {self.agent}, renews it if it is yours or names its holder")
         for _ in range(ATTEMPTS):
             now = self.app.clock()
             if held.claim is not None and held.claim.agent != self.agent and held.claim.live(now):
@@ -225,6 +228,7 @@ def run_release(app: App, request: ReleaseRequest) -> Outcome:
         raise HeldByAnother(f"{label} is claimed by {held.claim.words()}, not by {request.agent or 'you'}: only the "
                             "holder releases it (or --force)")
     outcome = Outcome([f"Released {label} (claimed by {held.claim.words()})."])
+    interrupt.note(f"whether {label} was released could not be told: 'ghstate release {child.number}' again says")
     _free(app, tasks, child, held, request.agent, outcome, force=request.force)
     return outcome
 
@@ -265,6 +269,8 @@ def run_done(app: App, request: DoneRequest) -> Outcome:
         before, title = family_of(app, read.parent, parent_cp), parent_cp.title
         index = phase_of(parent_cp.phases, child.number)
         phase = parent_cp.phases[index].name if index is not None else ""
+    interrupt.note(f"'ghstate done {child.number}' stopped before it finished: run it again, it does only what "
+                   "is left")
     _close(app, tasks, child.number, now)
     outcome = Outcome([f"Closed {label} {child.title} as completed."])
     if read.parent is not None and phase:

@@ -69,7 +69,19 @@ def landed(store: Store, number: int, revision: int) -> None:
 
 
 def line() -> str:
-    """The one line for an interruption now: whether the write landed (and its revision) or was not made."""
+    """The one line for an interruption now: whether the write landed (and its revision) or was not made,
+    then what the command's own note says (a task command stopped between its steps)."""
+    written = _written()
+    note = _state["note"]
+    if written is None:
+        return f"interrupted; {note or 'nothing was written'}"
+    if not note:
+        return written
+    return f"{written.removesuffix(': nothing was written')}; {note}"  # the command may have written before
+
+
+def _written() -> str | None:
+    """What the writer's journal says: the write under way or the last one landed; None when neither."""
     attempt = _state["attempt"]
     before = _state["landed"]
     assert attempt is None or isinstance(attempt, _Attempt)
@@ -89,4 +101,4 @@ def line() -> str:
                 "it was not made")
     if before is not None:
         return f"interrupted after the write landed: {before[0]} is at revision {before[1]}"
-    return f"interrupted; {_state['note'] or 'nothing was written'}"
+    return None

@@ -27,6 +27,7 @@ from ghstate.core.tasks import (
     linked_child,
     plan_split,
 )
+from ghstate.services import interrupt
 from ghstate.services.app import App
 from ghstate.services.checkpoint import check_values
 from ghstate.services.family import backend, family_of
@@ -107,6 +108,8 @@ def run_split(app: App, request: SplitRequest) -> SplitOutcome:
                     intent=Intent(task=TaskEdit(links=links)) if links else Intent())
         return done["intent"]
 
+    interrupt.note(f"'ghstate split {request.issue}' stopped before it finished: run it again, it makes only the "
+                   "children and links that are missing")
     writer.write(WriteSpec(intent=intent, number=request.issue, lookup=True, create=False, record_tree=False,
                            event="split"))
     plan, numbers, every, cp = done["plan"], done["numbers"], done["every"], done["cp"]
