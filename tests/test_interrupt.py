@@ -417,11 +417,12 @@ def test_done_interrupted_between_its_steps_says_what_landed_and_to_run_it_again
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(claims, "write_task", tick_interrupted)
         line = interrupted(run("done", "2", "--store", "local", "--agent", "a1", code=None))
-    closed = parse((plan / "2.md").read_text()).checkpoint.meta
+    closed = parse((plan / "closed" / "2.md").read_text()).checkpoint.meta
     assert closed.task.closed
     assert line == (f"Error: interrupted after the write landed: local #2 is at revision {closed.revision}; 'ghstate "
                     "done 2' stopped before it finished: run it again, it does only what is left")
     assert not parse((plan / "1.md").read_text()).checkpoint.phases[0].done
-    assert run("done", "2", "--store", "local", "--agent", "a1").stdout.splitlines()[1:3] == [
-        "Ticked its phase in local #1.", "Released the claim of a1."]
+    assert run("done", "2", "--store", "local", "--agent", "a1").stdout.splitlines() == [
+        "Closed local #2 Phase 1: parser as completed (it was closed already).", "Ticked its phase in local #1.",
+        "Released the claim of a1.", "Ready now: local #3 Phase 2: docs"]
     assert parse((plan / "1.md").read_text()).checkpoint.phases[0].done

@@ -238,6 +238,29 @@ def test_done_closes_ticks_releases_and_names_what_it_unblocked(gh, run, tmp_pat
     assert run("claim", "--next", "1", "--agent", "a1").stdout == "#3\n"
 
 
+def test_done_again_closes_nothing_twice_and_says_what_is_ready(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    run("done", "2")
+    start = len(gh.calls)
+    out = run("done", "2").stdout.splitlines()
+    assert out == ["Closed #2 Phase 2: matcher as completed (it was closed already).",
+                   "Ticked its phase in #1 (it was ticked already).", "Ready now: #3 Phase 3: config; #4 Phase 4: docs"]
+    assert "CloseIssue" not in since(gh, start)
+
+
+def test_done_and_claim_refuse_an_issue_that_is_no_child_in_one_request(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    for command in (["done", "1"], ["claim", "1", "--agent", "a1"]):
+        start = len(gh.calls)
+        result = run(*command, code=1)
+        assert result.stderr == ("Error: #1 is not a child task: claim, release and done take a child that 'ghstate "
+                                 "split' made ('ghstate ready PARENT' lists them)\n")
+        assert len(gh.calls) - start == 1
+    assert gh.issues[1]["state"] == "open" and gh.tasks.claim_of(1) is None
+
+
 def test_without_contents_write_claims_fall_back_to_the_body_said_once(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1")

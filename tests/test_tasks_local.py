@@ -156,10 +156,34 @@ def test_done_closes_ticks_releases_and_names_what_it_unblocked(plan, run):
                            "Released the claim of a1.", "Unblocked: local #3 Phase 3: config; local #4 Phase 4: docs",
                            "Claimed local #3 Phase 3: config for a1 until 2026-11-22 08:30 UTC"]
     assert parse((plan / "1.md").read_text()).checkpoint.phases[1].done
-    assert parse((plan / "2.md").read_text()).checkpoint.meta.task.closed
+    assert parse((plan / "closed" / "2.md").read_text()).checkpoint.meta.task.closed  # moved, as close moves it
+    assert not (plan / "2.md").exists() and "local #2 " not in run("list").stdout
     rows = {r["number"]: r["state"] for r in run_ready(app_at(T0), ReadyRequest(issue=1)).json_rows()}
     assert rows == {2: "done", 3: "claimed", 4: "ready", 5: "blocked"}
-    assert run("done", "2").stdout.splitlines()[1] == "Ticked its phase in local #1 (it was ticked already)."
+    assert run("done", "2").stdout.splitlines() == [
+        "Closed local #2 Phase 2: matcher as completed (it was closed already).",
+        "Ticked its phase in local #1 (it was ticked already).",
+        "Ready now: local #3 Phase 3: config; local #4 Phase 4: docs"]  # now: a1's lease from T0 has ended
+
+
+def test_a_child_closed_with_close_is_done_and_split_again_makes_no_second_one(plan, run):
+    run("close", "3")
+    assert {r["number"]: r["state"] for r in run_ready(app_at(T0), ReadyRequest(issue=1)).json_rows()} == {
+        2: "ready", 3: "done", 4: "blocked", 5: "blocked"}
+    run("split", "1")
+    assert sorted(p.name for p in plan.glob("*.md")) == ["1.md", "2.md", "4.md", "5.md"]
+    phases = parse((plan / "1.md").read_text()).checkpoint.phases
+    assert phases[2].name == "Phase 3: config (after Phase 2) (#3)"
+
+
+@pytest.mark.parametrize("command", [["claim", "1", "--agent", "a1"], ["release", "1", "--agent", "a1"],
+                                     ["done", "1", "--agent", "a1"]])
+def test_claim_release_and_done_refuse_a_checkpoint_that_is_no_child(plan, run, command):
+    before = (plan / "1.md").read_text()
+    result = run(*command, code=1)
+    assert result.stderr == ("Error: local #1 is not a child task: claim, release and done take a child that 'ghstate "
+                             "split' made ('ghstate ready PARENT' lists them)\n")
+    assert result.stdout == "" and (plan / "1.md").read_text() == before and not (plan / "claims" / "1").exists()
 
 
 def test_exit_codes_3_and_4_with_one_error_line(plan, run):

@@ -181,6 +181,10 @@ class LocalStore:
     def list_open(self) -> list[Stored]:
         return list(self._readable(self.numbers()))
 
+    def list_all(self) -> list[Stored]:
+        """The open checkpoints and the closed ones (``closed/``), by number."""
+        return list(self._readable(sorted({*self.numbers(), *self._closed_numbers()})))
+
     def iter_open(self) -> Iterator[Stored]:
         """Checkpoints, newest first, read one at a time (branch lookup stops at the first match)."""
         return self._readable(reversed(self.numbers()))

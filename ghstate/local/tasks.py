@@ -32,14 +32,15 @@ class LocalTasks:
         self.claims = LocalClaims(store.directory / "claims")
 
     def _all(self) -> dict[int, tuple[Stored, Checkpoint]]:
-        return {s.number: (s, parsecache.checkpoint(s.body)) for s in self.store.list_open()}
+        """Every checkpoint of the store, closed ones too (a child closed by ``ghstate close`` is done)."""
+        return {s.number: (s, parsecache.checkpoint(s.body)) for s in self.store.list_all()}
 
     def _child(self, stored: Stored, cp: Checkpoint, everyone: dict[int, tuple[Stored, Checkpoint]]) -> Child:
         task = cp.meta.task
         assert task is not None
-        waiting = tuple(n for n in task.after if n in everyone and not _closed(everyone[n][1]))
+        waiting = tuple(n for n in task.after if n in everyone and not _closed(*everyone[n]))
         held = self.claims.read(stored.number)
-        return Child(stored.number, cp.title, not task.closed, waiting, held.claim, task.phase, stored.location,
+        return Child(stored.number, cp.title, not _closed(stored, cp), waiting, held.claim, task.phase, stored.location,
                      held.version)
 
     def family(self, parent: int) -> Family:
@@ -88,5 +89,6 @@ class LocalTasks:
 _NO_TASK = TaskLink()
 
 
-def _closed(cp: Checkpoint) -> bool:
-    return cp.meta.task is not None and bool(cp.meta.task.closed)
+def _closed(stored: Stored, cp: Checkpoint) -> bool:
+    """Done: closed by ``done`` (its time in the marker) or by ``ghstate close`` (moved to ``closed/``)."""
+    return stored.state == "closed" or (cp.meta.task is not None and bool(cp.meta.task.closed))

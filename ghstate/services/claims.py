@@ -20,7 +20,7 @@ from ghstate.core.claims import unblocked as unblocked_by
 from ghstate.core.edits import Edits
 from ghstate.core.intent import Intent
 from ghstate.core.tasks import TaskEdit, phase_of
-from ghstate.errors import HeldByAnother, NothingReady
+from ghstate.errors import HeldByAnother, InputError, NothingReady
 from ghstate.services import interrupt
 from ghstate.services.app import App
 from ghstate.services.checkpoint import RequestError, check_values
@@ -160,12 +160,21 @@ class _Claimer:
             return None
 
 
+def _child_task(app: App, tasks: Any, number: int) -> Any:
+    """The child ``number`` as read, refused when it is no child task (a checkpoint ``split`` did not make):
+    claims and ``done`` are for children; closing a plan with open children is ``ghstate close``'s, asked."""
+    read = tasks.read_child(number)
+    if read.parent is None:
+        raise InputError(f"{app.label(number)} is not a child task: claim, release and done take a child that "
+                         "'ghstate split' made ('ghstate ready PARENT' lists them)")
+    return read
+
+
 def run_claim(app: App, request: ClaimRequest) -> Outcome:
     request.check()
     claimer = _Claimer(app, request.agent, request.session, request.lease)
     if request.child is not None:
-        read = claimer.tasks.read_child(request.child)
-        child = read.child
+        child = _child_task(app, claimer.tasks, request.child).child
         if not child.open or child.blocked_by:
             why = "is closed" if not child.open else "waits for " + ", ".join(app.label(n) for n in child.blocked_by)
             raise NothingReady(f"{app.label(child.number)} {why}: nothing to claim there")
@@ -218,7 +227,7 @@ def _held_by(app: App, number: int, holder: Claim | None) -> HeldByAnother:
 def run_release(app: App, request: ReleaseRequest) -> Outcome:
     request.check()
     tasks = backend(app)
-    child = tasks.read_child(request.child).child
+    child = _child_task(app, tasks, request.child).child
     label = app.label(child.number)
     held = child.held
     now = app.clock()
@@ -258,7 +267,7 @@ def run_done(app: App, request: DoneRequest) -> Outcome:
     that unblocked (``claim_next``: claim one of them)."""
     request.check()
     tasks = backend(app)
-    read = tasks.read_child(request.child)
+    read = _child_task(app, tasks, request.child)
     child, label, now = read.child, app.label(request.child), app.clock()
     holder = child.claim
     if request.agent and holder is not None and holder.agent != request.agent and holder.live(now):
@@ -271,8 +280,8 @@ def run_done(app: App, request: DoneRequest) -> Outcome:
         phase = parent_cp.phases[index].name if index is not None else ""
     interrupt.note(f"'ghstate done {child.number}' stopped before it finished: run it again, it does only what "
                    "is left")
-    _close(app, tasks, child.number, now)
-    outcome = Outcome([f"Closed {label} {child.title} as completed."])
+    _close(app, tasks, child, now)
+    outcome = Outcome([f"Closed {label} {child.title} as completed{'' if child.open else ' (it was closed already)'}."])
     if read.parent is not None and phase:
         result = write_task(app, read.parent, Intent(edits=Edits(done=(phase,))), agent=request.agent, event="done")
         outcome.out.append(f"Ticked its phase in {app.label(read.parent)}"
@@ -280,9 +289,12 @@ def run_done(app: App, request: DoneRequest) -> Outcome:
     if holder is not None:
         _free(app, tasks, child, child.held, request.agent or holder.agent, outcome, force=True)
         outcome.out.append(f"Released the claim of {holder.agent}.")
-    freed = unblocked_by(before.children, child.number, now)
-    outcome.out.append("Unblocked: " + ("; ".join(f"{app.label(c.number)} {c.title}" for c in freed) if freed
-                                        else "nothing"))
+    if child.open:
+        freed, said = unblocked_by(before.children, child.number, now), "Unblocked"
+    else:  # done again (after an interruption): what waited for it is no longer told apart from the others
+        freed, said = tuple(c for c in before.children if c.state(now) == "ready"), "Ready now"
+    outcome.out.append(f"{said}: " + ("; ".join(f"{app.label(c.number)} {c.title}" for c in freed) if freed
+                                      else "nothing"))
     if request.claim_next and read.parent is not None:
         claimer = _Claimer(app, request.agent, request.session, request.lease)
         after = before._replace(children=tuple(
@@ -295,10 +307,15 @@ def run_done(app: App, request: DoneRequest) -> Outcome:
     return outcome
 
 
-def _close(app: App, tasks: Any, number: int, now: datetime) -> None:
+def _close(app: App, tasks: Any, child: Child, now: datetime) -> None:
+    """Close the child: on GitHub the issue (as completed); locally the closing time in its marker, then
+    the file moved to ``closed/`` as ``ghstate close`` does. Each step only if not done yet."""
     if tasks.remote:
-        tasks.close(number)
+        if child.open:
+            tasks.close(child.number)
         return
     from ghstate.core.claims import stamp
 
-    write_task(app, number, Intent(task=TaskEdit(closed=stamp(now))), event="done")
+    if child.open:
+        write_task(app, child.number, Intent(task=TaskEdit(closed=stamp(now))), event="done")
+    app.store.close(app.store.get(child.number))
