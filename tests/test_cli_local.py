@@ -93,6 +93,17 @@ def test_dry_run_prints_and_writes_nothing(repo, run, sample_file):
     assert not (repo / ".ghstate").exists() or not list((repo / ".ghstate").glob("*.md"))
 
 
+def test_dry_run_with_json_prints_the_state_that_would_be_written(repo, run, sample_file):
+    new = json.loads(run("checkpoint", "--file", str(sample_file), "--dry-run", "--json").stdout)
+    assert new["issue"] is None and new["next_phase"] == "Phase 2: matcher abstraction"
+    assert not (repo / ".ghstate").exists() or not list((repo / ".ghstate").glob("*.md"))
+    run("checkpoint", "--file", str(sample_file))
+    before = body(repo)
+    update = json.loads(run("checkpoint", "1", "--risk", "zz", "--dry-run", "--json").stdout)
+    assert update["issue"] == 1 and update["risks"][-1] == "zz" and update["meta"]["revision"] == 2
+    assert body(repo) == before
+
+
 def test_json_output_and_incremental_json_input(repo, run, sample_file):
     data = json.loads(run("checkpoint", "--file", str(sample_file), "--json").stdout)
     assert data["issue"] == 1 and data["next_phase"] == "Phase 2: matcher abstraction"

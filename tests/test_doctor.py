@@ -81,3 +81,31 @@ def test_a_host_whose_server_cannot_start_here_fails(repo, run, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a))
     result = run("doctor", code=1)
     assert any(x.startswith("FAILED") and "Claude Code MCP server" in x for x in result.stdout.splitlines())
+
+
+def test_the_store_folder_is_tried_not_inferred(repo, run, monkeypatch, tmp_path):
+    """A folder not there yet but makeable is fine (the first write makes it, parents too); a file where the
+    folder should be, or a place no folder can be made (/proc, even for root), fails with why; nothing is
+    left behind by the probe."""
+    def row(folder, code):
+        monkeypatch.setenv("GHSTATE_DIR", str(folder))
+        result = run("doctor", "--json", code=code)
+        return next(r for r in json.loads(result.stdout) if r["check"] == "store folder")
+
+    deep = tmp_path / "deep" / "a" / "b"
+    assert row(deep, None)["ok"] is True and not (tmp_path / "deep").exists()
+    (tmp_path / "store").mkdir()
+    assert row(tmp_path / "store", None)["ok"] is True and list((tmp_path / "store").iterdir()) == []
+    (tmp_path / "plain").write_text("x")
+    failed = row(tmp_path / "plain", 1)
+    assert failed["ok"] is False and "is a file, not a folder" in failed["detail"]
+    failed = row(tmp_path / "plain" / "sub", 1)
+    assert failed["ok"] is False and f"cannot be made: {tmp_path / 'plain'} is a file" in failed["detail"]
+    if __import__("pathlib").Path("/proc/self").exists():
+        failed = row("/proc/x", 1)
+        assert failed["ok"] is False and failed["detail"].startswith("/proc/x cannot be made (")
+
+
+def test_issue_without_github_is_a_usage_error(repo, run):
+    result = run("doctor", "--issue", "3", code=2)
+    assert result.stderr.endswith("\nError: --issue reads an issue's edit history on GitHub: give it with --github\n")

@@ -193,7 +193,8 @@ def test_exit_codes_3_and_4_with_one_error_line(plan, run):
     assert len(refused.stderr.splitlines()) == 1
     empty = run("claim", "--next", "1", "--agent", "a2", code=3)
     assert empty.stderr.startswith("Error: nothing ready in local #1") and len(empty.stderr.splitlines()) == 1
-    assert run("claim", "--next", "1", code=2).stderr.endswith("GHSTATE_AGENT)\n")
+    assert run("claim", "--next", "1", code=2).stderr.endswith(
+        "\nError: --agent is needed: the name of the agent that holds the claim (or set GHSTATE_AGENT)\n")
     assert run("claim", "2", "--next", "1", "--agent", "a1", code=2).exit_code == 2
     assert "--lease" in run("claim", "2", "--agent", "a1", "--lease", "soon", code=2).stderr
 

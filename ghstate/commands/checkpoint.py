@@ -32,7 +32,8 @@ from ghstate.services.inputs import read_input
 @click.option("--session", metavar="ID", help="The runtime session (default: GHSTATE_SESSION).")
 @click.option("--new", is_flag=True, help="Create a new checkpoint even if the branch has one.")
 @click.option("--dry-run", is_flag=True, help="Print the body that would be written; write nothing.")
-@click.option("--json", "as_json", is_flag=True, help="Print the written state as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the written state as JSON (with --dry-run: the state "
+              "that would be written).")
 @click.option("--no-log", is_flag=True, help="Do not log this revision (a concurrent writer may then overwrite it).")
 @click.option("--force", is_flag=True, help="Let the --file sections replace the current ones, unmerged.")
 @click.option("--allow-empty", is_flag=True,
@@ -63,11 +64,12 @@ def checkpoint(issue: int | None, body: str | None, agent: str | None, role: str
     for warning in outcome.warnings:
         click.echo(f"Warning: {warning}", err=True)
     result = outcome.result
+    if as_json:  # with --dry-run: the state that would be written (the issue's number and URL when it is one)
+        where = result.stored
+        emit_json(to_json(result.checkpoint, issue=where.number if where else None, url=where.location if where
+                          else None))
+        return
     if request.dry_run:
         click.echo(result.body, nl=False)
-        return
-    if as_json:
-        assert result.stored is not None
-        emit_json(to_json(result.checkpoint, issue=result.stored.number, url=result.stored.location))
         return
     click.echo("\n".join(outcome.lines()))

@@ -43,6 +43,8 @@ def doctor(probe_github: bool, issue: int | None, as_json: bool) -> None:
     """
     from ghstate.services.doctor import local_rows
 
+    if issue is not None and not probe_github:
+        raise click.UsageError("--issue reads an issue's edit history on GitHub: give it with --github")
     options = click.get_current_context().meta.get("store_options", {})
     rows = local_rows(options.get("repo"), options.get("store"))
     if probe_github:

@@ -34,7 +34,7 @@ FALLBACK = ("the token cannot write Git refs (it needs contents: write besides i
 
 def _check_agent(agent: str, lease: str = "") -> None:
     if not agent.strip():
-        raise RequestError("is needed: the name of the agent that claims (or set GHSTATE_AGENT)", "agent")
+        raise RequestError("{agent} is needed: the name of the agent that holds the claim (or set GHSTATE_AGENT)")
     check_values({"agent": agent})
     if lease:
         try:

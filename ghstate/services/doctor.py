@@ -8,6 +8,7 @@ is a failure, None a check that does not apply or could not be made."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 from pathlib import Path
 from typing import NamedTuple
@@ -51,11 +52,28 @@ def local_rows(repo: str | None = None, store: str | None = None) -> list[Row]:
 
 
 def _writable(folder: Path) -> Row:
-    probe = folder if folder.exists() else folder.parent
-    import os
+    """Whether the store can write there, tried rather than inferred from permission bits (which say yes to
+    root everywhere, /proc included): a file made and removed in the folder, or, when the folder is not
+    there yet, a folder made and removed where the first write will make it (with its parents)."""
+    import tempfile
 
-    ok = probe.is_dir() and os.access(probe, os.W_OK)
-    return Row("store folder", ok, f"{folder} {'can be written' if ok else 'cannot be written: check its permissions'}")
+    name = "store folder"
+    there = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if there is not None and not there.is_dir():
+        where = "is a file" if there == folder else f"cannot be made: {there} is a file"
+        return Row(name, False, f"{folder} {where}, not a folder: set GHSTATE_DIR to a folder")
+    try:
+        if there == folder:
+            handle, probe = tempfile.mkstemp(prefix=".doctor-", dir=folder)
+            os.close(handle)
+            os.unlink(probe)
+            return Row(name, True, f"{folder} can be written")
+        os.rmdir(tempfile.mkdtemp(prefix=".doctor-", dir=there))
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        verb = "written" if there == folder else "made"
+        return Row(name, False, f"{folder} cannot be {verb} ({why}): check its permissions")
+    return Row(name, True, f"{folder} is made on the first write (its parent {there} can be written)")
 
 
 def _hosts(root: Path) -> list[Row]:
