@@ -365,12 +365,14 @@ def after_then_ctrl_c(owner, name):
 
 
 def test_a_split_interrupted_after_its_children_says_to_run_it_again_which_adds_nothing_twice(plan, run):
-    import ghstate.services.tasks as tasks
+    from ghstate.local.store import LocalStore
 
-    with after_then_ctrl_c(tasks, "_make"):
+    with pytest.MonkeyPatch.context() as patch:  # the children made, then Ctrl-C as the parent is written
+        patch.setattr(LocalStore, "update", ctrl_c)
         line = interrupted(run("split", "1", "--store", "local", code=None))
-    assert line == ("Error: interrupted; 'ghstate split 1' stopped before it finished: run it again, it makes only "
-                    "the children and links that are missing")
+    assert line == ("Error: interrupted; the write to local #1 was not made; 'ghstate split 1' made local #2, local #3 "
+                    "and stopped before it finished: run it again, it makes only the children and links that are "
+                    "missing")
     assert sorted(p.name for p in plan.glob("*.md")) == ["1.md", "2.md", "3.md"]  # the children were made
     run("split", "1", "--store", "local")
     assert sorted(p.name for p in plan.glob("*.md")) == ["1.md", "2.md", "3.md"]

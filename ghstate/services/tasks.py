@@ -102,6 +102,10 @@ def run_split(app: App, request: SplitRequest) -> SplitOutcome:
             return writer.prepare_create(_child_spec(app, cp, index, request.issue, after, tree))
 
         numbers, later = _make(app, tasks, plan, prepare, request.issue)
+        if numbers:
+            made = ", ".join(app.label(n) for n in sorted(numbers.values()))
+            interrupt.note(f"'ghstate split {request.issue}' made {made} and stopped before it finished: run it "
+                           "again, it makes only the children and links that are missing")
         every = {**plan.children, **numbers}
         links = tuple((cp.phases[i].name, n) for i, n in sorted(every.items()) if linked_child(cp.phases[i].name) != n)
         done.update(plan=plan, numbers=numbers, later=later, every=every, cp=cp,
