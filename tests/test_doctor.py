@@ -109,3 +109,13 @@ def test_the_store_folder_is_tried_not_inferred(repo, run, monkeypatch, tmp_path
 def test_issue_without_github_is_a_usage_error(repo, run):
     result = run("doctor", "--issue", "3", code=2)
     assert result.stderr.endswith("\nError: --issue reads an issue's edit history on GitHub: give it with --github\n")
+
+
+def test_github_that_cannot_be_reached_is_a_failed_row_in_json_too(repo, run, monkeypatch):
+    for name in ("GH_TOKEN", "GITHUB_TOKEN", "GITHUB_REPOSITORY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GH_TOKEN", TOKEN)
+    result = run("doctor", "--github", "--json", code=1)
+    github = [r for r in json.loads(result.stdout) if r["check"] == "GitHub"]
+    assert len(github) == 1 and github[0]["ok"] is False and "repository" in github[0]["detail"]
+    assert result.stderr.splitlines()[-1].startswith("Error: ") and "GitHub" in result.stderr.splitlines()[-1]

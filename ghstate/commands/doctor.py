@@ -68,7 +68,10 @@ def _github_rows(issue: int | None) -> list:
     from ghstate.github.tasks import claim_probes
     from ghstate.services.doctor import Row
 
-    app = make_app(store="github")
-    api = app.github().api
-    probes = issue_probe(api, issue) if issue is not None else [*history_probes(api), *claim_probes(api)]
+    try:
+        app = make_app(store="github")
+        api = app.github().api
+        probes = issue_probe(api, issue) if issue is not None else [*history_probes(api), *claim_probes(api)]
+    except GhstateError as exc:  # no token, no repository, GitHub unreachable: a failed row like the others
+        return [Row("GitHub", False, " ".join(str(exc).split()))]
     return [Row(p.name, p.ok, p.detail) for p in probes]
