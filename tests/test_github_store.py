@@ -1351,3 +1351,24 @@ def test_a_graphql_timeout_is_retried_and_a_write_it_hid_is_not_made_twice(gh, r
                                     "(Something went wrong while executing your query. This may be the result of "
                                     "a timeout"), result.stderr
     assert "after 5 attempts" in result.stderr
+
+
+def test_an_issue_url_names_the_repository_it_is_in(gh, run, monkeypatch):
+    """As for ``gh``: the URL's repository is read, whatever GITHUB_REPOSITORY or the origin say; --repo
+    naming another is a usage error; the local store refuses a URL (its numbers are its own)."""
+    existing(gh)
+    monkeypatch.delenv("GITHUB_REPOSITORY")
+    shown = run("show", "https://github.com/octo/hello/issues/7", "--json").stdout
+    assert json.loads(shown)["issue"] == 7
+    monkeypatch.setenv("GITHUB_REPOSITORY", "octo/hello")
+    gh.calls.clear()
+    elsewhere = run("show", "https://github.com/other/thing/issues/7", code=1)
+    assert elsewhere.stderr.startswith("Error: no issue #7 in other/thing, or the token cannot see it")
+    assert [(c[2]["variables"]["owner"], c[2]["variables"]["name"]) for c in gh.calls] == [("other", "thing")]
+    conflict = run("show", "https://github.com/other/thing/issues/7", "-R", "octo/hello", code=2)
+    assert conflict.stderr.endswith("\nError: https://github.com/other/thing/issues/7 is an issue of other/thing, "
+                                    "but --repo says octo/hello\n")
+    local = run("show", "https://github.com/octo/hello/issues/7", "--store", "local", code=2)
+    assert local.stderr.endswith("\nError: https://github.com/octo/hello/issues/7 is an issue of octo/hello on "
+                                 "GitHub, and this command uses the local store, whose checkpoints have numbers of "
+                                 "their own: give the number\n")

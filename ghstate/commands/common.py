@@ -48,11 +48,17 @@ class IssueRef(click.ParamType):
         if isinstance(value, int):
             return value
         text = str(value).strip()
-        m = re.fullmatch(r"#?([1-9][0-9]{0,9})", text) or re.fullmatch(
-            r"https?://[^/]+/[\w.-]+/[\w.-]+/issues/([1-9][0-9]{0,9})/?(?:#.*)?", text)
-        if not m:
+        m = re.fullmatch(r"#?([1-9][0-9]{0,9})", text)
+        url = re.fullmatch(r"https?://[^/]+/([\w.-]+/[\w.-]+)/issues/([1-9][0-9]{0,9})/?(?:#.*)?", text)
+        if not (m or url):
             self.fail(f"{value!r} is not an issue number (24, #24 or an issue URL)", param, ctx)
-        return int(m.group(1))
+        if m:
+            return int(m.group(1))
+        assert url is not None
+        if ctx is not None:  # the repository the URL names is the one to read (make_app)
+            named = ctx.meta.setdefault("issue_repos", {})
+            named[url.group(1)] = text
+        return int(url.group(2))
 
 
 ISSUE = IssueRef()
@@ -64,11 +70,32 @@ def make_app(*, need_token: bool = True, github: dict[str, Any] | None = None, *
     ctx = click.get_current_context()
     options = dict(ctx.meta.get("store_options", {}))
     options.update(overrides)
+    named = _repository_of_urls(ctx, options.get("repo"))
+    if named:
+        options["repo"] = named
     app = build_app(repo=options.get("repo"), store=options.get("store"), need_token=need_token,
                     agent=options.get("agent"), role=options.get("role"), session=options.get("session"),
                     project=options.get("project"), github=github)
     ctx.call_on_close(app.flush_notices)
+    if named and not app.store.remote:
+        raise click.UsageError(f"{ctx.meta['issue_repos'][named]} is an issue of {named} on GitHub, and this command "
+                               "uses the local store, whose checkpoints have numbers of their own: give the number")
     return app
+
+
+def _repository_of_urls(ctx: click.Context, repo: str | None) -> str | None:
+    """The repository the command's issue URLs name (an issue URL says which repository, as for ``gh``); a
+    usage error when they name two, or another than ``--repo``."""
+    named = ctx.meta.get("issue_repos", {})
+    if len(named) > 1:
+        raise click.UsageError(f"the issue URLs name {len(named)} repositories ({', '.join(named)}); give issues of "
+                               "one")
+    if not named:
+        return None
+    (only,) = named
+    if repo and repo.lower() != only.lower():
+        raise click.UsageError(f"{named[only]} is an issue of {only}, but --repo says {repo}")
+    return only
 
 
 @contextlib.contextmanager
