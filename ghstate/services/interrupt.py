@@ -70,18 +70,20 @@ def landed(store: Store, number: int, revision: int) -> None:
 
 def line() -> str:
     """The one line for an interruption now: whether the write landed (and its revision) or was not made,
-    then what the command's own note says (a task command stopped between its steps)."""
-    written = _written()
+    then what the command's own note says (a task command stopped between its steps, which may have
+    written before: then the journal's "nothing was written" is not said)."""
+    said, nothing = _written()
     note = _state["note"]
-    if written is None:
+    if said is None:
         return f"interrupted; {note or 'nothing was written'}"
-    if not note:
-        return written
-    return f"{written.removesuffix(': nothing was written')}; {note}"  # the command may have written before
+    if note:
+        return f"{said}; {note}"
+    return f"{said}: nothing was written" if nothing else said
 
 
-def _written() -> str | None:
-    """What the writer's journal says: the write under way or the last one landed; None when neither."""
+def _written() -> tuple[str | None, bool]:
+    """What the writer's journal says (the write under way or the last one landed; None when neither), and
+    whether it knows that nothing was written."""
     attempt = _state["attempt"]
     before = _state["landed"]
     assert attempt is None or isinstance(attempt, _Attempt)
@@ -92,13 +94,13 @@ def _written() -> str | None:
         except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - asked once, never a traceback
             why = "interrupted again" if isinstance(exc, KeyboardInterrupt) else " ".join(str(exc).split())
             return (f"interrupted while writing {attempt.label} (revision {attempt.revision}); whether it landed "
-                    f"could not be checked ({why}): 'ghstate list' and 'ghstate resume' show what is there")
+                    f"could not be checked ({why}): 'ghstate list' and 'ghstate resume' show what is there"), False
         if where is not None:
-            return f"interrupted; the write landed: {where} is at revision {attempt.revision}"
+            return f"interrupted; the write landed: {where} is at revision {attempt.revision}", False
         if before is None:
-            return f"interrupted; the write to {attempt.label} was not made: nothing was written"
+            return f"interrupted; the write to {attempt.label} was not made", True
         return (f"interrupted; {before[0]} revision {before[1]} landed, and the write to {attempt.label} after "
-                "it was not made")
+                "it was not made"), False
     if before is not None:
-        return f"interrupted after the write landed: {before[0]} is at revision {before[1]}"
-    return None
+        return f"interrupted after the write landed: {before[0]} is at revision {before[1]}", False
+    return None, False
