@@ -237,3 +237,21 @@ def trickle_port():
     yield server.getsockname()[1]
     stop.set()
     server.close()
+
+
+FAKE_TOKEN = "ghp_" + "T0k3n" * 8  # a token of GitHub's shape, for the fake GitHub only
+
+
+@pytest.fixture
+def gh(isolated, repo, monkeypatch):
+    """The fake GitHub (``github_fake``) as ``octo/hello``, reached with ``FAKE_TOKEN``; its waits are not
+    waited, and every request it took must be one GitHub's API description allows. Modules that need a
+    different GitHub (a clock of its own, projects, task variants) define their own ``gh``."""
+    from github_fake import FakeGitHub
+
+    monkeypatch.setenv("GH_TOKEN", FAKE_TOKEN)
+    monkeypatch.setenv("GITHUB_REPOSITORY", "octo/hello")
+    monkeypatch.setattr("ghstate.github.transport._sleep", lambda seconds: None)
+    fake = FakeGitHub(isolated)
+    yield fake
+    assert fake.problems() == [], "requests that GitHub's API description does not allow"

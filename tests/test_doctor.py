@@ -6,20 +6,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
-from github_fake import FakeGitHub
+from conftest import FAKE_TOKEN
 
-TOKEN = "ghp_" + "D0ct0r" * 6
-
-
-@pytest.fixture
-def gh(isolated, repo, monkeypatch):
-    monkeypatch.setenv("GH_TOKEN", TOKEN)
-    monkeypatch.setenv("GITHUB_REPOSITORY", "octo/hello")
-    monkeypatch.setattr("ghstate.github.transport._sleep", lambda seconds: None)
-    fake = FakeGitHub(isolated)
-    yield fake
-    assert fake.problems() == [], "requests that GitHub's API description does not allow"
+TOKEN = FAKE_TOKEN  # the conftest's gh fixture reaches the fake with it
 
 
 def rows(result) -> dict[str, dict]:

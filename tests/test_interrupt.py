@@ -14,13 +14,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE
-from github_fake import FakeGitHub
+from conftest import FAKE_TOKEN, SAMPLE
 
 from ghstate.core.parse import parse
 
 ROOT = Path(__file__).resolve().parents[1]
-TOKEN = "ghp_" + "T0k3n" * 8
+TOKEN = FAKE_TOKEN  # the conftest's gh fixture reaches the fake with it
 
 
 def ctrl_c(*args, **kwargs):
@@ -133,16 +132,6 @@ def test_a_read_interrupted_wrote_nothing(local, run, monkeypatch):
 
 
 # --------------------------------------------------------------------------------- the fake GitHub
-
-
-@pytest.fixture
-def gh(isolated, repo, monkeypatch):
-    monkeypatch.setenv("GH_TOKEN", TOKEN)
-    monkeypatch.setenv("GITHUB_REPOSITORY", "octo/hello")
-    monkeypatch.setattr("ghstate.github.transport._sleep", lambda seconds: None)
-    fake = FakeGitHub(isolated)
-    yield fake
-    assert fake.problems() == [], "requests that GitHub's API description does not allow"
 
 
 @pytest.fixture

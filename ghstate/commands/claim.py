@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import click
 
-from ghstate.commands.common import ISSUE, make_app, store_options, usage_errors
+from ghstate.commands.common import ISSUE, App, make_app, store_options, usage_errors
 from ghstate.core.claims import DEFAULT_LEASE
 from ghstate.services.claims import ClaimRequest, DoneRequest, Outcome, ReleaseRequest, run_claim, run_done, run_release
 
@@ -14,7 +17,11 @@ LEASE = click.option("--lease", default=DEFAULT_LEASE, show_default=True, metava
 SESSION = click.option("--session", metavar="ID", help="The agent's runtime session (default: GHSTATE_SESSION).")
 
 
-def _print(outcome: Outcome) -> None:
+def _run(runner: Callable[[App, Any], Outcome], app: App, request: Any) -> None:
+    """The service's answer to ``request``, printed; a request it refuses as one that cannot be meant is a
+    usage error (the service checks it before anything is read)."""
+    with usage_errors():
+        outcome = runner(app, request)
     for warning in outcome.warnings:
         click.echo(f"Warning: {warning}", err=True)
     for line in outcome.out:
@@ -46,9 +53,7 @@ def claim(child: int | None, parent: int | None, agent: str | None, lease: str, 
     app = make_app(agent=agent, session=session)
     request = ClaimRequest(child=child, next=parent, agent=app.settings.agent, lease=lease,
                            session=app.settings.session)
-    with usage_errors():
-        request.check()
-    _print(run_claim(app, request))
+    _run(run_claim, app, request)
 
 
 @click.command()
@@ -65,9 +70,7 @@ def release(child: int, agent: str | None, force: bool) -> None:
     """
     app = make_app(agent=agent)
     request = ReleaseRequest(child=child, agent=app.settings.agent, force=force)
-    with usage_errors():
-        request.check()
-    _print(run_release(app, request))
+    _run(run_release, app, request)
 
 
 @click.command()
@@ -89,6 +92,4 @@ def done(child: int, agent: str | None, claim_next: bool, lease: str, session: s
     app = make_app(agent=agent, session=session)
     request = DoneRequest(child=child, agent=app.settings.agent, claim_next=claim_next, lease=lease,
                           session=app.settings.session)
-    with usage_errors():
-        request.check()
-    _print(run_done(app, request))
+    _run(run_done, app, request)
