@@ -19,10 +19,7 @@ def render_update(cp: Checkpoint, previous: str, env=ENV) -> str:
 
 
 def with_marker(body: str) -> str:
-    """``body`` as ghstate writes it: with its hidden marker, saying it holds nothing of a write log yet
-    (a store that keeps no versions of a body reads a body without the marker as a person's text that
-    holds all of its log; a checkpoint ghstate made always has the marker)."""
-    from ghstate.core.marker import LogState
+    """``body`` as ghstate writes it: with its hidden marker (at revision 1, as a new checkpoint is)."""
     from ghstate.core.parse import parse
 
-    return render_body(parse(body).checkpoint.with_meta(log=LogState()))
+    return render_body(parse(body).checkpoint.with_meta(revision=1))

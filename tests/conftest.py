@@ -101,9 +101,7 @@ class Clock:
     window (``ghstate.local.seen._now``: a hook fired twice is a repeat however slowly the machine runs
     the test), the pacing of writes to GitHub (``ghstate.local.pace._now``: two writes are in one instant,
     the second waits its whole turn, recorded) and the leases of claimed tasks (``App.clock``: a claim
-    made in a test is live to its end).
-    The GitHub store's settle window, in which a write may still be merged with its editor's next save,
-    does not close during a test either: no test waits 120 s for it, and a slow machine must not."""
+    made in a test is live to its end)."""
 
     def __init__(self, now: float) -> None:
         self.now = now
@@ -124,7 +122,6 @@ def clock(monkeypatch) -> Clock:
     monkeypatch.setattr("ghstate.local.seen._now", stopped)
     monkeypatch.setattr("ghstate.local.pace._now", stopped)
     monkeypatch.setattr("ghstate.services.app.utc_now", stopped.utc)
-    monkeypatch.setattr("ghstate.github.store.SETTLE_SECONDS", float("inf"))
     return stopped
 
 

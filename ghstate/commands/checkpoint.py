@@ -34,7 +34,7 @@ from ghstate.services.inputs import read_input
 @click.option("--dry-run", is_flag=True, help="Print the body that would be written; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the written state as JSON (with --dry-run: the state "
               "that would be written).")
-@click.option("--no-log", is_flag=True, help="Do not log this revision (a concurrent writer may then overwrite it).")
+@click.option("--no-log", is_flag=True, hidden=True, help="No effect: every write is on the checkpoint's chain.")
 @click.option("--force", is_flag=True, help="Let the --file sections replace the current ones, unmerged.")
 @click.option("--allow-empty", is_flag=True,
               help="Make a new checkpoint even with neither a goal, phases nor a resume instruction.")
@@ -51,7 +51,7 @@ def checkpoint(issue: int | None, body: str | None, agent: str | None, role: str
       ghstate checkpoint --done "Phase 2" --decision "keep the v1 API" --resume-at "Start Phase 3"
       ghstate show 24 --json | jq '.goal = "…"' | ghstate checkpoint 24 --file -
     """
-    request = CheckpointRequest(issue=issue, body="" if body is not None else None, log=not no_log, **fields)
+    request = CheckpointRequest(issue=issue, body="" if body is not None else None, **fields)
     with usage_errors():
         request.check()
         check_values({"agent": agent, "role": role, "session": session})

@@ -171,7 +171,7 @@ def pre_compact(host: str) -> None:
                               event=f"pre-compact:{trigger}" if trigger else "pre-compact",
                               transcript=transcript or "")
         tree = app.tree()
-        spec = WriteSpec(Intent(), tree=tree, execution=execution, event="pre-compact", create=False, log=False,
+        spec = WriteSpec(Intent(), tree=tree, execution=execution, event="pre-compact", create=False,
                          record_tree=False)
         from ghstate.errors import NotFound
         from ghstate.local import seen

@@ -69,8 +69,12 @@ def log(issue: int | None, as_json: bool) -> None:
       ghstate log 24
     """
     app = make_app()
-    stored, _ = app.find(issue)
+    stored, cp = app.find(issue)
     revisions = app.store.revisions(stored.number)
+    if not revisions:  # no chain yet: what the body records
+        from ghstate.core.chain import prior_entries
+
+        revisions = [e.revision for e in prior_entries(cp)]
     if as_json:
         emit_json([r.as_dict() for r in revisions])
         return

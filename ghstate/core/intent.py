@@ -1,10 +1,9 @@
-"""What a write asks for, as data: the one change type that is applied, logged and kept.
+"""What a write asks for, as data: the one change type that is applied and kept.
 
-An ``Intent`` is applied to the checkpoint as it is *now*, never to the one a writer happened to read:
-that is how concurrent writers, a person's web edit and a write kept for ``push`` all compose. The same
-frozen value travels in three places: the write itself, the intent log (the hidden data of each revision
-comment, replayed by readers when the body does not reflect it yet) and a pending write kept while
-GitHub is unreachable. ``to_data``/``from_data`` are its one serialisation.
+An ``Intent`` is applied to the checkpoint at the head of its chain *now*, never to the one a writer
+happened to read: a writer that loses its race to another applies it again on the new head, and that is
+how concurrent writers compose. The same frozen value is a pending write kept while GitHub is
+unreachable, rebased by ``push``. ``to_data``/``from_data`` are its one serialisation.
 
 Pure: no I/O, no templates. CI's verification arrives already rendered (text and data).
 """
@@ -301,12 +300,12 @@ class WriteSpec:
     """One write, whole: what it changes (``intent``), where (``number`` None: the branch's open
     checkpoint when ``lookup``, else a new one when ``create``), and what it records of who and where
     it was made. ``record_tree`` False (CI, hooks, reviewers): keep the branch, commit and dirty files
-    that drift compares with. ``log`` False: no log entry (a concurrent writer can then overwrite it).
-    ``labels``: the labels to keep in step with CI's result.
+    that drift compares with. ``labels``: the labels to keep in step with CI's result.
 
-    A write GitHub cannot take is kept as this value (``to_data``) and replayed by ``push`` as it was
-    made: nothing it would have recorded is lost on the way. Only an intent given as data can be kept;
-    one made from the checkpoint as read (CI's result) is a function, and is never kept."""
+    A write GitHub cannot take is kept as this value (``to_data``), with the head it was made on, and
+    rebased by ``push`` onto the head then: nothing it would have recorded is lost on the way. Only an
+    intent given as data can be kept; one made from the checkpoint as read (CI's result) is a function,
+    and is never kept."""
 
     intent: Intent | Callable[[Checkpoint], Intent]
     number: int | None = None
@@ -319,12 +318,12 @@ class WriteSpec:
     lookup: bool = True
     record_tree: bool = True
     dry_run: bool = False
-    log: bool = True
     allow_secrets: bool = False
     new_id: str = ""  # the marker id a new checkpoint gets (a replayed create keeps the lost one's)
     labels: LabelRule | None = None
-    write_id: str = ""  # the id its log entry carries (a kept write keeps it: ``push`` finds it if it landed)
-    made_at: str = ""  # when it was made (a kept write's fields lose to what a later write set)
+    write_id: str = ""  # the id its chain entry carries (a kept write keeps it: ``push`` finds it if it landed)
+    made_at: str = ""  # when it was made
+    base: str = ""  # the head of the chain it was made on (a kept write is rebased from it by ``push``)
 
     def to_data(self) -> dict[str, Any]:
         if not isinstance(self.intent, Intent):
@@ -335,9 +334,9 @@ class WriteSpec:
             "fingerprints": dict(self.fingerprints),
             "execution": self.execution.to_data() if self.execution else None, "event": self.event,
             "title": self.title, "create": self.create, "lookup": self.lookup, "record_tree": self.record_tree,
-            "log": self.log, "allow_secrets": self.allow_secrets, "new_id": self.new_id,
+            "allow_secrets": self.allow_secrets, "new_id": self.new_id,
             "labels": list(self.labels) if self.labels else None,
-            "write_id": self.write_id, "made_at": self.made_at,
+            "write_id": self.write_id, "made_at": self.made_at, "base": self.base,
         }
 
     @classmethod
@@ -360,9 +359,9 @@ class WriteSpec:
             event=text(data.get("event")) or "checkpoint",
             title=data["title"] if isinstance(data.get("title"), str) and data["title"] else None,
             create=data.get("create", True) is not False, lookup=data.get("lookup", True) is not False,
-            record_tree=data.get("record_tree", True) is not False, log=data.get("log", True) is not False,
+            record_tree=data.get("record_tree", True) is not False,
             allow_secrets=data.get("allow_secrets") is True, new_id=text(data.get("new_id")),
             labels=LabelRule(*labels) if isinstance(labels, list) and len(labels) == 2
             and all(isinstance(x, str) for x in labels) else None,
-            write_id=text(data.get("write_id")), made_at=text(data.get("made_at")),
+            write_id=text(data.get("write_id")), made_at=text(data.get("made_at")), base=text(data.get("base")),
         )

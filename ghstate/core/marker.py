@@ -13,6 +13,7 @@ Pure: no I/O.
 """
 
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -34,6 +35,9 @@ ENTRY = "entry"
 TASK = "task"  # a child checkpoint's place in its parent's plan (see ghstate.core.tasks)
 KNOWN = (REVISION, ID, TITLE, BRANCH, COMMIT, DIRTY, CREATED, UPDATED, EXECUTIONS, VERIFICATION, DIGESTS,
          HISTORY, PROVENANCE, LOG, FINGERPRINTS, TASK, ENTRY)
+
+# The marker's line in a body: its JSON object is group 1.
+MARKER_LINE = re.compile(r"^[ ]{0,3}<!--\s*ghstate:v1\s+(\{.*?\})\s*-->[ \t]*(?=\r?$)", re.MULTILINE)
 
 HISTORY_DEPTH = 5  # revisions whose digests are kept besides the last
 MAX_APPLIED = 20  # ids of replayed writes a body lists (see LogState)

@@ -2,7 +2,9 @@
 
 Lists and phases are united (an item or a tick on either side stays); a text one side replaces is kept
 beside it as "… (concurrent edit)", so that no word is lost. (Concurrent *writers* need no merge: each
-write is an intent, applied to the checkpoint as it is; see ``writer`` and ``writelog``.)
+write is an intent, applied to the checkpoint at the head of its chain; see ``writer`` and ``chain``.)
+A person's edit of the body is merged onto the chain's head three-way (``merge3``), against the commit
+whose page they edited.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
-from ghstate.core.model import HEADINGS, LIST_SECTIONS, Checkpoint, Extra, Phase
+from ghstate.core.model import HEADINGS, LIST_SECTIONS, Checkpoint, Extra, Phase, Step
 
 T = TypeVar("T")
 
@@ -92,3 +94,57 @@ def merge_unknown_base(key: str, ours: Checkpoint, theirs: Checkpoint) -> tuple[
         return tuple(merge_sequence(None, a, b, key=lambda p: _norm(p.name), merge_item=phase)), []
     heading = "Title" if key == "title" else HEADINGS[key]
     return a, ([Extra(f"{heading} (concurrent edit)", b, 2, None if key == "title" else key)] if b else [])
+
+
+def merge3(base: Checkpoint, ours: Checkpoint, theirs: Checkpoint) -> tuple[Checkpoint, list[str]]:
+    """A person's edit (``theirs``, made from the page of ``base``) merged onto ``ours`` (the head): what
+    only one side changed since ``base`` is that side's; lists, phases, steps and unknown sections are
+    merged item by item (either side's additions stay, an item one side deleted and the other left as it
+    was goes); a text both changed to different values is theirs (a person's edit stands) with ours kept
+    beside it as "… (concurrent edit)". Machine data (the marker, executions) and the title are ours.
+    Returns the checkpoint and the sections both sides changed."""
+    conflicts: list[str] = []
+    beside: list[Extra] = []
+
+    def text(key: str, b: str, o: str, t: str) -> str:
+        if t == b or o == t:
+            return o
+        if o == b:
+            return t
+        conflicts.append(HEADINGS.get(key, key))
+        if o:
+            beside.append(Extra(f"{HEADINGS.get(key, 'Section')} (concurrent edit)", o, 2, key if key in HEADINGS
+                                else None))
+        return t
+
+    def step(b: Step | None, o: Step, t: Step) -> Step:
+        done = t.done if b is not None and t.done != b.done else o.done if b is not None else (o.done or t.done)
+        return o._replace(done=done)
+
+    def phase(b: Phase | None, o: Phase, t: Phase) -> Phase:
+        done = t.done if b is not None and t.done != b.done else o.done if b is not None else (o.done or t.done)
+        steps = merge_sequence(b.steps if b else None, o.steps, t.steps, key=lambda s: _norm(s.text), merge_item=step)
+        detail = text("phases", b.detail if b else "", o.detail, t.detail) if b else (
+            o.detail if t.detail in o.detail else f"{o.detail}\n\n{t.detail}".strip())
+        return Phase(o.name, done, tuple(steps), detail)
+
+    def extra(b: Extra | None, o: Extra, t: Extra) -> Extra:
+        if b is None:
+            return o if o.body == t.body else o._replace(body=f"{o.body}\n\n{t.body}".strip())
+        return o._replace(body=text(o.heading or "preamble", b.body, o.body, t.body), level=t.level)
+
+    changes: dict[str, Any] = {}
+    for key in ("goal", "resume"):
+        changes[key] = text(key, getattr(base, key), getattr(ours, key), getattr(theirs, key))
+    verification = text("verification", base.verification, ours.verification, theirs.verification)
+    changes["verification"] = verification
+    changes["verification_data"] = ours.verification_data if verification == ours.verification \
+        else theirs.verification_data
+    for key in LIST_SECTIONS:
+        changes[key] = tuple(merge_sequence(getattr(base, key), getattr(ours, key), getattr(theirs, key), key=_norm))
+    changes["phases"] = tuple(merge_sequence(base.phases, ours.phases, theirs.phases, key=lambda p: _norm(p.name),
+                                             merge_item=phase))
+    extras = merge_sequence(base.extra, ours.extra, theirs.extra, key=lambda e: (e.heading, e.after),
+                            merge_item=extra)
+    changes["extra"] = (*extras, *beside)
+    return ours._replace(**changes), list(dict.fromkeys(conflicts))

@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from ghstate.core import marker as marker_record
+from ghstate.core.marker import MARKER_LINE
 from ghstate.core.markup import (
     CHECKBOX,
     CODE_INDENT,
@@ -373,7 +374,6 @@ __all__ = ["Finding", "ParseError", "Parsed", "Span", "clean_text", "parse", "LI
 
 
 # A whole line holding the hidden marker, in any body (CRLF too: the \r is left to the line's ending).
-MARKER_LINE = re.compile(r"^[ ]{0,3}<!--\s*ghstate:v1\s+(\{.*?\})\s*-->[ \t]*(?=\r?$)", re.MULTILINE)
 
 
 def _quick_marker(body: str) -> dict[str, Any] | None:

@@ -1,63 +1,54 @@
-"""The GitHub store: checkpoint issues, their write log and comments, through GitHub's transport
+"""The GitHub store: checkpoint issues and their chains of writes, through GitHub's transport
 (``ghstate.github.transport``, the only module that speaks to PyGithub).
 
-Request budget (asserted in the tests): resume 1, create 2, update 3, a write that changes nothing 1.
-The write log is the body's own edit history (``ghstate.github.history``): each version's marker carries
-the entry of the write that saved it, and only versions saved by trusted editors count. Checkpoints
-written by an older ghstate (the write log in revision comments) are still read from their comments.
+Each checkpoint's writes are commits on ``refs/ghstate/checkpoints/N`` (``ghstate.core.chain``), moved only
+with ``updateRefs`` naming the head the writer read (``beforeOid``): GitHub compares it atomically, so of
+any number of writers that read one head exactly one moves the ref. The issue body is the head's mirror.
+
+Requests (asserted in the tests): a read 1 (the issue with its head, ``Checkpoint``); a write 2 after its
+read (the commit over REST, then ``AppendCheckpoint``: the ref moved and the body written in one
+request, whose answer holds the newest versions of the body and the head now); a new checkpoint 1 (its
+chain starts at its first write). A chain's first commit names a tree that may need writing once per
+repository (+1).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ghstate.config import Policy, Settings
-from ghstate.core.marker import LogState
+from ghstate.core.chain import TREE_FILES, Head, Link, embed, headline_write, ref_name, split, tree_id
 from ghstate.core.model import Revision, github_time
-from ghstate.core.writelog import DELETED, LogEntry
 from ghstate.errors import NotFound, RemoteError
-from ghstate.github import history
 from ghstate.github.transport import TIMEOUT, GitHubAPI, GraphQLFailure, GraphQLNotFound, checking
-from ghstate.store import Changed, Memory, Note, Partial, Stored, StoreKind
+from ghstate.store import Appended, Note, Partial, Saved, Stored, StoreKind, Unprotected
 
-LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+(\{.*?\})\s*-->", re.DOTALL)
 PROMPT_MARKER = "<!-- ghstate:prompt -->"
 CI_MARKER = "<!-- ghstate:ci -->"  # the comment of a CI result a person should act on
 NOTICE_MARKER = "<!-- ghstate:notice -->"  # a comment ghstate posts for people to look at (a kept concurrent edit)
+LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+\{")  # the revision comments of an older ghstate (never shown as notes)
 MAX_PAGES = 10  # open checkpoints looked through for a branch: 1,000 is more than any repository keeps
-LOG_PAGES = 3  # kept for the protocol's signature; GraphQL reads the newest 100 comments at once
-SETTLE_SECONDS = 120  # after a write, how long a save by its editor could still be merged with it
-MISSING_AFTER = 2_000_000  # a reported write the history lost is replayed after every position of the log
 PAST_LISTINGS = 5  # issue numbers read after the newest listed one, when a lost create is looked for
-HISTORY_READS = 3  # reads of an edit history that did not hold still before it is said
-RECENT_EDITS = 20  # versions of a body of the comment log read for writes an older page's save dropped
-EDITS_AFTER_COMMENTS = 1_000_000  # edit-log positions come after every comment-log position
-EDITS = 10  # newest versions of the body read with a checkpoint: a write lacking more is read further
-COMMENTS = 20  # newest comments read with a checkpoint (what people said since; an older ghstate's log)
+EDITS = 3  # newest versions of a body a write's answer holds: its own, and the one it wrote over
+HISTORY_READS = 3  # reads of an edit history that does not show a write yet (an index behind its body)
+COMMENTS = 20  # newest comments read with a checkpoint (what people said since)
 LIST_COMMENTS = 5  # newest comments read with each open checkpoint of a listing
-ACTIONS_BOT = "github-actions[bot]"  # ghstate ci's comments come from it; only GitHub can post as it
-
-
-def read_log_marker(text: str) -> dict[str, Any] | None:
-    match = LOG_MARKER.search(text or "")
-    if not match:
-        return None
-    try:
-        data = json.loads(match.group(1))
-    except (ValueError, RecursionError):  # not ours, or built to break a reader
-        return None
-    return data if isinstance(data, dict) else None
+LOG_COMMITS = 100  # commits `ghstate log` reads
+HOLDS_COMMITS = 100  # commits looked through for a write whose answer was lost
+ZERO = "0" * 40
+DENIED = (403, 404)  # what GitHub answers a token without Contents: write that writes Git objects
+CONTENTS_NEEDED = ("the token lacks Contents: write on {repo} (a fine-grained token or GitHub App needs "
+                   "Contents: read and write beside Issues; a classic token the 'repo' scope; in Actions, "
+                   "'permissions: contents: write')")
 
 
 class GitHubStore:
     kind: StoreKind = "github"
     remote = True
-    log_via = "edits"  # the write log is the body's own edit history (ghstate.github.history)
 
     def __init__(self, api: GitHubAPI, policy: Policy) -> None:
         self.api = api
@@ -65,14 +56,15 @@ class GitHubStore:
         self.policy = policy
         self._nodes: dict[int, dict[str, Any]] = {}  # the last GraphQL answer for each issue read
         self._label_ids: dict[str, str] = {}  # label name -> node id, for updateIssue's labelIds
+        self._repository_id = ""
+        self._tree = ""  # the tree chain commits name in this repository, once known to exist
         self.notices: list[str] = []  # problems after a write landed: warnings, not failures
-        self.memory: Memory | None = None  # the writes this machine reported, until a read finds them
-        self.clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
+        self.unprotected = ""  # why the chain cannot be written here ("" while it can, or it is not known)
         # Waits for a write's turn among this machine's writes to GitHub (``ghstate.local.pace``); None: none
-        self.before_write: Callable[[], float] | None = None
+        self.before_write: Callable[[int], float] | None = None
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
-        """Nothing to hold: GitHub has no lock; the write log keeps concurrent writers' changes."""
+        """Nothing to hold: GitHub's compare-and-swap on the chain's ref keeps concurrent writers apart."""
         return contextlib.nullcontext()
 
     @classmethod
@@ -85,23 +77,25 @@ class GitHubStore:
         """One GraphQL request through the transport (``ghstate.github.transport.GitHubAPI.graphql``)."""
         return self.api.graphql(name, variables, **kwargs)
 
-    # ----------------------------------------------------------------------------- helpers
-
     def _variables(self, **more: Any) -> dict[str, Any]:
         owner, _, name = self.repo_name.partition("/")
-        return {"owner": owner, "name": name, "labels": self.policy.label, **more}
+        return {"owner": owner, "name": name, **more}
 
-    def _from_node(self, node: dict[str, Any]) -> Stored:
-        """A checkpoint as GraphQL answers it; the body without its log line (a reader's body)."""
-        body, _ = history.split(node.get("body") or "")
-        edits = node.get("userContentEdits") or {}
+    def _pace(self, requests: int = 1) -> None:
+        if self.before_write is not None:
+            self.before_write(requests)
+
+    # ----------------------------------------------------------------------------- answers
+
+    def _from_node(self, node: dict[str, Any], head: Head | None = None, chained: bool = True) -> Stored:
+        """A checkpoint as GraphQL answers it; the body as it is (its marker may name the commit it mirrors)."""
         return Stored(
-            number=node["number"], title=node.get("title") or "", body=body, location=node.get("url") or "",
+            number=node["number"], title=node.get("title") or "", body=node.get("body") or "",
+            location=node.get("url") or "",
             labels=tuple(x["name"] for x in (node.get("labels") or {}).get("nodes") or ()),
             state=str(node.get("state") or "OPEN").lower(), version=node.get("updatedAt") or "",
-            comments=(node.get("comments") or {}).get("totalCount") or 0,
-            # the original version is the first entry of the log whether or not GitHub lists it yet
-            edits=(edits.get("totalCount") or 0) + (0 if node.get("includesCreatedEdit") else 1),
+            comments=(node.get("comments") or {}).get("totalCount") or 0, head=head, chained=chained,
+            editor=_login(node.get("editor")), edited_at=str(node.get("lastEditedAt") or ""),
         )
 
     def node(self, number: int) -> dict[str, Any] | None:
@@ -109,17 +103,13 @@ class GitHubStore:
         children and claims, ``ghstate.github.tasks``), or None."""
         return self._nodes.get(number)
 
-    def _fresh(self, number: int, edits: int) -> dict[str, Any]:
-        """The issue read again with its ``edits`` newest versions, kept as the last answer about it."""
-        node = self._read(number, edits=edits)
-        self._keep(node)
-        return node
-
-    def _keep(self, node: dict[str, Any]) -> Stored:
+    def _keep(self, node: dict[str, Any], head: Head | None = None, chained: bool = True) -> Stored:
         self._nodes[node["number"]] = node
         for label in (node.get("labels") or {}).get("nodes") or ():
             self._label_ids[label["name"]] = label["id"]
-        return self._from_node(node)
+        repository = node.get("repository") or {}
+        self._repository_id = repository.get("id") or self._repository_id
+        return self._from_node(node, head, chained)
 
     def _issues_enabled(self, repository: dict[str, Any]) -> None:
         """A repository with its issues turned off has no checkpoint to read: said as such, not as "no issue"."""
@@ -131,15 +121,18 @@ class GitHubStore:
         for label in ((repository or {}).get("labels") or {}).get("nodes") or ():
             self._label_ids[label["name"]] = label["id"]
 
-    def _read(self, number: int, *, edits: int = EDITS, comments: int = COMMENTS) -> dict[str, Any]:
-        """One request: the issue with its newest edits and comments (query ``checkpoint``), and whether
-        the repository has issues at all."""
+    def _read(self, number: int) -> Stored:
+        """One request: the issue with its chain's head and newest comments (query ``Checkpoint``), and
+        whether the repository has issues at all. A head the token may not read leaves the issue good."""
         try:
-            data = self.graphql("checkpoint", self._variables(number=number, edits=edits, comments=comments),
-                                number=number, what=f"reading issue #{number} of {self.repo_name}")
+            answer = self.graphql("checkpoint", self._variables(number=number, comments=COMMENTS,
+                                                                labels=self.policy.label, ref=ref_name(number)),
+                                  number=number, what=f"reading issue #{number} of {self.repo_name}",
+                                  tolerate=("head",))
         except GraphQLNotFound as exc:  # with its issues turned off, none of them is found: say why
             self._issues_enabled((exc.data or {}).get("repository") or {})
             raise
+        data, chained = _tolerated(answer, self, f"the chain of #{number}")
         repository = data.get("repository") or {}
         self._issues_enabled(repository)
         node = repository.get("issue")
@@ -148,13 +141,13 @@ class GitHubStore:
         if node.get("__typename") == "PullRequest":
             raise NotFound(f"#{number} in {self.repo_name} is a pull request, not a checkpoint issue")
         self._keep_labels(repository)
-        return node
+        return self._keep(node, _head(repository.get("head")), chained)
 
     # ---------------------------------------------------------------------------- checkpoints
 
     def get(self, number: int) -> Stored:
         """The checkpoint with everything a reader needs, in one GraphQL request."""
-        return self._keep(self._read(number))
+        return self._read(number)
 
     def list_open(self) -> list[Stored]:
         found: list[Stored] = []
@@ -167,25 +160,87 @@ class GitHubStore:
 
     def iter_open(self) -> Iterator[Stored]:
         """Open checkpoints, most recently updated first, a page (100) per GraphQL request as they are
-        needed, at most MAX_PAGES pages. Each comes with its newest comments and how long its edit log
-        is, so that reading the one found needs no further request unless its body lacks a write."""
+        needed, at most MAX_PAGES pages. Each comes with its chain's head commit, when GitHub lists the
+        chains' refs (``with_head`` reads one's content, or a head the listing could not show)."""
         after: str | None = None
         for _ in range(MAX_PAGES):
-            data = self.graphql("open_checkpoints", self._variables(label=self.policy.label, after=after,
-                                                                     comments=LIST_COMMENTS),
-                                what=f"listing checkpoints of {self.repo_name}")
+            answer = self.graphql("open_checkpoints", self._variables(label=self.policy.label, after=after,
+                                                                      comments=LIST_COMMENTS,
+                                                                      labels=self.policy.label),
+                                  what=f"listing checkpoints of {self.repo_name}", tolerate=("heads",))
+            data, readable = _tolerated(answer, self, "the chains of the checkpoints")
             repository = data.get("repository") or {}
             self._issues_enabled(repository)
             self._keep_labels(repository)
+            heads_of = repository.get("heads") or {}
+            listed = readable and bool(heads_of.get("nodes")) and (heads_of.get("totalCount") or 0) <= 100
+            heads = {str(r.get("name")): _head({"target": r.get("target")}) for r in heads_of.get("nodes") or () if r}
             page = repository.get("issues") or {}
             for node in page.get("nodes") or ():
                 if node:
-                    yield self._keep(node)
+                    head = heads.get(str(node["number"]))
+                    # a chain the listing does not show may still be there: not known until it is read
+                    yield self._keep(node, head, chained=head is not None or listed)
             info = page.get("pageInfo") or {}
             if not info.get("hasNextPage"):
                 return
             after = info.get("endCursor")
         raise Partial(MAX_PAGES * 100)
+
+    def with_head(self, stored: Stored) -> Stored:
+        """``stored`` with its head's content: read (one request) when the listing that found it showed only
+        the head's commit, or could not show its chain at all."""
+        if stored.chained and (stored.head is None or stored.head.link is not None):
+            return stored
+        try:
+            answer = self.graphql("chain_head", self._variables(ref=ref_name(stored.number)),
+                                  what=f"reading the chain of #{stored.number}", tolerate=("head",))
+        except NotFound:
+            return stored._replace(head=None)
+        data, chained = _tolerated(answer, self, f"the chain of #{stored.number}")
+        return stored._replace(head=_head((data.get("repository") or {}).get("head")), chained=chained)
+
+    def link(self, stored: Stored, oid: str) -> Link | None:
+        """The commit ``oid`` (a person's page was made from it): one request; None when GitHub does not have
+        it (a commit that lost its race may be collected) or it is not a chain commit."""
+        if stored.head is not None and stored.head.oid == oid:
+            return stored.head.link
+        if not re.fullmatch(r"[0-9a-f]{40}", oid or ""):
+            return None
+        try:
+            data = self.graphql("chain_commit", self._variables(oid=oid), what=f"reading a commit of #{stored.number}")
+        except (NotFound, RemoteError):
+            return None
+        commit = (data.get("repository") or {}).get("commit") or {}
+        return Link.from_message(commit.get("message") or "")
+
+    def links(self, stored: Stored, count: int) -> list[tuple[str, Link]]:
+        """The newest ``count`` commits of the chain, newest first (one request)."""
+        out = []
+        for node in self._history(stored.number, count, messages=True):
+            link = Link.from_message(node.get("message") or "")
+            if link is not None:
+                out.append((str(node.get("oid") or ""), link))
+        return out
+
+    def holds(self, stored: Stored, oid: str = "", write: str = "") -> bool:
+        """Whether the chain holds the commit ``oid`` or a commit of the write ``write`` (its headline names
+        it): among its newest HOLDS_COMMITS (one request, unless the head is it)."""
+        if stored.head is not None and oid and stored.head.oid == oid:
+            return True
+        if stored.head is None and stored.chained:
+            return False
+        return any((oid and node.get("oid") == oid) or (write and headline_write(node.get("messageHeadline") or "")
+                                                         == write)
+                   for node in self._history(stored.number, HOLDS_COMMITS, messages=False))
+
+    def _history(self, number: int, count: int, *, messages: bool) -> list[dict[str, Any]]:
+        data = self.graphql("chain_log", self._variables(ref=ref_name(number), count=count, messages=messages),
+                            what=f"reading the log of #{number}")
+        target = (((data.get("repository") or {}).get("head") or {}).get("target")) or {}
+        return [n for n in ((target.get("history") or {}).get("nodes") or ()) if n]
+
+    # ------------------------------------------------------------------------------ creating
 
     def find_open(self, unique: str) -> Stored | None:
         """The open checkpoint whose body holds ``unique`` (a marker id): one that was created although
@@ -208,28 +263,25 @@ class GitHubStore:
         after the newest one listed are read one by one, until one does not exist (a handful at most)."""
         for number in range(known + 1, known + 1 + PAST_LISTINGS):
             try:
-                node = self._read(number)
+                stored = self._read(number)
             except NotFound as exc:
                 if "pull request" in str(exc):
                     continue  # pull requests share the numbers
                 return None
-            if unique in (node.get("body") or ""):
-                return self._keep(node)
+            if unique in stored.body:
+                return stored
         return None
 
     def _stored_rest(self, issue: dict[str, Any]) -> Stored:
-        """A checkpoint as REST answered it (``ghstate.github.transport``'s plain form)."""
-        body, _ = history.split(issue["body"])
-        return Stored(number=issue["number"], title=issue["title"], body=body, location=issue["url"],
+        """A checkpoint as REST answered it (``ghstate.github.transport``'s plain form): new, no chain yet."""
+        return Stored(number=issue["number"], title=issue["title"], body=issue["body"], location=issue["url"],
                       labels=tuple(issue["labels"]), state=issue["state"], version=issue["updatedAt"],
-                      comments=issue["comments"], edits=1)
+                      comments=issue["comments"])
 
-    def create(self, title: str, body: str, unique: str = "", entry: LogEntry | None = None) -> Stored:
-        """Open a checkpoint issue, its first write's log entry in its body. ``unique`` is text only this
-        body contains; it finds an issue whose creation reached GitHub although the answer was lost, so
-        a retry cannot make a second one."""
-        text = history.embed(body, entry) if entry is not None else body
-
+    def create(self, title: str, body: str, unique: str = "") -> Stored:
+        """Open a checkpoint issue; its chain starts with its first write. ``unique`` is text only this body
+        contains; it finds an issue whose creation reached GitHub although the answer was lost, so a
+        retry cannot make a second one."""
         def landed() -> dict[str, Any] | None:
             found = checking(lambda: self.find_open(unique)) if unique else None
             return None if found is None else {"number": found.number, "title": found.title, "body": found.body,
@@ -238,8 +290,7 @@ class GitHubStore:
                                                "comments": found.comments}
 
         self._pace()
-        stored = self._stored_rest(self.api.create_issue(title, text, [self.policy.label], landed))
-        self._remember(stored.number, entry)
+        stored = self._stored_rest(self.api.create_issue(title, body, [self.policy.label], landed))
         if self.policy.label not in stored.labels:  # labels are dropped silently without push access
             try:
                 self.api.add_label(stored.number, self.policy.label)
@@ -249,97 +300,129 @@ class GitHubStore:
                                     f"({exc}); add it by hand so that ghstate finds the checkpoint")
         return stored
 
-    def reread(self, stored: Stored) -> Stored | None:
-        """Nothing is asked before a write: ``updateIssue``'s answer holds the edit history, so a version
-        saved between the read and the write is seen afterwards (``version``) and built on then."""
-        return None
+    # ------------------------------------------------------------------------------ writing
 
-    def version(self, stored: Stored, position: int) -> Stored | None:
-        """The body as the version at ``position`` of its edit history held it (from the history the last
-        answer about it held, or one more read); None when it is not there or was deleted."""
-        for at, text, _ in self._versions(stored, position - 1):
-            if at == position:
-                return None if text is None else stored._replace(body=history.split(text)[0])
-        return None
-
-    def update(self, stored: Stored, body: str, title: str | None = None,
-               labels: tuple[str, ...] | None = None, entry: LogEntry | None = None) -> Stored:
-        """Write the body (its log entry its marker's last key), and the title and labels when they change.
-        One request: GraphQL's ``updateIssue``, whose answer holds the edit history as it is after the
-        write. A label the repository does not have yet goes through REST (which creates it), and the
-        history is then read with a second request. A write that landed is remembered on this machine
-        until a read finds it (``memory``)."""
-        written = self._update(stored, body, title, labels, entry)
-        self._remember(written.number, entry)
-        return written
-
-    def _pace(self) -> None:
-        if self.before_write is not None:
-            self.before_write()
-
-    def _remember(self, number: int, entry: LogEntry | None) -> None:
-        if self.memory is not None and entry is not None:
-            self.memory.remember(self.repo_name, number, entry)
-
-    def _update(self, stored: Stored, body: str, title: str | None, labels: tuple[str, ...] | None,
-                entry: LogEntry | None) -> Stored:
+    def append(self, stored: Stored, link: Link, title: str | None = None,
+               labels: tuple[str, ...] | None = None) -> Appended:
+        """Commit ``link`` on the head ``stored`` was read with (REST), then in one GraphQL request move the
+        chain's ref to it only if it still points at that head, and write the body as its mirror. A lost
+        answer is never resent blindly: the chain is read, and a chain that holds the commit means it
+        landed."""
+        if self.unprotected:
+            raise Unprotected(self.unprotected)
         number = stored.number
-        text = history.embed(body, entry) if entry is not None else body
-        node = self._nodes.get(number)
-        if node is None or "id" not in node:
-            node = self._read(number)
-            self._keep(node)
+        node = self._node_with_id(stored)
+        parent = stored.head.oid if stored.head is not None else ""
+        self._pace(2)
+        oid = self._commit(link.to_message(), stored.head.tree if stored.head is not None and stored.head.tree
+                           else "", [parent] if parent else [])
+        text = embed(link.body, oid)
+        refs = {"repositoryId": self._repository(), "refUpdates": [
+            {"name": ref_name(number), "afterOid": oid, "beforeOid": parent or ZERO}]}
+        lost: list[Stored] = []
+
+        def landed() -> dict[str, Any] | None:  # the answer was lost: what does the chain hold now?
+            fresh = checking(lambda: self._read(number))
+            if fresh.head is not None and fresh.head.oid == parent:
+                return None  # not moved: send it again (the same commit)
+            lost.append(fresh)
+            return {"lost": True}
+
+        answer = self.graphql("append_checkpoint", {"refs": refs, "issue": self._issue_input(node, text, title, labels),
+                                                    "edits": EDITS, "ref": ref_name(number)},
+                              partial=True, landed=landed, number=number, what=f"writing #{number}")
+        if lost:
+            fresh = lost[0]
+            held = fresh.head is not None and (fresh.head.oid == oid or self.holds(fresh, oid=oid))
+            return Appended(held, fresh, moved=held and fresh.head is not None and fresh.head.oid != oid)
+        return self._judge_append(stored, answer, oid, link, text, labels)
+
+    def _judge_append(self, stored: Stored, answer: dict[str, Any], oid: str, link: Link, text: str,
+                      labels: tuple[str, ...] | None) -> Appended:
+        number = stored.number
+        data = answer.get("data") or {}
+        errors = [e for e in answer.get("errors") or () if isinstance(e, dict)]
+        moved_ref = "updateRefs" in data and data.get("updateRefs") is not None
+        issue = (data.get("updateIssue") or {}).get("issue")
+        # a body written although the move was refused wrote over what did not reach the chain, whatever it was
+        overwritten = self._overwritten(issue, stored, text, always=not moved_ref) if issue else ()
+        if not moved_ref:
+            fresh = self._read(number)
+            if fresh.head is not None and fresh.head.oid == oid:  # moved after all (an error about something else)
+                return Appended(True, fresh, overwritten)
+            if (fresh.head.oid if fresh.head else "") == (stored.head.oid if stored.head else ""):
+                self._refused(errors)  # not a lost race: GitHub refused the move itself
+            return Appended(False, fresh, overwritten)
+        if not issue:  # the chain moved; its mirror did not land: the writer writes it again
+            self.notices.append(f"#{number}'s write is on its chain, but its body could not be written "
+                                f"({_said(errors)}); it is written again")
+            return Appended(True, self._read(number))
+        head_now = (((issue.get("repository") or {}).get("head") or {}).get("target") or {}).get("oid") or oid
+        head = Head(oid, link, stored.head.tree if stored.head is not None and stored.head.tree else self._tree)
+        written = self._keep(issue, head if head_now == oid else Head(head_now))
+        self._labels_by_rest(written, labels)
+        return Appended(True, written, overwritten, moved=head_now != oid)
+
+    def _refused(self, errors: list[dict[str, Any]]) -> None:
+        """The ref did not move and no other writer moved it: say why (a token without Contents: write, a
+        GitHub without ``updateRefs``: the chain cannot be written here)."""
+        kinds = {e.get("type") for e in errors}
+        said = _said(errors)
+        if kinds & {"FORBIDDEN", "INSUFFICIENT_SCOPES"}:
+            raise self._unprotected(CONTENTS_NEEDED.format(repo=self.repo_name) + f" ({said})")
+        if "updateRefs" in said and ("doesn't exist" in said or "undefined" in said.lower()):
+            raise self._unprotected(f"this GitHub has no 'updateRefs' mutation ({said}); a newer GitHub "
+                                    "Enterprise Server has it")
+        raise RemoteError(f"writing the chain of this checkpoint failed: GitHub answered {said}")
+
+    def _unprotected(self, why: str) -> Unprotected:
+        """The chain cannot be written here: remembered for the rest of the command, and said once."""
+        if not self.unprotected:
+            self.unprotected = why
+            self.notices.append(f"concurrent writers are not protected: the write log cannot be written ({why}); "
+                                "the body was written alone")
+        return Unprotected(self.unprotected)
+
+    def mirror(self, stored: Stored, body: str, title: str | None = None,
+               labels: tuple[str, ...] | None = None) -> Appended:
+        """Write the body alone (``updateIssue``): a mirror repaired, or a write where the chain cannot be
+        written. Its answer says what it wrote over, as ``append``'s does."""
+        number = stored.number
+        node = self._node_with_id(stored)
         change_labels = labels is not None and set(labels) != set(stored.labels)
-        ids = [self._label_ids.get(name) for name in labels or ()]
-        if change_labels and not all(ids):
-            return self._update_rest(stored, text, title, labels)
-        payload: dict[str, Any] = {"id": node["id"], "body": text}
-        if title:
-            payload["title"] = title
-        if change_labels:
-            payload["labelIds"] = ids
+        if change_labels and not all(self._label_ids.get(name) for name in labels or ()):
+            return self._mirror_rest(stored, body, title, labels)
 
         def landed() -> dict[str, Any] | None:
-            fresh_node = checking(lambda: self._read(number))
-            if fresh_node.get("body") == text:
-                return {"updateIssue": {"issue": fresh_node}}
-            fresh = self._from_node(fresh_node)
-            if (fresh.body, fresh.title, fresh.labels) != (stored.body, stored.title, stored.labels):
-                self._keep(fresh_node)
-                raise Changed(fresh)  # someone wrote in the wait: build on it, do not resend over it
-            return None
+            fresh = checking(lambda: self._read(number))
+            if fresh.body == body:
+                return {"updateIssue": {"issue": self._nodes[number]}}
+            if fresh.body == stored.body:
+                return None  # not landed, nothing else either: send it again
+            raise RemoteError(f"#{number} changed while its write was being resent; run the command again",
+                              retryable=True)
 
         self._pace()
         try:
-            data = self.graphql("update_checkpoint", {"input": payload, "edits": EDITS}, number=number,
-                                landed=landed, what=f"updating issue #{number}")
+            data = self.graphql("update_checkpoint", {"input": self._issue_input(node, body, title, labels),
+                                                      "edits": EDITS, "ref": ref_name(number)},
+                                number=number, landed=landed, what=f"updating issue #{number}")
         except GraphQLFailure as exc:
-            return self._landed_despite(exc, number)
+            data = self._landed_despite(exc, number)
         except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
             raise RemoteError(str(exc), status=404) from None
-        answer = (data.get("updateIssue") or {}).get("issue")
-        if not answer:
+        issue = (data.get("updateIssue") or {}).get("issue")
+        if not issue:
             raise RemoteError(f"updating issue #{number} failed: GitHub's answer holds no issue", retryable=True)
-        return self._keep(answer)
+        head_now = (((issue.get("repository") or {}).get("head") or {}).get("target") or {}).get("oid") or ""
+        head = stored.head if stored.head is not None and stored.head.oid == head_now else (
+            Head(head_now) if head_now else None)
+        return Appended(True, self._keep(issue, head, stored.chained), self._overwritten(issue, stored, body),
+                        moved=bool(head_now) and split(body)[1] is not None and split(body)[1].head != head_now)
 
-    def close(self, stored: Stored) -> Stored:
-        """Close the issue as completed (GraphQL ``closeIssue``, state reason COMPLETED); closing one that is
-        closed already changes nothing."""
-        number = stored.number
-        node = self._nodes.get(number)
-        if node is None or "id" not in node:
-            node = self._read(number)
-        data = self.graphql("close_checkpoint", {"input": {"issueId": node["id"], "stateReason": "COMPLETED"}},
-                            number=number, what=f"closing issue #{number}",
-                            landed=lambda: None)  # closing twice is closing once: a lost answer is resent
-        answer = (data.get("closeIssue") or {}).get("issue") or {}
-        return stored._replace(state=str(answer.get("state") or "CLOSED").lower(),
-                               location=answer.get("url") or stored.location)
-
-    def _landed_despite(self, exc: GraphQLFailure, number: int) -> Stored:
+    def _landed_despite(self, exc: GraphQLFailure, number: int) -> dict[str, Any]:
         """``updateIssue`` answered with errors: when its issue is not null the write landed (a field of the
-        answer failed, not the mutation), and the errors are a warning; else the failure stands. The
-        answer's issue may lack what failed, so the issue is read again when it can be."""
+        answer failed, not the mutation), and the errors are a warning; else the failure stands."""
         answer = ((exc.data or {}).get("updateIssue") or {}).get("issue")
         if not isinstance(answer, dict) or not answer.get("number"):
             if isinstance(exc, NotFound):  # it was there a moment ago: access lost, or moved; keep the write
@@ -347,247 +430,124 @@ class GitHubStore:
             raise exc
         self.notices.append(f"issue #{number} was written, but GitHub's answer also held errors ({exc.said}); "
                             "the write stands")
-        try:
-            answer = self._read(number)
-        except (RemoteError, NotFound):
-            pass  # what the answer holds is what there is
-        return self._keep(answer)
+        return {"updateIssue": {"issue": answer}}
 
-    def _update_rest(self, stored: Stored, text: str, title: str | None,
-                     labels: tuple[str, ...] | None) -> Stored:
-        number = stored.number
-        changes: dict[str, Any] = {"body": text}
+    def _mirror_rest(self, stored: Stored, body: str, title: str | None, labels: tuple[str, ...] | None) -> Appended:
+        """The body with labels the repository does not have yet: REST, which creates them (two requests)."""
+        changes: dict[str, Any] = {"body": body, "labels": list(labels or ())}
         if title:
             changes["title"] = title
-        if labels is not None:
-            changes["labels"] = list(labels)
-
-        def resend() -> bool:  # the first may have landed, or someone may have edited in the wait
-            fresh_node = self._read(number)
-            if fresh_node.get("body") == text:
-                return False
-            fresh = self._from_node(fresh_node)
-            if (fresh.body, fresh.title, fresh.labels) != (stored.body, stored.title, stored.labels):
-                self._keep(fresh_node)
-                raise Changed(fresh)
-            return True
-
         self._pace()
         try:
-            self.api.edit_issue(number, changes, resend)
+            self.api.edit_issue(stored.number, changes, lambda: self._read(stored.number).body != body)
         except NotFound as exc:
             raise RemoteError(str(exc), status=404) from None
-        return self.get(number)  # the edit history after the write
+        return Appended(True, self._read(stored.number))
 
-    # ------------------------------------------------------------------------------- the logs
-
-    def stored_size(self, body: str, entry: LogEntry | None) -> int:
-        """The body as GitHub keeps it: with the write's log entry as its marker's last key."""
-        return len(history.embed(body, entry)) if entry is not None else len(body)
-
-    def log_length(self, stored: Stored, state: LogState) -> int:
-        """The body's versions (its edit log), or for a body of an older ghstate its comments."""
-        return stored.edits if state.via == "edits" else stored.comments
-
-    def lacking(self, stored: Stored, state: LogState) -> bool:
-        """A body of an older ghstate's comment log may also lack writes of its edit history: a person saved
-        a page opened before them (counts cannot tell, so any version after the first may be one). A write
-        this machine reported and no read has found yet is looked for."""
-        length = self.log_length(stored, state)
-        return (length > state.seen and not state.complete(length)) or (state.via != "edits" and stored.edits > 1) \
-            or any(entry.write not in state.applied for entry, _ in self._remembered(stored.number))
-
-    def _remembered(self, number: int) -> list[Any]:
-        return self.memory.remembered(self.repo_name, number) if self.memory is not None else []
-
-    def log(self, stored: Stored, state: LogState, after: int, pages: int = LOG_PAGES) -> list[LogEntry]:
-        """The write log after position ``after``: the body's edit history, or the revision comments of a
-        checkpoint written by an older ghstate followed by the body's newest versions (ordered after every
-        comment). Entries that are not a trusted write come back with no intent (so that positions show
-        what was read), or with a ``problem``."""
-        if state.via == "edits":
-            entries = self._edit_log(stored, after)
-            return entries + self._unfound(stored, state, entries)
-        entries = self._comment_log(stored, after)
-        if stored.edits > 1:
-            newest = self._edit_log(stored, max(0, stored.edits - RECENT_EDITS))
-            entries += [e._replace(position=e.position + EDITS_AFTER_COMMENTS) for e in newest]
-        return entries
-
-    def _comment_log(self, stored: Stored, after: int) -> list[LogEntry]:
-        if stored.comments <= after:
-            return []
-        node = self._nodes.get(stored.number)
-        nodes = ((node or {}).get("comments") or {}).get("nodes")
-        total = ((node or {}).get("comments") or {}).get("totalCount")
-        if nodes is None or total != stored.comments or total - len(nodes) > after:
-            node = self._read(stored.number, edits=1, comments=100)
-            nodes = (node.get("comments") or {}).get("nodes") or []
-            total = (node.get("comments") or {}).get("totalCount") or 0
-        first = total - len(nodes)  # positions before this one were not read
-        if first > after:
-            self.notices.append(f"issue #{stored.number} has {first - after} comments since its body was written "
-                                "that were not read; only the newest were checked for writes it lacks")
-        return [self._comment_entry(c, first + i + 1) for i, c in enumerate(nodes) if first + i + 1 > after]
-
-    def _edit_log(self, stored: Stored, after: int) -> list[LogEntry]:
-        node = self._nodes.get(stored.number) or {}
-        out = []
-        for position, text, edit in self._versions(stored, after):
-            login = _login(edit.get("editor"))
-            out.append(history.entry_of(text, position, editor=login, trusted=self._edit_trusted(login, node),
-                                        at=str(edit.get("editedAt") or "")))
-        return out
-
-    def _unfound(self, stored: Stored, state: LogState, entries: list[LogEntry]) -> list[LogEntry]:
-        """The writes this machine reported for the checkpoint that its history does not show: each is
-        replayed after every entry of the log (it has its intent) and said once, by whom and when. A write
-        is found when the body holds it, or when the history shows it under a later version (a newest
-        version could still be merged with the next save of its editor, so it stays remembered)."""
-        if self.memory is None:
-            return []
-        number = stored.number
-        newest = max((e.position for e in entries), default=0)
-        deleted = any(e.problem == DELETED for e in entries)
-        out: list[LogEntry] = []
-        for i, (entry, said) in enumerate(self.memory.remembered(self.repo_name, number)):
-            positions = [e.position for e in entries if e.write == entry.write and e.replayable]
-            if entry.write in state.applied:
-                if self._settled(entry):  # held, and past the moment a quick save could merge over it
-                    self.memory.forget(self.repo_name, number, entry.write)
-            elif positions and min(positions) < newest:
-                self.memory.forget(self.repo_name, number, entry.write)
-            elif positions:
-                continue
-            elif deleted or self._in_history(stored, entry.write):  # a version's text a person deleted is
-                self.memory.forget(self.repo_name, number, entry.write)  # theirs to delete: named, not restored
-            else:
-                out.append(entry._replace(position=MISSING_AFTER + i))
-                if not said:
-                    self.notices.append(f"a write reported as made on #{number} is missing from its edit history "
-                                        f"({_described(entry)}); it is applied again from this machine's record")
-                    self.memory.said(self.repo_name, number, entry)
-        return out
-
-    def log_since(self, stored: Stored, when: str) -> list[LogEntry]:
-        """The newest hundred versions as log entries (one read at most): a write kept since ``when`` was
-        made hours at most before its ``push``, and what was logged after it is among them. GitHub's clock
-        is not compared with the writers': the entries' own times and write ids are."""
-        node = self._nodes.get(stored.number) or self._fresh(stored.number, EDITS)
-        node_now = self._nodes.get(stored.number) or node
-        out = []
-        for position, text, edit in self._versions(stored, max(0, self._from_node(node).edits - 100)):
-            login = _login(edit.get("editor"))
-            out.append(history.entry_of(text, position, editor=login, trusted=self._edit_trusted(login, node_now),
-                                        at=str(edit.get("editedAt") or "")))
-        return out
-
-    def _settled(self, entry: LogEntry) -> bool:
-        """A write the body holds is settled once SETTLE_SECONDS have passed since it was made: a save by
-        its editor before then might still be kept as the same version as it (no GitHub document rules
-        that out), after it a save is a version of its own."""
-        made = github_time(entry.revision.at)
-        return made is None or (self.clock() - made).total_seconds() >= SETTLE_SECONDS
-
-    def _in_history(self, stored: Stored, write: str) -> bool:
-        """Whether one of the newest 100 versions of the body is the write ``write`` (older ones were held
-        by a body long since)."""
+    def _labels_by_rest(self, written: Stored, labels: tuple[str, ...] | None) -> None:
+        """Labels a write asked for that the repository does not have yet (their ids unknown): set by REST,
+        which creates them."""
+        if labels is None or set(labels) == set(written.labels):
+            return
         try:
-            versions = self._versions(stored, max(0, self._from_node(self._nodes[stored.number]).edits - 100))
-        except (RemoteError, KeyError):
-            return True  # cannot tell now: nothing is applied twice on a guess
-        node = self._nodes.get(stored.number) or {}
-        for position, text, edit in versions:
-            login = _login(edit.get("editor"))
-            found = history.entry_of(text, position, editor=login, trusted=self._edit_trusted(login, node))
-            if found.write == write and found.replayable:
-                return True
-        return False
+            self.api.edit_issue(written.number, {"labels": list(labels)}, lambda: True)
+        except (RemoteError, NotFound) as exc:
+            self.notices.append(f"the labels of #{written.number} could not be set ({exc})")
 
-    def _versions(self, stored: Stored, after: int) -> list[tuple[int, str | None, dict[str, Any]]]:
-        """The versions of the body after position ``after``, oldest first: (position, text, the edit), the
-        text None where it was deleted from the history. Positions count from the oldest version (the
-        creation is 1), so a version saved later never moves one read before. A history is trusted only
-        when its newest listed version is the body of the same answer and, read in pages, when every page
-        counts what the first did; otherwise it is read again, and after HISTORY_READS reads it is said
-        (a RemoteError: the caller claims no more than it could check)."""
-        number = stored.number
+    def _issue_input(self, node: dict[str, Any], body: str, title: str | None,
+                     labels: tuple[str, ...] | None) -> dict[str, Any]:
+        payload: dict[str, Any] = {"id": node["id"], "body": body}
+        if title:
+            payload["title"] = title
+        ids = [self._label_ids.get(name) for name in labels or ()]
+        current = {x["name"] for x in (node.get("labels") or {}).get("nodes") or ()}
+        if labels is not None and set(labels) != current and all(ids):
+            payload["labelIds"] = ids
+        return payload
+
+    def _node_with_id(self, stored: Stored) -> dict[str, Any]:
+        node = self._nodes.get(stored.number)
+        if node is None or "id" not in node:
+            self._read(stored.number)
+            node = self._nodes[stored.number]
+        return node
+
+    def _repository(self) -> str:
+        if not self._repository_id:
+            data = self.graphql("ref_state", self._variables(ref="refs/ghstate/none"), what="reading the repository")
+            self._repository_id = (data.get("repository") or {}).get("id") or ""
+        return self._repository_id
+
+    def _commit(self, message: str, tree: str, parents: list[str]) -> str:
+        """The chain commit (one request). The tree every chain commit names is known by its id; the first
+        commit of a repository's first chain writes it (one request more)."""
+        tree = tree or self._tree or tree_id(TREE_FILES)
+        try:
+            try:
+                oid = self.api.commit(message, tree, parents)
+            except RemoteError as exc:
+                if exc.status != 422 or parents:
+                    raise
+                tree = self.api.tree(TREE_FILES)  # not in this repository yet
+                oid = self.api.commit(message, tree, parents)
+        except RemoteError as exc:
+            if exc.status in DENIED:
+                raise self._unprotected(CONTENTS_NEEDED.format(repo=self.repo_name) + f" ({exc})") from None
+            raise
+        self._tree = tree
+        return oid
+
+    def _overwritten(self, issue: dict[str, Any], stored: Stored, text: str, always: bool = False) -> tuple[Saved, ...]:
+        """The version a write just wrote over, when it is not the body the write had read (``always``: even
+        then): a save made in between (a person's, or another writer's mirror: the writer tells them apart).
+        Read from the write's answer; an answer whose newest version is not the body just written (an index
+        behind its body) is read again, at most HISTORY_READS times, then said."""
         for attempt in range(HISTORY_READS):
-            node = self._nodes.get(number)
-            if attempt or node is None or self._from_node(node).edits != stored.edits:
-                node = self._fresh(number, EDITS)
-            length = self._from_node(node).edits
-            if length <= after:
-                return []
-            listed = (node.get("userContentEdits") or {}).get("nodes") or []
-            if len(listed) < min(length - after, length) and length > 1:
-                if length - after > 100:
-                    versions = self._paged(number, length, after)
-                    if versions is not None:
-                        return versions
-                    continue
-                node = self._fresh(number, length - after)
-                listed = (node.get("userContentEdits") or {}).get("nodes") or []
-                length = self._from_node(node).edits
-            if not _current(node, listed):
-                continue
-            if length == 1 and not listed:  # never edited: the body is the original, GitHub lists no version yet
-                return [(1, node.get("body") or "", {"editor": node.get("author"), "editedAt": node.get("createdAt")})]
-            return [(length - i, _text(n), n) for i, n in reversed(list(enumerate(listed))) if length - i > after]
-        raise RemoteError(f"the edit history of issue #{number} did not hold still or does not show its body "
-                          f"({HISTORY_READS} reads); try again in a moment", retryable=True)
+            listed = [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]
+            if listed and _same(_text(listed[0]), text):
+                if len(listed) < 2 or _text(listed[1]) is None or (_same(_text(listed[1]), stored.body) and not always):
+                    return ()
+                before = listed[1]
+                return (Saved(_text(before) or "", _login(before.get("editor")), str(before.get("editedAt") or "")),)
+            if not listed and (issue.get("userContentEdits") or {}).get("totalCount") == 0:
+                return ()
+            if attempt + 1 < HISTORY_READS:
+                issue = self._edits(stored.number) or issue
+        self.notices.append(f"GitHub's edit history of #{stored.number} did not show this write after "
+                            f"{HISTORY_READS} reads, so whether it wrote over a person's save just before it could "
+                            "not be checked; GitHub keeps every version under \"edited\" on the issue")
+        return ()
 
-    def _paged(self, number: int, length: int, after: int) -> list[tuple[int, str | None, dict[str, Any]]] | None:
-        """Versions after ``after``, read a page of 100 at a time from the newest (query ``history``); None
-        when the history moved while it was read (a page counted otherwise than the first, or its newest
-        version was not the body)."""
-        out: list[tuple[int, str | None, dict[str, Any]]] = []
-        cursor: str | None = None
-        index = 0
-        owner, _, name = self.repo_name.partition("/")
-        while True:
-            data = self.graphql("history", {"owner": owner, "name": name, "number": number, "after": cursor},
-                                number=number, what=f"reading the edit history of issue #{number}")
-            issue = (data.get("repository") or {}).get("issue") or {}
-            edits = issue.get("userContentEdits") or {}
-            nodes = edits.get("nodes") or []
-            if self._from_node({**issue, "number": number}).edits != length or (cursor is None and
-                                                                               not _current(issue, nodes)):
-                return None
-            for n in nodes:
-                if length - index > after:
-                    out.append((length - index, _text(n), n))
-                index += 1
-            info = edits.get("pageInfo") or {}
-            if not info.get("hasNextPage") or length - index <= after:
-                return sorted(out, key=lambda v: v[0])
-            cursor = info.get("endCursor")
+    def _edits(self, number: int) -> dict[str, Any] | None:
+        try:
+            data = self.graphql("body_edits", self._variables(number=number, edits=EDITS),
+                                number=number, what=f"reading the edit history of #{number}")
+        except (RemoteError, NotFound):
+            return None
+        return (data.get("repository") or {}).get("issue")
 
-    def _edit_trusted(self, login: str, node: dict[str, Any]) -> bool:
-        """Whether a version saved by ``login`` may count as a write. Only the issue's author and people
-        with write access can edit an issue body: an editor other than the author had that access; the
-        author is judged by their association with the repository, as a comment's author is."""
-        if not login:
-            return False  # a deleted account: nobody can vouch for its edit
-        if login == ACTIONS_BOT or login in self.policy.trusted_authors:
-            return True
-        if login != _login(node.get("author")):
-            return True
-        return self._trusted(node.get("authorAssociation") or "", login)
+    def close(self, stored: Stored) -> Stored:
+        """Close the issue as completed (GraphQL ``closeIssue``, state reason COMPLETED); closing one that is
+        closed already changes nothing."""
+        number = stored.number
+        node = self._node_with_id(stored)
+        data = self.graphql("close_checkpoint", {"input": {"issueId": node["id"], "stateReason": "COMPLETED"}},
+                            number=number, what=f"closing issue #{number}",
+                            landed=lambda: None)  # closing twice is closing once: a lost answer is resent
+        answer = (data.get("closeIssue") or {}).get("issue") or {}
+        return stored._replace(state=str(answer.get("state") or "CLOSED").lower(),
+                               location=answer.get("url") or stored.location)
 
-    def _comment_entry(self, comment: dict[str, Any], position: int) -> LogEntry:
-        body = comment.get("body") or ""
-        login = _login(comment.get("author"))
-        if "ghstate:log" not in body:
-            return LogEntry(Revision(0), position=position)  # a person's comment
-        if not (self._trusted(comment.get("authorAssociation") or "", login) or login == ACTIONS_BOT):
-            return LogEntry(Revision(0), position=position,
-                            problem=f"posted by {login or 'an unknown author'}, who is not trusted")
-        data = read_log_marker(body)
-        if data is None:
-            return LogEntry(Revision(0), position=position, problem="its log line cannot be read")
-        problem = "edited after it was posted" if comment.get("lastEditedAt") else ""
-        return LogEntry.from_data(data, position=position, author=login, problem=problem)
+    # ------------------------------------------------------------------------------ reading more
+
+    def revisions(self, number: int) -> list[Revision]:
+        """The writes on the chain, oldest first (its newest LOG_COMMITS commits; one request after the read)."""
+        stored = self._read(number)
+        out: list[Revision] = []
+        links = [link for _, link in self.links(stored, LOG_COMMITS)] if stored.head is not None else []
+        for link in reversed(links):
+            out.extend(e.revision for e in link.entries if e.revision.revision or e.revision.event == "edit")
+        return out
 
     def post_comment(self, stored: Stored, text: str, *, allow_secrets: bool = False) -> str:
         if not allow_secrets:
@@ -620,7 +580,8 @@ class GitHubStore:
             return [], 0
         node = self._nodes.get(stored.number)
         if node is None or (node.get("comments") or {}).get("nodes") is None:
-            node = self._read(stored.number)
+            self._read(stored.number)
+            node = self._nodes[stored.number]
         after = github_time(since)
         notes: list[Note] = []
         skipped = 0
@@ -634,7 +595,7 @@ class GitHubStore:
                 skipped += 1  # never read further, whatever it holds
                 continue
             body = comment.get("body") or ""
-            if read_log_marker(body) is not None or any(m in body for m in (PROMPT_MARKER, CI_MARKER, NOTICE_MARKER)) \
+            if LOG_MARKER.search(body) or any(m in body for m in (PROMPT_MARKER, CI_MARKER, NOTICE_MARKER)) \
                     or _posted_prompt(body):
                 continue
             when = created.strftime("%Y-%m-%d %H:%M") if created else ""
@@ -642,27 +603,39 @@ class GitHubStore:
                               comment.get("url") or ""))
         return notes[-5:], skipped + max(0, len(notes) - 5)
 
-    def revisions(self, number: int) -> list[Revision]:
-        """The history: revision comments of an older ghstate, then every version of the body, oldest
-        first; only trusted writes count."""
-        node = self._read(number, edits=1, comments=100)
-        comments = (node.get("comments") or {}).get("nodes") or []
-        first = ((node.get("comments") or {}).get("totalCount") or 0) - len(comments)
-        entries = [self._comment_entry(c, first + i + 1) for i, c in enumerate(comments)]
-        out = [e.revision for e in entries if e.revision.revision and not e.problem]
-        versions = self._versions(self._keep(node), 0)
-        seen = {e.write for e in entries if e.write}
-        for position, text, edit in versions:
-            login = _login(edit.get("editor"))
-            entry = history.entry_of(text, position, editor=login, trusted=self._edit_trusted(login, node))
-            if entry.revision.revision and not entry.problem and (not entry.write or entry.write not in seen):
-                seen.add(entry.write)
-                out.append(entry.revision)
-        return out
-
     def ensure_labels(self, labels: list[tuple[str, str, str]]) -> list[str]:
         """Create labels that do not exist (``ghstate init``); returns the ones created."""
         return [name for name, color, description in labels if self.api.create_label(name, color, description)]
+
+
+def _tolerated(answer: dict[str, Any], store: GitHubStore, what: str) -> tuple[dict[str, Any], bool]:
+    """An answer read with ``tolerate``: its data, and whether the tolerated part could be read (if not, the
+    token may not read Git refs: said once)."""
+    if "data" not in answer and "errors" not in answer:
+        return answer, True  # the plain data (no errors)
+    errors = [e for e in answer.get("errors") or () if isinstance(e, dict)]
+    if errors:
+        store.notices.append(f"{what} could not be read ({_said(errors)}): shown as the body is; "
+                             + CONTENTS_NEEDED.format(repo=store.repo_name).replace("lacks Contents: write",
+                                                                                   "lacks Contents: read"))
+    return answer.get("data") or {}, not errors
+
+
+def _head(ref: dict[str, Any] | None) -> Head | None:
+    """A chain's head as GraphQL answers its ref (``ChainHead``), or None when there is no such ref."""
+    target = (ref or {}).get("target") or {}
+    oid = target.get("oid")
+    if not oid:
+        return None
+    message = target.get("message")
+    link = Link.from_message(message) if isinstance(message, str) else None
+    return Head(str(oid), link, str((target.get("tree") or {}).get("oid") or ""))
+
+
+def _said(errors: list[dict[str, Any]]) -> str:
+    from ghstate.github.transport import describe_errors
+
+    return describe_errors(errors) or "no result"
 
 
 def _posted_prompt(body: str) -> bool:
@@ -680,31 +653,17 @@ def _login(actor: dict[str, Any] | None) -> str:
     return login
 
 
-
-def _described(entry: LogEntry) -> str:
-    """A write as a warning names it: its revision, who made it, when and what it changed."""
-    r = entry.revision
-    who = r.agent or "ghstate"
-    changes = "; ".join(r.changes[:3]) or "no change listed"
-    return f"revision {r.revision} by {who}{f' at {r.at}' if r.at else ''}: {changes}"
-
-
 def _text(edit: dict[str, Any]) -> str | None:
     """A version's whole text (GitHub's ``diff``); None when it was deleted from the history."""
     return None if edit.get("deletedAt") or edit.get("diff") is None else str(edit["diff"])
 
 
-def _current(issue: dict[str, Any], listed: list[dict[str, Any]]) -> bool:
-    """Whether the newest version listed in an answer is the body of the same answer: a history index
-    behind its body (or an answer that mixes two moments) is not trusted."""
-    if not listed:
-        return not (issue.get("userContentEdits") or {}).get("totalCount")
-    newest = _text(listed[0])
-    if newest is None:  # deleted from the history: nothing to compare; the count still places it
-        return True
-    return " ".join(newest.split()) == " ".join((issue.get("body") or "").split())
+def _same(a: str | None, b: str | None) -> bool:
+    """Two versions of a body alike but for spacing and line endings (the web editor sends CRLF)."""
+    return a is not None and b is not None and " ".join(a.split()) == " ".join(b.split())
 
 
 def _clip(text: str, limit: int = 600) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+

@@ -21,7 +21,6 @@ from ghstate.core.claims import Child, Claim, Family, Held, Summary, mirror_in
 from ghstate.core.model import Phase
 from ghstate.core.tasks import Existing, linked_child, title_of
 from ghstate.errors import NotFound, RemoteError
-from ghstate.github import history
 from ghstate.github.store import GitHubStore
 from ghstate.github.transport import GitHubAPI
 
@@ -139,8 +138,8 @@ class GitHubTasks:
 
     # ------------------------------------------------------------------------------ children
 
-    def create_children(self, parent: int, drafts: list[tuple[str, str, Any]], label: str) -> list[int]:
-        """Create each (title, body, log entry) as a checkpoint issue and sub-issue of ``parent``, a batch of
+    def create_children(self, parent: int, drafts: list[tuple[str, str]], label: str) -> list[int]:
+        """Create each (title, body) as a checkpoint issue and sub-issue of ``parent``, a batch of
         aliased ``createIssue`` per request; their numbers, in order. Children that could not be made are
         named in the error (those made stay: a split again finds them)."""
         node = self.store.node(parent) or {}
@@ -150,9 +149,9 @@ class GitHubTasks:
         for start in range(0, len(drafts), CREATE_BATCH):
             chunk = drafts[start:start + CREATE_BATCH]
             variables = {f"child_{i}": {"repositoryId": repository, "title": title, "parentIssueId": node["id"],
-                                        "body": history.embed(body, entry) if entry is not None else body,
+                                        "body": body,
                                         "labelIds": label_ids}
-                         for i, (title, body, entry) in enumerate(chunk)}
+                         for i, (title, body) in enumerate(chunk)}
             answer = self._batch("create_children", variables, f"creating the children of #{parent}")
             for i in range(len(chunk)):
                 issue = ((answer.get("data") or {}).get(f"child_{i}") or {}).get("issue")

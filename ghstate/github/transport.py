@@ -234,7 +234,8 @@ class GitHubAPI:
 
     def graphql(self, name: str, variables: dict[str, Any], *, number: int | None = None,
                 landed: Callable[[], dict[str, Any] | None] | None = None,
-                partial: bool = False, what: str = "", count: int = 0) -> dict[str, Any]:
+                partial: bool = False, what: str = "", count: int = 0,
+                tolerate: tuple[str, ...] = ()) -> dict[str, Any]:
         """One GraphQL request: the document ``ghstate/graphql/NAME.graphql`` with ``variables``, sent
         through PyGithub's requester (same token, timeout and GHES base: ``/api/graphql``), retried as
         any call (``what`` names it in errors); rate limits and GitHub's timeouts, which GitHub answers
@@ -242,7 +243,9 @@ class GitHubAPI:
         raises ``GraphQLErrors`` (``GraphQLNotFound`` when all are NOT_FOUND), which carries the whole
         answer. With ``partial``, the whole answer (``data`` and ``errors``) is returned instead. A
         mutation is resent after a lost answer only when ``landed`` says it did not land. ``count``: a batched
-        document for that many items (``graphql.batch``)."""
+        document for that many items (``graphql.batch``). ``tolerate``: fields (by name or alias) whose errors
+        leave the rest of the answer good (a part the token may not read): when every error is on one of
+        them, the whole answer is returned, as with ``partial``."""
         from ghstate.github import graphql as documents
 
         query = documents.batch(name, count) if count else documents.document(name)
@@ -254,9 +257,10 @@ class GitHubAPI:
             requester = self.client.requester
             headers, answer = requester.requestJsonAndCheck("POST", requester.graphql_url,
                                                             input={"query": query, "variables": variables})
-            if _errors_of(answer) and (not partial or self._passing(answer) is not None):
+            errors = _errors_of(answer)
+            if errors and (self._passing(answer) is not None or not (partial or _on(errors, tolerate))):
                 raise _Answer(headers, answer)
-            return answer if partial else answer["data"]
+            return answer if partial or (errors and tolerate) else answer["data"]
 
         return self.call(what or f"GraphQL {name}", send, landed=landed, number=number)
 
@@ -466,6 +470,24 @@ class GitHubAPI:
                               lambda: requester.requestJsonAndCheck("POST", f"{base}/git/commits", input=body))
         return str(commit["sha"])
 
+    def commit(self, message: str, tree: str, parents: list[str]) -> str:
+        """A commit with ``message`` on ``parents`` naming the tree ``tree`` (which must exist), on no
+        branch: one request. Resent after a lost answer (a second commit object no ref points at is
+        harmless)."""
+        requester = self.client.requester
+        body = {"message": message, "tree": tree, "parents": parents}
+        _, made = self.call(f"writing a Git commit in {self.repo_name}", lambda: requester.requestJsonAndCheck(
+            "POST", f"{self._repo.url}/git/commits", input=body))
+        return str(made["sha"])
+
+    def tree(self, files: dict[str, str]) -> str:
+        """A tree of ``files`` (path → text): one request; its id is its content's, the same every time."""
+        requester = self.client.requester
+        tree = [{"path": path, "mode": "100644", "type": "blob", "content": text} for path, text in files.items()]
+        _, made = self.call(f"writing a Git tree in {self.repo_name}", lambda: requester.requestJsonAndCheck(
+            "POST", f"{self._repo.url}/git/trees", input={"tree": tree}))
+        return str(made["sha"])
+
     def create_label(self, name: str, color: str, description: str) -> bool:
         """Create a label; False when it exists."""
         def make() -> bool:
@@ -478,6 +500,11 @@ class GitHubAPI:
                 raise
 
         return self.call(f"creating the label {name!r}", make)
+
+
+def _on(errors: list[dict[str, Any]], fields: tuple[str, ...]) -> bool:
+    """Whether every error is on one of ``fields`` (a name or alias in its path)."""
+    return bool(fields) and all(any(part in fields for part in e.get("path") or ()) for e in errors)
 
 
 def _message_of(data: Any) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from ghstate.local.store import file_lock
 
 INTERVAL = 0.8  # seconds between writes: 75 a minute, under GitHub's 80
+MOST = 2  # turns one write takes at most (a chain's commit and its move), the longest wait
 
 
 def _now() -> float:
@@ -34,8 +35,9 @@ class Pacer:
         self.clock = clock or (lambda: _now())  # looked up when called: tests set the module's own
         self.sleep = sleep or (lambda seconds: _sleep(seconds))
 
-    def before_write(self) -> float:
-        """Wait until this write's turn; the seconds waited (0 when the folder cannot be used)."""
+    def before_write(self, requests: int = 1) -> float:
+        """Wait until this write's turn, which lasts ``requests`` turns (a write that sends two content-
+        creating requests takes two); the seconds waited (0 when the folder cannot be used)."""
         try:
             with file_lock(self.path.with_suffix(".lock")):
                 try:
@@ -43,10 +45,10 @@ class Pacer:
                 except (OSError, ValueError):
                     last = 0.0
                 now = self.clock()
-                wait = max(0.0, min(self.interval, last + self.interval - now))
+                wait = max(0.0, min(self.interval * MOST, last + self.interval - now))
                 if wait:
                     self.sleep(wait)
-                self.path.write_text(repr(now + wait))
+                self.path.write_text(repr(now + wait + self.interval * (min(max(1, requests), MOST) - 1)))
                 return wait
         except OSError:
             return 0.0

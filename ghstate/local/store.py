@@ -1,10 +1,11 @@
 """The local store: ``.ghstate/`` at the git root, one markdown file per checkpoint.
 
 ``1.md``, ``2.md``, … hold exactly the body an issue would carry, written atomically (temporary file,
-fsync, rename; a new one appears whole or not at all). ``log/N.jsonl`` is the write log: each write
-appends its entry as one line before it writes the body (``{}`` for a write that logs nothing), so a
-write is durable from that line on; ``pending/`` keeps writes meant for GitHub that could not be made
-yet. A lock file serialises writers on one machine.
+fsync, rename; a new one appears whole or not at all). ``chain/N/G.json`` is checkpoint N's chain of
+writes (``ghstate.core.chain``): generation G is created only if nothing has it, its record whole in it
+(the compare-and-swap of the local store, as claims use), and the body is its mirror. ``pending/``
+keeps writes meant for GitHub that could not be made yet. A lock file serialises writers on one
+machine; the chain keeps writers apart wherever the folder is shared.
 """
 
 from __future__ import annotations
@@ -13,21 +14,24 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ghstate.core.marker import LogState, text
+from ghstate.core.marker import text
 from ghstate.core.model import Revision
 from ghstate.errors import InputError, NotFound
-from ghstate.store import Stored, StoreKind
+from ghstate.store import Appended, Stored, StoreKind
 
-if TYPE_CHECKING:  # pragma: no cover  (a reader that needs no log or kept write never loads them)
+if TYPE_CHECKING:  # pragma: no cover  (a reader that needs no chain or kept write never loads them)
+    from ghstate.core.chain import Head, Link
     from ghstate.core.intent import WriteSpec
-    from ghstate.core.writelog import LogEntry
 
 _NUMBERED = re.compile(r"^([1-9][0-9]{0,8})\.md$")
+_GENERATION = re.compile(r"^([1-9][0-9]{0,9})\.json$")
+HOLDS = 100  # newest generations looked through for a write
 
 
 def _written(path: Path, text: str) -> str:
@@ -91,9 +95,9 @@ def atomic_create(path: Path, text: str) -> bool:
 
 GITIGNORE = ".gitignore"
 # What in the store folder is this machine's alone and never belongs in a commit: the seen-file of the
-# hooks, the lock files, writes kept for GitHub and writes reported to it (they hold this machine's state)
-# and leftovers of an interrupted atomic write. The checkpoints (N.md) and their write logs (log/) stay committable.
-IGNORED = """# Written by ghstate: this machine's own files, kept out of git. Checkpoints (N.md, log/) are committable.
+# hooks, the lock files, writes kept for GitHub (they hold this machine's state) and leftovers of an
+# interrupted atomic write. The checkpoints (N.md) and their chains (chain/) stay committable.
+IGNORED = """# Written by ghstate: this machine's own files, kept out of git. N.md and chain/ are committable.
 /seen.json
 /.seen.lock
 /.lock
@@ -114,7 +118,6 @@ def keep_out_of_git(directory: Path) -> None:
 class LocalStore:
     kind: StoreKind = "local"
     remote = False
-    log_via = "comments"  # the log is log/N.jsonl beside the body (a marker's LogState names it so)
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -127,10 +130,13 @@ class LocalStore:
 
     def closed_path(self, number: int) -> Path:
         """Where a closed checkpoint lives: ``closed/N.md``, out of ``list`` and branch lookups, its number
-        never given again, its log where it was."""
+        never given again, its chain where it was."""
         return self.directory / "closed" / f"{number}.md"
 
-    def _log_path(self, number: int) -> Path:
+    def _chain(self, number: int) -> Path:
+        return self.directory / "chain" / str(number)
+
+    def _old_log(self, number: int) -> Path:
         return self.directory / "log" / f"{number}.jsonl"
 
     def numbers(self) -> list[int]:
@@ -166,7 +172,8 @@ class LocalStore:
         except UnicodeDecodeError:
             raise InputError(f"{path} is not UTF-8 text; restore it from git or delete it") from None
         return Stored(number, "", body, str(path), version=f"{stat.st_mtime_ns}:{stat.st_size}",
-                      comments=len(self._log_lines(number)), state="closed" if path.parent.name == "closed" else "open")
+                      state="closed" if path.parent.name == "closed" else "open", head=self._head(number),
+                      edited_at=_stamp(stat.st_mtime))
 
     def _readable(self, numbers: Iterable[int]) -> Iterator[Stored]:
         """The checkpoints of ``numbers`` that can be read; the others become notices, not failures."""
@@ -189,27 +196,17 @@ class LocalStore:
         """Checkpoints, newest first, read one at a time (branch lookup stops at the first match)."""
         return self._readable(reversed(self.numbers()))
 
-    def create(self, title: str, body: str, unique: str = "", entry: LogEntry | None = None) -> Stored:
-        """Write the body under the next free number (callers hold the lock)."""
+    def create(self, title: str, body: str, unique: str = "") -> Stored:
+        """Write the body under the next free number (callers hold the lock); its chain starts with its
+        first write."""
         self.directory.mkdir(parents=True, exist_ok=True)
         number = (max([*self.numbers(), *self._closed_numbers()], default=0)) + 1
         while not atomic_create(self.path(number), body):
             number += 1
-        with contextlib.suppress(FileNotFoundError):  # a log left by a checkpoint that was deleted
-            self._log_path(number).unlink()
-        self._append(number, entry)
+        for left in (self._chain(number), self._old_log(number)):  # left by a checkpoint that was deleted
+            with contextlib.suppress(OSError):
+                shutil.rmtree(left) if left.is_dir() else left.unlink()
         return self.get(number)
-
-    def reread(self, stored: Stored) -> Stored | None:
-        current = self.get(stored.number)
-        return None if current.version == stored.version else current
-
-    def update(self, stored: Stored, body: str, title: str | None = None,
-               labels: tuple[str, ...] | None = None, entry: LogEntry | None = None) -> Stored:
-        """Log the write (its line, from which on it is durable), then write the body."""
-        self._append(stored.number, entry)
-        atomic_write(self.closed_path(stored.number) if stored.state == "closed" else self.path(stored.number), body)
-        return self.get(stored.number)
 
     def close(self, stored: Stored) -> Stored:
         """Move the checkpoint to ``closed/`` (one rename: it is open or closed, never both)."""
@@ -225,73 +222,111 @@ class LocalStore:
             return []
         return [int(m.group(1)) for m in map(_NUMBERED.match, names) if m]
 
+    # ------------------------------------------------------------------------------- the chain
+
+    def _generations(self, number: int) -> list[int]:
+        try:
+            names = os.listdir(self._chain(number))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(int(m.group(1)) for m in map(_GENERATION.match, names) if m)
+
+    def _link(self, number: int, generation: int) -> Link | None:
+        from ghstate.core.chain import Link
+
+        try:
+            data = json.loads((self._chain(number) / f"{generation}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return Link.from_data(data)
+
+    def _head(self, number: int) -> Head | None:
+        from ghstate.core.chain import Head
+
+        generations = self._generations(number)
+        if not generations:
+            return None
+        return Head(str(generations[-1]), self._link(number, generations[-1]))
+
+    def with_head(self, stored: Stored) -> Stored:
+        return stored
+
+    def link(self, stored: Stored, oid: str) -> Link | None:
+        return self._link(stored.number, int(oid)) if oid.isdigit() else None
+
+    def links(self, stored: Stored, count: int) -> list[tuple[str, Link]]:
+        out = []
+        for generation in reversed(self._generations(stored.number)[-count:] if count else []):
+            link = self._link(stored.number, generation)
+            if link is not None:
+                out.append((str(generation), link))
+        return out
+
+    def holds(self, stored: Stored, oid: str = "", write: str = "") -> bool:
+        if oid:
+            return oid.isdigit() and (self._chain(stored.number) / f"{int(oid)}.json").exists()
+        return bool(write) and any(e.write == write for _, link in self.links(stored, HOLDS) for e in link.entries)
+
+    def append(self, stored: Stored, link: Link, title: str | None = None,
+               labels: tuple[str, ...] | None = None) -> Appended:
+        """The next generation after the head ``stored`` was read with, created only if nothing has it
+        (its file is linked into place whole: of any number of writers that read one head, exactly one
+        makes the next); then the body written as its mirror."""
+        from ghstate.core.chain import Head, embed
+
+        number = stored.number
+        seen = int(stored.head.oid) if stored.head is not None else 0
+        folder = self._chain(number)
+        folder.mkdir(parents=True, exist_ok=True)
+        record = {**link.to_data(), "parent": seen or None}
+        if not atomic_create(folder / f"{seen + 1}.json", json.dumps(record, ensure_ascii=False) + "\n"):
+            return Appended(False, self.get(number))
+        oid = str(seen + 1)
+        written = self._mirror(stored, embed(link.body, oid))
+        head = self._head(number)
+        return written._replace(stored=written.stored._replace(head=Head(oid, link)) if head and head.oid == oid
+                                else written.stored, moved=head is not None and head.oid != oid)
+
+    def mirror(self, stored: Stored, body: str, title: str | None = None,
+               labels: tuple[str, ...] | None = None) -> Appended:
+        return self._mirror(stored, body)
+
+    def _mirror(self, stored: Stored, body: str) -> Appended:
+        """Write the body; what was there when it was replaced, if it is not what the write had read (a
+        person's save made in between), comes back as ``overwritten``."""
+        from ghstate.store import Saved
+
+        path = self.closed_path(stored.number) if stored.state == "closed" else self.path(stored.number)
+        try:
+            there = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            there = stored.body
+        atomic_write(path, body)
+        overwritten = () if there in (stored.body, body) else (Saved(there),)
+        return Appended(True, self.get(stored.number), overwritten)
+
     # -------------------------------------------------------------------------------- history
 
     def notify(self, stored: Stored, text: str) -> str:
         """Nobody to tell: a local checkpoint is read by whoever writes it."""
         return ""
 
-    def _append(self, number: int, entry: LogEntry | None) -> None:
-        """Append a write's entry to the write log (``{}`` when it logs nothing). One ``write`` of a whole
-        line with O_APPEND, flushed to disk: a process killed meanwhile leaves at most a torn last line,
-        which readers skip."""
-        path = self._log_path(number)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(entry.to_data() if entry else {}, ensure_ascii=False, separators=(",", ":")) + "\n"
-        with open(path, "a", encoding="utf-8") as fh:
-            if fh.tell() and not self._ends_with_newline(path):
-                fh.write("\n")  # a torn line from a killed writer stays one (unreadable) line
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
-
-    @staticmethod
-    def _ends_with_newline(path: Path) -> bool:
-        with open(path, "rb") as fh:
-            fh.seek(-1, os.SEEK_END)
-            return fh.read(1) == b"\n"
-
-    def _log_lines(self, number: int) -> list[str]:
-        try:
-            return self._log_path(number).read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return []
-
-    def log_length(self, stored: Stored, state: LogState) -> int:
-        return stored.comments
-
-    def stored_size(self, body: str, entry: LogEntry | None) -> int:
-        return len(body)  # the entry is a line of the log, beside the body
-
-    def version(self, stored: Stored, position: int) -> Stored | None:
-        return None  # the log's lines are writes, not versions of the body
-
-    def log_since(self, stored: Stored, when: str) -> list[LogEntry]:
-        return [e for e in self.log(stored, LogState(), 0) if e.revision.at >= when]
-
-    def lacking(self, stored: Stored, state: LogState) -> bool:
-        return stored.comments > state.seen and not state.complete(stored.comments)
-
-    def log(self, stored: Stored, state: LogState, after: int, pages: int = 0) -> list[LogEntry]:
-        from ghstate.core.writelog import LogEntry
-
-        out = []
-        for position, line in enumerate(self._log_lines(stored.number)[after:], start=after + 1):
-            try:
-                data = json.loads(line)
-            except ValueError:
-                data = None
-            if isinstance(data, dict):
-                out.append(LogEntry.from_data(data, position=position))
-            else:
-                out.append(LogEntry(Revision(0), position=position, problem="not a log entry"))
-        return out
-
     def revisions(self, number: int) -> list[Revision]:
+        """The writes: those an earlier ghstate logged in ``log/N.jsonl`` before the chain, then the chain's."""
         stored = self.get(number)  # a clear error for a checkpoint that does not exist
-        return [e.revision for e in self.log(stored, LogState(), 0) if e.revision.revision]
-
-    # -------------------------------------------------------------------------------- pending
+        out = []
+        with contextlib.suppress(OSError):
+            for line in self._old_log(number).read_text(encoding="utf-8").splitlines():
+                try:
+                    data = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(data, dict) and data.get("revision"):
+                    out.append(Revision.from_dict(data))
+        logged = {r.revision for r in out}
+        for _, link in reversed(self.links(stored, len(self._generations(number)))):
+            out.extend(e.revision for e in link.entries if e.revision.revision not in logged)
+        return out
 
     @property
     def pending_dir(self) -> Path:
@@ -390,3 +425,10 @@ def _older_intent(data: Any) -> dict[str, Any]:
     if isinstance(data.get("base_sections"), dict):
         out["base"] = data["base_sections"]
     return out
+
+
+def _stamp(seconds: float) -> str:
+    """A file's time as ghstate writes times (UTC)."""
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

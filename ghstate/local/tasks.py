@@ -4,7 +4,7 @@ it waits for and when it was closed (``TaskLink``); its claim is the newest file
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from ghstate.core.claims import Child, Claim, Family, Held, Summary
 from ghstate.core.marker import TaskLink
@@ -14,9 +14,6 @@ from ghstate.local import parsecache
 from ghstate.local.claims import LocalClaims
 from ghstate.local.store import LocalStore
 from ghstate.store import Stored
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ghstate.core.writelog import LogEntry
 
 
 class LocalChild(NamedTuple):
@@ -73,9 +70,9 @@ class LocalTasks:
             return LocalChild(Child(number, cp.title, True, (), held.claim, "", stored.location, held.version), None)
         return LocalChild(self._child(stored, cp, self._all()), cp.meta.task.parent)
 
-    def create(self, title: str, body: str, unique: str, entry: LogEntry | None) -> int:
+    def create(self, title: str, body: str, unique: str) -> int:
         """A child made by ``split`` (whose write holds the store's lock)."""
-        return self.store.create(title, body, unique=unique, entry=entry).number
+        return self.store.create(title, body, unique=unique).number
 
     def held(self, number: int) -> Held:
         return self.claims.read(number)

@@ -138,11 +138,9 @@ def build_app(*, repo: str | None = None, store: str | None = None, need_token: 
     chosen: Store
     if settings.store == "github":
         from ghstate.github.store import GitHubStore  # only GitHub commands pay for PyGithub
-        from ghstate.local.reported import Reported
 
         assert settings.repo is not None
         github_store = GitHubStore.connect(settings, **(github or {}))
-        github_store.memory = Reported(settings.state_dir)  # each write is remembered until a read finds it
         if settings.cache_dir:  # this machine's writes to the repository, spaced under GitHub's secondary limit
             from ghstate.local.pace import Pacer
 

@@ -58,7 +58,6 @@ class CheckpointRequest:
     allow_empty: bool = False  # a new checkpoint with neither a goal, phases nor a resume instruction
     force: bool = False  # the body's sections replace the current ones, unmerged
     dry_run: bool = False
-    log: bool = True
     allow_secrets: bool = False
     event: str = "checkpoint"
 
@@ -186,7 +185,6 @@ def run_checkpoint(app: App, request: CheckpointRequest) -> CheckpointOutcome:
         create=(not reviewing or request.new) and not bare,
         record_tree=not reviewing,
         dry_run=request.dry_run,
-        log=request.log,
         allow_secrets=request.allow_secrets,
     )
     progress.stage("merging and writing the checkpoint" if intent.incoming is not None else "writing the checkpoint")

@@ -4,9 +4,8 @@ The writer tells this journal right before each store call that writes (``begin_
 ``begin_update``) and right after it returned (``landed``). Stopped before any call began, nothing
 was written; after one returned, that write is in the store, with its revision; stopped during a
 call, the store is asked whether the write is there: a new checkpoint by the unique id in its marker,
-an update by its write id (in the body's marker, or as an entry of the store's log, which every
-reader replays). Commands that write something else say what an interruption leaves (``note``).
-Process-wide state, as the signal it answers is.
+an update by its write id (on the checkpoint's chain). Commands that write something else say what an
+interruption leaves (``note``). Process-wide state, as the signal it answers is.
 """
 
 from __future__ import annotations
@@ -50,14 +49,12 @@ def begin_create(store: Store, unique: str) -> None:
     _state["attempt"] = _Attempt("a new checkpoint", 1, landed)
 
 
-def begin_update(store: Store, number: int, revision: int, write_id: str) -> None:
+def begin_update(store: Store, number: int, revision: int, write_id: str, text: str = "") -> None:
+    """A write to ``number`` under way: it landed when the chain holds the write ``write_id`` (or, for a body
+    written alone, when the body is ``text``)."""
     def landed() -> str | None:
-        from ghstate.core.marker import LogState
-        from ghstate.services.reader import checkpoint_of
-
         stored = store.get(number)
-        state = checkpoint_of(stored).meta.log or LogState()
-        if write_id in state.applied or any(e.write == write_id for e in store.log(stored, state, state.seen)):
+        if (write_id and store.holds(stored, write=write_id)) or (text and stored.body == text):
             return _label(store, number)
         return None
 

@@ -1,94 +1,143 @@
-"""Reading a checkpoint: finding it in a store, and the body with the logged writes it lacks replayed.
+"""Reading a checkpoint: finding it in a store, and the state every reader must see.
 
-The read side of the pipeline (``writer`` is the write side, and reads through ``view``): it reads
-through the store it is given, so it is not part of the pure core.
+The state is the head of the checkpoint's chain (``ghstate.core.chain``), with a person's edit of the
+body merged onto it (three-way, against the commit whose page they edited): what a writer builds on and
+what ``resume`` shows are the same. The read side of the pipeline (``writer`` is the write side, and
+reads through ``view``): it reads through the store it is given, so it is not part of the pure core.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from ghstate.core.marker import LogState
+from ghstate.core.chain import Mirror, classify, split
+from ghstate.core.marker import MARKER_LINE
 from ghstate.core.model import Checkpoint
 from ghstate.core.parse import branch_of, is_child
 from ghstate.errors import NotFound, RemoteError
 from ghstate.local import parsecache
-from ghstate.store import Partial, Store, Stored
+from ghstate.store import Partial, Saved, Store, Stored
 
-if TYPE_CHECKING:  # pragma: no cover  (a reader whose body holds its whole log never loads the replay)
-    from ghstate.core.writelog import LogEntry, Replayed
+if TYPE_CHECKING:  # pragma: no cover
+    from ghstate.core.chain import Link
+
+BASE_SEARCH = 10  # commits looked through for the page a body without the marker line was edited from
 
 
 def checkpoint_of(stored: Stored) -> Checkpoint:
-    """The parsed body, as it is (from the parse cache when this body was read before); on GitHub the
-    issue title is the title."""
-    cp = parsecache.checkpoint(stored.body)
+    """The parsed body, as it is (from the parse cache when this body was read before; the chain's key
+    left out of its marker); on GitHub the issue title is the title."""
+    cp = parsecache.checkpoint(split(stored.body)[0])
     return cp._replace(title=stored.title) if stored.title else cp
 
 
+def body_checkpoint(body: str, title: str = "") -> Checkpoint:
+    cp = parsecache.checkpoint(body)
+    return cp._replace(title=title) if title else cp
+
+
+class Edit(NamedTuple):
+    """A person's edit merged onto the head: who and when (as the store knows), the digest of their body
+    (recorded, so that it is never merged twice), the sections both they and the chain changed."""
+
+    editor: str
+    at: str
+    digest: str
+    conflicts: tuple[str, ...] = ()
+
+
+class View(NamedTuple):
+    """A checkpoint as a writer reads it: as stored, and the state every reader sees."""
+
+    stored: Stored
+    checkpoint: Checkpoint  # the head's state, with people's edits merged
+    over: str  # the body a new body is written over (a person's, when they edited it: their formatting stays)
+    mirror: Mirror  # what the body was to the chain
+    edits: tuple[Edit, ...] = ()  # people's edits merged into ``checkpoint``, oldest first
+    head: Checkpoint | None = None  # the head's state alone (None: no chain)
+
+    @property
+    def link(self) -> Link | None:
+        return self.stored.head.link if self.stored.head is not None else None
+
+
 def current(store: Store, stored: Stored) -> Checkpoint:
-    """The checkpoint as every reader must see it: the body, with the logged writes it does not hold
-    yet (overwritten by a concurrent writer, or by a web edit made from an older page) replayed.
-    Reads the log only when the store says the body may lack something; log entries that are not
-    trusted intents are reported as notices."""
-    cp = checkpoint_of(stored)
-    state = log_state_of(store, stored, cp)
-    if not store.lacking(stored, state):
-        return cp
-    from ghstate.core.writelog import ignored_notice, replay  # only a body behind its log pays for the replay
-    try:
-        # the newest page, and the one before when the body's count ends there: one request each
-        entries = store.log(stored, state, state.seen, pages=2 if state.seen else 1)
-    except RemoteError as exc:
-        store.notices.append(f"the history of #{stored.number} could not be read ({exc}); shown as its body "
-                             "is, which may lack a revision logged since")
-        return cp
-    view = replay(cp, entries)
-    notice = ignored_notice(view.ignored)
-    if notice:
-        store.notices.append(notice)
-    return view.checkpoint
+    """The checkpoint as every reader must see it (``view``)."""
+    return view(store, stored).checkpoint
 
 
-BASE_SEARCH = 10  # versions looked through for the one a body without a marker was edited from
+def view(store: Store, stored: Stored, also: tuple[Saved, ...] = ()) -> View:
+    """The checkpoint in ``stored``: its chain's head, with the body merged onto it when a person edited
+    it, then each of ``also`` (people's saves a write wrote over) that is an edit the chain does not hold.
+    A body that is the head's unedited mirror needs nothing more than the read that found it."""
+    mirror = classify(stored.body, stored.head)
+    unread = stored.head is not None and stored.head.link is None or not stored.chained
+    if (mirror.kind != "current" or also) and unread:
+        stored = store.with_head(stored)
+        mirror = classify(stored.body, stored.head)
+    head = stored.head.link if stored.head is not None else None
+    if mirror.kind == "unchained" or head is None:
+        cp = checkpoint_of(stored)
+        return View(stored, cp, mirror.body, mirror._replace(kind="unchained"))
+    head_cp = body_checkpoint(head.body, stored.title or head.title)
+    if mirror.kind == "current" and not also:
+        return View(stored, checkpoint_of(stored), mirror.body, mirror, head=head_cp)
+    cp, over, edits = head_cp, head.body, []
+    if mirror.kind == "edited":
+        cp, conflicts = _merged(store, stored, mirror, cp)
+        over = mirror.body
+        edits.append(Edit(stored.editor, stored.edited_at, mirror.digest, conflicts))
+    for saved in also:
+        found = classify(saved.body, stored.head)
+        if found.kind == "edited" and found.digest not in {e.digest for e in edits}:
+            cp, conflicts = _merged(store, stored, found, cp)
+            edits.append(Edit(saved.editor, saved.at, found.digest, conflicts))
+    return View(stored, cp, over, mirror, tuple(edits), head_cp)
 
 
-def log_state_of(store: Store, stored: Stored, cp: Checkpoint) -> LogState:
-    """What a body holds of the write log: what its marker says. A body without that word (a person took
-    the marker line out, or saved a page that never had one) is a person's text: it holds what the version
-    it was edited from held, so that what they deleted stays deleted, and the writes saved after that
-    version, which their page did not show, are replayed. That version is the one before it that it
-    differs from least (``base_version``); where the store keeps no versions, the body holds the whole
-    log."""
-    if cp.meta.log is not None:
-        return cp.meta.log
-    count = store.log_length(stored, LogState(via=store.log_via))
-    found = base_version(store, stored, cp, count)
-    if found is None:
-        return LogState(seen=count, via=store.log_via)
-    position, base = found
-    return base.meta.log if base.meta.log is not None else LogState(seen=position, via=store.log_via)
+def _merged(store: Store, stored: Stored, edit: Mirror, onto: Checkpoint) -> tuple[Checkpoint, tuple[str, ...]]:
+    """A person's body (``edit``) merged onto ``onto``: three-way against the commit whose page it was made
+    from (its marker names it; a body without the marker line, against the recent commit it differs from
+    least); section by section against the digests of the body the chain began from, for ghstate's page
+    from before the chain, or against those its marker kept when the commit cannot be read."""
+    from ghstate.core.edits import apply_incoming
+    from ghstate.core.merge import merge3
+    from ghstate.core.model import SECTION_KEYS
+
+    theirs = body_checkpoint(edit.body, stored.title)
+    head = stored.head.link if stored.head is not None else None
+    if not edit.base and MARKER_LINE.search(edit.body) and head is not None and head.adopted:
+        digests = dict(head.adopted)  # ghstate's page from before the chain: merged against where it began
+    else:
+        base = _base(store, stored, edit, theirs)
+        if base is not None:
+            merged, conflicts = merge3(body_checkpoint(base.body, stored.title), onto, theirs)
+            return merged, tuple(conflicts)
+        digests = theirs.meta.digests
+    merged, found = apply_incoming(onto, theirs, frozenset(SECTION_KEYS), digests)
+    return merged, tuple(found)
 
 
-def base_version(store: Store, stored: Stored, cp: Checkpoint, position: int) -> tuple[int, Checkpoint] | None:
-    """The version before ``position`` that ``cp`` differs from in the fewest sections (the newest of
-    equals), among the last BASE_SEARCH: what a person's save without a marker was edited from."""
+def _base(store: Store, stored: Stored, edit: Mirror, theirs: Checkpoint) -> Link | None:
+    if edit.base:
+        try:
+            return store.link(stored, edit.base)
+        except RemoteError:
+            return None
     from ghstate.core.model import section_digests
 
-    mine = section_digests(cp)
-    best: tuple[int, int, Checkpoint] | None = None
-    for at in range(position - 1, max(0, position - 1 - BASE_SEARCH), -1):
-        try:
-            version = store.version(stored, at)
-        except RemoteError:
-            version = None
-        if version is None:
-            continue
-        theirs = section_digests(checkpoint_of(version))
-        differ = sum(mine.get(k) != theirs.get(k) for k in {*mine, *theirs})
-        if best is None or differ < best[0]:
-            best = (differ, at, checkpoint_of(version))
-    return None if best is None else (best[1], best[2])
+    mine = section_digests(theirs)
+    best: tuple[int, int, Link] | None = None
+    try:
+        recent = store.links(stored, BASE_SEARCH)
+    except RemoteError:
+        recent = []
+    for age, (_, link) in enumerate(recent):
+        theirs_then = section_digests(body_checkpoint(link.body))
+        differ = sum(mine.get(k) != theirs_then.get(k) for k in {*mine, *theirs_then})
+        if best is None or (differ, age) < best[:2]:
+            best = (differ, age, link)
+    return best[2] if best else None
 
 
 def locate(store: Store, number: int | None, branch: str) -> Stored | None:
@@ -105,58 +154,3 @@ def locate(store: Store, number: int | None, branch: str) -> Stored | None:
         raise NotFound(f"no open checkpoint for {where} among the ones read ({exc}); give its ISSUE number, "
                        "or close finished checkpoints") from None
     return None
-
-
-class View(NamedTuple):
-    """A checkpoint as a writer reads it: as stored, and with every logged write it lacks replayed."""
-
-    stored: Stored
-    as_stored: Checkpoint  # the body as it is (on GitHub, the issue title as its title)
-    replayed: Replayed  # the checkpoint with the logged writes it lacks applied, in log order
-    entries: tuple[LogEntry, ...]  # the log entries read (this write's own among them, once logged)
-    checked: int | None  # how many entries of the log are accounted for; None: not known
-
-    @property
-    def checkpoint(self) -> Checkpoint:
-        return self.replayed.checkpoint
-
-
-def view(store: Store, stored: Stored, own: LogEntry | None = None, since: int = 0) -> View:
-    """The checkpoint in ``stored`` with every logged write it lacks replayed, in log order: what a write
-    builds on, read once per round.
-
-    Before this write is logged (``own`` None) nothing is read when the body's marker accounts for every
-    entry. Once it is logged, the log is always read: which of the new entries is this write's, and what
-    came before and after it, decides the order. ``checked`` is how many entries were accounted for; None
-    when that is not known (the log could not be read whole, or entries were deleted), and then the new
-    body claims no more than its predecessor did. ``since``: the log's length when this write first read
-    it; its own entry comes after it, so the log is read from there (or from the marker's count, if
-    lower)."""
-    from ghstate.core.writelog import replay
-
-    cp = checkpoint_of(stored)
-    state = log_state_of(store, stored, cp)
-    count = store.log_length(stored, state)
-    if own is None and state.complete(count) and not store.lacking(stored, state):
-        return View(stored, cp, replay(cp, []), (), count)
-    checked: int | None = count
-    entries: list[LogEntry] = []
-    start = min(state.seen, since) if own is not None else state.seen
-    if count < state.seen + state.own:  # fewer than the body counts (deleted, or merged into one): unsure
-        checked, start = None, count  # nothing after it to read, but what the store adds (a write it lost)
-    if count > start or store.lacking(stored, state):
-        try:
-            entries = store.log(stored, state, start)
-        except RemoteError as exc:
-            store.notices.append(f"the history of #{stored.number} could not be read ({exc}); this "
-                                 "revision was written over the body as it was")
-            checked = None
-        if checked is not None and [e.position for e in entries if e.position <= count] != \
-                list(range(start + 1, count + 1)):
-            checked = None  # not every entry since the marker's count was read
-    if own is not None and all(e.write != own.write for e in entries):
-        # not among the entries read (not shown yet, or moved by a deletion): replayed last, and nothing
-        # more is claimed than before
-        entries.append(own._replace(position=max(count, state.seen) + 1))
-        checked = None
-    return View(stored, cp, replay(cp, entries), tuple(entries), checked)

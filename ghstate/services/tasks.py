@@ -134,7 +134,7 @@ def _make(app: App, tasks: Any, plan: SplitPlan, prepare: Any, parent: int
     """The children of ``plan`` made (phase index → number), and the links left for afterwards."""
     if tasks.remote:  # GitHub: every child in batches, then every link in batches
         drafts = [prepare(i, ()) for i in plan.new]
-        created = tasks.create_children(parent, [(d.checkpoint.title, d.body, d.entry) for d in drafts],
+        created = tasks.create_children(parent, [(d.checkpoint.title, d.body) for d in drafts],
                                         app.settings.policy.label) if drafts else []
         numbers = dict(zip(plan.new, created, strict=True))
         every = {**plan.children, **numbers}
@@ -145,7 +145,7 @@ def _make(app: App, tasks: Any, plan: SplitPlan, prepare: Any, parent: int
     for i in creation_order(plan):
         after = tuple(sorted(numbers.get(j) or plan.children[j] for a, j in plan.links if a == i))
         new = prepare(i, after)
-        numbers[i] = tasks.create(new.checkpoint.title, new.body, new.unique, new.entry)
+        numbers[i] = tasks.create(new.checkpoint.title, new.body, new.unique)
     later = [(plan.children[i], numbers.get(j) or plan.children[j]) for i, j in plan.links if i not in numbers]
     return numbers, later
 
