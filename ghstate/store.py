@@ -99,7 +99,8 @@ class Store(Protocol):
 
     def list_open(self) -> list[Stored]: ...
 
-    def iter_open(self) -> Iterator[Stored]: ...  # most recent first, lazily
+    # most recent first, lazily; ``heads``: with what each chain's head holds (a write builds on it)
+    def iter_open(self, heads: bool = False) -> Iterator[Stored]: ...
 
     # A new checkpoint with ``body`` (its chain starts at its first update); ``unique``: text only its body
     # holds, to find one whose creation landed although the answer was lost.

@@ -450,7 +450,17 @@ class FakeGitHub:
                                              "totalCount": len(issue["labels"])},
                 "comments": lambda info, first=None, last=None, **_: self._gql_comments(number, first, last),
                 "includesCreatedEdit": len(self.history.get(number, [])) > 1,
+                **self._last_edit(number),
                 "userContentEdits": lambda info, first=None, after=None, **_: self._gql_edits(number, first, after)}
+
+    def _last_edit(self, number: int) -> dict:
+        """Who last edited an issue's body, and when (``editor``, ``lastEditedAt``): null until it is edited."""
+        editors = self.editors.get(number, [])
+        if len(editors) < 2:
+            return {"editor": None, "lastEditedAt": None}
+        last = editors[-1]
+        return {"editor": {"__typename": last["typename"], "login": last["login"]} if last["login"] else None,
+                "lastEditedAt": last["at"]}
 
     def _gql_comments(self, number: int, first: int | None, last: int | None) -> dict:
         comments = self.comments.get(number, [])

@@ -106,6 +106,24 @@ class FakeTasks:
     def close(self, number: int, reason: str = "completed") -> None:
         self.fake.issues[number].update(state="closed", state_reason=reason, updated_at=self.fake.now())
 
+    def add_tree(self, files: dict[str, str]) -> str:
+        """A tree already in the repository (as one a first write put there): its id."""
+        entries = sorted((path, "100644", text) for path, text in files.items())
+        sha = _tree_sha(entries)
+        self.objects[sha] = {"type": "tree", "entries": entries}
+        return sha
+
+    def chain(self, number: int) -> list[dict[str, Any]]:
+        """Checkpoint ``number``'s chain (``refs/ghstate/checkpoints/N``), oldest first: each commit's record
+        (its message's JSON) with its ``oid``."""
+        out, at = [], self.refs.get(f"refs/ghstate/checkpoints/{number}")
+        while at:
+            commit = self.objects[at]
+            message = commit["message"]
+            out.append({**json.loads(message[message.index("\n{") + 1:]), "oid": at})
+            at = (commit.get("parents") or [None])[0]
+        return out[::-1]
+
     def claim_of(self, child: int) -> dict[str, Any] | None:
         """The record in the commit ``refs/ghstate/claims/CHILD`` points at (None: no such ref)."""
         oid = self.refs.get(f"refs/ghstate/claims/{child}")
@@ -161,7 +179,8 @@ class FakeTasks:
 
     def _repository_fields(self) -> dict[str, Any]:
         return {"ref": lambda info, qualifiedName, **_: self._ref(qualifiedName),
-                "refs": lambda info, refPrefix, first=None, **_: self._refs(refPrefix, first)}
+                "refs": lambda info, refPrefix, first=None, orderBy=None, **_: self._refs(refPrefix, first, orderBy),
+                "object": lambda info, oid=None, expression=None, **_: self._commit_node(oid or "")}
 
     def _ref(self, name: str) -> dict[str, Any] | None:
         oid = self.refs.get(name)
@@ -169,12 +188,34 @@ class FakeTasks:
             return None
         prefix, _, short = name.rpartition("/")
         ref_id = node_id("REF", 7, int(hashlib.sha1(name.encode()).hexdigest()[:7], 16))
-        return {"id": ref_id, "name": short, "prefix": prefix + "/",
-                "target": {"__typename": "Commit", "oid": oid, "message": self.objects[oid]["message"]}}
+        return {"id": ref_id, "name": short, "prefix": prefix + "/", "target": self._commit_node(oid)}
 
-    def _refs(self, prefix: str, first: int | None) -> dict[str, Any]:
+    def _commit_node(self, oid: str) -> dict[str, Any] | None:
+        """A commit as GraphQL's ``Commit``: its message (whole, and its first line), its tree, and its
+        history (the commit and its ancestors, newest first, along first parents)."""
+        commit = self.objects.get(oid)
+        if commit is None or commit["type"] != "commit":
+            return None
+        return {"__typename": "Commit", "oid": oid, "message": commit["message"],
+                "messageHeadline": commit["message"].split("\n", 1)[0],
+                "tree": {"__typename": "Tree", "oid": commit["tree"]},
+                "history": lambda info, first=None, **_: self._history(oid, first)}
+
+    def _history(self, oid: str, first: int | None) -> dict[str, Any]:
+        chain, at = [], oid
+        while at and len(chain) < (first or 100):
+            chain.append(at)
+            parents = self.objects[at].get("parents") or ()
+            at = parents[0] if parents else ""
+        return {"totalCount": len(chain), "nodes": [self._commit_node(c) for c in chain],
+                "pageInfo": {"hasNextPage": bool(at), "endCursor": None, "hasPreviousPage": False, "startCursor": None}}
+
+    def _refs(self, prefix: str, first: int | None, order: dict | None = None) -> dict[str, Any]:
         listed = prefix.startswith(("refs/heads/", "refs/tags/")) or self.variant.lists_custom_refs
         names = sorted(n for n in self.refs if n.startswith(prefix)) if listed else []
+        if (order or {}).get("field") == "TAG_COMMIT_DATE":  # by the date of the commit each points at
+            names.sort(key=lambda n: self.objects[self.refs[n]].get("at") or "",
+                       reverse=(order or {}).get("direction") == "DESC")
         nodes = [self._ref(n) for n in names[: first or 100]]
         return {"totalCount": len(names), "nodes": [{**n, "name": n["name"]} for n in nodes if n],
                 "pageInfo": {"hasNextPage": False, "endCursor": None, "hasPreviousPage": False, "startCursor": None}}
@@ -320,7 +361,7 @@ class FakeTasks:
             if self.deny_refs:
                 return fake._rest_error(403, NOT_ACCESSIBLE, {"X-Accepted-GitHub-Permissions": "contents=write"})
             entries = sorted((e["path"], e.get("mode", "100644"), e.get("content", "")) for e in body["tree"])
-            sha = _git_sha("tree", json.dumps(entries))
+            sha = _tree_sha(entries)
             self.objects[sha] = {"type": "tree", "entries": entries}
             return fake._json(201, {"sha": sha, "url": f"{fake.base}/repos/{fake.repo}/git/trees/{sha}",
                                     "truncated": False, "tree": [
@@ -359,6 +400,13 @@ class FakeTasks:
 def _git_sha(kind: str, content: str) -> str:
     data = content.encode("utf-8")
     return hashlib.sha1(f"{kind} {len(data)}\0".encode() + data).hexdigest()
+
+
+def _tree_sha(entries: list[tuple[str, str, str]]) -> str:
+    """A tree's id as Git computes it (its blobs' ids, each entry ``MODE PATH\\0`` and the blob's 20 bytes)."""
+    raw = b"".join(f"{mode} {path}".encode() + b"\0" + bytes.fromhex(_git_sha("blob", content))
+                   for path, mode, content in entries)
+    return hashlib.sha1(b"tree %d\0" % len(raw) + raw).hexdigest()
 
 
 def with_variant(variant: Variant, **changes: Any) -> Variant:

@@ -100,7 +100,7 @@ class MemoryStore:
     def list_open(self) -> list[Stored]:
         return list(self.iter_open())
 
-    def iter_open(self) -> Iterator[Stored]:
+    def iter_open(self, heads: bool = False) -> Iterator[Stored]:
         self._step("list", 0)
         return iter([self._stored(n) for n in sorted(self.bodies, reverse=True)])
 

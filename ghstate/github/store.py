@@ -118,8 +118,10 @@ class GitHubStore:
                            "Features, Issues), or keep checkpoints in the local store (--store local)")
 
     def _keep_labels(self, repository: dict[str, Any] | None) -> None:
+        """What a read of the repository brings along: its labels' ids and its own (what writes name)."""
         for label in ((repository or {}).get("labels") or {}).get("nodes") or ():
             self._label_ids[label["name"]] = label["id"]
+        self._repository_id = (repository or {}).get("id") or self._repository_id
 
     def _read(self, number: int) -> Stored:
         """One request: the issue with its chain's head and newest comments (query ``Checkpoint``), and
@@ -158,29 +160,30 @@ class GitHubStore:
                                 "finished ones")
         return found
 
-    def iter_open(self) -> Iterator[Stored]:
+    def iter_open(self, heads: bool = False) -> Iterator[Stored]:
         """Open checkpoints, most recently updated first, a page (100) per GraphQL request as they are
-        needed, at most MAX_PAGES pages. Each comes with its chain's head commit, when GitHub lists the
-        chains' refs (``with_head`` reads one's content, or a head the listing could not show)."""
+        needed, at most MAX_PAGES pages. Each comes with its chain's head commit, as far as GitHub lists the
+        chains' refs, and what the head holds when ``heads`` (a write builds on it); ``with_head`` reads a
+        head the listing could not show, for a body that names one."""
         after: str | None = None
         for _ in range(MAX_PAGES):
             answer = self.graphql("open_checkpoints", self._variables(label=self.policy.label, after=after,
-                                                                      comments=LIST_COMMENTS,
+                                                                      comments=LIST_COMMENTS, heads=heads,
                                                                       labels=self.policy.label),
                                   what=f"listing checkpoints of {self.repo_name}", tolerate=("heads",))
             data, readable = _tolerated(answer, self, "the chains of the checkpoints")
             repository = data.get("repository") or {}
             self._issues_enabled(repository)
             self._keep_labels(repository)
-            heads_of = repository.get("heads") or {}
-            listed = readable and bool(heads_of.get("nodes")) and (heads_of.get("totalCount") or 0) <= 100
-            heads = {str(r.get("name")): _head({"target": r.get("target")}) for r in heads_of.get("nodes") or () if r}
+            found = {str(r.get("name")): _head({"target": r.get("target")})
+                     for r in (repository.get("heads") or {}).get("nodes") or () if r}
             page = repository.get("issues") or {}
             for node in page.get("nodes") or ():
                 if node:
-                    head = heads.get(str(node["number"]))
-                    # a chain the listing does not show may still be there: not known until it is read
-                    yield self._keep(node, head, chained=head is not None or listed)
+                    head = found.get(str(node["number"]))
+                    # a chain the listing does not show is still looked for when the body names one
+                    known = readable and (head is not None or split(node.get("body") or "")[1] is None)
+                    yield self._keep(node, head, chained=known)
             info = page.get("pageInfo") or {}
             if not info.get("hasNextPage"):
                 return
@@ -323,14 +326,14 @@ class GitHubStore:
 
         def landed() -> dict[str, Any] | None:  # the answer was lost: what does the chain hold now?
             fresh = checking(lambda: self._read(number))
-            if fresh.head is not None and fresh.head.oid == parent:
-                return None  # not moved: send it again (the same commit)
-            lost.append(fresh)
+            if (fresh.head.oid if fresh.head is not None else "") == parent and fresh.body == stored.body:
+                return None  # nothing moved, nothing was saved: send it again (the same commit)
+            lost.append(fresh)  # it landed, another writer's did, or someone saved the body: read again
             return {"lost": True}
 
         answer = self.graphql("append_checkpoint", {"refs": refs, "issue": self._issue_input(node, text, title, labels),
                                                     "edits": EDITS, "ref": ref_name(number)},
-                              partial=True, landed=landed, number=number, what=f"writing #{number}")
+                              partial=True, landed=landed, number=number, what=f"updating issue #{number}")
         if lost:
             fresh = lost[0]
             held = fresh.head is not None and (fresh.head.oid == oid or self.holds(fresh, oid=oid))
@@ -339,24 +342,36 @@ class GitHubStore:
 
     def _judge_append(self, stored: Stored, answer: dict[str, Any], oid: str, link: Link, text: str,
                       labels: tuple[str, ...] | None) -> Appended:
+        """What ``AppendCheckpoint``'s answer says: the move landed or was refused (by another writer's, or
+        by GitHub: said), and what its mirror wrote over. A refused body write whose move was refused too is
+        GitHub's refusal of the write (kept for push); one whose move landed is written again."""
         number = stored.number
         data = answer.get("data") or {}
         errors = [e for e in answer.get("errors") or () if isinstance(e, dict)]
-        moved_ref = "updateRefs" in data and data.get("updateRefs") is not None
+        moved_ref = data.get("updateRefs") is not None
         issue = (data.get("updateIssue") or {}).get("issue")
         # a body written although the move was refused wrote over what did not reach the chain, whatever it was
         overwritten = self._overwritten(issue, stored, text, always=not moved_ref) if issue else ()
         if not moved_ref:
+            on_issue = [e for e in errors if (e.get("path") or [""])[0] == "updateIssue"]
+            if on_issue and not issue:  # the write itself was refused: the token, the issue
+                refusal = self.api.failure({"errors": on_issue, "data": data}, f"updating issue #{number}", number)
+                if isinstance(refusal, NotFound):  # it was there a moment ago: access lost, or moved; keep the write
+                    raise RemoteError(str(refusal), status=404)
+                raise refusal
             fresh = self._read(number)
             if fresh.head is not None and fresh.head.oid == oid:  # moved after all (an error about something else)
                 return Appended(True, fresh, overwritten)
             if (fresh.head.oid if fresh.head else "") == (stored.head.oid if stored.head else ""):
-                self._refused(errors)  # not a lost race: GitHub refused the move itself
+                self._refused([e for e in errors if (e.get("path") or [""])[0] == "updateRefs"] or errors)
             return Appended(False, fresh, overwritten)
         if not issue:  # the chain moved; its mirror did not land: the writer writes it again
             self.notices.append(f"#{number}'s write is on its chain, but its body could not be written "
                                 f"({_said(errors)}); it is written again")
             return Appended(True, self._read(number))
+        if errors:
+            self.notices.append(f"issue #{number} was written, but GitHub's answer also held errors ({_said(errors)}); "
+                                "the write stands")
         head_now = (((issue.get("repository") or {}).get("head") or {}).get("target") or {}).get("oid") or oid
         head = Head(oid, link, stored.head.tree if stored.head is not None and stored.head.tree else self._tree)
         written = self._keep(issue, head if head_now == oid else Head(head_now))

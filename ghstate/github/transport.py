@@ -359,6 +359,10 @@ class GitHubAPI:
         return RemoteError(f"{what} failed: {retry.reason}, {tried}; GitHub asked for a pause{pause}: try again "
                            f"after {when}", retryable=True, status=429)
 
+    def failure(self, answer: dict[str, Any], what: str, number: int | None = None) -> GraphQLFailure:
+        """GitHub's refusal in an answer a caller took whole (``partial``), as ``graphql`` would raise it."""
+        return self._graphql_error(answer, what, number)
+
     def _graphql_error(self, answer: dict[str, Any], what: str, number: int | None) -> GraphQLFailure:
         """GitHub's refusal in its words (``TYPE: message``), with the whole answer for the caller."""
         errors = _errors_of(answer)

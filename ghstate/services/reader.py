@@ -66,22 +66,24 @@ def current(store: Store, stored: Stored) -> Checkpoint:
     return view(store, stored).checkpoint
 
 
-def view(store: Store, stored: Stored, also: tuple[Saved, ...] = ()) -> View:
+def view(store: Store, stored: Stored, also: tuple[Saved, ...] = (), whole: bool = False) -> View:
     """The checkpoint in ``stored``: its chain's head, with the body merged onto it when a person edited
     it, then each of ``also`` (people's saves a write wrote over) that is an edit the chain does not hold.
-    A body that is the head's unedited mirror needs nothing more than the read that found it."""
+    A body that is the head's unedited mirror needs nothing more than the read that found it, unless
+    ``whole`` (a write builds on what the head holds)."""
     mirror = classify(stored.body, stored.head)
     unread = stored.head is not None and stored.head.link is None or not stored.chained
-    if (mirror.kind != "current" or also) and unread:
+    if (mirror.kind != "current" or also or whole) and unread:
         stored = store.with_head(stored)
         mirror = classify(stored.body, stored.head)
     head = stored.head.link if stored.head is not None else None
+    if mirror.kind == "current" and not also:
+        cp = checkpoint_of(stored)
+        return View(stored, cp, mirror.body, mirror, head=cp)
     if mirror.kind == "unchained" or head is None:
         cp = checkpoint_of(stored)
         return View(stored, cp, mirror.body, mirror._replace(kind="unchained"))
     head_cp = body_checkpoint(head.body, stored.title or head.title)
-    if mirror.kind == "current" and not also:
-        return View(stored, checkpoint_of(stored), mirror.body, mirror, head=head_cp)
     cp, over, edits = head_cp, head.body, []
     if mirror.kind == "edited":
         cp, conflicts = _merged(store, stored, mirror, cp)
@@ -91,6 +93,7 @@ def view(store: Store, stored: Stored, also: tuple[Saved, ...] = ()) -> View:
         found = classify(saved.body, stored.head)
         if found.kind == "edited" and found.digest not in {e.digest for e in edits}:
             cp, conflicts = _merged(store, stored, found, cp)
+            over = found.body  # written over the person's text: their formatting stays
             edits.append(Edit(saved.editor, saved.at, found.digest, conflicts))
     return View(stored, cp, over, mirror, tuple(edits), head_cp)
 
@@ -140,13 +143,14 @@ def _base(store: Store, stored: Stored, edit: Mirror, theirs: Checkpoint) -> Lin
     return best[2] if best else None
 
 
-def locate(store: Store, number: int | None, branch: str) -> Stored | None:
+def locate(store: Store, number: int | None, branch: str, heads: bool = False) -> Stored | None:
     """ISSUE when given, else the most recent open checkpoint whose marker names ``branch``, child tasks
-    aside. With no branch (outside git, a detached HEAD) that is the most recent one written without a branch."""
+    aside. With no branch (outside git, a detached HEAD) that is the most recent one written without a
+    branch. ``heads``: with what its chain's head holds (a write builds on it)."""
     if number is not None:
         return store.get(number)
     try:
-        for stored in store.iter_open():
+        for stored in store.iter_open(heads=heads):
             if branch_of(stored.body) == branch and not is_child(stored.body):
                 return stored
     except Partial as exc:  # it may be among those not read: neither "none" nor a second one for the branch

@@ -119,7 +119,7 @@ class Writer:
         try:
             with self.store.lock():
                 if spec.number is not None or spec.lookup:
-                    target = locate(self.store, spec.number, spec.tree.branch)
+                    target = locate(self.store, spec.number, spec.tree.branch, heads=True)
                 if target is None and not spec.create:
                     raise NotFound(f"no open checkpoint for {spec.tree.place}")
                 return self._create(spec) if target is None else self._update(spec, target, kept)
@@ -173,7 +173,7 @@ class Writer:
             read = view(self.store, target)
             return WriteResult(read.checkpoint, split_body(target), target, changed=False, previous=read.checkpoint,
                                warnings=[f"the kept write was on #{target.number}'s chain already: it had landed"])
-        read = view(self.store, target)
+        read = view(self.store, target, whole=True)
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(read.checkpoint))
         assert isinstance(spec.intent, Intent)
@@ -182,13 +182,14 @@ class Writer:
         if spec.dry_run or (draft is None and read.mirror.kind != "stale"):
             return self._unwritten(read, draft)
         mine: _Draft | None = None  # the round whose commit carried this write's change
+        conflicts: list[str] = []  # values kept beside others by the rounds that landed
         overwritten: tuple[Saved, ...] = ()
         lost = False
         for round_ in range(ROUNDS):
             if round_:
                 if lost and self.store.remote:  # contended: the writers that collided spread out (jittered backoff)
                     self.sleep(min(8.0, 0.5 * 2 ** (round_ - 1)) * random.uniform(0.5, 1.5))
-                read = view(self.store, target, overwritten)
+                read = view(self.store, target, overwritten, whole=True)
                 draft = self._draft(spec, read, own=mine is None, base=base)
             if draft is None:  # nothing (more) to commit
                 if read.mirror.kind != "stale":
@@ -198,8 +199,9 @@ class Writer:
                 try:
                     written = self._append(spec, draft)
                 except Unprotected:
-                    return self._unprotected(spec, draft, first)
+                    return self._unprotected(spec, draft)
                 mine = draft if written.landed and draft.own else mine
+                conflicts.extend(draft.conflicts if written.landed else ())
             lost = not written.landed
             # people's saves stay to be merged until a round that merged them landed
             overwritten = (*(overwritten if lost else ()), *written.overwritten)
@@ -215,7 +217,7 @@ class Writer:
             if mine is None and first is not None:
                 raise RemoteError(f"#{target.number} kept changing while it was being written ({ROUNDS} times); "
                                   "nothing of this write landed: run it again", retryable=True)
-        return self._result(target, first, mine, read)
+        return self._result(target, mine, read, conflicts)
 
     def _append(self, spec: WriteSpec, draft: _Draft) -> Appended:
         target = draft.read.stored
@@ -292,19 +294,19 @@ class Writer:
         return WriteResult(read.checkpoint, split_body(read.stored), read.stored, changed=False,
                            previous=read.checkpoint, warnings=self._notices())
 
-    def _result(self, stored: Stored, first: _Draft | None, mine: _Draft | None, read: View) -> WriteResult:
-        """What a write says once its last round landed (``mine``: the round that carried its change; None
-        when nothing of it was left to write)."""
-        if mine is None or first is None:
+    def _result(self, stored: Stored, mine: _Draft | None, read: View, conflicts: list[str]) -> WriteResult:
+        """What a write says once its last round landed (``mine``: the round that carried its change, None when
+        nothing of it was left to write; ``conflicts``: values the rounds that landed kept beside others)."""
+        said = tuple(dict.fromkeys(conflicts))
+        warnings = self._tell_people(stored, said)
+        if mine is None:
             return WriteResult(read.checkpoint, split_body(stored), stored, changed=False, previous=read.checkpoint,
-                               warnings=self._notices())
-        conflicts = tuple(dict.fromkeys((*first.conflicts, *mine.conflicts)))
-        warnings = self._tell_people(stored, conflicts)
-        return WriteResult(mine.checkpoint, mine.body, stored, changes=mine.changes, conflicts=list(conflicts),
+                               conflicts=list(said), warnings=[*warnings, *self._notices()])
+        return WriteResult(mine.checkpoint, mine.body, stored, changes=mine.changes, conflicts=list(said),
                            file_conflicts=list(mine.file_conflicts), warnings=[*warnings, *self._notices()],
                            previous=mine.read.checkpoint)
 
-    def _unprotected(self, spec: WriteSpec, draft: _Draft, first: _Draft) -> WriteResult:
+    def _unprotected(self, spec: WriteSpec, draft: _Draft) -> WriteResult:
         """Where the chain cannot be written: the body alone, naming the head it was built on without the
         chain's digest (a chain writer takes what it holds beyond that head as an edit). The store says once
         that concurrent writers are then not protected, and why."""
@@ -315,7 +317,7 @@ class Writer:
         interrupt.begin_update(self.store, read.stored.number, draft.link.revision, "", text)
         written = self.store.mirror(read.stored, text, title=_title(draft), labels=labels)
         interrupt.landed(self.store, read.stored.number, draft.link.revision)
-        return self._result(written.stored, first, draft if draft.own else None, read)
+        return self._result(written.stored, draft if draft.own else None, read, list(draft.conflicts))
 
     # ----------------------------------------------------------------------------- pieces
 
