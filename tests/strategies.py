@@ -11,7 +11,6 @@ from ghstate.core.marker import (
     PROVENANCE_KINDS,
     DigestsAt,
     Execution,
-    LogState,
     Meta,
     ProvenanceRecord,
     RevisionFacts,
@@ -76,9 +75,6 @@ meta = st.builds(
     fingerprints=st.dictionaries(nonempty_line, hexes, max_size=2),
     digests=st.one_of(st.none(), digests),
     digest_history=st.lists(st.builds(DigestsAt, st.integers(0, 99), digests), max_size=2).map(tuple),
-    # the log named too: left to itself, builds() fills ``via`` with any text, which no marker holds
-    log=st.one_of(st.none(), st.builds(LogState, st.integers(0, 99), st.integers(0, 2),
-                                       st.lists(hexes, max_size=3).map(tuple), st.sampled_from(["comments", "edits"]))),
     provenance=st.one_of(st.none(), provenance),
     # a child task's link as a split writes it: left to itself, builds() gives parents below 1 and unsorted
     # waits, which no marker holds (the round trips failed, and shrank for minutes)

@@ -19,7 +19,7 @@ PACKAGE = ROOT / "ghstate"
 # Pure modules: the core, and the pure deciders of the other domains. Commands and adapters use these;
 # these do no I/O.
 PURE = (*sorted(f"core.{p.stem}" for p in (PACKAGE / "core").glob("*.py") if p.stem != "__init__"),
-        "git.drift", "github.history", "github.projects", "ci.ledger", "ci.verdict")
+        "git.drift", "github.projects", "ci.ledger", "ci.verdict")
 # What doing I/O takes: processes, sockets and HTTP, the GitHub SDK, the template loader, the CLI, and every
 # package of ghstate that is not pure.
 BLOCKED = ("subprocess", "socket", "ssl", "http", "urllib3", "requests", "github", "jinja2", "click", "tempfile",

@@ -13,7 +13,7 @@ from conftest import SAMPLE
 from github_fake import FakeGitHub
 
 from ghstate.core.parse import parse
-from ghstate.github import history
+from ghstate.core import chain as history
 
 FIXTURES = Path(__file__).parent / "fixtures" / "junit"
 ROOT = Path(__file__).resolve().parents[1]

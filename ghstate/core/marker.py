@@ -1,9 +1,9 @@
 """The hidden marker: every key ghstate keeps in a checkpoint's machine data, typed, in one place.
 
 The marker is one HTML comment at the top of a body holding one JSON object. Every feature keeps
-something in it (the revision and where it was written, section digests and their history, how far
-the body reflects the write log, per-item provenance, the dirty files' fingerprints, CI's
-verification and its ledger). This module is its one owner: ``load`` validates the raw object once,
+something in it (the revision and where it was written, section digests and their history, per-item
+provenance, the dirty files' fingerprints, CI's verification and its ledger, a child's place in its
+plan; on a mirror, last, the chain commit it renders: ``ghstate.core.chain``). This module is its one owner: ``load`` validates the raw object once,
 into typed fields, and ``dump`` writes it back; ``parse`` and ``render`` call them and nothing else
 reads the raw dict. Keys a newer version wrote are kept untouched (``Meta.unknown``), and so are the
 values of known keys that do not have the shape this version writes: they are dropped from the typed
@@ -26,21 +26,20 @@ CREATED, UPDATED, EXECUTIONS, VERIFICATION = "created_at", "updated_at", "execut
 DIGESTS = "sections"  # a short digest of each section as ghstate last wrote it
 HISTORY = "sections_before"  # the digests of the revisions before, newest first
 PROVENANCE = "prov"  # which revision set each claim (see ghstate.core.provenance)
-LOG = "log"  # how far the body reflects the write log (see ghstate.core.writelog)
 FINGERPRINTS = "dirty_sha"  # a fingerprint of each dirty file when the checkpoint was written
-# On GitHub, the write log entry of the write that saved this very body, always the last key (see
-# ghstate.github.history). Never loaded: it describes one version of the body, not the checkpoint, so a
-# later body never carries it along.
-ENTRY = "entry"
+# Keys never loaded: the commit of the chain a body mirrors ("chain": it describes one body, not the
+# checkpoint; ``ghstate.core.chain`` reads it), and two that earlier versions wrote and that mean nothing
+# now (how far a body reflected the write log before the log was a chain, "log"; the entry of the write
+# that saved a body, "entry"). Dropped when a marker is loaded, so that a write never carries them along.
+NOT_LOADED = ("chain", "log", "entry")
 TASK = "task"  # a child checkpoint's place in its parent's plan (see ghstate.core.tasks)
 KNOWN = (REVISION, ID, TITLE, BRANCH, COMMIT, DIRTY, CREATED, UPDATED, EXECUTIONS, VERIFICATION, DIGESTS,
-         HISTORY, PROVENANCE, LOG, FINGERPRINTS, TASK, ENTRY)
+         HISTORY, PROVENANCE, FINGERPRINTS, TASK, *NOT_LOADED)
 
 # The marker's line in a body: its JSON object is group 1.
 MARKER_LINE = re.compile(r"^[ ]{0,3}<!--\s*ghstate:v1\s+(\{.*?\})\s*-->[ \t]*(?=\r?$)", re.MULTILINE)
 
 HISTORY_DEPTH = 5  # revisions whose digests are kept besides the last
-MAX_APPLIED = 20  # ids of replayed writes a body lists (see LogState)
 
 
 def integer(value: Any, default: int = 0) -> int:
@@ -103,35 +102,6 @@ class DigestsAt(NamedTuple):
 
     revision: int
     digests: dict[str, str]
-
-
-class LogState(NamedTuple):
-    """What a body says of the write log (see ``ghstate.core.writelog``): every logged write among the first
-    ``seen`` entries is in it; its writer logged ``own`` entries after those; ``applied`` names the
-    writes after ``seen`` it holds."""
-
-    seen: int = 0
-    own: int = 0
-    applied: tuple[str, ...] = ()
-    via: str = "comments"  # which log: "comments" (the local log; an older ghstate's revision comments on
-    # GitHub) or "edits" (the body's own edit history on GitHub)
-
-    def complete(self, length: int) -> bool:
-        """True when a log of ``length`` entries holds no write this body lacks."""
-        return length == self.seen + self.own
-
-    def to_data(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"seen": self.seen, "own": self.own, "applied": list(self.applied[-MAX_APPLIED:])}
-        if self.via != "comments":
-            data["via"] = self.via
-        return data
-
-    @classmethod
-    def from_data(cls, data: Any) -> "LogState":
-        if not isinstance(data, dict):
-            return cls()
-        via = "edits" if data.get("via") == "edits" else "comments"
-        return cls(count(data.get("seen")), count(data.get("own")), texts(data.get("applied")), via)
 
 
 class RevisionFacts(NamedTuple):
@@ -265,7 +235,6 @@ class Meta(NamedTuple):
     fingerprints: dict[str, str] = {}  # dirty path → a short digest of its content
     digests: dict[str, str] | None = None  # None: not recorded (a body ghstate did not write)
     digest_history: tuple[DigestsAt, ...] = ()
-    log: LogState | None = None  # None: the body says nothing of a log
     provenance: ProvenanceRecord | None = None  # None: not kept yet
     task: TaskLink | None = None  # a child checkpoint's parent and phase (None: not a child)
     unknown: dict[str, Any] = {}
@@ -299,7 +268,6 @@ def load(data: dict[str, Any]) -> Marker:
         digests=digests_of(data.get(DIGESTS)),
         digest_history=tuple(DigestsAt(integer(h.get(REVISION)), d) for h in history if isinstance(h, dict)
                              and (d := digests_of(h)) is not None) if isinstance(history, list) else (),
-        log=LogState.from_data(data[LOG]) if LOG in data else None,
         provenance=ProvenanceRecord.from_data(data[PROVENANCE]) if PROVENANCE in data else None,
         task=TaskLink.from_data(data.get(TASK)),
         unknown={k: v for k, v in data.items() if k not in KNOWN},
@@ -315,7 +283,7 @@ def lighter(meta: Meta) -> Iterator[tuple[Meta, str]]:
     revision is then merged against the last one), the oldest half of the provenance, then a quarter,
     then all of it (their items' revisions become unknown), the fingerprints of dirty files (drift then
     counts those files as changed). What a reader needs to read correctly (revision, branch, commit, the
-    log state, the section digests) is never shed."""
+    section digests) is never shed."""
     shed: list[str] = []
     if meta.digest_history:
         meta = meta._replace(digest_history=())
@@ -362,8 +330,6 @@ def dump(marker: Marker) -> dict[str, Any]:
         data[HISTORY] = [{**h.digests, REVISION: h.revision} for h in meta.digest_history[:HISTORY_DEPTH]]
     if meta.provenance is not None:
         data[PROVENANCE] = meta.provenance.to_data()
-    if meta.log is not None:
-        data[LOG] = meta.log.to_data()
     if meta.fingerprints:
         data[FINGERPRINTS] = dict(meta.fingerprints)
     if meta.task is not None:

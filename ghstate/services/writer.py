@@ -269,7 +269,6 @@ class Writer:
             entries.append(self._entry(cp, spec, now, changes))
         else:
             cp = cp.with_meta(revision=revision, updated_at=now)
-        cp = cp.with_meta(log=None)
         body, cp = self._body(cp, read, spec)
         adopted = read.link.adopted if read.link is not None else \
             tuple(sorted(section_digests(read.checkpoint).items()))
