@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ghstate.core.claims import Family
+from ghstate.core.claims import Child, Family
+from ghstate.core.claims import ready as ready_of
 from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.marker import Execution, TaskLink
 from ghstate.core.markup import unescape_literal
@@ -185,18 +186,27 @@ class Ready(NamedTuple):
                 for _, _, family in self.families for child in family.children]
 
     def lines(self, app: App) -> tuple[list[str], list[str]]:
-        """(stdout, stderr): one line per ready child; what the others are, when none is ready."""
+        """(stdout, stderr): one line per ready child; what the others are, when none is ready; where the
+        children a person moved to another parent went (that parent's ``ready`` offers them)."""
         out, said = [], []
         for _, cp, family in self.families:
-            ready = [c for c in family.children if c.state(self.now) == "ready"]
+            ready = ready_of(family.children, self.now)
             # #N as ghstate takes it back (claim, resume), on either store
             out += [f"#{c.number}\t{c.title}\t(of #{family.parent})" for c in ready]
             if not ready:
                 said.append(nothing_ready(app, family, self.now, cp.title))
+            else:
+                said += [moved_line(app, c, family.parent) for c in family.children if c.moved]
         if not self.families:
             said.append(f"No checkpoint in the {app.store.kind} store has children; make some with "
                         "'ghstate split ISSUE'.")
         return out, said
+
+
+def moved_line(app: App, child: Child, parent: int) -> str:
+    """A child of ``parent`` that a person moved (on github.com): where it is, and who offers it now."""
+    offered = f": 'ghstate ready {child.moved_to}' offers it" if child.moved_to else ""
+    return f"{app.label(child.number)} {child.title} {child.where(app.label, parent)}{offered}"
 
 
 def nothing_ready(app: App, family: Family, now: datetime, title: str = "") -> str:
@@ -204,7 +214,9 @@ def nothing_ready(app: App, family: Family, now: datetime, title: str = "") -> s
     words = []
     for child in family.children:
         state = child.state(now)
-        if state == "claimed" and child.claim is not None:
+        if child.moved:
+            words.append(f"{app.label(child.number)} {child.where(app.label, family.parent)}")
+        elif state == "claimed" and child.claim is not None:
             words.append(f"{app.label(child.number)} claimed by {child.claim.words()}")
         elif state == "blocked":
             words.append(f"{app.label(child.number)} waits for {', '.join(app.label(n) for n in child.blocked_by)}")
@@ -222,9 +234,10 @@ def run_ready(app: App, request: ReadyRequest) -> Ready:
         stored, cp = app.find(request.issue)
         return Ready(((stored, cp, family_of(app, stored.number, cp)),), now)
     families = []
+    tasks = backend(app)
     for stored in app.store.list_open():
         cp = checkpoint_of(stored)
-        if any(linked_child(p.name) for p in cp.phases):
+        if any(linked_child(p.name) for p in cp.phases) or tasks.has_children(stored.number):
             stored, cp = app.find(stored.number) if app.store.remote else (stored, cp)
             families.append((stored, cp, family_of(app, stored.number, cp)))
     return Ready(tuple(families), now)
