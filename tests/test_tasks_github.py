@@ -420,3 +420,49 @@ def test_a_lost_update_refs_answer_that_cannot_be_checked_says_what_to_run(gh, r
     again = run("claim", "2", "--agent", "a1")
     assert again.stdout == "#2\n" and again.stderr.startswith("Renewed #2")
     assert "> **Claimed** by `a1`" in gh.issues[2]["body"]
+
+
+def killed_after_its_ref_moved(gh, child: int, agent: str, when: datetime = T0) -> None:
+    """A claimer moves the claim ref of ``child`` and is killed before it writes the child's body."""
+    from ghstate.core.claims import claimed, lease_of
+    from ghstate.github.tasks import GitHubTasks
+
+    tasks = GitHubTasks(build_app(store="github").github())
+    seen = tasks.held(child)
+    assert tasks.swap(child, seen, claimed(agent, "", when, lease_of("30m"), child)) is None
+
+
+def test_a_claim_its_body_does_not_show_is_shown_by_the_next_agent_that_reads_it(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    killed_after_its_ref_moved(gh, 2, "a1", datetime.now(timezone.utc))
+    assert "Claimed" not in gh.issues[2]["body"]
+    refused = run("claim", "2", "--agent", "a2", code=4)
+    assert refused.stderr.startswith("Error: #2 is claimed by a1 until ")
+    assert "> **Claimed** by `a1`" in gh.issues[2]["body"]  # repaired, in every variant: the read names its ref
+
+
+def test_ready_repairs_a_body_line_that_is_missing_or_stale_and_resume_only_says_it(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    now = datetime.now(timezone.utc)
+    killed_after_its_ref_moved(gh, 2, "a1", now)
+    prompt = run("resume", "1").stdout  # a reading writes nothing: it says so
+    listed = gh.tasks.variant.lists_custom_refs
+    assert ("its body does not show it yet: 'ghstate ready' shows it" in prompt) == listed
+    assert "Claimed" not in gh.issues[2]["body"]
+    start = len(gh.calls)
+    result = run("ready", "1")
+    if not listed:  # ready reads the claims from the bodies: nothing to tell apart
+        assert since(gh, start) == ["Checkpoint"] and "Claimed" not in gh.issues[2]["body"]
+        return
+    assert since(gh, start) == ["Checkpoint", "Checkpoint", "UpdateCheckpoint"]
+    assert result.stderr.endswith("#2's body now shows the claim of a1 until "
+                                  f"{(now + timedelta(minutes=30)).strftime('%Y-%m-%d %H:%M')} UTC, as its claim ref "
+                                  "holds it.\n")
+    assert "> **Claimed** by `a1`" in gh.issues[2]["body"]
+    killed_after_its_ref_moved(gh, 2, "a2", now + timedelta(hours=1))  # a2 took the lease over after it ran out
+    assert "a2" in run("ready", "1", "--json").stderr and "> **Claimed** by `a2`" in gh.issues[2]["body"]
+    start = len(gh.calls)
+    run("ready", "1")
+    assert since(gh, start) == ["Checkpoint"]  # nothing wrong: nothing written

@@ -58,6 +58,8 @@ def ready(issue: int | None, as_json: bool) -> None:
     found = run_ready(app, request)
     if as_json:
         emit_json(found.json_rows())
+        for line in found.repaired:
+            click.echo(line, err=True)
         return
     out, said = found.lines(app)
     for line in out:

@@ -27,7 +27,7 @@ from ghstate.services import interrupt
 from ghstate.services.app import App
 from ghstate.services.checkpoint import RequestError, check_values
 from ghstate.services.family import backend, family_of
-from ghstate.services.tasks import nothing_ready, write_task
+from ghstate.services.tasks import nothing_ready, show_claims, write_task
 
 ATTEMPTS = 3  # reads of one child's claim in a row that another agent may move meanwhile
 FALLBACK = ("the token cannot write Git refs (it needs contents: write besides issues: write): claims are kept in "
@@ -191,6 +191,7 @@ def run_claim(app: App, request: ClaimRequest) -> Outcome:
             raise NothingReady(f"{app.label(child.number)} {why}: nothing to claim there")
         claim, holder = claimer.take(child)
         if claim is None:
+            show_claims(app, (child,))  # the holder's claim, shown to people if its body did not say it
             raise _held_by(app, child.number, holder)
         return _won(app, claimer, child, claim, held_before=child.claim)
     stored, cp = app.find(request.next)
@@ -209,9 +210,17 @@ def claim_next(app: App, claimer: _Claimer, family: Family, title: str = "", fir
     for number in dict.fromkeys(wanted):
         claim, holder = claimer.take(seen[number])
         if claim is not None:
-            return _won(app, claimer, seen[number], claim, held_before=seen[number].claim)
+            won = _won(app, claimer, seen[number], claim, held_before=seen[number].claim)
+            won.said += show_claims(app, _untried(family, wanted))
+            return won
         seen[number] = seen[number]._replace(claim=holder)  # another agent won it meanwhile
+    show_claims(app, _untried(family, wanted))
     raise NothingReady(nothing_ready(app, family._replace(children=tuple(seen.values())), app.clock(), title))
+
+
+def _untried(family: Family, tried: list[int]) -> tuple[Child, ...]:
+    """The children a claim did not try: what was read of them still holds (a child tried was read again)."""
+    return tuple(c for c in family.children if c.number not in tried)
 
 
 def _won(app: App, claimer: _Claimer, child: Child, claim: Claim, held_before: Claim | None) -> Outcome:
@@ -311,7 +320,7 @@ def run_done(app: App, request: DoneRequest) -> Outcome:
     warnings = freeing.warnings
     freed = _freed(app, before, child, now, report)
     if not (request.claim_next and home is not None):
-        return Outcome(report, warnings=warnings)
+        return Outcome(report, show_claims(app, before.children, skip=child.number), warnings)
     return _then_claim(app, request, before, child, freed, parent_cp, report, warnings)
 
 

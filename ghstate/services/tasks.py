@@ -50,6 +50,32 @@ def write_task(app: App, number: int, intent: Intent, *, agent: str = "", sessio
                                         event=event, execution=execution))
 
 
+def show_claims(app: App, children: tuple[Child, ...], skip: int = 0) -> list[str]:
+    """Repair the body of each open child that shows another claim than its ref holds (the claimer stopped
+    between moving the ref and writing the body, or a person edited the line), as any command that reads the
+    claims does: a write of that line alone (two requests each, only where one is wrong). What was repaired
+    is said; what could not be is a warning, with why."""
+    from ghstate.core.claims import MirrorEdit
+    from ghstate.errors import GhstateError
+
+    said: list[str] = []
+    now = app.clock()
+    for child in children:
+        if child.number == skip or not child.shows_wrong(now):
+            continue
+        claim, label = child.claim, app.label(child.number)
+        edit = MirrorEdit(claim, claim.agent if claim else "", force=True)
+        what = f"the claim of {claim.words()}" if claim is not None else "no claim"
+        try:
+            write_task(app, child.number, Intent(task=TaskEdit(mirror=edit)), event="claim")
+        except GhstateError as exc:
+            app.store.notices.append(f"{label}'s body does not show what its claim ref holds ({what}), and "
+                                     f"showing it failed ({exc})")
+            continue
+        said.append(f"{label}'s body now shows {what}, as its claim ref holds it.")
+    return said
+
+
 # ------------------------------------------------------------------------------------ split
 
 
@@ -180,6 +206,7 @@ class ReadyRequest:
 class Ready(NamedTuple):
     families: tuple[tuple[Stored, Checkpoint, Family], ...]
     now: datetime
+    repaired: tuple[str, ...] = ()  # claims shown again in a child's body (see show_claims)
 
     def json_rows(self) -> list[dict[str, Any]]:
         return [{**child.to_json(self.now), "parent": family.parent}
@@ -200,7 +227,7 @@ class Ready(NamedTuple):
         if not self.families:
             said.append(f"No checkpoint in the {app.store.kind} store has children; make some with "
                         "'ghstate split ISSUE'.")
-        return out, said
+        return out, [*said, *self.repaired]
 
 
 def moved_line(app: App, child: Child, parent: int) -> str:
@@ -232,7 +259,8 @@ def run_ready(app: App, request: ReadyRequest) -> Ready:
     now = app.clock()
     if request.issue is not None:
         stored, cp = app.find(request.issue)
-        return Ready(((stored, cp, family_of(app, stored.number, cp)),), now)
+        family = family_of(app, stored.number, cp)
+        return Ready(((stored, cp, family),), now, tuple(show_claims(app, family.children)))
     families = []
     tasks = backend(app)
     for stored in app.store.list_open():
@@ -240,7 +268,8 @@ def run_ready(app: App, request: ReadyRequest) -> Ready:
         if any(linked_child(p.name) for p in cp.phases) or tasks.has_children(stored.number):
             stored, cp = app.find(stored.number) if app.store.remote else (stored, cp)
             families.append((stored, cp, family_of(app, stored.number, cp)))
-    return Ready(tuple(families), now)
+    children = tuple({c.number: c for _, _, f in families for c in f.children if not c.moved}.values())
+    return Ready(tuple(families), now, tuple(show_claims(app, children)))
 
 
 def dumps(data: Any) -> str:
