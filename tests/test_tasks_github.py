@@ -466,3 +466,72 @@ def test_ready_repairs_a_body_line_that_is_missing_or_stale_and_resume_only_says
     start = len(gh.calls)
     run("ready", "1")
     assert since(gh, start) == ["Checkpoint"]  # nothing wrong: nothing written
+
+
+def test_a_holders_write_renews_its_lease_at_three_requests_and_shows_it_in_the_write(gh, run, tmp_path):
+    from ghstate.core.intent import Intent
+    from ghstate.core.tasks import TaskEdit
+    from ghstate.services.leases import renew_if_held
+    from ghstate.services.tasks import write_task
+
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1"))
+    app = app_at(T0 + timedelta(minutes=20))
+    stored = app.store.get(2)  # the writer's read
+    cp = parse(stored.body).checkpoint
+    start = len(gh.calls)
+    assert renew_if_held(app.store, stored, cp, "a1", now=T0 + timedelta(minutes=10)) is None
+    assert renew_if_held(app.store, stored, cp, "a2", now=T0 + timedelta(minutes=20)) is None
+    assert since(gh, start) == []  # nothing to do: no request
+    renewed = renew_if_held(app.store, stored, cp, "a1", now=T0 + timedelta(minutes=20))
+    listed = [] if gh.tasks.variant.lists_custom_refs else ["RefState"]
+    assert since(gh, start) == [*listed, "POST /git/trees", "POST /git/commits", "UpdateRefs"]
+    assert renewed.claim.until == gh.tasks.claim_of(2)["until"] == "2026-11-22T08:50:00Z"
+    write_task(app, 2, Intent(task=TaskEdit(mirror=renewed.mirror)), agent="a1")  # what the writer folds in
+    assert "> **Claimed** by `a1` until 2026-11-22 08:50 UTC" in gh.issues[2]["body"]
+
+
+def test_a_lease_taken_over_meanwhile_is_left_to_its_new_holder(gh, run, tmp_path):
+    from ghstate.services.leases import renew_if_held
+
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1", lease="90s"))
+    app = app_at(T0 + timedelta(hours=1))
+    stored = app.store.get(2)
+    run_claim(app_at(T0 + timedelta(hours=1)), ClaimRequest(child=2, agent="a2"))
+    lost = renew_if_held(app.store, stored, parse(stored.body).checkpoint, "a1", now=T0 + timedelta(hours=1))
+    assert lost.claim is None and "#2 is claimed by a2 until 2026-11-22 09:30 UTC now" in lost.warning
+    assert gh.tasks.claim_of(2)["agent"] == "a2"
+
+
+def test_without_contents_write_the_renewal_is_the_bodys(gh, run, tmp_path):
+    from ghstate.services.leases import renew_if_held
+
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    gh.tasks.deny_refs = True
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1"))
+    app = app_at(T0 + timedelta(minutes=20))
+    stored = app.store.get(2)
+    start = len(gh.calls)
+    renewed = renew_if_held(app.store, stored, parse(stored.body).checkpoint, "a1", now=T0 + timedelta(minutes=20))
+    assert renewed.mirror.claim == renewed.claim and not renewed.mirror.force and gh.tasks.refs == {}
+    assert since(gh, start) == ["RefState"]
+
+
+def test_a_renewal_that_github_refuses_never_fails_the_write_and_says_what_renews_it(gh, run, tmp_path):
+    from ghstate.services.leases import renew_if_held
+
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1"))
+    app = app_at(T0 + timedelta(minutes=25))
+    stored = app.store.get(2)
+    gh.fail("POST", r"/git/trees$", 422, message="Invalid tree info")
+    failed = renew_if_held(app.store, stored, parse(stored.body).checkpoint, "a1", now=T0 + timedelta(minutes=25))
+    assert failed.claim is None and failed.mirror is None
+    assert failed.warning.startswith("the lease of a1 on #2 could not be renewed (")
+    assert failed.warning.endswith("'ghstate claim 2 --agent a1' renews it")
+    assert gh.tasks.claim_of(2)["until"] == "2026-11-22T08:30:00Z"

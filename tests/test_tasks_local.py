@@ -363,3 +363,49 @@ def test_done_claim_next_with_nothing_ready_still_reports_the_done_and_exits_3(r
                          "Unblocked: nothing"]
     assert lines[3:] == ["Error: nothing ready in local #1 (Parser): local #2 done"]
     assert parse((repo / ".ghstate" / "1.md").read_text()).checkpoint.phases[1].done
+
+
+# ------------------------------------------------------------------------------------ leases that follow the work
+
+
+def _as_read(number: int):
+    """The checkpoint as the writer reads it before a write: its store, the stored body, the parsed state."""
+    app = build_app(store="local")
+    stored = app.store.get(number)
+    return app.store, stored, parse(stored.body).checkpoint
+
+
+def test_a_holders_writes_renew_its_lease_once_half_of_it_has_run(plan):
+    from ghstate.services.leases import renew_if_held
+
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1"))  # until 08:30
+    store, stored, cp = _as_read(2)
+    assert renew_if_held(store, stored, cp, "a1", now=T0 + timedelta(minutes=10)) is None  # 20 of 30 left
+    assert renew_if_held(store, stored, cp, "a2", now=T0 + timedelta(minutes=20)) is None  # not its holder
+    assert renew_if_held(store, stored, cp, "", now=T0 + timedelta(minutes=20)) is None  # no agent
+    assert renew_if_held(*_as_read(1), "a1", now=T0 + timedelta(minutes=20)) is None  # no child
+    renewed = renew_if_held(store, stored, cp, "a1", now=T0 + timedelta(minutes=20))
+    assert renewed.claim.until == "2026-11-22T08:50:00Z" and renewed.mirror is None and not renewed.warning
+    assert LocalClaims(plan / "claims").read(2).claim == renewed.claim
+
+
+def test_a_holder_that_writes_for_forty_minutes_keeps_a_thirty_minute_claim(plan):
+    """The issue's case: the holder writes its checkpoint every ten minutes; nothing but its writes renew."""
+    from ghstate.services.leases import renew_if_held
+
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1", lease="30m"))
+    for minutes in (10, 20, 30, 40):
+        renew_if_held(*_as_read(2), "a1", now=T0 + timedelta(minutes=minutes))
+    with pytest.raises(HeldByAnother, match="local #2 is claimed by a1 until 2026-11-22 09:10 UTC"):
+        run_claim(app_at(T0 + timedelta(minutes=41)), ClaimRequest(child=2, agent="a2"))
+
+
+def test_a_lease_taken_over_is_not_renewed_by_the_old_holders_writes(plan):
+    from ghstate.services.leases import renew_if_held
+
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1", lease="90s"))
+    run_claim(app_at(T0 + timedelta(hours=1)), ClaimRequest(child=2, agent="a2"))  # a2 takes it over
+    assert renew_if_held(*_as_read(2), "a1", now=T0 + timedelta(hours=1, minutes=25)) is None
+    assert LocalClaims(plan / "claims").read(2).claim.agent == "a2"
+    ran_out = renew_if_held(*_as_read(2), "a2", now=T0 + timedelta(hours=3))  # ran out, nobody took it: renewed
+    assert ran_out.claim.until == "2026-11-22T11:30:00Z"

@@ -174,6 +174,16 @@ class GitHubTasks:
         return ChildRead(child, (node.get("parent") or {}).get("number"), node["id"], self._repository_id,
                          link.parent if link else None)
 
+    def held_as_read(self, number: int) -> Held | None:
+        """The claim on ``number`` as the last read of that issue listed its ref, at no request; None when the
+        listing did not have it (no ref, or a GitHub that lists no refs outside heads/ and tags/)."""
+        ref = self._refs(number).get(str(number))
+        if ref is None:
+            return None
+        self._repository_id = ((self.store.node(number) or {}).get("repository") or {}).get("id") or self._repository_id
+        target = ref.get("target") or {}
+        return Held(target.get("oid") or "", Claim.from_message(target.get("message") or ""))
+
     def held(self, number: int) -> Held:
         """The claim on ``number`` as its ref holds it now (``RefState``)."""
         data = self.api.graphql("ref_state", {**self._names(), "ref": ref_name(number)},

@@ -89,6 +89,10 @@ class LocalTasks:
     def held(self, number: int) -> Held:
         return self.claims.read(number)
 
+    def held_as_read(self, number: int) -> Held:
+        """The claim on ``number``: its files are read, no network (what a GitHub read lists, here always known)."""
+        return self.claims.read(number)
+
     def swap(self, number: int, seen: Held, claim: Claim | None, by: str = "") -> Held | None:
         """``claim`` (None: released) made ``number``'s if it still is as ``seen``: None when this call did
         it, else what it is now."""
