@@ -375,6 +375,10 @@ def test_a_phase_line_linking_an_issue_that_no_split_made_is_no_moved_child(gh, 
     assert since(gh, start) == ["Checkpoint"]  # only a checkpoint that has children looks further
     run("split", "2")
     assert "moved" not in run("ready", "2").stderr
+    run("checkpoint", "2", "--phase", "Phase 6: a bug fixed (#1)", "--done", "Phase 6")
+    start = len(gh.calls)
+    run("resume", "2")
+    assert since(gh, start) == ["Checkpoint"]  # a phase done that names an issue: nothing to look at
     assert sorted(gh.issues[n]["title"] for n in gh.tasks.children[2]) == [
         "Phase 2: matcher", "Phase 3: config", "Phase 4: docs of the fix", "Phase 5: release"]
 

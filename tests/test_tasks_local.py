@@ -363,6 +363,12 @@ def test_done_claim_next_with_nothing_ready_still_reports_the_done_and_exits_3(r
                          "Unblocked: nothing"]
     assert lines[3:] == ["Error: nothing ready in local #1 (Parser): local #2 done"]
     assert parse((repo / ".ghstate" / "1.md").read_text()).checkpoint.phases[1].done
+    from ghstate.agents.mcp_tools import call
+
+    run("split", "1", "--phase", "Phase 3")
+    answer = call("done", {"child": 3, "agent": "a1", "claim_next": True}, lambda: build_app(store="local"))
+    assert answer.error and answer.text.startswith("Closed local #3 Phase 3: config as completed.\n")
+    assert answer.text.endswith("\nError: nothing ready in local #1 (Parser): local #2 done; local #3 done\n")
 
 
 # ------------------------------------------------------------------------------------ leases that follow the work

@@ -145,7 +145,8 @@ class GitHubTasks:
         ``existing_children``); their links; GitHub's counts."""
         node = self.store.node(parent) or {}
         here = self.family(parent).children
-        strays = tuple(n for p in phases if (n := linked_child(p.name)) and n not in {c.number for c in here})
+        strays = tuple(n for p in phases if not p.done and (n := linked_child(p.name)) and
+                       n not in {c.number for c in here})
         moved = self.elsewhere(parent, strays)
         nodes = [s for s in (node.get("subIssues") or {}).get("nodes") or () if s] + \
             [self._read[c.number] for c in moved if self._read.get(c.number)]

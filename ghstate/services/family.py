@@ -42,12 +42,12 @@ def family_of(app: App, parent: int, cp: Checkpoint) -> Family:
     """``parent``'s children in its order, each named by its phase (GitHub: as the parent's read carried
     them; no request when the parent was read in this command). A child its phase lines link that is no
     longer among them (a person moved it on github.com) is there too, as moved, with where it is now: one
-    request for all of them, and only for a parent that has children (a ``(#N)`` a person ends a phase line
-    with, in a plan never split, costs nothing)."""
+    request for all of them, only for a phase not done and only for a parent that has children (a ``(#N)`` a
+    person ends a phase line with, in a plan never split or on a phase done, costs nothing)."""
     tasks = backend(app)
     family = tasks.family(parent)
     here = {c.number for c in family.children}
-    strays = tuple(n for p in cp.phases if (n := linked_child(p.name)) is not None and n not in here)
+    strays = tuple(n for p in cp.phases if not p.done and (n := linked_child(p.name)) is not None and n not in here)
     moved = tasks.elsewhere(parent, strays) if strays and family.children else ()
     return family._replace(children=in_plan_order(cp.phases, (*family.children, *moved)))
 
