@@ -95,6 +95,15 @@ class FakeTasks:
         siblings = self.children.setdefault(parent, [])
         siblings.insert(0, child) if self.variant.newest_sub_issue_first else siblings.append(child)
 
+    def move(self, child: int, parent: int | None) -> None:
+        """A person moves ``child`` to ``parent`` on github.com (removeSubIssue, then addSubIssue; None: only
+        removed, it is no sub-issue any more)."""
+        old = self.parent.pop(child, None)
+        if old is not None:
+            self.children[old].remove(child)
+        if parent is not None:
+            self.link(parent, child)
+
     def block(self, issue: int, blocker: int) -> None:
         self.blocked_by.setdefault(issue, []).append(blocker)
 

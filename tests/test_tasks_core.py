@@ -40,8 +40,11 @@ from ghstate.core.tasks import (
     bare,
     child_checkpoint,
     creation_order,
+    existing_children,
+    followed,
     in_plan_order,
     linked_child,
+    phase_named,
     phase_of,
     plan_split,
     title_of,
@@ -276,7 +279,7 @@ def test_a_childs_state_and_the_roll_up():
     assert [c.state(T0 + timedelta(hours=1)) for c in children][1] == "ready"
     assert children[1].to_json(T0) == {"number": 32, "title": "two", "state": "claimed", "blocked_by": [],
                                        "claimed_by": "a1", "lease_until": "2026-11-22T08:30:00Z", "phase": None,
-                                       "url": None}
+                                       "url": None, "moved": False, "moved_to": None}
     assert children[4].to_json(T0)["claimed_by"] is None  # its lease ran out
     assert rollup_lines(children, Summary(5, 1), T0) == [
         "Sub-tasks: 1 of 5 done (20%)",
@@ -288,3 +291,53 @@ def test_a_childs_state_and_the_roll_up():
     assert rollup_lines((), Summary(), T0) == []
     assert [c.number for c in unblocked(children, 32, T0)] == [33]
     assert unblocked(children, 34, T0) == ()
+
+
+# ------------------------------------------------------------------------------ a family people rearrange
+
+
+def test_a_child_knows_its_phase_by_its_line_or_by_its_marker():
+    plan = PLAN[:2] + (Phase("Phase 3: configuration, reworded (after Phase 2)"), *PLAN[3:])
+    assert phase_named(plan, "Phase 2: matcher") == 1
+    assert phase_named(plan, "Phase 3: config") == 2  # reworded since: its label is the one there
+    assert phase_named(plan, "Phase 9: gone") is None and phase_named(plan, "") is None
+    assert phase_named(phases("Phase 2: a", "Phase 2: b"), "Phase 2: c") is None  # two of that label: neither
+    linked = (Phase("Phase 1: parser (#7)"), *PLAN[1:])
+    children = (Child(7, "renamed by hand"), Child(8, "The matcher", phase="Phase 2: matcher"),
+                Child(9, "Phase 4: docs"), Child(10, "Phase 5: release", phase="Phase 1: parser"))
+    # #7 by its line, #8 by its marker whatever its title, #9 (no marker) by its title, #10's phase has #7
+    assert existing_children(linked, children) == {0: 7, 1: 8, 3: 9}
+
+
+def test_a_phase_whose_child_is_closed_is_done_whatever_its_box_says():
+    plan = phases("Phase 1: a (#2)", "Phase 2: b (#3)", "Phase 3: c", "Phase 4: d (#5)")
+    children = (Child(2, "a", open=False), Child(3, "b"), Child(4, "c", open=False, phase="Phase 3: c"),
+                Child(5, "d", open=False, moved=True, moved_to=9))  # moved elsewhere, and done there
+    assert [p.done for p in followed(plan, children)] == [True, False, True, True]
+    assert followed(plan, ()) == plan
+
+
+def test_a_moved_child_is_named_apart_with_where_it_went():
+    children = (Child(31, "one", open=False), Child(32, "two", moved=True, moved_to=40),
+                Child(33, "three", moved=True, open=False))
+    assert rollup_lines(children, Summary(1, 1), T0) == [
+        "Sub-tasks: 1 of 1 done (100%)", "done: #31 one", "moved: #32 two (to #40); #33 three (no sub-issue any "
+        "more, done)"]
+    assert children[1].to_json(T0)["moved_to"] == 40 and children[2].to_json(T0)["moved"] is True
+    assert children[1].where(lambda n: f"#{n}", 8) == "moved to #40"
+    assert children[2].where(lambda n: f"#{n}", 8) == "is no sub-issue of #8 any more"
+
+
+def test_a_body_that_shows_another_claim_than_its_ref_is_worth_repairing_only_when_one_is_live():
+    live = claimed("a1", "", T0, lease_of("30m"), 32)
+    ended = claimed("a0", "", T0 - timedelta(hours=2), lease_of("30m"), 32)
+    assert Child(32, "two", claim=live, shown=None, from_ref=True).shows_wrong(T0)  # never written
+    assert Child(32, "two", claim=live, shown=ended, from_ref=True).shows_wrong(T0)  # an older one
+    assert Child(32, "two", claim=None, shown=live, from_ref=True).shows_wrong(T0)  # released, still shown
+    assert not Child(32, "two", claim=live, shown=live, from_ref=True).shows_wrong(T0)
+    assert not Child(32, "two", claim=ended, shown=None, from_ref=True).shows_wrong(T0)  # both say: free
+    assert not Child(32, "two", claim=live, shown=None).shows_wrong(T0)  # the body is the claim (no ref)
+    assert not Child(32, "two", open=False, claim=live, from_ref=True).shows_wrong(T0)
+    lines = rollup_lines((Child(32, "two", claim=live, from_ref=True),), Summary(1, 0), T0)
+    assert lines[1] == ("claimed: #32 two (by a1 until 2026-11-22 08:30 UTC; its body does not show it yet: "
+                        "'ghstate ready' shows it)")

@@ -295,3 +295,247 @@ def test_the_probes_of_what_claims_rely_on(gh):
     denied = claim_probes(app.github().api, "t2")
     assert [(r.name, r.ok) for r in denied] == [("Git objects can be written (contents: write)", False)]
     assert "403" in denied[0].detail
+
+
+# ------------------------------------------------------------------------------------ a family people rearrange
+
+OTHER = "## Goal\nRelease it.\n\n## Current status\n- [ ] Phase 1: tag\n\n## Resume instruction\nTag it.\n"
+
+
+def other_parent(gh, run, tmp_path) -> int:
+    (tmp_path / "other.md").write_text(OTHER)
+    run("checkpoint", "--file", str(tmp_path / "other.md"), "--title", "Release", "--new")
+    return max(gh.issues)
+
+
+def test_a_child_closed_by_hand_is_done_for_the_parents_next_phase_at_no_request(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    gh.tasks.close(2)  # a person closed Phase 2's child on github.com; its box in #1 stays unticked
+    start = len(gh.calls)
+    state = json.loads(run("resume", "1", "--format", "json").stdout)
+    assert since(gh, start) == ["Checkpoint"]
+    assert state["next_phase"] == "Phase 3: config (after Phase 2) (#3)"
+    assert [p["status"] for p in state["phases"][:3]] == ["done", "done", "pending"]
+    assert "Next phase: Phase 3: config" in run("resume", "1").stdout
+    assert "✓ Phase 2" in run("show", "1").stdout
+    assert json.loads(run("show", "1", "--json").stdout)["next_phase"].startswith("Phase 3: config")
+    assert "- [ ] Phase 2: matcher (#2)" in gh.issues[1]["body"]  # a reading writes nothing
+
+
+def test_a_child_moved_to_another_parent_is_named_as_moved_with_where(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    other = other_parent(gh, run, tmp_path)
+    gh.tasks.move(2, other)  # removeSubIssue + addSubIssue on github.com
+    start = len(gh.calls)
+    result = run("ready", "1")
+    assert since(gh, start) == ["Checkpoint", "ChildrenElsewhere"]
+    assert result.stdout == ""
+    assert result.stderr.startswith(f"Nothing ready in #1 (Parser): #2 moved to #{other}; #3 waits for #2;")
+    rows = {r["number"]: r for r in json.loads(run("ready", "1", "--json").stdout)}
+    assert (rows[2]["parent"], rows[2]["moved"], rows[2]["moved_to"], rows[2]["phase"]) == (
+        1, True, other, "Phase 2: matcher")
+    assert (rows[3]["parent"], rows[3]["moved"], rows[3]["moved_to"]) == (1, False, None)
+    prompt = run("resume", "1").stdout
+    assert f"moved: #2 Phase 2: matcher (to #{other})" in prompt and "Next phase: Phase 2: matcher" in prompt
+    everywhere = run("ready").stdout  # every open checkpoint that has children: the new parent too
+    assert f"#2\tPhase 2: matcher\t(of #{other})\n" in everywhere
+    claimed = run("claim", "--next", "1", "--agent", "a1", code=3)  # not offered by the parent it left
+    assert f"#2 moved to #{other}" in claimed.stderr
+
+
+def test_split_again_never_duplicates_a_moved_child_and_done_ticks_the_parent_it_came_from(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    other = other_parent(gh, run, tmp_path)
+    gh.tasks.move(2, other)
+    issues = sorted(gh.issues)
+    start = len(gh.calls)
+    assert run("split", "1").stdout.startswith("Nothing to split")
+    assert sorted(gh.issues) == issues and since(gh, start) == ["Checkpoint", "ChildrenElsewhere"]
+    out = run("done", "2").stdout.splitlines()
+    assert out[:2] == ["Closed #2 Phase 2: matcher as completed.",
+                       f"Ticked its phase in #1, which it was split from (on GitHub it is a sub-issue of #{other} "
+                       "now)."]
+    assert out[2] == "Unblocked: #3 Phase 3: config; #4 Phase 4: docs"
+    assert parse(gh.issues[1]["body"]).checkpoint.phases[1].done
+    assert run("split", "1").stdout.startswith("Nothing to split") and sorted(gh.issues) == issues
+    gh.tasks.move(3, None)  # removed from #1, in no parent now: still #1's child by its marker
+    assert "Nothing to split" in run("split", "1").stdout and sorted(gh.issues) == issues
+    assert "#3 Phase 3: config is no sub-issue of #1 any more.\n" in run("ready", "1").stderr
+
+
+def test_a_phase_line_linking_an_issue_that_no_split_made_is_no_moved_child(gh, run, tmp_path):
+    """A person's ``(#N)`` on a phase line that names an ordinary issue: not a child of this plan."""
+    gh.add_issue(1, "A crash", "a bug report")
+    make_plan(gh, run, tmp_path, PLAN.replace("Phase 4: docs (after Phase 2)", "Phase 4: docs of the fix (#1)"))
+    start = len(gh.calls)
+    assert "moved" not in run("resume", "2").stdout
+    assert since(gh, start) == ["Checkpoint"]  # only a checkpoint that has children looks further
+    run("split", "2")
+    assert "moved" not in run("ready", "2").stderr
+    run("checkpoint", "2", "--phase", "Phase 6: a bug fixed (#1)", "--done", "Phase 6")
+    start = len(gh.calls)
+    run("resume", "2")
+    assert since(gh, start) == ["Checkpoint"]  # a phase done that names an issue: nothing to look at
+    assert sorted(gh.issues[n]["title"] for n in gh.tasks.children[2]) == [
+        "Phase 2: matcher", "Phase 3: config", "Phase 4: docs of the fix", "Phase 5: release"]
+
+
+# ------------------------------------------------------------------------------------ leases and claims
+
+
+def test_done_claim_next_says_the_done_on_stderr_and_prints_the_claimed_child_alone(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    run("claim", "2", "--agent", "a1")
+    result = run("done", "2", "--agent", "a1", "--claim-next")
+    assert result.stdout == "#3\n"
+    lines = [line for line in result.stderr.splitlines() if not line.startswith("Warning:")]
+    assert lines[:4] == ["Closed #2 Phase 2: matcher as completed.", "Ticked its phase in #1.",
+                         "Released the claim of a1.", "Unblocked: #3 Phase 3: config; #4 Phase 4: docs"]
+    assert lines[4].startswith("Claimed #3 Phase 3: config for a1 until ") and len(lines) == 5
+    assert gh.tasks.claim_of(3)["agent"] == "a1"
+
+
+def test_done_claim_next_with_nothing_ready_reports_the_done_and_exits_3(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1", "--phase", "Phase 2")
+    result = run("done", "2", "--agent", "a1", "--claim-next", code=3)
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == ["Closed #2 Phase 2: matcher as completed.", "Ticked its phase in #1.",
+                                          "Unblocked: nothing", "Error: nothing ready in #1 (Parser): #2 done"]
+    assert gh.issues[2]["state"] == "closed" and parse(gh.issues[1]["body"]).checkpoint.phases[1].done
+
+
+def test_a_lost_update_refs_answer_that_cannot_be_checked_says_what_to_run(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    gh.fail_op("UpdateRefs", 502, after=True)  # the ref moves; its answer is lost …
+    gh.on_op("UpdateRefs", lambda: gh.fail_op("RefState", 502, times=99))  # … and reading it fails too
+    result = run("claim", "2", "--agent", "a1", code=1)
+    error = result.stderr.splitlines()[-1]
+    assert "whether it reached GitHub cannot be checked now, so it was not sent again" in error
+    assert error.endswith("; run 'ghstate claim 2 --agent a1' again to find out whether #2 is yours: it renews the "
+                          "claim if it landed, or names who holds it")
+    gh.faults.clear()
+    assert gh.tasks.claim_of(2)["agent"] == "a1"  # it had landed
+    again = run("claim", "2", "--agent", "a1")
+    assert again.stdout == "#2\n" and again.stderr.startswith("Renewed #2")
+    assert "> **Claimed** by `a1`" in gh.issues[2]["body"]
+
+
+def killed_after_its_ref_moved(gh, child: int, agent: str, when: datetime = T0) -> None:
+    """A claimer moves the claim ref of ``child`` and is killed before it writes the child's body."""
+    from ghstate.core.claims import claimed, lease_of
+    from ghstate.github.tasks import GitHubTasks
+
+    tasks = GitHubTasks(build_app(store="github").github())
+    seen = tasks.held(child)
+    assert tasks.swap(child, seen, claimed(agent, "", when, lease_of("30m"), child)) is None
+
+
+def test_a_claim_its_body_does_not_show_is_shown_by_the_next_agent_that_reads_it(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    killed_after_its_ref_moved(gh, 2, "a1", datetime.now(timezone.utc))
+    assert "Claimed" not in gh.issues[2]["body"]
+    refused = run("claim", "2", "--agent", "a2", code=4)
+    assert refused.stderr.startswith("Error: #2 is claimed by a1 until ")
+    assert "> **Claimed** by `a1`" in gh.issues[2]["body"]  # repaired, in every variant: the read names its ref
+
+
+def test_ready_repairs_a_body_line_that_is_missing_or_stale_and_resume_only_says_it(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    now = datetime.now(timezone.utc)
+    killed_after_its_ref_moved(gh, 2, "a1", now)
+    prompt = run("resume", "1").stdout  # a reading writes nothing: it says so
+    listed = gh.tasks.variant.lists_custom_refs
+    assert ("its body does not show it yet: 'ghstate ready' shows it" in prompt) == listed
+    assert "Claimed" not in gh.issues[2]["body"]
+    start = len(gh.calls)
+    result = run("ready", "1")
+    if not listed:  # ready reads the claims from the bodies: nothing to tell apart
+        assert since(gh, start) == ["Checkpoint"] and "Claimed" not in gh.issues[2]["body"]
+        return
+    assert since(gh, start) == ["Checkpoint", "Checkpoint", "UpdateCheckpoint"]
+    assert result.stderr.endswith("#2's body now shows the claim of a1 until "
+                                  f"{(now + timedelta(minutes=30)).strftime('%Y-%m-%d %H:%M')} UTC, as its claim ref "
+                                  "holds it.\n")
+    assert "> **Claimed** by `a1`" in gh.issues[2]["body"]
+    killed_after_its_ref_moved(gh, 2, "a2", now + timedelta(hours=1))  # a2 took the lease over after it ran out
+    assert "a2" in run("ready", "1", "--json").stderr and "> **Claimed** by `a2`" in gh.issues[2]["body"]
+    start = len(gh.calls)
+    run("ready", "1")
+    assert since(gh, start) == ["Checkpoint"]  # nothing wrong: nothing written
+
+
+def test_a_holders_write_renews_its_lease_at_three_requests_and_shows_it_in_the_write(gh, run, tmp_path):
+    from ghstate.core.intent import Intent
+    from ghstate.core.tasks import TaskEdit
+    from ghstate.services.leases import renew_if_held
+    from ghstate.services.tasks import write_task
+
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1"))
+    app = app_at(T0 + timedelta(minutes=20))
+    stored = app.store.get(2)  # the writer's read
+    cp = parse(stored.body).checkpoint
+    start = len(gh.calls)
+    assert renew_if_held(app.store, stored, cp, "a1", now=T0 + timedelta(minutes=10)) is None
+    assert renew_if_held(app.store, stored, cp, "a2", now=T0 + timedelta(minutes=20)) is None
+    assert since(gh, start) == []  # nothing to do: no request
+    renewed = renew_if_held(app.store, stored, cp, "a1", now=T0 + timedelta(minutes=20))
+    listed = [] if gh.tasks.variant.lists_custom_refs else ["RefState"]
+    assert since(gh, start) == [*listed, "POST /git/trees", "POST /git/commits", "UpdateRefs"]
+    assert renewed.claim.until == gh.tasks.claim_of(2)["until"] == "2026-11-22T08:50:00Z"
+    write_task(app, 2, Intent(task=TaskEdit(mirror=renewed.mirror)), agent="a1")  # what the writer folds in
+    assert "> **Claimed** by `a1` until 2026-11-22 08:50 UTC" in gh.issues[2]["body"]
+
+
+def test_a_lease_taken_over_meanwhile_is_left_to_its_new_holder(gh, run, tmp_path):
+    from ghstate.services.leases import renew_if_held
+
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1", lease="90s"))
+    app = app_at(T0 + timedelta(hours=1))
+    stored = app.store.get(2)
+    run_claim(app_at(T0 + timedelta(hours=1)), ClaimRequest(child=2, agent="a2"))
+    lost = renew_if_held(app.store, stored, parse(stored.body).checkpoint, "a1", now=T0 + timedelta(hours=1))
+    assert lost.claim is None and "#2 is claimed by a2 until 2026-11-22 09:30 UTC now" in lost.warning
+    assert gh.tasks.claim_of(2)["agent"] == "a2"
+
+
+def test_without_contents_write_the_renewal_is_the_bodys(gh, run, tmp_path):
+    from ghstate.services.leases import renew_if_held
+
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    gh.tasks.deny_refs = True
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1"))
+    app = app_at(T0 + timedelta(minutes=20))
+    stored = app.store.get(2)
+    start = len(gh.calls)
+    renewed = renew_if_held(app.store, stored, parse(stored.body).checkpoint, "a1", now=T0 + timedelta(minutes=20))
+    assert renewed.mirror.claim == renewed.claim and not renewed.mirror.force and gh.tasks.refs == {}
+    assert since(gh, start) == ["RefState"]
+
+
+def test_a_renewal_that_github_refuses_never_fails_the_write_and_says_what_renews_it(gh, run, tmp_path):
+    from ghstate.services.leases import renew_if_held
+
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1"))
+    app = app_at(T0 + timedelta(minutes=25))
+    stored = app.store.get(2)
+    gh.fail("POST", r"/git/trees$", 422, message="Invalid tree info")
+    failed = renew_if_held(app.store, stored, parse(stored.body).checkpoint, "a1", now=T0 + timedelta(minutes=25))
+    assert failed.claim is None and failed.mirror is None
+    assert failed.warning.startswith("the lease of a1 on #2 could not be renewed (")
+    assert failed.warning.endswith("'ghstate claim 2 --agent a1' renews it")
+    assert gh.tasks.claim_of(2)["until"] == "2026-11-22T08:30:00Z"

@@ -152,9 +152,10 @@ def test_done_closes_ticks_releases_and_names_what_it_unblocked(plan, run):
     with pytest.raises(HeldByAnother):
         run_done(app_at(T0), DoneRequest(child=2, agent="a2"))
     outcome = run_done(app_at(T0), DoneRequest(child=2, agent="a1", claim_next=True))
-    assert outcome.out == ["Closed local #2 Phase 2: matcher as completed.", "Ticked its phase in local #1.",
-                           "Released the claim of a1.", "Unblocked: local #3 Phase 3: config; local #4 Phase 4: docs",
-                           "Claimed local #3 Phase 3: config for a1 until 2026-11-22 08:30 UTC"]
+    assert outcome.out == ["#3"]  # as claim prints it; what was done is said (stderr)
+    assert outcome.said == ["Closed local #2 Phase 2: matcher as completed.", "Ticked its phase in local #1.",
+                            "Released the claim of a1.", "Unblocked: local #3 Phase 3: config; local #4 Phase 4: docs",
+                            "Claimed local #3 Phase 3: config for a1 until 2026-11-22 08:30 UTC"]
     assert parse((plan / "1.md").read_text()).checkpoint.phases[1].done
     assert parse((plan / "closed" / "2.md").read_text()).checkpoint.meta.task.closed  # moved, as close moves it
     assert not (plan / "2.md").exists() and "local #2 " not in run("list").stdout
@@ -314,3 +315,103 @@ def test_the_hook_context_of_a_parent_lists_its_children(plan, run, repo):
     event = json.dumps({"hook_event_name": "SessionStart", "source": "clear", "session_id": "s-1", "cwd": str(repo)})
     context = json.loads(run("hook", "session-start", input=event).stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Sub-tasks: 0 of 4 done (0%)" in context and "claimed: local #2 Phase 2: matcher (by a1 until" in context
+
+
+# ------------------------------------------------------------------------------------ a family people rearrange
+
+
+def test_a_child_closed_by_hand_is_done_for_the_parents_next_phase(plan, run):
+    run("close", "2")  # closed by hand, not by 'ghstate done': the parent's box stays unticked
+    state = json.loads(run("resume", "1", "--format", "json").stdout)
+    assert state["next_phase"] == "Phase 3: config (after Phase 2) (#3)"
+    assert [p["status"] for p in state["phases"][:3]] == ["done", "done", "pending"]
+    assert "Next phase: Phase 3: config" in run("resume", "1").stdout
+    assert run("resume", "1", "--format", "short").stdout.count("Phase 3: config") == 1
+    assert "- [ ] Phase 2: matcher (#2)" in (plan / "1.md").read_text()  # a reading writes nothing
+
+
+def test_a_child_knows_its_phase_when_the_parent_no_longer_links_it(plan, run):
+    """A person rewrote the parent's status without the ``(#N)`` links and renamed a child: ``ready`` without
+    a number still finds the parent, and a split again makes no second child of any phase."""
+    body = (plan / "1.md").read_text()
+    for n in (2, 3, 4, 5):
+        body = body.replace(f" (#{n})", "")
+    (plan / "1.md").write_text(body)
+    run("checkpoint", "2", "--title", "The matcher")
+    assert run("ready").stdout == "#2\tThe matcher\t(of #1)\n"
+    assert run("split", "1").stdout.startswith("Nothing to split")
+    assert sorted(p.name for p in plan.glob("*.md")) == ["1.md", "2.md", "3.md", "4.md", "5.md"]
+
+
+def test_done_claim_next_prints_the_report_on_stderr_and_the_claimed_child_alone_on_stdout(plan, run):
+    result = run("done", "2", "--agent", "a1", "--claim-next")
+    assert result.stdout == "#3\n"
+    lines = result.stderr.splitlines()
+    assert lines[:3] == ["Closed local #2 Phase 2: matcher as completed.", "Ticked its phase in local #1.",
+                         "Unblocked: local #3 Phase 3: config; local #4 Phase 4: docs"]
+    assert len(lines) == 4 and lines[3].startswith("Claimed local #3 Phase 3: config for a1 until ")
+
+
+def test_done_claim_next_with_nothing_ready_still_reports_the_done_and_exits_3(repo, run, tmp_path):
+    (tmp_path / "plan.md").write_text(PLAN)
+    run("checkpoint", "--file", str(tmp_path / "plan.md"), "--title", "Parser")
+    run("split", "1", "--phase", "Phase 2")
+    result = run("done", "2", "--agent", "a1", "--claim-next", code=3)
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert lines[:3] == ["Closed local #2 Phase 2: matcher as completed.", "Ticked its phase in local #1.",
+                         "Unblocked: nothing"]
+    assert lines[3:] == ["Error: nothing ready in local #1 (Parser): local #2 done"]
+    assert parse((repo / ".ghstate" / "1.md").read_text()).checkpoint.phases[1].done
+    from ghstate.agents.mcp_tools import call
+
+    run("split", "1", "--phase", "Phase 3")
+    answer = call("done", {"child": 3, "agent": "a1", "claim_next": True}, lambda: build_app(store="local"))
+    assert answer.error and answer.text.startswith("Closed local #3 Phase 3: config as completed.\n")
+    assert answer.text.endswith("\nError: nothing ready in local #1 (Parser): local #2 done; local #3 done\n")
+
+
+# ------------------------------------------------------------------------------------ leases that follow the work
+
+
+def _as_read(number: int):
+    """The checkpoint as the writer reads it before a write: its store, the stored body, the parsed state."""
+    app = build_app(store="local")
+    stored = app.store.get(number)
+    return app.store, stored, parse(stored.body).checkpoint
+
+
+def test_a_holders_writes_renew_its_lease_once_half_of_it_has_run(plan):
+    from ghstate.services.leases import renew_if_held
+
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1"))  # until 08:30
+    store, stored, cp = _as_read(2)
+    assert renew_if_held(store, stored, cp, "a1", now=T0 + timedelta(minutes=10)) is None  # 20 of 30 left
+    assert renew_if_held(store, stored, cp, "a2", now=T0 + timedelta(minutes=20)) is None  # not its holder
+    assert renew_if_held(store, stored, cp, "", now=T0 + timedelta(minutes=20)) is None  # no agent
+    assert renew_if_held(*_as_read(1), "a1", now=T0 + timedelta(minutes=20)) is None  # no child
+    renewed = renew_if_held(store, stored, cp, "a1", now=T0 + timedelta(minutes=20))
+    assert renewed.claim.until == "2026-11-22T08:50:00Z" and renewed.mirror is None and not renewed.warning
+    assert LocalClaims(plan / "claims").read(2).claim == renewed.claim
+
+
+def test_a_holder_that_writes_for_forty_minutes_keeps_a_thirty_minute_claim(plan):
+    """The issue's case: the holder writes its checkpoint every ten minutes; nothing but its writes renew."""
+    from ghstate.services.leases import renew_if_held
+
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1", lease="30m"))
+    for minutes in (10, 20, 30, 40):
+        renew_if_held(*_as_read(2), "a1", now=T0 + timedelta(minutes=minutes))
+    with pytest.raises(HeldByAnother, match="local #2 is claimed by a1 until 2026-11-22 09:10 UTC"):
+        run_claim(app_at(T0 + timedelta(minutes=41)), ClaimRequest(child=2, agent="a2"))
+
+
+def test_a_lease_taken_over_is_not_renewed_by_the_old_holders_writes(plan):
+    from ghstate.services.leases import renew_if_held
+
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1", lease="90s"))
+    run_claim(app_at(T0 + timedelta(hours=1)), ClaimRequest(child=2, agent="a2"))  # a2 takes it over
+    assert renew_if_held(*_as_read(2), "a1", now=T0 + timedelta(hours=1, minutes=25)) is None
+    assert LocalClaims(plan / "claims").read(2).claim.agent == "a2"
+    ran_out = renew_if_held(*_as_read(2), "a2", now=T0 + timedelta(hours=3))  # ran out, nobody took it: renewed
+    assert ran_out.claim.until == "2026-11-22T11:30:00Z"

@@ -247,10 +247,11 @@ def _release(app: Any, args: dict[str, Any]) -> str:
     return run_release(app, _task_request(app, "release", ReleaseRequest, args)).text()
 
 
-def _done(app: Any, args: dict[str, Any]) -> str:
+def _done(app: Any, args: dict[str, Any]) -> Answer:
     from ghstate.services.claims import DoneRequest, run_done
 
-    return run_done(app, _task_request(app, "done", DoneRequest, args)).text()
+    outcome = run_done(app, _task_request(app, "done", DoneRequest, args))
+    return Answer(outcome.text(), outcome.failure is not None)  # claim_next, nothing ready: the done still said
 
 
 _RUN: dict[str, Callable[[Any, dict[str, Any]], str | Answer]] = {

@@ -28,6 +28,8 @@ def _run(runner: Callable[[App, Any], Outcome], app: App, request: Any) -> None:
         click.echo(line)
     for line in outcome.said:
         click.echo(line, err=True)
+    if outcome.failure is not None:  # after the rest was done and said (done --claim-next: nothing ready)
+        raise outcome.failure
 
 
 @click.command()
@@ -83,6 +85,9 @@ def release(child: int, agent: str | None, force: bool) -> None:
 def done(child: int, agent: str | None, claim_next: bool, lease: str, session: str | None) -> None:
     """Finish a child task: close it as completed, tick its phase in the parent, release its claim, and
     print the children it unblocked.
+
+    With --claim-next, what it did goes to stderr and the child it then claimed to stdout, #N alone
+    (as claim prints it); exit 3 when nothing is ready (the done still made and said).
 
     \b
     Examples:

@@ -41,12 +41,14 @@ def split(issue: int, phase: tuple[str, ...], in_order: bool) -> None:
 @click.argument("issue", type=ISSUE, required=False)
 @store_options
 @click.option("--json", "as_json", is_flag=True, help="Every child as JSON: number, title, state (ready, claimed, "
-              "blocked, done), blocked_by, claimed_by, lease_until, parent.")
+              "blocked, done), blocked_by, claimed_by, lease_until, parent, moved, moved_to.")
 def ready(issue: int | None, as_json: bool) -> None:
     """The child tasks that are open, wait for nothing open, and nobody holds, in the parent's order.
 
     ISSUE is the parent (default: every open checkpoint that has children). On GitHub one request for
     ISSUE. One line per ready child: its number, title and parent; when none is ready, why (on stderr).
+    A child a person moved to another parent is named, with where it went (on stderr). A child whose
+    body does not show the claim its ref holds is shown it again.
 
     \b
     Examples:
@@ -58,6 +60,8 @@ def ready(issue: int | None, as_json: bool) -> None:
     found = run_ready(app, request)
     if as_json:
         emit_json(found.json_rows())
+        for line in found.repaired:
+            click.echo(line, err=True)
         return
     out, said = found.lines(app)
     for line in out:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple
 
@@ -181,7 +182,12 @@ class MirrorEdit(NamedTuple):
 
 class Child(NamedTuple):
     """A child task as its parent sees it. ``blocked_by``: the children or issues it waits for that are
-    still open; ``phase``: the parent's phase it is (its line links it)."""
+    still open; ``phase``: the parent's phase it is (its line links it, or its marker says so).
+
+    ``moved``: the parent's phase line links it, and it was split from this parent, but it is not among the
+    parent's children any more (a person moved it on github.com): ``moved_to`` is its parent now (0: none).
+    ``shown``: the claim its body shows, where the claim itself is kept elsewhere (``from_ref``: a Git ref);
+    people read the body, so the two should agree."""
 
     number: int
     title: str
@@ -191,10 +197,25 @@ class Child(NamedTuple):
     phase: str = ""
     url: str = ""
     version: str = ""  # what a compare-and-swap of its claim compares (see Held)
+    moved: bool = False
+    moved_to: int = 0
+    shown: Claim | None = None
+    from_ref: bool = False
 
     @property
     def held(self) -> Held:
         return Held(self.version, self.claim)
+
+    def shows_wrong(self, now: datetime) -> bool:
+        """Its body shows another claim than the one that holds (the claimer stopped between moving its ref
+        and writing the body, or a person edited it), and either of the two is live: worth repairing."""
+        if not self.from_ref or not self.open or self.shown == self.claim:
+            return False
+        return any(c is not None and c.live(now) for c in (self.claim, self.shown))
+
+    def where(self, label: Callable[[int], str], parent: int) -> str:
+        """Where a moved child of ``parent`` is now: ``moved to #9``, or ``is no sub-issue of #8 any more``."""
+        return f"moved to {label(self.moved_to)}" if self.moved_to else f"is no sub-issue of {label(parent)} any more"
 
     def state(self, now: datetime) -> str:
         if not self.open:
@@ -207,7 +228,8 @@ class Child(NamedTuple):
         live = self.claim if self.claim is not None and self.claim.live(now) and self.open else None
         return {"number": self.number, "title": self.title, "state": self.state(now),
                 "blocked_by": list(self.blocked_by), "claimed_by": live.agent if live else None,
-                "lease_until": live.until if live else None, "phase": self.phase or None, "url": self.url or None}
+                "lease_until": live.until if live else None, "phase": self.phase or None, "url": self.url or None,
+                "moved": self.moved, "moved_to": (self.moved_to or None) if self.moved else None}
 
 
 class Summary(NamedTuple):
@@ -222,29 +244,41 @@ class Summary(NamedTuple):
 
 
 def ready(children: tuple[Child, ...], now: datetime) -> tuple[Child, ...]:
-    return tuple(c for c in children if c.state(now) == "ready")
+    """The children to offer: ready, and still the parent's (one moved elsewhere is its new parent's)."""
+    return tuple(c for c in children if not c.moved and c.state(now) == "ready")
 
 
 def by_state(children: tuple[Child, ...], now: datetime) -> dict[str, tuple[Child, ...]]:
-    return {state: tuple(c for c in children if c.state(now) == state) for state in STATES}
+    """The children still the parent's, by state (the moved ones apart, under "moved")."""
+    groups = {state: tuple(c for c in children if not c.moved and c.state(now) == state) for state in STATES}
+    return {**groups, "moved": tuple(c for c in children if c.moved)}
 
 
 def rollup_lines(children: tuple[Child, ...], summary: Summary, now: datetime, label: str = "#") -> list[str]:
-    """The children by state, a line each state that has any, for the prompt, ``show`` and the hook."""
+    """The children by state, a line each state that has any, for the prompt, ``show`` and the hook. A
+    reading writes nothing: a claim the child's body does not show is said, for a command that repairs it."""
     if not children:
         return []
     groups = by_state(children, now)
     done = summary.completed if summary.total else len(groups["done"])
-    total = summary.total or len(children)
+    total = summary.total or sum(len(groups[state]) for state in STATES)
     lines = [f"Sub-tasks: {done} of {total} done ({done * 100 // total if total else 0}%)"]
+
+    def claimed_words(c: Child) -> str:
+        unshown = "; its body does not show it yet: 'ghstate ready' shows it" if c.shows_wrong(now) else ""
+        return f"{label}{c.number} {c.title} (by {c.claim.words() if c.claim else '?'}{unshown})"
+
     words = {
         "ready": lambda c: f"{label}{c.number} {c.title}",
-        "claimed": lambda c: f"{label}{c.number} {c.title} (by {c.claim.words() if c.claim else '?'})",
+        "claimed": claimed_words,
         "blocked": lambda c: f"{label}{c.number} {c.title} (waits for "
                              f"{', '.join(f'{label}{n}' for n in c.blocked_by)})",
         "done": lambda c: f"{label}{c.number} {c.title}",
+        "moved": lambda c: f"{label}{c.number} {c.title} ("
+                           f"{f'to {label}{c.moved_to}' if c.moved_to else 'no sub-issue any more'}"
+                           f"{', done' if not c.open else ''})",
     }
-    for state in STATES:
+    for state in (*STATES, "moved"):
         if groups[state]:
             lines.append(f"{state}: " + "; ".join(words[state](c) for c in groups[state]))
     return lines

@@ -399,5 +399,11 @@ def branch_of(body: str) -> str:
 def is_child(body: str) -> bool:
     """Whether a checkpoint is a child task of another (``ghstate split``), by a quick scan of its marker: a
     child is never a branch's checkpoint, however it was written."""
+    return task_link_of(body) is not None
+
+
+def task_link_of(body: str) -> "marker_record.TaskLink | None":
+    """The parent and phase a child was split from, as its marker records them (a quick scan, no full parse):
+    what a child knows of its place in a plan wherever a person moved it since."""
     marker = _quick_marker(body)
-    return marker is not None and marker_record.TaskLink.from_data(marker.get(marker_record.TASK)) is not None
+    return marker_record.TaskLink.from_data(marker.get(marker_record.TASK)) if marker is not None else None

@@ -59,6 +59,38 @@ def phase_of(phases: tuple[Phase, ...], child: int) -> int | None:
     return next((i for i, p in enumerate(phases) if linked_child(p.name) == child), None)
 
 
+def phase_named(phases: tuple[Phase, ...], name: str) -> int | None:
+    """The index of the phase a child's marker names (``TaskLink.phase``: the phase's line as it was split,
+    without its annotations): that line, or else the one phase with its leading label (a person reworded
+    the rest); None when neither is there."""
+    if not name.strip():
+        return None
+    wanted = " ".join(name.split())
+    same = [i for i, p in enumerate(phases) if " ".join(bare(p.name).split()) == wanted]
+    if len(same) == 1:
+        return same[0]
+    label = Phase(wanted).label.lower()
+    labelled = [i for i, p in enumerate(phases) if label_of(p).lower() == label]
+    return labelled[0] if len(labelled) == 1 else None
+
+
+def child_phase(phases: tuple[Phase, ...], child: Child) -> int | None:
+    """The phase ``child`` is: the line that links it, else the one its marker names."""
+    linked = phase_of(phases, child.number)
+    return linked if linked is not None else phase_named(phases, child.phase)
+
+
+def followed(phases: tuple[Phase, ...], children: tuple[Child, ...]) -> tuple[Phase, ...]:
+    """The phases as their children say they are: a phase whose child is closed (by ``done``, or by a person
+    on github.com) is done, whether or not its box was ticked. What a reading shows; the body is unchanged."""
+    out = list(phases)
+    for child in children:
+        index = child_phase(phases, child) if not child.open else None
+        if index is not None and not out[index].done:
+            out[index] = out[index]._replace(done=True)
+    return tuple(out)
+
+
 class SplitPlan(NamedTuple):
     """What ``split`` does: the phases that become children now (indices), the children there already
     (phase index → number), and the blocked-by links still to make, as (waiting phase, awaited phase)."""
@@ -78,6 +110,24 @@ class Existing(NamedTuple):
     count: int = 0
     degrees: dict[int, tuple[int, int]] = {}
     closed: frozenset[int] = frozenset()  # children that are closed: waiting for one is waiting for nothing
+
+
+def existing_children(phases: tuple[Phase, ...], children: tuple[Child, ...]) -> dict[int, int]:
+    """Which phase each child made already is (phase index → number): the phase whose line links it, wherever
+    the child is now; else the phase its marker names (``TaskLink.phase``: a child knows its phase, however its
+    parent's lines or its own title were edited); else, for a child without one, the phase titled as it is."""
+    numbers = {c.number for c in children}
+    out = {i: n for i, p in enumerate(phases) if (n := linked_child(p.name)) in numbers}
+    for child in children:
+        index = phase_named(phases, child.phase) if child.number not in out.values() else None
+        if index is not None and index not in out:
+            out[index] = child.number
+    for i, phase in enumerate(phases):
+        found = next((c.number for c in children if not c.phase and c.title == title_of(phase)
+                      and c.number not in out.values()), None)
+        if i not in out and found is not None:
+            out[i] = found
+    return out
 
 
 def plan_split(phases: tuple[Phase, ...], existing: Existing, *, chosen: tuple[str, ...] = (),
@@ -187,7 +237,11 @@ def in_plan_order(phases: tuple[Phase, ...], children: tuple[Child, ...]) -> tup
     """Children in their parent's order (of the phase lines that link them; the others after, as they
     came), each named by its phase."""
     where = {n: i for i, p in enumerate(phases) if (n := linked_child(p.name)) is not None}
-    named = tuple(c._replace(phase=c.phase or (title_of(phases[where[c.number]]) if c.number in where else ""))
+    for child in children:
+        index = phase_named(phases, child.phase) if child.number not in where else None
+        if index is not None and index not in where.values():
+            where[child.number] = index
+    named = tuple(c._replace(phase=title_of(phases[where[c.number]]) if c.number in where else c.phase)
                   for c in children)
     return tuple(sorted(named, key=lambda c: where.get(c.number, len(phases))))
 

@@ -19,7 +19,8 @@ from typing import Any, NamedTuple
 
 from ghstate.core.claims import Child, Claim, Family, Held, Summary, mirror_in
 from ghstate.core.model import Phase
-from ghstate.core.tasks import Existing, linked_child, title_of
+from ghstate.core.parse import task_link_of
+from ghstate.core.tasks import Existing, existing_children, linked_child
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github.store import GitHubStore
 from ghstate.github.transport import GitHubAPI
@@ -35,14 +36,20 @@ class RefsUnavailable(RemoteError):
     """The token cannot write Git refs (it lacks ``contents: write``): claims fall back to the child's body."""
 
 
+class Untold(RemoteError):
+    """A claim ref's move whose answer was lost, and whether it landed cannot be read now: only the command
+    that asks again can tell (the service names it)."""
+
+
 class ChildRead(NamedTuple):
-    """One child as a claim reads it: the child (its claim from its ref, else from its body), its parent,
-    its node id."""
+    """One child as a claim reads it: the child (its claim from its ref, else from its body), its parent on
+    GitHub, its node id, and the parent it was split from (its marker's; None: no split made it)."""
 
     child: Child
     parent: int | None
     node_id: str
     repository_id: str
+    split_from: int | None = None
 
 
 def ref_name(child: int) -> str:
@@ -57,6 +64,8 @@ class GitHubTasks:
         self.api: GitHubAPI = store.api
         self._ids: dict[int, str] = {}  # issue number -> node id, as read or created in this command
         self._repository_id = ""
+        self._read: dict[int, dict[str, Any] | None] = {}  # issues read on their own (None: not there)
+        self._untold = False  # the last move's answer was lost and whether it landed could not be read
 
     def _names(self) -> dict[str, str]:
         owner, _, name = self.store.repo_name.partition("/")
@@ -72,44 +81,81 @@ class GitHubTasks:
             node = self.store.node(parent) or {}
         self._ids[parent] = node.get("id") or ""
         self._repository_id = (node.get("repository") or {}).get("id") or self._repository_id
-        refs = {str(r.get("name")): r for r in ((node.get("repository") or {}).get("claims") or {}).get("nodes") or ()
-                if r}
-        children = []
-        for sub in (node.get("subIssues") or {}).get("nodes") or ():
-            if sub:
-                children.append(self._child(sub, refs.get(str(sub["number"]))))
+        refs = self._refs(parent)
+        children = [self._child(sub, refs.get(str(sub["number"])), parent)
+                    for sub in (node.get("subIssues") or {}).get("nodes") or () if sub]
         summary = node.get("subIssuesSummary") or {}
         return Family(parent, tuple(children), Summary(summary.get("total") or 0, summary.get("completed") or 0))
 
-    def _child(self, sub: dict[str, Any], ref: dict[str, Any] | None) -> Child:
+    def has_children(self, number: int) -> bool:
+        """Whether a checkpoint as the listing read it has sub-issues (the listing carries their count)."""
+        node = self.store.node(number) or {}
+        return bool((node.get("subIssuesSummary") or {}).get("total") or (node.get("subIssues") or {}).get("nodes"))
+
+    def _refs(self, parent: int) -> dict[str, dict[str, Any]]:
+        """The claim refs the read of ``parent`` listed, by child number (none where GitHub does not list them)."""
+        node = self.store.node(parent) or {}
+        listed = ((node.get("repository") or {}).get("claims") or {}).get("nodes") or ()
+        return {str(r.get("name")): r for r in listed if r}
+
+    def _child(self, sub: dict[str, Any], ref: dict[str, Any] | None, parent: int = 0) -> Child:
+        """A child as read; its phase is the one its marker names when ``parent`` is the one it was split from."""
         self._ids[sub["number"]] = sub.get("id") or ""
         target = (ref or {}).get("target") or {}
-        claim = Claim.from_message(target.get("message") or "") if ref else mirror_in(sub.get("body") or "")
+        shown = mirror_in(sub.get("body") or "")
+        claim = Claim.from_message(target.get("message") or "") if ref else shown
         blockers = tuple(b["number"] for b in ((sub.get("blockedBy") or {}).get("nodes") or ())
                          if b and b.get("state") == "OPEN")
-        return Child(sub["number"], sub.get("title") or "", sub.get("state") == "OPEN", blockers, claim,
-                     url=sub.get("url") or "", version=target.get("oid") or "")
+        link = task_link_of(sub.get("body") or "")
+        phase = link.phase if link is not None and parent and link.parent == parent else ""
+        return Child(sub["number"], sub.get("title") or "", sub.get("state") == "OPEN", blockers, claim, phase,
+                     url=sub.get("url") or "", version=target.get("oid") or "", shown=shown, from_ref=ref is not None)
+
+    def elsewhere(self, parent: int, numbers: tuple[int, ...]) -> tuple[Child, ...]:
+        """The children ``parent``'s phase lines link that are not among its sub-issues, as moved, with where
+        each is now: one request for all of them (none when there are none, or each was read already). An
+        issue whose marker does not say it was split from ``parent`` is no child of it (a person's ``(#N)``)."""
+        unread = tuple(n for n in dict.fromkeys(numbers) if n not in self._read)
+        if unread:
+            self._read.update(self._issues(unread))
+        out = []
+        for number in numbers:
+            node = self._read.get(number)
+            link = task_link_of((node or {}).get("body") or "")
+            if node and link is not None and link.parent == parent:
+                child = self._child(node, self._refs(parent).get(str(number)), parent)
+                now = (node.get("parent") or {}).get("number") or 0
+                out.append(child._replace(moved=now != parent, moved_to=now))
+        return tuple(out)
+
+    def _issues(self, numbers: tuple[int, ...]) -> dict[int, dict[str, Any] | None]:
+        variables = {**self._names(), **{f"number_{i}": n for i, n in enumerate(numbers)}}
+        try:
+            answer = self.api.graphql("children_elsewhere", variables, partial=True, count=len(numbers),
+                                      what=f"reading {', '.join(f'#{n}' for n in numbers)}")
+        except NotFound:  # none of them is there
+            return dict.fromkeys(numbers)
+        repository = (answer.get("data") or {}).get("repository") or {}
+        return {n: repository.get(f"child_{i}") for i, n in enumerate(numbers)}
 
     def existing(self, parent: int, phases: tuple[Phase, ...]) -> Existing:
-        """What a split of ``parent`` finds made already: children linked from its phase lines, or (a split
-        whose last write was lost) sub-issues titled as a phase; their links; GitHub's counts."""
+        """What a split of ``parent`` finds made already: its sub-issues, and the children its phase lines link
+        that a person moved elsewhere (they still count for their phase), each at its phase (see
+        ``existing_children``); their links; GitHub's counts."""
         node = self.store.node(parent) or {}
-        subs = [s for s in (node.get("subIssues") or {}).get("nodes") or () if s]
-        self._ids.update({s["number"]: s["id"] for s in subs})
-        numbers = {s["number"] for s in subs}
-        children = {i: n for i, p in enumerate(phases) if (n := linked_child(p.name)) in numbers}
-        by_title = {s["title"]: s["number"] for s in reversed(subs)}
-        for i, phase in enumerate(phases):
-            found = by_title.get(title_of(phase))
-            if i not in children and found is not None and found not in children.values():
-                children[i] = found
-        links = frozenset((s["number"], b["number"]) for s in subs
+        here = self.family(parent).children
+        strays = tuple(n for p in phases if not p.done and (n := linked_child(p.name)) and
+                       n not in {c.number for c in here})
+        moved = self.elsewhere(parent, strays)
+        nodes = [s for s in (node.get("subIssues") or {}).get("nodes") or () if s] + \
+            [self._read[c.number] for c in moved if self._read.get(c.number)]
+        links = frozenset((s["number"], b["number"]) for s in nodes
                           for b in (s.get("blockedBy") or {}).get("nodes") or () if b)
         degrees = {s["number"]: (((s.get("blockedBy") or {}).get("totalCount") or 0),
-                                 ((s.get("blocking") or {}).get("totalCount") or 0)) for s in subs}
-        closed = frozenset(s["number"] for s in subs if s.get("state") != "OPEN")
-        count = (node.get("subIssues") or {}).get("totalCount") or len(subs)
-        return Existing(children, links, count, degrees, closed)
+                                 ((s.get("blocking") or {}).get("totalCount") or 0)) for s in nodes}
+        closed = frozenset(c.number for c in (*here, *moved) if not c.open)
+        count = (node.get("subIssues") or {}).get("totalCount") or len(here)
+        return Existing(existing_children(phases, (*here, *moved)), links, count, degrees, closed)
 
     def read_child(self, number: int) -> ChildRead:
         """One request: the child, its parent, and the ref that holds its claim (``ClaimState``)."""
@@ -122,8 +168,21 @@ class GitHubTasks:
         self._ids[number] = node["id"]
         self._repository_id = repository.get("id") or ""
         ref = repository.get("ref")
-        child = self._child(node, {"name": str(number), **ref} if ref else None)
-        return ChildRead(child, (node.get("parent") or {}).get("number"), node["id"], self._repository_id)
+        link = task_link_of(node.get("body") or "")
+        child = self._child(node, {"name": str(number), **ref} if ref else None, link.parent if link else 0)
+        self._read[number] = node  # what a read of the family it was split from would ask again
+        return ChildRead(child, (node.get("parent") or {}).get("number"), node["id"], self._repository_id,
+                         link.parent if link else None)
+
+    def held_as_read(self, number: int) -> Held | None:
+        """The claim on ``number`` as the last read of that issue listed its ref, at no request; None when the
+        listing did not have it (no ref, or a GitHub that lists no refs outside heads/ and tags/)."""
+        ref = self._refs(number).get(str(number))
+        if ref is None:
+            return None
+        self._repository_id = ((self.store.node(number) or {}).get("repository") or {}).get("id") or self._repository_id
+        target = ref.get("target") or {}
+        return Held(target.get("oid") or "", Claim.from_message(target.get("message") or ""))
 
     def held(self, number: int) -> Held:
         """The claim on ``number`` as its ref holds it now (``RefState``)."""
@@ -203,12 +262,17 @@ class GitHubTasks:
         if not self._repository_id:
             self.held(number)
         update = {"name": ref_name(number), "afterOid": after, "beforeOid": seen.version or ZERO}
+        self._untold = False
         try:
             answer = self.api.graphql("update_refs", {"input": {"repositoryId": self._repository_id,
                                                                 "refUpdates": [update]}}, partial=True,
                                       what=f"moving the claim of #{number}", landed=lambda: self._landed(number, after))
         except NotFound as exc:
             answer = {"errors": [{"type": "NOT_FOUND", "message": str(exc)}]}
+        except RemoteError as exc:
+            if self._untold:  # the answer was lost and the reads that would tell failed too
+                raise Untold(str(exc), retryable=True) from None
+            raise
         if not answer.get("errors"):
             return None
         now = self.held(number)
@@ -223,9 +287,13 @@ class GitHubTasks:
 
     def _landed(self, number: int, after: str) -> dict[str, Any] | None:
         """Whether an update whose answer was lost moved the ref: it did if the ref holds our commit."""
-        from ghstate.github.transport import checking
+        from ghstate.github.transport import CannotTell, checking
 
-        held = checking(lambda: self.held(number))
+        try:
+            held = checking(lambda: self.held(number))
+        except CannotTell:
+            self._untold = True
+            raise
         return {"updateRefs": {}} if held.version == (after if after != ZERO else "") else None
 
     def _commit(self, claim: Claim, seen: Held) -> str:

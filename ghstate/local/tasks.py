@@ -9,7 +9,7 @@ from typing import NamedTuple
 from ghstate.core.claims import Child, Claim, Family, Held, Summary
 from ghstate.core.marker import TaskLink
 from ghstate.core.model import Checkpoint, Phase
-from ghstate.core.tasks import Existing, linked_child, title_of
+from ghstate.core.tasks import Existing, existing_children
 from ghstate.local import parsecache
 from ghstate.local.claims import LocalClaims
 from ghstate.local.store import LocalStore
@@ -19,6 +19,7 @@ from ghstate.store import Stored
 class LocalChild(NamedTuple):
     child: Child
     parent: int | None
+    split_from: int | None = None  # the same: a child's parent is its marker's
 
 
 class LocalTasks:
@@ -27,6 +28,7 @@ class LocalTasks:
     def __init__(self, store: LocalStore) -> None:
         self.store = store
         self.claims = LocalClaims(store.directory / "claims")
+        self._parents: set[int] | None = None  # the checkpoints that have children, once asked
 
     def _all(self) -> dict[int, tuple[Stored, Checkpoint]]:
         """Every checkpoint of the store, closed ones too (a child closed by ``ghstate close`` is done)."""
@@ -47,15 +49,21 @@ class LocalTasks:
         done = sum(not c.open for c in children)
         return Family(parent, children, Summary(len(children), done))
 
+    def has_children(self, number: int) -> bool:
+        """Whether a checkpoint of the store is any child's parent (its marker's), the store read once."""
+        if self._parents is None:
+            self._parents = {cp.meta.task.parent for _, cp in self._all().values() if cp.meta.task is not None}
+        return number in self._parents
+
+    def elsewhere(self, parent: int, numbers: tuple[int, ...]) -> tuple[Child, ...]:
+        """Children of ``parent`` that are not among its family: none here, where a child's parent is the one
+        its marker names (nobody moves it but by editing that)."""
+        return ()
+
     def existing(self, parent: int, phases: tuple[Phase, ...]) -> Existing:
         family = self.family(parent)
         numbers = {c.number for c in family.children}
-        children = {i: n for i, p in enumerate(phases) if (n := linked_child(p.name)) in numbers}
-        for i, phase in enumerate(phases):  # made by a split whose parent was not written
-            found = next((c.number for c in family.children if c.title == title_of(phase)
-                          and c.number not in children.values()), None)
-            if i not in children and found is not None:
-                children[i] = found
+        children = existing_children(phases, family.children)
         everyone = self._all()
         links = frozenset((n, a) for n in numbers for a in (everyone[n][1].meta.task or _NO_TASK).after)
         degrees = {n: (sum(1 for x, _ in links if x == n), sum(1 for _, y in links if y == n)) for n in numbers}
@@ -68,13 +76,18 @@ class LocalTasks:
         if cp.meta.task is None:
             held = self.claims.read(number)
             return LocalChild(Child(number, cp.title, True, (), held.claim, "", stored.location, held.version), None)
-        return LocalChild(self._child(stored, cp, self._all()), cp.meta.task.parent)
+        return LocalChild(self._child(stored, cp, self._all()), cp.meta.task.parent, cp.meta.task.parent)
 
     def create(self, title: str, body: str, unique: str) -> int:
         """A child made by ``split`` (whose write holds the store's lock)."""
+        self._parents = None
         return self.store.create(title, body, unique=unique).number
 
     def held(self, number: int) -> Held:
+        return self.claims.read(number)
+
+    def held_as_read(self, number: int) -> Held:
+        """The claim on ``number``: its files are read, no network (what a GitHub read lists, here always known)."""
         return self.claims.read(number)
 
     def swap(self, number: int, seen: Held, claim: Claim | None, by: str = "") -> Held | None:

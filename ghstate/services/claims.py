@@ -16,16 +16,18 @@ from datetime import datetime
 from typing import Any
 
 from ghstate.core.claims import DEFAULT_LEASE, Child, Claim, Family, Held, MirrorEdit, claimed, lease_of, mirror_of
+from ghstate.core.claims import ready as ready_of
 from ghstate.core.claims import unblocked as unblocked_by
 from ghstate.core.edits import Edits
 from ghstate.core.intent import Intent
-from ghstate.core.tasks import TaskEdit, phase_of
-from ghstate.errors import HeldByAnother, InputError, NothingReady
+from ghstate.core.model import Checkpoint
+from ghstate.core.tasks import TaskEdit, child_phase
+from ghstate.errors import GhstateError, HeldByAnother, InputError, NothingReady, RemoteError
 from ghstate.services import interrupt
 from ghstate.services.app import App
 from ghstate.services.checkpoint import RequestError, check_values
 from ghstate.services.family import backend, family_of
-from ghstate.services.tasks import nothing_ready, write_task
+from ghstate.services.tasks import nothing_ready, show_claims, write_task
 
 ATTEMPTS = 3  # reads of one child's claim in a row that another agent may move meanwhile
 FALLBACK = ("the token cannot write Git refs (it needs contents: write besides issues: write): claims are kept in "
@@ -89,17 +91,22 @@ class DoneRequest:
 @dataclass
 class Outcome:
     """What a claim, release or done did: ``out`` for standard output (``claim``: the claimed ``#N`` alone,
-    for scripts), ``said`` for a person (standard error), and warnings."""
+    for scripts), ``said`` for a person (standard error), and warnings. ``failure``: what failed after the
+    rest was done (``done --claim-next`` with nothing ready: the done stands, and is reported)."""
 
     out: list[str] = field(default_factory=list)
     said: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     claimed: int | None = None
     claim: Claim | None = None
+    failure: GhstateError | None = None
 
     def text(self) -> str:
         """Everything, as the MCP tools answer it."""
-        return "\n".join([*self.out, *self.said, *(f"Warning: {w}" for w in self.warnings)]) + "\n"
+        from ghstate.errors import failure_message
+
+        failed = [f"Error: {failure_message(self.failure)}"] if self.failure is not None else []
+        return "\n".join([*self.out, *self.said, *(f"Warning: {w}" for w in self.warnings), *failed]) + "\n"
 
 
 class _Claimer:
@@ -131,13 +138,17 @@ class _Claimer:
 
     def _swap(self, number: int, seen: Held, claim: Claim) -> Held | None:
         if not self.in_body:
-            from ghstate.github.tasks import RefsUnavailable
+            from ghstate.github.tasks import RefsUnavailable, Untold
 
             try:
                 found = self.tasks.swap(number, seen, claim)
             except RefsUnavailable:
                 self.in_body = True
                 self.warnings.append(FALLBACK)
+            except Untold as exc:
+                raise RemoteError(f"{exc}; run 'ghstate claim {number} --agent {self.agent}' again to find out "
+                                  f"whether {self.app.label(number)} is yours: it renews the claim if it landed, "
+                                  "or names who holds it", retryable=True) from None
             else:
                 if found is None and self.tasks.remote:
                     self._mirror(number, MirrorEdit(claim, self.agent, force=True))
@@ -164,7 +175,7 @@ def _child_task(app: App, tasks: Any, number: int) -> Any:
     """The child ``number`` as read, refused when it is no child task (a checkpoint ``split`` did not make):
     claims and ``done`` are for children; closing a plan with open children is ``ghstate close``'s, asked."""
     read = tasks.read_child(number)
-    if read.parent is None:
+    if read.parent is None and read.split_from is None:
         raise InputError(f"{app.label(number)} is not a child task: claim, release and done take a child that "
                          "'ghstate split' made ('ghstate ready PARENT' lists them)")
     return read
@@ -180,6 +191,7 @@ def run_claim(app: App, request: ClaimRequest) -> Outcome:
             raise NothingReady(f"{app.label(child.number)} {why}: nothing to claim there")
         claim, holder = claimer.take(child)
         if claim is None:
+            show_claims(app, (child,))  # the holder's claim, shown to people if its body did not say it
             raise _held_by(app, child.number, holder)
         return _won(app, claimer, child, claim, held_before=child.claim)
     stored, cp = app.find(request.next)
@@ -190,17 +202,25 @@ def claim_next(app: App, claimer: _Claimer, family: Family, title: str = "", fir
     """The first ready child (``first`` before the others; a child this agent holds already comes back to it,
     renewed); if another agent wins it meanwhile, the next."""
     now = app.clock()
-    mine = [c for c in family.children if c.open and c.claim is not None and c.claim.agent == claimer.agent
-            and c.claim.live(now)]
-    ready = {c.number: c for c in family.children if c.state(now) == "ready"}
+    mine = [c for c in family.children if c.open and not c.moved and c.claim is not None
+            and c.claim.agent == claimer.agent and c.claim.live(now)]
+    ready = {c.number: c for c in ready_of(family.children, now)}
     wanted = [c.number for c in mine] + [c.number for c in first if c.number in ready] + list(ready)
     seen = {c.number: c for c in family.children}
     for number in dict.fromkeys(wanted):
         claim, holder = claimer.take(seen[number])
         if claim is not None:
-            return _won(app, claimer, seen[number], claim, held_before=seen[number].claim)
+            won = _won(app, claimer, seen[number], claim, held_before=seen[number].claim)
+            won.said += show_claims(app, _untried(family, wanted))
+            return won
         seen[number] = seen[number]._replace(claim=holder)  # another agent won it meanwhile
+    show_claims(app, _untried(family, wanted))
     raise NothingReady(nothing_ready(app, family._replace(children=tuple(seen.values())), app.clock(), title))
+
+
+def _untried(family: Family, tried: list[int]) -> tuple[Child, ...]:
+    """The children a claim did not try: what was read of them still holds (a child tried was read again)."""
+    return tuple(c for c in family.children if c.number not in tried)
 
 
 def _won(app: App, claimer: _Claimer, child: Child, claim: Claim, held_before: Claim | None) -> Outcome:
@@ -242,9 +262,17 @@ def run_release(app: App, request: ReleaseRequest) -> Outcome:
     return outcome
 
 
-def _free(app: App, tasks: Any, child: Child, held: Held, agent: str, outcome: Outcome, *, force: bool) -> None:
-    """Take the claim ``held`` away (the ref, the body's mirror); a race lost is said, not raised."""
-    found = tasks.swap(child.number, held, None, agent)
+def _free(app: App, tasks: Any, child: Child, held: Held, agent: str, outcome: Outcome, *, force: bool,
+          again: str = "release") -> None:
+    """Take the claim ``held`` away (the ref, the body's mirror); a race lost is said, not raised. ``again``:
+    the command that finds out, when whether it was taken away cannot be told."""
+    from ghstate.github.tasks import Untold
+
+    try:
+        found = tasks.swap(child.number, held, None, agent)
+    except Untold as exc:
+        raise RemoteError(f"{exc}; run 'ghstate {again} {child.number}' again to find out: it does what is left",
+                          retryable=True) from None
     if found is not None and found.claim is not None:
         outcome.warnings.append(f"{app.label(child.number)} was claimed again meanwhile, by {found.claim.words()}; "
                                 "that claim stands")
@@ -263,48 +291,77 @@ def _free(app: App, tasks: Any, child: Child, held: Held, agent: str, outcome: O
 
 
 def run_done(app: App, request: DoneRequest) -> Outcome:
-    """Close the child as completed, tick its phase in the parent, release its claim, and say which children
-    that unblocked (``claim_next``: claim one of them)."""
+    """Close the child as completed, tick its phase in the parent it was split from, release its claim, and say
+    which children that unblocked; ``claim_next``: then claim one of them (the report on stderr, the claimed
+    ``#N`` alone on stdout; with nothing ready, the report and the failure)."""
     request.check()
     tasks = backend(app)
     read = _child_task(app, tasks, request.child)
-    child, label, now = read.child, app.label(request.child), app.clock()
+    child, now = read.child, app.clock()
     holder = child.claim
     if request.agent and holder is not None and holder.agent != request.agent and holder.live(now):
         raise _held_by(app, child.number, holder)
-    before, title, phase = Family(read.parent or 0), "", ""
-    if read.parent is not None:
-        _, parent_cp = app.find(read.parent)
-        before, title = family_of(app, read.parent, parent_cp), parent_cp.title
-        index = phase_of(parent_cp.phases, child.number)
-        phase = parent_cp.phases[index].name if index is not None else ""
+    home = read.split_from or read.parent  # the plan it is a phase of, wherever a person moved it since
+    before, parent_cp = Family(home), None
+    if home is not None:
+        _, parent_cp = app.find(home)
+        before = family_of(app, home, parent_cp)
     interrupt.note(f"'ghstate done {child.number}' stopped before it finished: run it again, it does only what "
                    "is left")
     _close(app, tasks, child, now)
-    outcome = Outcome([f"Closed {label} {child.title} as completed{'' if child.open else ' (it was closed already)'}."])
-    if read.parent is not None and phase:
-        result = write_task(app, read.parent, Intent(edits=Edits(done=(phase,))), agent=request.agent, event="done")
-        outcome.out.append(f"Ticked its phase in {app.label(read.parent)}"
-                             f"{'' if result.changed else ' (it was ticked already)'}.")
+    report = [f"Closed {app.label(child.number)} {child.title} as completed"
+              f"{'' if child.open else ' (it was closed already)'}."]
+    if parent_cp is not None:
+        report += _tick(app, read, home, parent_cp, request.agent)
+    freeing = Outcome()
     if holder is not None:
-        _free(app, tasks, child, child.held, request.agent or holder.agent, outcome, force=True)
-        outcome.out.append(f"Released the claim of {holder.agent}.")
+        _free(app, tasks, child, child.held, request.agent or holder.agent, freeing, force=True, again="done")
+        report.append(f"Released the claim of {holder.agent}.")
+    warnings = freeing.warnings
+    freed = _freed(app, before, child, now, report)
+    if not (request.claim_next and home is not None):
+        return Outcome(report, show_claims(app, before.children, skip=child.number), warnings)
+    return _then_claim(app, request, before, child, freed, parent_cp, report, warnings)
+
+
+def _tick(app: App, read: Any, home: int, parent_cp: Checkpoint, agent: str) -> list[str]:
+    """Tick the child's phase in ``home``, the parent it was split from; said when GitHub's parent differs."""
+    index = child_phase(parent_cp.phases, read.child)
+    if index is None:
+        return [f"No phase of {app.label(home)} is {read.child.title} any more: nothing ticked there."]
+    result = write_task(app, home, Intent(edits=Edits(done=(parent_cp.phases[index].name,))), agent=agent,
+                        event="done")
+    line = f"Ticked its phase in {app.label(home)}"
+    if app.store.remote and read.parent != home:
+        now = f"a sub-issue of {app.label(read.parent)}" if read.parent else "no sub-issue of any issue"
+        line += f", which it was split from (on GitHub it is {now} now)"
+    return [line + ("" if result.changed else " (it was ticked already)") + "."]
+
+
+def _freed(app: App, before: Family, child: Child, now: datetime, report: list[str]) -> tuple[Child, ...]:
+    """The children the done unblocked (a done again, after an interruption: the ready ones), said."""
     if child.open:
         freed, said = unblocked_by(before.children, child.number, now), "Unblocked"
     else:  # done again (after an interruption): what waited for it is no longer told apart from the others
-        freed, said = tuple(c for c in before.children if c.state(now) == "ready"), "Ready now"
-    outcome.out.append(f"{said}: " + ("; ".join(f"{app.label(c.number)} {c.title}" for c in freed) if freed
-                                      else "nothing"))
-    if request.claim_next and read.parent is not None:
-        claimer = _Claimer(app, request.agent, request.session, request.lease)
-        after = before._replace(children=tuple(
-            c._replace(blocked_by=tuple(n for n in c.blocked_by if n != child.number),
-                       open=c.open and c.number != child.number) for c in before.children))
-        more = claim_next(app, claimer, after, title, first=freed)
-        outcome.out += more.said
-        outcome.warnings += more.warnings
-        outcome.claimed, outcome.claim = more.claimed, more.claim
-    return outcome
+        freed, said = ready_of(before.children, now), "Ready now"
+    report.append(f"{said}: " + ("; ".join(f"{app.label(c.number)} {c.title}" for c in freed) if freed
+                                 else "nothing"))
+    return freed
+
+
+def _then_claim(app: App, request: DoneRequest, before: Family, child: Child, freed: tuple[Child, ...],
+                parent_cp: Any, report: list[str], warnings: list[str]) -> Outcome:
+    """``done --claim-next``: the report for a person (stderr), then the claimed ``#N`` alone (stdout); with
+    nothing ready, the report and that failure (exit 3)."""
+    claimer = _Claimer(app, request.agent, request.session, request.lease)
+    after = before._replace(children=tuple(
+        c._replace(blocked_by=tuple(n for n in c.blocked_by if n != child.number),
+                   open=c.open and c.number != child.number) for c in before.children))
+    try:
+        more = claim_next(app, claimer, after, parent_cp.title if parent_cp else "", first=freed)
+    except NothingReady as exc:
+        return Outcome([], report, warnings + claimer.warnings, failure=exc)
+    return Outcome(more.out, report + more.said, warnings + more.warnings, more.claimed, more.claim)
 
 
 def _close(app: App, tasks: Any, child: Child, now: datetime) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ghstate.core.claims import Child, Family, rollup_lines
 from ghstate.core.markup import unescape_literal
 from ghstate.core.model import Checkpoint
-from ghstate.core.tasks import in_plan_order, linked_child
+from ghstate.core.tasks import followed, in_plan_order, linked_child
 from ghstate.services.app import App
 from ghstate.services.reader import checkpoint_of
 from ghstate.store import Stored
@@ -40,9 +40,16 @@ def backend(app: App) -> GitHubTasks | LocalTasks:
 
 def family_of(app: App, parent: int, cp: Checkpoint) -> Family:
     """``parent``'s children in its order, each named by its phase (GitHub: as the parent's read carried
-    them; no request when the parent was read in this command)."""
-    family = backend(app).family(parent)
-    return family._replace(children=in_plan_order(cp.phases, family.children))
+    them; no request when the parent was read in this command). A child its phase lines link that is no
+    longer among them (a person moved it on github.com) is there too, as moved, with where it is now: one
+    request for all of them, only for a phase not done and only for a parent that has children (a ``(#N)`` a
+    person ends a phase line with, in a plan never split or on a phase done, costs nothing)."""
+    tasks = backend(app)
+    family = tasks.family(parent)
+    here = {c.number for c in family.children}
+    strays = tuple(n for p in cp.phases if not p.done and (n := linked_child(p.name)) is not None and n not in here)
+    moved = tasks.elsewhere(parent, strays) if strays and family.children else ()
+    return family._replace(children=in_plan_order(cp.phases, (*family.children, *moved)))
 
 
 class TaskView(NamedTuple):
@@ -53,6 +60,11 @@ class TaskView(NamedTuple):
     children: tuple[Child, ...] = ()
     lines: tuple[str, ...] = ()
     now: datetime | None = None
+
+    def followed(self, cp: Checkpoint) -> Checkpoint:
+        """``cp`` as its children say it is: a phase whose child is closed is done (see ``core.tasks.followed``);
+        what a reading shows of a parent, its next phase included. The body is not changed."""
+        return cp._replace(phases=followed(cp.phases, self.children)) if self.children else cp
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {}

@@ -135,11 +135,17 @@ class Rehydration:
         return task_view(self.app, self.stored, self.checkpoint)
 
     @functools.cached_property
+    def presented(self) -> Checkpoint:
+        """The checkpoint as a reader is told it: a parent's phases as its children say they are (a child closed
+        by hand is a phase done), the body unchanged."""
+        return self.tasks.followed(self.checkpoint)
+
+    @functools.cached_property
     def fitted(self) -> fit.Fitted:
         o = self.observed
         shown, left = self.notes
         facts = present.PromptFacts(o.drift, o.statuses, shown, left, o.findings, o.reread_stale, self.tasks.lines)
-        return present.fitted_prompt(self.checkpoint, source=self.app.describe_source(self.stored), env=self.app.env,
+        return present.fitted_prompt(self.presented, source=self.app.describe_source(self.stored), env=self.app.env,
                                      facts=facts, budget=self.budget, show_command=f"ghstate show {self.stored.number}")
 
     @property
@@ -155,7 +161,7 @@ class Rehydration:
             body = render.replace_marker(stored.body, with_digests(cp))
             return body if body.endswith("\n") else body + "\n"
         if request.fmt == "short":
-            return present.short(cp, label=self.label, drift=self.observed.drift, env=self.app.env) + "\n"
+            return present.short(self.presented, label=self.label, drift=self.observed.drift, env=self.app.env) + "\n"
         kind, text, found = "full", "", None
         if request.delivering:
             kind, text, found = self.deliver(request)
@@ -171,8 +177,8 @@ class Rehydration:
         from ghstate.core.state_json import to_json
 
         o = self.observed
-        data = to_json(with_digests(self.checkpoint), issue=self.stored.number, url=self.stored.location,
-                       drift=o.drift.as_dict(), runtime_status=o.statuses)
+        data = to_json(with_digests(self.checkpoint)._replace(phases=self.presented.phases), issue=self.stored.number,
+                       url=self.stored.location, drift=o.drift.as_dict(), runtime_status=o.statuses)
         shown, left = self.notes
         data["notes"] = [{"author": n.author, "created_at": n.created_at, "body": n.body} for n in shown]
         data["notes_left_out"] = left
@@ -186,7 +192,7 @@ class Rehydration:
         return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
     def pointer(self) -> str:
-        short = present.short(self.checkpoint, label=self.label, drift=self.observed.drift, env=self.app.env)
+        short = present.short(self.presented, label=self.label, drift=self.observed.drift, env=self.app.env)
         return present.pointer_line(short, self.stored.number, self.request.mcp)
 
     def deliver(self, request: ResumeRequest) -> "tuple[str, str, seen.Changes | None]":
@@ -242,10 +248,11 @@ def show_text(app: App, issue: int | None, as_json: bool, *, provenance: bool = 
 
         from ghstate.core.state_json import to_json
 
-        data = to_json(with_digests(cp), issue=stored.number, url=stored.location)
+        data = to_json(with_digests(cp)._replace(phases=tasks.followed(cp).phases), issue=stored.number,
+                       url=stored.location)
         data.update(tasks.to_json())
         return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
-    return present.show(cp, label=app.label(stored.number), location=app.where(stored), env=app.env,
+    return present.show(tasks.followed(cp), label=app.label(stored.number), location=app.where(stored), env=app.env,
                         provenance=provenance, tasks=tasks.lines).rstrip("\n") + "\n"
 
 

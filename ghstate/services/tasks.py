@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ghstate.core.claims import Family
+from ghstate.core.claims import Child, Family
+from ghstate.core.claims import ready as ready_of
 from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.marker import Execution, TaskLink
 from ghstate.core.markup import unescape_literal
@@ -47,6 +48,32 @@ def write_task(app: App, number: int, intent: Intent, *, agent: str = "", sessio
     execution = Execution(agent=agent, role="editor", session=session, event=event) if agent else None
     return app.writer().write(WriteSpec(intent=intent, number=number, lookup=True, create=False, record_tree=False,
                                         event=event, execution=execution))
+
+
+def show_claims(app: App, children: tuple[Child, ...], skip: int = 0) -> list[str]:
+    """Repair the body of each open child that shows another claim than its ref holds (the claimer stopped
+    between moving the ref and writing the body, or a person edited the line), as any command that reads the
+    claims does: a write of that line alone (two requests each, only where one is wrong). What was repaired
+    is said; what could not be is a warning, with why."""
+    from ghstate.core.claims import MirrorEdit
+    from ghstate.errors import GhstateError
+
+    said: list[str] = []
+    now = app.clock()
+    for child in children:
+        if child.number == skip or not child.shows_wrong(now):
+            continue
+        claim, label = child.claim, app.label(child.number)
+        edit = MirrorEdit(claim, claim.agent if claim else "", force=True)
+        what = f"the claim of {claim.words()}" if claim is not None else "no claim"
+        try:
+            write_task(app, child.number, Intent(task=TaskEdit(mirror=edit)), event="claim")
+        except GhstateError as exc:
+            app.store.notices.append(f"{label}'s body does not show what its claim ref holds ({what}), and "
+                                     f"showing it failed ({exc})")
+            continue
+        said.append(f"{label}'s body now shows {what}, as its claim ref holds it.")
+    return said
 
 
 # ------------------------------------------------------------------------------------ split
@@ -179,24 +206,34 @@ class ReadyRequest:
 class Ready(NamedTuple):
     families: tuple[tuple[Stored, Checkpoint, Family], ...]
     now: datetime
+    repaired: tuple[str, ...] = ()  # claims shown again in a child's body (see show_claims)
 
     def json_rows(self) -> list[dict[str, Any]]:
         return [{**child.to_json(self.now), "parent": family.parent}
                 for _, _, family in self.families for child in family.children]
 
     def lines(self, app: App) -> tuple[list[str], list[str]]:
-        """(stdout, stderr): one line per ready child; what the others are, when none is ready."""
+        """(stdout, stderr): one line per ready child; what the others are, when none is ready; where the
+        children a person moved to another parent went (that parent's ``ready`` offers them)."""
         out, said = [], []
         for _, cp, family in self.families:
-            ready = [c for c in family.children if c.state(self.now) == "ready"]
+            ready = ready_of(family.children, self.now)
             # #N as ghstate takes it back (claim, resume), on either store
             out += [f"#{c.number}\t{c.title}\t(of #{family.parent})" for c in ready]
             if not ready:
                 said.append(nothing_ready(app, family, self.now, cp.title))
+            else:
+                said += [moved_line(app, c, family.parent) for c in family.children if c.moved]
         if not self.families:
             said.append(f"No checkpoint in the {app.store.kind} store has children; make some with "
                         "'ghstate split ISSUE'.")
-        return out, said
+        return out, [*said, *self.repaired]
+
+
+def moved_line(app: App, child: Child, parent: int) -> str:
+    """A child of ``parent`` that a person moved (on github.com): where it is, and who offers it now."""
+    offered = f": 'ghstate ready {child.moved_to}' offers it" if child.moved_to else ""
+    return f"{app.label(child.number)} {child.title} {child.where(app.label, parent)}{offered}"
 
 
 def nothing_ready(app: App, family: Family, now: datetime, title: str = "") -> str:
@@ -204,7 +241,9 @@ def nothing_ready(app: App, family: Family, now: datetime, title: str = "") -> s
     words = []
     for child in family.children:
         state = child.state(now)
-        if state == "claimed" and child.claim is not None:
+        if child.moved:
+            words.append(f"{app.label(child.number)} {child.where(app.label, family.parent)}")
+        elif state == "claimed" and child.claim is not None:
             words.append(f"{app.label(child.number)} claimed by {child.claim.words()}")
         elif state == "blocked":
             words.append(f"{app.label(child.number)} waits for {', '.join(app.label(n) for n in child.blocked_by)}")
@@ -220,14 +259,17 @@ def run_ready(app: App, request: ReadyRequest) -> Ready:
     now = app.clock()
     if request.issue is not None:
         stored, cp = app.find(request.issue)
-        return Ready(((stored, cp, family_of(app, stored.number, cp)),), now)
+        family = family_of(app, stored.number, cp)
+        return Ready(((stored, cp, family),), now, tuple(show_claims(app, family.children)))
     families = []
+    tasks = backend(app)
     for stored in app.store.list_open():
         cp = checkpoint_of(stored)
-        if any(linked_child(p.name) for p in cp.phases):
+        if any(linked_child(p.name) for p in cp.phases) or tasks.has_children(stored.number):
             stored, cp = app.find(stored.number) if app.store.remote else (stored, cp)
             families.append((stored, cp, family_of(app, stored.number, cp)))
-    return Ready(tuple(families), now)
+    children = tuple({c.number: c for _, _, f in families for c in f.children if not c.moved}.values())
+    return Ready(tuple(families), now, tuple(show_claims(app, children)))
 
 
 def dumps(data: Any) -> str:
