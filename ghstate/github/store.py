@@ -191,17 +191,12 @@ class GitHubStore:
         raise Partial(MAX_PAGES * 100)
 
     def with_head(self, stored: Stored) -> Stored:
-        """``stored`` with its head's content: read (one request) when the listing that found it showed only
-        the head's commit, or could not show its chain at all."""
+        """``stored`` with its head's content: the checkpoint read again by number (one request, which also
+        brings what a parent's roll-up reads) when the listing that found it showed only the head's
+        commit, or could not show its chain at all."""
         if stored.chained and (stored.head is None or stored.head.link is not None):
             return stored
-        try:
-            answer = self.graphql("chain_head", self._variables(ref=ref_name(stored.number)),
-                                  what=f"reading the chain of #{stored.number}", tolerate=("head",))
-        except NotFound:
-            return stored._replace(head=None)
-        data, chained = _tolerated(answer, self, f"the chain of #{stored.number}")
-        return stored._replace(head=_head((data.get("repository") or {}).get("head")), chained=chained)
+        return self._read(stored.number)
 
     def link(self, stored: Stored, oid: str) -> Link | None:
         """The commit ``oid`` (a person's page was made from it): one request; None when GitHub does not have

@@ -36,6 +36,7 @@ from ghstate.core.merge import merge3
 from ghstate.core.model import DEFAULT_MAX_BODY, Checkpoint, Revision, section_digests
 from ghstate.core.render import Templates, render_body
 from ghstate.core.splice import written_body
+from ghstate.core.tasks import TaskEdit
 from ghstate.errors import GhstateError, NotFound, RemoteError
 from ghstate.local.store import LocalStore, PendingWrite
 from ghstate.services import interrupt
@@ -45,6 +46,7 @@ from ghstate.store import Appended, Saved, Store, Stored, Unprotected
 # Rounds of one write while other writers keep moving the head: each lost round means another writer's
 # commit landed first, and this one is built again on it.
 ROUNDS = 10
+TASK_EVENTS = frozenset({"claim", "release", "done", "split", "task"})  # writes that keep a claim their own way
 KEY_ROOM = 120  # characters the chain's key takes in a body's marker (the bound counts the body as stored)
 
 
@@ -177,6 +179,7 @@ class Writer:
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(read.checkpoint))
         assert isinstance(spec.intent, Intent)
+        spec = self._renewed(spec, read)
         base = self._base(target, spec) if kept else None
         first = draft = self._draft(spec, read, own=True, base=base)
         if spec.dry_run or (draft is None and read.mirror.kind != "stale"):
@@ -218,6 +221,26 @@ class Writer:
                 raise RemoteError(f"#{target.number} kept changing while it was being written ({ROUNDS} times); "
                                   "nothing of this write landed: run it again", retryable=True)
         return self._result(target, mine, read, conflicts)
+
+    def _renewed(self, spec: WriteSpec, read: View) -> WriteSpec:
+        """A holder's write to its child renews its lease (``ghstate.services.leases``), the claim's line in
+        the body folded into this write; a task command keeps its claim its own way."""
+        e = spec.execution
+        if e is None or not e.agent or spec.event in TASK_EVENTS or spec.dry_run:
+            return spec
+        from ghstate.core.model import github_time
+        from ghstate.services.leases import renew_if_held
+
+        now = github_time(self.clock())
+        renewal = renew_if_held(self.store, read.stored, read.checkpoint, e.agent, session=e.session,
+                                now=now) if now is not None else None
+        if renewal is None:
+            return spec
+        if renewal.warning:
+            self.store.notices.append(renewal.warning)
+        if renewal.mirror is None or not isinstance(spec.intent, Intent) or spec.intent.task is not None:
+            return spec
+        return replace(spec, intent=replace(spec.intent, task=TaskEdit(mirror=renewal.mirror)))
 
     def _append(self, spec: WriteSpec, draft: _Draft) -> Appended:
         target = draft.read.stored
