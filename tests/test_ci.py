@@ -13,7 +13,8 @@ from conftest import SAMPLE
 from github_fake import FakeGitHub
 
 from ghstate.core.parse import parse
-from ghstate.core import chain as history
+from ghstate.core import chain
+from ghstate.core.chain import TREE_FILES
 
 FIXTURES = Path(__file__).parent / "fixtures" / "junit"
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,6 +44,7 @@ def runner(isolated, tmp_path, monkeypatch):
     fake = FakeGitHub(isolated)
     fake.workspace = workspace
     fake.files = files
+    fake.tasks.add_tree(TREE_FILES)  # a repository whose first chain commit was written (its tree is there)
     yield fake
     assert fake.problems() == []
 
@@ -117,8 +119,8 @@ def test_failures_escalate_to_blocked_then_recover(runner, run):
                                                        "tests.test_matcher::test_fuzzy"]
     prompts = [c for c in runner.comments[7] if c["body"].startswith("<!-- ghstate:prompt -->")]
     assert len(prompts) == 1 and "Verification: blocked" in prompts[0]["body"]
-    # every recorded result is logged (in the body's edit history), so a concurrent write cannot lose it
-    logged = {d["write"] for d in (history.split(b)[1] for b in runner.history[7]) if d and d.get("event") == "ci"}
+    # every recorded result is a commit on the checkpoint's chain, so a concurrent write cannot lose it
+    logged = {e["write"] for c in runner.tasks.chain(7) for e in c["entries"] if e.get("event") == "ci"}
     assert len(logged) == 3 and not any("ghstate:log" in c["body"] for c in runner.comments[7])
     json_state = json.loads(run("resume", "7", "--format", "json").stdout)["verification"]
     assert {"status", "failure_type", "failure_detail", "suggested_focus", "attempt_count",
@@ -296,8 +298,8 @@ def test_a_result_landing_meanwhile_is_kept_beside_and_ours_stands(runner, run):
         runner.edit(7, render_body(cp._replace(verification="other run", verification_data=data)
                                    .with_meta(revision=cp.meta.revision + 1)))
 
-    # between the read and the write (CI's first result adds a label, so the write goes through REST)
-    runner.on("*", r"^(/graphql UpdateCheckpoint|/issues/7)$", another_run_lands_first)
+    # between the read and the write
+    runner.on("*", r"^/graphql AppendCheckpoint$", another_run_lands_first)
     run("ci", "--result", "failure")
     cp = parse(runner.issues[7]["body"]).checkpoint
     # The other result reached the body without a log entry (as a person's edit would): ours, made from
@@ -486,10 +488,10 @@ def test_new_and_persistent_failures_in_one_line_of_the_prompt(runner, run):
     ci_run(run, runner, "failure", "b" * 40)
     report(runner, test_x="failed", test_y="failed", test_z="failed")
     v = ci_run(run, runner, "failure", "c" * 40)
-    # the ledger costs no request: find, write (the result's log entry rides in the body, and the answer
+    # the ledger costs no request: find, the commit, and the chain moved with the body written (the answer
     # confirms nothing was saved between)
-    assert runner.operations() == ["OpenCheckpoints", "UpdateCheckpoint"]
-    assert len(runner.calls) == 2
+    assert runner.operations() == ["OpenCheckpoints", "AppendCheckpoint"]
+    assert len(runner.calls) == 3
     assert v["test_classes"] == {"new": ["tests.t::test_y"], "persistent": ["tests.t::test_x"],
                                  "flaky": ["tests.t::test_z"]}
     assert [t["class"] for t in v["failing_tests"]] == ["new", "persistent", "flaky"]
@@ -509,7 +511,7 @@ def test_the_body_stays_small_after_many_runs(runner, run):
         names = {f"test_{'n' * 150}_{(i * 7 + k) % 60}": "failed" for k in range(15)}
         report(runner, **names)
         ci_run(run, runner, "failure" if i % 3 else "success", f"{i:040x}")
-        sizes.append(len(history.split(runner.issues[7]["body"])[0]))  # the body as a reader reads it
+        sizes.append(len(chain.split(runner.issues[7]["body"])[0]))  # the body as a reader reads it
         stored.append(len(runner.issues[7]["body"]))  # with the write's log entry (its intent compressed)
     from ghstate.core.verification import LEDGER_MAX_CHARS
 

@@ -586,6 +586,7 @@ def test_machine_local_files_stay_out_of_git_and_checkpoints_stay_committable(re
     run("init")
     ignore = (repo / ".ghstate" / ".gitignore").read_text()
     run("checkpoint", "--file", str(sample_file))
+    run("checkpoint", "--risk", "the chain starts")
     run("hook", "session-start", input=json.dumps({"source": "compact", "session_id": "s", "cwd": str(repo)}))
     pending = repo / ".ghstate" / "pending"  # a write kept for GitHub, as push would find it
     pending.mkdir()
@@ -595,7 +596,7 @@ def test_machine_local_files_stay_out_of_git_and_checkpoints_stay_committable(re
     git("add", "-A")
     staged = set(git("diff", "--cached", "--name-only").split())
     assert not staged & local, staged
-    assert {".ghstate/1.md", ".ghstate/log/1.jsonl", ".ghstate/.gitignore"} <= staged, staged
+    assert {".ghstate/1.md", ".ghstate/chain/1/1.json", ".ghstate/.gitignore"} <= staged, staged
     assert "seen.json" not in git("status", "--porcelain", "--ignored=no")
     assert "/seen.json" in ignore and "/pending/" in ignore and "*.md" not in ignore
 

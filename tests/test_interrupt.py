@@ -57,11 +57,11 @@ def test_before_the_store_call_nothing_was_written(local, run, monkeypatch):
     assert revision(local / "1.md") == 1
 
 
-@pytest.mark.parametrize("where", ["body", "log and body"])
+@pytest.mark.parametrize("where", ["body", "chain and body"])
 def test_during_the_store_call_before_anything_was_kept_the_write_was_not_made(local, run, monkeypatch, where):
-    target = "ghstate.local.store.LocalStore._append" if where == "log and body" else \
+    target = "ghstate.local.store.atomic_create" if where == "chain and body" else \
         "ghstate.local.store.atomic_write"
-    if where == "body":  # the log line is the write: kept, it lands (every reader replays it)
+    if where == "body":  # the chain's next generation is the write: made, it landed (every reader reads it)
         monkeypatch.setattr(target, ctrl_c)
         line = interrupted(run("checkpoint", "--store", "local", "--risk", "r", code=None))
         assert line == "Error: interrupted; the write landed: local #1 is at revision 2"
@@ -77,13 +77,13 @@ def test_during_the_store_call_before_anything_was_kept_the_write_was_not_made(l
 def test_during_the_store_call_after_it_wrote_the_write_landed(local, run, monkeypatch):
     from ghstate.local.store import LocalStore
 
-    real = LocalStore.update
+    real = LocalStore.append
 
-    def update_then_ctrl_c(self, *args, **kwargs):
+    def append_then_ctrl_c(self, *args, **kwargs):
         real(self, *args, **kwargs)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(LocalStore, "update", update_then_ctrl_c)
+    monkeypatch.setattr(LocalStore, "append", append_then_ctrl_c)
     line = interrupted(run("checkpoint", "--store", "local", "--risk", "r", code=None))
     assert line == "Error: interrupted; the write landed: local #1 is at revision 2"
     assert revision(local / "1.md") == 2
@@ -147,14 +147,14 @@ def test_github_before_the_write_nothing_was_written(gh, issue, run, monkeypatch
 
 
 def test_github_during_the_write_before_github_took_it(gh, issue, run):
-    gh.on_op("UpdateCheckpoint", ctrl_c)
+    gh.on_op("AppendCheckpoint", ctrl_c)
     line = interrupted(run("checkpoint", "--risk", "r", code=None))
     assert line == "Error: interrupted; the write to #1 was not made: nothing was written"
     assert parse(gh.issues[1]["body"]).checkpoint.meta.revision == 1
 
 
 def test_github_during_the_write_after_github_took_it(gh, issue, run):
-    gh.fail_op("UpdateCheckpoint", status=None, after=True, exception=KeyboardInterrupt)
+    gh.fail_op("AppendCheckpoint", status=None, after=True, exception=KeyboardInterrupt)
     line = interrupted(run("checkpoint", "--risk", "r", code=None))
     assert line == "Error: interrupted; the write landed: #1 is at revision 2"
     assert parse(gh.issues[1]["body"]).checkpoint.meta.revision == 2
@@ -182,7 +182,7 @@ def test_github_unreachable_when_asked_whether_it_landed(gh, issue, run):
         gh.fail("*", r".*", status=None, times=50)
         raise KeyboardInterrupt
 
-    gh.on_op("UpdateCheckpoint", unreachable_then_ctrl_c)
+    gh.on_op("AppendCheckpoint", unreachable_then_ctrl_c)
     line = interrupted(run("checkpoint", "--risk", "r", code=None))
     assert line.startswith("Error: interrupted while writing #1 (revision 2); whether it landed could not be "
                            "checked (")
@@ -357,7 +357,7 @@ def test_a_split_interrupted_after_its_children_says_to_run_it_again_which_adds_
     from ghstate.local.store import LocalStore
 
     with pytest.MonkeyPatch.context() as patch:  # the children made, then Ctrl-C as the parent is written
-        patch.setattr(LocalStore, "update", ctrl_c)
+        patch.setattr(LocalStore, "append", ctrl_c)
         line = interrupted(run("split", "1", "--store", "local", code=None))
     assert line == ("Error: interrupted; the write to local #1 was not made; 'ghstate split 1' made local #2, local #3 "
                     "and stopped before it finished: run it again, it makes only the children and links that are "
