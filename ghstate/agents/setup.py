@@ -48,11 +48,32 @@ def on_path() -> bool:
 
 def not_on_path_note() -> str:
     """What init says when the files it wrote call a ``ghstate`` this machine does not have on PATH."""
-    from ghstate import INSTALL, SOURCE
+    import shlex
 
+    clone = installed_from()
+    how = (f"pipx install {shlex.quote(clone)} (or: uv tool install {shlex.quote(clone)})" if clone else
+           "in a clone of ghstate, pipx install . (or: uv tool install .)")
     return (f"ghstate is not on PATH here. The hooks, MCP servers and commands init wrote call the bare "
             f"'ghstate', as they are committed and run on every teammate's machine; install it for daily use "
-            f"with: {INSTALL} (or: uv tool install git+{SOURCE})")
+            f"with: {how}")
+
+
+def installed_from() -> str | None:
+    """The folder (a clone) this ghstate was installed from, as pip recorded it (PEP 610's direct_url.json),
+    while it is still there; None for an install from an index or a wheel."""
+    import json
+    from importlib import metadata
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        record = json.loads(metadata.distribution("ghstate").read_text("direct_url.json") or "{}")
+    except (metadata.PackageNotFoundError, ValueError):
+        return None
+    url = urlsplit(record.get("url", "") if isinstance(record, dict) else "")
+    if url.scheme != "file" or "dir_info" not in record:
+        return None
+    folder = Path(unquote(url.path))
+    return str(folder) if (folder / "pyproject.toml").is_file() else None
 
 
 _SUBCOMMANDS = r"(?=(?:checkpoint|resume|show|lint|list|log|ready|claim|release|done)\b)"
