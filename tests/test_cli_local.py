@@ -135,6 +135,20 @@ def test_json_output_and_incremental_json_input(repo, run, sample_file):
     assert json.loads(out)["meta"]["revision"] == 2
 
 
+def test_a_writes_json_says_whether_it_created_updated_or_left_it_unchanged(repo, run, sample_file):
+    """``checkpoint --json`` was the same for a write and for "No changes" but for meta.revision."""
+    def result(*args):
+        return json.loads(run("checkpoint", *args, "--json").stdout)["result"]
+
+    assert result("--file", str(sample_file), "--dry-run") == "created"
+    assert result("--file", str(sample_file)) == "created"
+    assert result("--file", str(sample_file)) == "unchanged"
+    assert result("--risk", "zz", "--dry-run") == "updated"
+    assert result("--risk", "zz") == "updated"
+    assert result("--risk", "zz") == "unchanged"  # the item is there already
+    assert result("1", "--done", "Phase 2") == "updated"
+
+
 def test_file_without_a_section_keeps_it(repo, run, sample_file, tmp_path):
     run("checkpoint", "--file", str(sample_file))
     partial = tmp_path / "partial.md"
