@@ -603,17 +603,19 @@ def test_a_cancelled_run_with_failures_in_its_partial_report_is_recorded(runner,
     assert labels(runner) == ["ghstate"]  # a cancelled run says nothing about the code
 
 
-def test_a_failed_run_of_flaky_tests_only_reads_as_flaky_everywhere(runner, run):
+def test_a_failed_run_whose_tests_all_passed_after_re_runs_is_a_build_failure_naming_the_flaky_ones(runner, run):
+    """No test failed in the end, so what failed the job is not a test: build, with the flaky ones named."""
     seed(runner)
     (runner.workspace / "reports" / "r.xml").write_bytes((FIXTURES / "surefire-all-flaky.xml").read_bytes())
     run("ci", "--result", "failure", "--junit", "reports/*.xml")
     cp = parse(runner.issues[7]["body"]).checkpoint
     v = cp.verification_data.to_dict()
-    assert (v["failure_type"], v["counts"]["flaky"], v["class_counts"]) == ("test", 2, {"flaky": 2})
+    assert (v["failure_type"], v["counts"]["flaky"], v["class_counts"]) == ("build", 2, {"flaky": 2})
     assert "Tests: 3 passed (2 after a re-run), 0 failed" in cp.verification
     assert "- flaky: `example.PaymentTest::chargesCard`" in cp.verification
-    assert "no test in the reports failed" not in runner.issues[7]["body"]
-    assert "| result | failure (test) |" in runner.files["summary"].read_text()
+    assert v["failure_detail"].startswith("the job failed, but no test in the reports failed (2 tests passed only "
+                                          "when re-run: example.PaymentTest::chargesCard")
+    assert "| result | failure (build) |" in runner.files["summary"].read_text()
     assert "(0 failed of 3, 2 flaky)" in run("resume", "7").stdout
 
 
