@@ -238,14 +238,11 @@ def build(
     if not state_dir.is_absolute():
         state_dir = (cwd / state_dir).resolve()
     policy, _ = load_policy(root, state_dir)
-    api_url = (env.get("GITHUB_API_URL") or DEFAULT_API).rstrip("/")
-    if not api_url.startswith(("https://", "http://")):
-        raise ConfigError(f"GITHUB_API_URL must be an http(s) URL, not {api_url!r}")
+    repo, api_url = _repository_and_api(repo, env)
     chosen = store or env.get("GHSTATE_STORE") or policy.store
     if chosen not in STORES:
         raise ConfigError(f"--store must be one of {', '.join(STORES)}, not {chosen!r}")
-    repo, elsewhere = _repository(repo or env.get("GITHUB_REPOSITORY") or None,
-                                  git_root if chosen != "local" else None, api_url)
+    repo, elsewhere = _repository(repo, git_root if chosen != "local" else None, api_url)
     chosen, token = _store_and_token(chosen, repo, env, api_url, need_token=need_token, need_repo=need_repo,
                                      why=elsewhere)
     project = _project(project, env, policy)
@@ -265,6 +262,44 @@ def build(
         project=project,
         project_token=env.get("GHSTATE_PROJECT_TOKEN", "").strip() if project else "",
     )
+
+
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::[0-9]{1,5})?")
+
+
+def _repository_and_api(given: str | None, env: dict[str, str]) -> tuple[str | None, str]:
+    """The repository named outright (``--repo``, then ``GH_REPO``, then ``GITHUB_REPOSITORY``), and the
+    API: ``GITHUB_API_URL``, else the GitHub host of ``[HOST/]OWNER/REPO`` or ``GH_HOST`` as ``gh``
+    reads them (github.com's API, a GitHub Enterprise Server's ``https://HOST/api/v3``)."""
+    host = ""
+    repo = given or env.get("GH_REPO", "").strip() or None
+    if repo is not None:
+        where = "repository" if given else "GH_REPO"
+        parts = repo.strip().split("/")
+        if len(parts) == 3 and all(parts) and _HOST.fullmatch(parts[0]):
+            host, repo = parts[0].lower(), "/".join(parts[1:])
+        elif len(parts) != 2 or not all(parts):
+            shape = "OWNER/NAME" if given else "[HOST/]OWNER/REPO"
+            raise ConfigError(f"{where} must be {shape}, not {repo!r}")
+    repo = repo or env.get("GITHUB_REPOSITORY") or None
+    if not host and env.get("GH_HOST", "").strip():
+        host = env["GH_HOST"].strip().lower()
+        if not _HOST.fullmatch(host):
+            raise ConfigError(f"GH_HOST must be a host name (such as ghe.example.com), not {env['GH_HOST']!r}")
+    api_url = (env.get("GITHUB_API_URL") or api_of_host(host)).rstrip("/")
+    if not api_url.startswith(("https://", "http://")):
+        raise ConfigError(f"GITHUB_API_URL must be an http(s) URL, not {api_url!r}")
+    return repo, api_url
+
+
+def api_of_host(host: str) -> str:
+    """The REST API of a GitHub host, as ``gh`` finds it: github.com's, a GHE.com tenant's
+    ``api.HOST``, a GitHub Enterprise Server's ``https://HOST/api/v3``; ``""``: github.com."""
+    if host in ("", "github.com", "api.github.com"):
+        return DEFAULT_API
+    if host.endswith(".ghe.com"):
+        return f"https://api.{host}"
+    return f"https://{host}/api/v3"
 
 
 def _repository(repo: str | None, git_root: Path | None, api_url: str) -> tuple[str | None, str]:
