@@ -125,11 +125,11 @@ def test_a_relative_cache_home_is_ignored_so_no_cache_lands_in_a_repository(tmp_
 
 @pytest.mark.parametrize(("origin", "api", "said"), [
     ("git@github.com:team/app.git", "https://ghe.example.com/api/v3",
-     "the 'origin' remote is on github.com, but GITHUB_API_URL is https://ghe.example.com/api/v3: unset it to use "
-     "github.com"),
+     "the 'origin' remote is on github.com, but GITHUB_API_URL makes the API https://ghe.example.com/api/v3: unset "
+     "it to use github.com"),
     ("https://ghe.example.com/team/app.git", "",
      "the 'origin' remote is on ghe.example.com, but the API in use is https://api.github.com: for a GitHub "
-     "Enterprise Server set GITHUB_API_URL=https://ghe.example.com/api/v3"),
+     "Enterprise Server set GH_HOST=ghe.example.com (or GITHUB_API_URL=https://ghe.example.com/api/v3)"),
 ])
 def test_an_origin_on_another_host_than_the_apis_is_named(repo, origin, api, said):
     from conftest import git

@@ -240,6 +240,38 @@ def keep_out_of_git(state_dir: Path, root: Path) -> Change:
     return Change(target, current + sep + "\n".join(missing) + "\n", "machine-local entries added")
 
 
+GITHUB_SET_UP = ("# ghstate init set this repository up for GitHub: a command that cannot reach its checkpoints there\n"
+                 "# (no token, another GitHub host) fails, saying what to set, rather than use the local store.\n"
+                 "github = true\n")
+
+
+def github_recorded(settings: Any) -> Change:
+    """The repository's config file saying that init set it up for GitHub (``github = true``), so that no
+    command later answers from the local store for want of a token: where the policy is read from
+    (``.ghstate/config.toml``, else ``[tool.ghstate]`` of ``pyproject.toml``), else a new config.toml."""
+    config_file = settings.state_dir / "config.toml"
+    pyproject = settings.root / "pyproject.toml"
+    path, current = config_file, _read(config_file)
+    if current is None and _read(pyproject) is not None and "ghstate" in (_read(pyproject) or ""):
+        path, current = pyproject, _read(pyproject)
+    try:
+        target = str(path.relative_to(settings.root))
+    except ValueError:
+        target = str(path)
+    if settings.policy.github:
+        return Change(target, None, "github = true: set up for GitHub already")
+    said = "github = true: commands fail rather than fall back to the local store"
+    if current is None:
+        return Change(target, GITHUB_SET_UP, said)
+    if path == config_file:
+        sep = "" if current.endswith("\n") or not current else "\n"
+        return Change(target, f"{current}{sep}\n{GITHUB_SET_UP}", said)
+    header = re.search(r"^\[tool\.ghstate\][ \t]*\r?\n", current, re.M)
+    if header is None:
+        return Change(target, None, "add github = true to [tool.ghstate] yourself (init writes only a plain table)")
+    return Change(target, current[: header.end()] + GITHUB_SET_UP + current[header.end():], said)
+
+
 def _interpreter(program: str) -> str | None:
     """The Python that runs ``program`` (``ghstate``, a path to it, or ``python -m ghstate``), when known."""
     import shlex

@@ -78,6 +78,9 @@ def make_app(*, need_token: bool = True, github: dict[str, Any] | None = None, *
                     agent=options.get("agent"), role=options.get("role"), session=options.get("session"),
                     project=options.get("project"), github=github)
     ctx.call_on_close(app.flush_notices)
+    if app.fallback and not ctx.meta.get("fallback_said"):  # once per command, however many Apps it makes
+        ctx.meta["fallback_said"] = True
+        click.echo(f"Warning: {app.fallback}", err=True)
     if named and not app.store.remote:
         raise click.UsageError(f"{ctx.meta['issue_repos'][named]} is an issue of {named} on GitHub, and this command "
                                "uses the local store, whose checkpoints have numbers of their own: give the number")
@@ -154,19 +157,28 @@ def json_fields(command: str) -> tuple[str, ...]:
 def with_gh_json(command: click.Command) -> click.Command:
     """``--json [FIELD,…]`` and ``--jq EXPR`` on a command that prints JSON, as ``gh`` has them: its own
     ``--json`` flag (kept under its name: the command still gets True or False) learns a field list, and
-    ``--jq`` filters what ``emit_json`` prints (and implies --json). Done once per command, where the CLI
-    loads it (``ghstate.cli``); a command without a ``--json`` flag is left as it is."""
+    ``--jq`` filters what ``emit_json`` prints (and implies --json). Done for every command where the CLI
+    loads it (``ghstate.cli``), on a copy: the command as its module defines it stays as it is, and so
+    does a command without a ``--json`` flag."""
+    import copy
+
     found = [i for i, p in enumerate(command.params) if isinstance(p, click.Option) and "--json" in p.opts]
     if not found or isinstance(command.params[found[0]], _JsonOption):
         return command
     flag = command.params[found[0]]
-    command.params[found[0]:found[0] + 1] = [
+    wrapped = copy.copy(command)
+    wrapped.params = [*command.params[:found[0]], *_json_options(flag), *command.params[found[0] + 1:]]
+    return wrapped
+
+
+def _json_options(flag: click.Parameter) -> list[click.Option]:
+    return [
         _JsonOption(["--json", flag.name or "as_json"], is_flag=False, flag_value="", default=None,
                     metavar="[FIELD,…]", callback=_json_option,
-                    help=f"{(flag.help or '').rstrip('.')}; --json FIELD,… prints only those top-level fields."),
+                    help=f"{(getattr(flag, 'help', '') or '').rstrip('.')}; --json FIELD,… prints only those "
+                    "top-level fields."),
         click.Option(["--jq"], metavar="EXPR", expose_value=False, is_eager=True, callback=_jq_option,
                      help="Filter the JSON with a jq expression, as gh's --jq (implies --json).")]
-    return command
 
 
 class _JsonOption(click.Option):
