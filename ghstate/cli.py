@@ -58,7 +58,7 @@ class Group(click.Group):
 
             gitinfo.prefetch()
         command = getattr(importlib.import_module(f"ghstate.commands.{module}"), attribute)
-        from ghstate.commands.common import with_gh_json  # --json [FIELD,…] and --jq, once for every command
+        from ghstate.commands.json_output import with_gh_json  # --json [FIELD,…] and --jq, for every command
 
         return with_gh_json(command)
 
@@ -66,7 +66,7 @@ class Group(click.Group):
                                                                             list[str]]:
         name, command, rest = super().resolve_command(ctx, args)
         if command is not None:
-            from ghstate.commands.common import json_argv
+            from ghstate.commands.json_output import json_argv
 
             rest = json_argv(command, rest)
         return name, command, rest

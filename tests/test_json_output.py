@@ -1,5 +1,5 @@
 """``gh`` habits for JSON: ``--json`` alone (every field) or ``--json FIELD,…`` (those), ``--jq EXPR`` to
-filter it, on every command that prints JSON, done once in ``ghstate.commands.common``."""
+filter it, on every command that prints JSON, done once in ``ghstate.commands.json_output``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from conftest import SAMPLE
 
 from ghstate.cli import COMMANDS, cli
-from ghstate.commands.common import ROW_FIELDS, json_fields
+from ghstate.commands.json_output import JSON_FIELDS, json_fields
 
 PRINTS_JSON = ("checkpoint", "resume", "show", "list", "log", "lint", "parse", "close", "push", "board", "ready",
                "doctor")
@@ -71,7 +71,7 @@ def test_an_unknown_field_is_a_usage_error_naming_the_fields_and_nothing_is_writ
     assert (one / ".ghstate" / "1.md").read_text() == before
     result = run("list", "--json", "number", code=2)
     assert result.stderr.splitlines()[-1] == ("Error: Invalid value for '--json': unknown field 'number'; available "
-                                              f"fields: {', '.join(ROW_FIELDS['list'])}")
+                                              f"fields: {', '.join(JSON_FIELDS['list'])}")
 
 
 def test_jq_filters_the_json_as_gh_prints_it(one, run):
@@ -109,7 +109,7 @@ def test_json_before_an_argument_is_json_alone(one, run):
 
 def test_the_declared_fields_are_the_fields_each_command_prints(one, run, tmp_path):
     """What --json FIELD,… accepts is what --json alone prints (a new field of a command's JSON is named in
-    ``ROW_FIELDS`` or the state's FIELDS, or this fails)."""
+    ``JSON_FIELDS`` or the state's FIELDS, or this fails)."""
     from test_tasks_local import PLAN
 
     from ghstate.commands.push import Pushed
@@ -136,4 +136,4 @@ def test_the_declared_fields_are_the_fields_each_command_prints(one, run, tmp_pa
         keys = {key for row in rows for key in row}
         assert keys <= set(json_fields(name)), (name, keys - set(json_fields(name)))
     assert {"parent", "children", "provenance"} <= {k for row in printed["show"] for k in row}
-    assert set(printed["log"][0]) == set(ROW_FIELDS["log"]) - {"author"}  # author: a GitHub login
+    assert set(printed["log"][0]) == set(JSON_FIELDS["log"]) - {"author"}  # author: a GitHub login
