@@ -12,6 +12,8 @@ from conftest import SAMPLE
 from ghstate.cli import COMMANDS, cli
 from ghstate.commands.json_output import JSON_FIELDS, json_fields
 
+PLAN = ("## Goal\nShip the parser.\n\n## Current status\n- [x] Phase 1: parser\n- [ ] Phase 2: matcher\n"
+        "- [ ] Phase 3: config (after Phase 2)\n\n## Resume instruction\nStart at Phase 2.\n")
 PRINTS_JSON = ("checkpoint", "resume", "show", "list", "log", "lint", "parse", "close", "push", "board", "ready",
                "doctor")
 
@@ -110,8 +112,6 @@ def test_json_before_an_argument_is_json_alone(one, run):
 def test_the_declared_fields_are_the_fields_each_command_prints(one, run, tmp_path):
     """What --json FIELD,… accepts is what --json alone prints (a new field of a command's JSON is named in
     ``JSON_FIELDS`` or the state's FIELDS, or this fails)."""
-    from test_tasks_local import PLAN
-
     from ghstate.commands.push import Pushed
 
     (tmp_path / "plan.md").write_text(PLAN)
