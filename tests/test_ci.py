@@ -70,6 +70,20 @@ def sections_outside_verification(body: str) -> str:
     return re.sub(r"\n*## Verification\n.*?(?=\n## |\Z)", "", kept, flags=re.DOTALL).strip()
 
 
+def test_a_phase_ci_ticks_is_ticked_with_its_steps_where_they_stand(runner, run):
+    """As --done ticks a phase and its steps: a phase done with steps still open is what lint's GS013 warns of."""
+    stepped = SAMPLE.replace("- [ ] Phase 2: matcher abstraction\n",
+                             "- [ ] Phase 2: matcher abstraction\n  * [ ] a protocol\n  * [X] a fuzzy one\n")
+    cp = parse(stepped).checkpoint.with_meta(revision=3, branch="feature/x", commit="0123abc", id="abcabcabcabc")
+    runner.add_issue(7, render_body(cp), title="CLI refactor")
+    before = runner.issues[7]["body"]
+    run("ci", "--result", "success", "--phase", "Phase 2")
+    ticked = sections_outside_verification(before).replace("- [ ] Phase 2: matcher abstraction\n  - [ ] a protocol",
+                                                           "- [x] Phase 2: matcher abstraction\n  - [x] a protocol")
+    assert sections_outside_verification(runner.issues[7]["body"]) == ticked
+    assert "GS013" not in run("lint", "7").stdout
+
+
 def test_pass_ticks_the_phase_and_writes_outputs_and_summary(runner, run):
     seed(runner)
     (runner.workspace / "reports" / "ok.xml").write_bytes((FIXTURES / "all-pass.xml").read_bytes())
@@ -351,9 +365,9 @@ def test_a_hand_edited_body_keeps_every_byte_outside_verification(runner, run):
     assert untouched_lines(HAND_EDITED, body, {"verification"}) == []
     assert body.count("\r\n") == body.count("\n")  # CRLF throughout, as the web UI wrote it
     assert parse(body).checkpoint.verification_data.to_dict()["status"] == "failing"
-    run("ci", "--result", "success", "--phase", "2")  # a tick toggles the box where it stands
+    run("ci", "--result", "success", "--phase", "2")  # a tick toggles the boxes where they stand, its steps' too
     body = runner.issues[7]["body"]
-    assert "1. [x] Phase 2: matcher\r\n   + [ ] sub-step\r\n" in body
+    assert "1. [x] Phase 2: matcher\r\n   + [x] sub-step\r\n" in body
     assert untouched_lines(HAND_EDITED, body, {"verification", "phases"}) == []
 
 
