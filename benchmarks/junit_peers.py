@@ -205,15 +205,15 @@ JENKINS_DATA = "src/test/resources/hudson/tasks/junit"
 
 
 def jenkins(snap: Snapshot) -> list[Expectation]:
-    """Counts that TestResultTest asserts of the reports a test parses, and SuiteResultTest's number of
-    test cases of one report."""
+    """Counts that TestResultTest asserts of the reports a test parses (by name, or through a directory
+    scanner), and SuiteResultTest's number of test cases of one report."""
     found = []
     methods = [(m, r"testResult\.parse\(getDataFile\(\"([^\"]+)\"\)", r"testResult\.")
                for m in re.split(r"\n\s*@Test\b", snap.text(f"{JENKINS_TESTS}/TestResultTest.java"))[1:]]
     methods += [(m, r"parseOne\(getDataFile\(\"([^\"]+)\"\)\)", r"\w+\.")
                 for m in re.split(r"\n\s*@Test\b", snap.text(f"{JENKINS_TESTS}/SuiteResultTest.java"))[1:]]
     for method, parse, subject in methods:
-        files = tuple(f"{JENKINS_DATA}/{name}" for name in re.findall(parse, method))
+        files = tuple(f"{JENKINS_DATA}/{name}" for name in re.findall(parse, method)) or _scanned(snap, method)
         expected = {}
         for name, key in (("getTotalCount\\(\\)", "tests"), ("getCases\\(\\)\\.size\\(\\)", "tests"),
                           ("getFailCount\\(\\)", "failed"), ("getSkipCount\\(\\)", "skipped")):
@@ -223,6 +223,17 @@ def jenkins(snap: Snapshot) -> list[Expectation]:
         if files and expected and all(_is_junit(snap.read(f)) for f in files):
             found.append(Expectation("jenkins", " + ".join(files), files, expected))
     return found
+
+
+def _scanned(snap: Snapshot, method: str) -> tuple[str, ...]:
+    """The reports a test hands to TestResult through a DirectoryScanner (its base folder and one include
+    pattern), unless it sets files' times: which of them Jenkins then reads depends on the clock."""
+    base = re.search(r'setBasedir\(new File\("([^"]+?)/?"\)\)', method)
+    include = re.search(r'setIncludes\(new String\[\] \{"([^"]+)"\}\)', method)
+    if not (base and include) or "setLastModifiedTime" in method:
+        return ()
+    return tuple(f for f in snap.files(base.group(1)) if f.rpartition("/")[0] == base.group(1)
+                 and _glob_match(f"{base.group(1)}/{include.group(1)}", f))
 
 
 PEERS = {"__tests__/__outputs__": dorny, "__tests__/testParser.test.ts": mikepenz,

@@ -4,6 +4,7 @@ __version__ = "0.1.0"
 
 # Where ghstate is published, and the one command that installs it for daily use (the README's first
 # screen says the same; a test keeps them equal). This checkout names no repository of its own (no
-# remote, no project URL): OWNER stands for the account it is published under.
+# remote, no project URL, no package on an index): OWNER stands for the account it is published under
+# (the Action's `uses:`), and the daily install is run in a clone, which works as written today.
 SOURCE = "https://github.com/OWNER/ghstate"
-INSTALL = f"pipx install git+{SOURCE}"
+INSTALL = "pipx install ."

@@ -57,7 +57,19 @@ class Group(click.Group):
             from ghstate.git import gitinfo
 
             gitinfo.prefetch()
-        return getattr(importlib.import_module(f"ghstate.commands.{module}"), attribute)
+        command = getattr(importlib.import_module(f"ghstate.commands.{module}"), attribute)
+        from ghstate.commands.json_output import with_gh_json  # --json [FIELD,…] and --jq, for every command
+
+        return with_gh_json(command)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                            list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None:
+            from ghstate.commands.json_output import json_argv
+
+            rest = json_argv(command, rest)
+        return name, command, rest
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         with formatter.section("Commands"):

@@ -35,6 +35,7 @@ class Policy(NamedTuple):
     max_body_chars: int = DEFAULT_MAX_BODY
     prompt_budget: int = 0  # characters for `resume` (0: no limit); hooks use at most their host's limit
     project: str = ""  # a GitHub Project (v2) whose items ghstate keeps current: orgs/OWNER/projects/N, …
+    github: bool = False  # set by `ghstate init` on GitHub: the checkpoints are there, never fall back silently
 
 
 class Settings(NamedTuple):
@@ -52,6 +53,7 @@ class Settings(NamedTuple):
     cache_dir: str | None = None  # compiled templates; None disables the cache
     project: str = ""  # --project, GHSTATE_PROJECT, or the policy's; checked by parse_ref
     project_token: str = ""  # GHSTATE_PROJECT_TOKEN: a token for the project only; never printed
+    fallback: str = ""  # why --store auto chose the local store where the checkpoints are on GitHub ("": it did not)
 
     def __repr__(self) -> str:
         token = "***" if self.token else ""
@@ -237,17 +239,16 @@ def build(
     state_dir = Path(env["GHSTATE_DIR"]).expanduser() if env.get("GHSTATE_DIR") else root / ".ghstate"
     if not state_dir.is_absolute():
         state_dir = (cwd / state_dir).resolve()
-    policy, _ = load_policy(root, state_dir)
-    api_url = (env.get("GITHUB_API_URL") or DEFAULT_API).rstrip("/")
-    if not api_url.startswith(("https://", "http://")):
-        raise ConfigError(f"GITHUB_API_URL must be an http(s) URL, not {api_url!r}")
-    chosen = store or env.get("GHSTATE_STORE") or policy.store
-    if chosen not in STORES:
-        raise ConfigError(f"--store must be one of {', '.join(STORES)}, not {chosen!r}")
-    repo, elsewhere = _repository(repo or env.get("GITHUB_REPOSITORY") or None,
-                                  git_root if chosen != "local" else None, api_url)
-    chosen, token = _store_and_token(chosen, repo, env, api_url, need_token=need_token, need_repo=need_repo,
-                                     why=elsewhere)
+    policy, policy_file = load_policy(root, state_dir)
+    repo, api_url = _repository_and_api(repo, env)
+    asked = store or env.get("GHSTATE_STORE") or policy.store
+    if asked not in STORES:
+        raise ConfigError(f"--store must be one of {', '.join(STORES)}, not {asked!r}")
+    api_from = "GITHUB_API_URL" if env.get("GITHUB_API_URL") else "GH_HOST" if env.get("GH_HOST", "").strip() else ""
+    repo, elsewhere = _repository(repo, git_root if asked != "local" else None, api_url, api_from)
+    chosen, token = _store_and_token(asked, repo, env, api_url, need_token=need_token, need_repo=need_repo,
+                                     why=elsewhere.said)
+    fallback = _fallback(asked, chosen, repo, elsewhere, policy, policy_file)
     project = _project(project, env, policy)
     return Settings(
         root=root,
@@ -264,17 +265,88 @@ def build(
         cache_dir=_cache_dir(env),
         project=project,
         project_token=env.get("GHSTATE_PROJECT_TOKEN", "").strip() if project else "",
+        fallback=fallback,
     )
 
 
-def _repository(repo: str | None, git_root: Path | None, api_url: str) -> tuple[str | None, str]:
+NO_TOKEN = "no GitHub token: set GH_TOKEN or GITHUB_TOKEN, or run 'gh auth login'"
+
+
+def _fallback(asked: str, chosen: str, repo: str | None, elsewhere: "Elsewhere", policy: Policy,
+              policy_file: str) -> str:
+    """Why ``--store auto`` settled on the local store although the checkpoints are on GitHub (a GitHub
+    repository is named, or ``origin`` is on github.com, or ``init`` set the repository up for GitHub),
+    in words that say what to set; "" when it did not. Where ``init`` set it up, that is an error."""
+    if asked != "auto" or chosen != "local":
+        return ""
+    if repo:
+        reason = NO_TOKEN
+    elif elsewhere.said and (elsewhere.host == "github.com" or policy.github):
+        reason = elsewhere.said
+    elif policy.github:
+        reason = "no GitHub repository: pass -R OWNER/NAME, set GH_REPO, or add a GitHub 'origin' remote"
+    else:
+        return ""
+    if policy.github:
+        raise ConfigError(f"this repository is set up for GitHub (github = true in {policy_file}), but {reason} "
+                          "(or pass --store local for this machine's store)")
+    return reason
+
+
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::[0-9]{1,5})?")
+
+
+def _repository_and_api(given: str | None, env: dict[str, str]) -> tuple[str | None, str]:
+    """The repository named outright (``--repo``, then ``GH_REPO``, then ``GITHUB_REPOSITORY``), and the
+    API: ``GITHUB_API_URL``, else the GitHub host of ``[HOST/]OWNER/REPO`` or ``GH_HOST`` as ``gh``
+    reads them (github.com's API, a GitHub Enterprise Server's ``https://HOST/api/v3``)."""
+    host = ""
+    repo = given or env.get("GH_REPO", "").strip() or None
+    if repo is not None:
+        where = "repository" if given else "GH_REPO"
+        parts = repo.strip().split("/")
+        if len(parts) == 3 and all(parts) and _HOST.fullmatch(parts[0]):
+            host, repo = parts[0].lower(), "/".join(parts[1:])
+        elif len(parts) != 2 or not all(parts):
+            shape = "OWNER/NAME" if given else "[HOST/]OWNER/REPO"
+            raise ConfigError(f"{where} must be {shape}, not {repo!r}")
+    repo = repo or env.get("GITHUB_REPOSITORY") or None
+    if not host and env.get("GH_HOST", "").strip():
+        host = env["GH_HOST"].strip().lower()
+        if not _HOST.fullmatch(host):
+            raise ConfigError(f"GH_HOST must be a host name (such as ghe.example.com), not {env['GH_HOST']!r}")
+    api_url = (env.get("GITHUB_API_URL") or api_of_host(host)).rstrip("/")
+    if not api_url.startswith(("https://", "http://")):
+        raise ConfigError(f"GITHUB_API_URL must be an http(s) URL, not {api_url!r}")
+    return repo, api_url
+
+
+def api_of_host(host: str) -> str:
+    """The REST API of a GitHub host, as ``gh`` finds it: github.com's, a GHE.com tenant's
+    ``api.HOST``, a GitHub Enterprise Server's ``https://HOST/api/v3``; ``""``: github.com."""
+    if host in ("", "github.com", "api.github.com"):
+        return DEFAULT_API
+    if host.endswith(".ghe.com"):
+        return f"https://api.{host}"
+    return f"https://{host}/api/v3"
+
+
+class Elsewhere(NamedTuple):
+    """An ``origin`` that names OWNER/NAME on another host than the API's: the host, and what to set."""
+
+    host: str = ""
+    said: str = ""
+
+
+def _repository(repo: str | None, git_root: Path | None, api_url: str,
+                api_from: str = "") -> tuple[str | None, Elsewhere]:
     """OWNER/NAME given, or the ``origin`` remote's (when ``git_root`` is given and it is on the API's host);
     and, when it is a GitHub remote on another host, why it names no repository here."""
-    elsewhere = ""
+    elsewhere = Elsewhere()
     if repo is None and git_root is not None:
         url = gitinfo.origin_url(git_root)
         repo = gitinfo.repo_from_url(url, api_hosts(api_url)) if url else None
-        elsewhere = _elsewhere(url, api_url) if url and repo is None else ""
+        elsewhere = _elsewhere(url, api_url, api_from) if url and repo is None else Elsewhere()
     if repo is not None:
         repo = repo.strip()
         parts = repo.split("/")
@@ -283,20 +355,18 @@ def _repository(repo: str | None, git_root: Path | None, api_url: str) -> tuple[
     return repo, elsewhere
 
 
-def _elsewhere(url: str, api_url: str) -> str:
+def _elsewhere(url: str, api_url: str, api_from: str) -> Elsewhere:
     """Why a remote that names OWNER/NAME is not this API's: it is on another host (github.com against a
-    GitHub Enterprise Server's GITHUB_API_URL, or the other way round)."""
-    import re
-
+    GitHub Enterprise Server's GITHUB_API_URL or GH_HOST, or the other way round)."""
     m = re.match(r"^(?:[\w.+-]+://)?(?:[^@/]+@)?([^/:]+)", url.strip())
     host = m.group(1).lower() if m else ""
     if not host or gitinfo.repo_from_url(url, (host,)) is None:
-        return ""
+        return Elsewhere()
     if host in ("github.com", "ssh.github.com"):
-        return (f"the 'origin' remote is on github.com, but GITHUB_API_URL is {api_url}: unset it to use "
-                "github.com")
-    return (f"the 'origin' remote is on {host}, but the API in use is {api_url}: for a GitHub Enterprise Server "
-            f"set GITHUB_API_URL=https://{host}/api/v3")
+        return Elsewhere("github.com", f"the 'origin' remote is on github.com, but {api_from or 'GITHUB_API_URL'} "
+                                       f"makes the API {api_url}: unset it to use github.com")
+    return Elsewhere(host, f"the 'origin' remote is on {host}, but the API in use is {api_url}: for a GitHub "
+                           f"Enterprise Server set GH_HOST={host} (or GITHUB_API_URL=https://{host}/api/v3)")
 
 
 def _store_and_token(chosen: str, repo: str | None, env: dict[str, str], api_url: str, *, need_token: bool,

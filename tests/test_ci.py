@@ -72,6 +72,20 @@ def sections_outside_verification(body: str) -> str:
     return re.sub(r"\n*## Verification\n.*?(?=\n## |\Z)", "", kept, flags=re.DOTALL).strip()
 
 
+def test_a_phase_ci_ticks_is_ticked_with_its_steps_where_they_stand(runner, run):
+    """As --done ticks a phase and its steps: a phase done with steps still open is what lint's GS013 warns of."""
+    stepped = SAMPLE.replace("- [ ] Phase 2: matcher abstraction\n",
+                             "- [ ] Phase 2: matcher abstraction\n  * [ ] a protocol\n  * [X] a fuzzy one\n")
+    cp = parse(stepped).checkpoint.with_meta(revision=3, branch="feature/x", commit="0123abc", id="abcabcabcabc")
+    runner.add_issue(7, render_body(cp), title="CLI refactor")
+    before = runner.issues[7]["body"]
+    run("ci", "--result", "success", "--phase", "Phase 2")
+    ticked = sections_outside_verification(before).replace("- [ ] Phase 2: matcher abstraction\n  - [ ] a protocol",
+                                                           "- [x] Phase 2: matcher abstraction\n  - [x] a protocol")
+    assert sections_outside_verification(runner.issues[7]["body"]) == ticked
+    assert "GS013" not in run("lint", "7").stdout
+
+
 def test_pass_ticks_the_phase_and_writes_outputs_and_summary(runner, run):
     seed(runner)
     (runner.workspace / "reports" / "ok.xml").write_bytes((FIXTURES / "all-pass.xml").read_bytes())
@@ -353,9 +367,9 @@ def test_a_hand_edited_body_keeps_every_byte_outside_verification(runner, run):
     assert untouched_lines(HAND_EDITED, body, {"verification"}) == []
     assert body.count("\r\n") == body.count("\n")  # CRLF throughout, as the web UI wrote it
     assert parse(body).checkpoint.verification_data.to_dict()["status"] == "failing"
-    run("ci", "--result", "success", "--phase", "2")  # a tick toggles the box where it stands
+    run("ci", "--result", "success", "--phase", "2")  # a tick toggles the boxes where they stand, its steps' too
     body = runner.issues[7]["body"]
-    assert "1. [x] Phase 2: matcher\r\n   + [ ] sub-step\r\n" in body
+    assert "1. [x] Phase 2: matcher\r\n   + [x] sub-step\r\n" in body
     assert untouched_lines(HAND_EDITED, body, {"verification", "phases"}) == []
 
 
@@ -605,17 +619,19 @@ def test_a_cancelled_run_with_failures_in_its_partial_report_is_recorded(runner,
     assert labels(runner) == ["ghstate"]  # a cancelled run says nothing about the code
 
 
-def test_a_failed_run_of_flaky_tests_only_reads_as_flaky_everywhere(runner, run):
+def test_a_failed_run_whose_tests_all_passed_after_re_runs_is_a_build_failure_naming_the_flaky_ones(runner, run):
+    """No test failed in the end, so what failed the job is not a test: build, with the flaky ones named."""
     seed(runner)
     (runner.workspace / "reports" / "r.xml").write_bytes((FIXTURES / "surefire-all-flaky.xml").read_bytes())
     run("ci", "--result", "failure", "--junit", "reports/*.xml")
     cp = parse(runner.issues[7]["body"]).checkpoint
     v = cp.verification_data.to_dict()
-    assert (v["failure_type"], v["counts"]["flaky"], v["class_counts"]) == ("test", 2, {"flaky": 2})
+    assert (v["failure_type"], v["counts"]["flaky"], v["class_counts"]) == ("build", 2, {"flaky": 2})
     assert "Tests: 3 passed (2 after a re-run), 0 failed" in cp.verification
     assert "- flaky: `example.PaymentTest::chargesCard`" in cp.verification
-    assert "no test in the reports failed" not in runner.issues[7]["body"]
-    assert "| result | failure (test) |" in runner.files["summary"].read_text()
+    assert v["failure_detail"].startswith("the job failed, but no test in the reports failed (2 tests passed only "
+                                          "when re-run: example.PaymentTest::chargesCard")
+    assert "| result | failure (build) |" in runner.files["summary"].read_text()
     assert "(0 failed of 3, 2 flaky)" in run("resume", "7").stdout
 
 

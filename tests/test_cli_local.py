@@ -59,6 +59,27 @@ def test_done_accepts_label_index_or_name_and_changes_only_that(repo, run, sampl
     assert [p.steps for p in after.phases] == [p.steps for p in before.phases]
 
 
+STEPPED = SAMPLE.replace("- [ ] Phase 2: matcher abstraction\n",
+                         "- [ ] Phase 2: matcher abstraction\n  - [ ] define the protocol\n  - [x] port the fuzzy one\n"
+                         "  - a note, not a checkbox\n")
+
+
+def test_done_ticks_the_phases_steps_and_undo_unticks_them(repo, run, tmp_path):
+    """``--done "Phase 2"`` is the whole phase done: its steps too (show said ✓ Phase 2 (0/2 steps)); a
+    plain bullet among the steps is no checkbox and stays one. ``--undo`` reopens the phase and its steps."""
+    (tmp_path / "c.md").write_text(STEPPED)
+    run("checkpoint", "--file", str(tmp_path / "c.md"))
+    run("checkpoint", "--done", "Phase 2")
+    phase = state(repo).phases[1]
+    assert phase.done and [s.done for s in phase.steps] == [True, True, None]
+    assert "- [x] define the protocol" in body(repo) and "  - a note, not a checkbox" in body(repo)
+    assert "(2/2 steps)" in run("show", "1").stdout
+    run("checkpoint", "--undo", "Phase 2")
+    phase = state(repo).phases[1]
+    assert not phase.done and [s.done for s in phase.steps] == [False, False, None]
+    assert run("lint", "1").stdout == ""
+
+
 def test_decision_and_resume_flags_change_only_what_they_name(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file))
     before = body(repo)
@@ -112,6 +133,20 @@ def test_json_output_and_incremental_json_input(repo, run, sample_file):
     out = run("checkpoint", "1", "--file", "-", "--json", input=json.dumps(data)).stdout
     assert json.loads(out)["decisions"] == ["required flags, not positional", "no regex in the parser"]
     assert json.loads(out)["meta"]["revision"] == 2
+
+
+def test_a_writes_json_says_whether_it_created_updated_or_left_it_unchanged(repo, run, sample_file):
+    """``checkpoint --json`` was the same for a write and for "No changes" but for meta.revision."""
+    def result(*args):
+        return json.loads(run("checkpoint", *args, "--json").stdout)["result"]
+
+    assert result("--file", str(sample_file), "--dry-run") == "created"
+    assert result("--file", str(sample_file)) == "created"
+    assert result("--file", str(sample_file)) == "unchanged"
+    assert result("--risk", "zz", "--dry-run") == "updated"
+    assert result("--risk", "zz") == "updated"
+    assert result("--risk", "zz") == "unchanged"  # the item is there already
+    assert result("1", "--done", "Phase 2") == "updated"
 
 
 def test_file_without_a_section_keeps_it(repo, run, sample_file, tmp_path):

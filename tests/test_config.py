@@ -125,11 +125,11 @@ def test_a_relative_cache_home_is_ignored_so_no_cache_lands_in_a_repository(tmp_
 
 @pytest.mark.parametrize(("origin", "api", "said"), [
     ("git@github.com:team/app.git", "https://ghe.example.com/api/v3",
-     "the 'origin' remote is on github.com, but GITHUB_API_URL is https://ghe.example.com/api/v3: unset it to use "
-     "github.com"),
+     "the 'origin' remote is on github.com, but GITHUB_API_URL makes the API https://ghe.example.com/api/v3: unset "
+     "it to use github.com"),
     ("https://ghe.example.com/team/app.git", "",
      "the 'origin' remote is on ghe.example.com, but the API in use is https://api.github.com: for a GitHub "
-     "Enterprise Server set GITHUB_API_URL=https://ghe.example.com/api/v3"),
+     "Enterprise Server set GH_HOST=ghe.example.com (or GITHUB_API_URL=https://ghe.example.com/api/v3)"),
 ])
 def test_an_origin_on_another_host_than_the_apis_is_named(repo, origin, api, said):
     from conftest import git
@@ -142,3 +142,33 @@ def test_an_origin_on_another_host_than_the_apis_is_named(repo, origin, api, sai
     git(repo, "remote", "set-url", "origin", "/srv/git/app.git")  # a path names no host: as before
     with pytest.raises(ConfigError, match="no GitHub repository: pass -R OWNER/NAME, set GITHUB_REPOSITORY"):
         config.build(store="github", env=env)
+
+
+@pytest.mark.parametrize(("given", "env", "repo_name", "api"), [
+    (None, {"GH_REPO": "octo/hello"}, "octo/hello", "https://api.github.com"),
+    (None, {"GH_REPO": "octo/hello", "GITHUB_REPOSITORY": "ci/other"}, "octo/hello", "https://api.github.com"),
+    ("mine/app", {"GH_REPO": "octo/hello"}, "mine/app", "https://api.github.com"),  # --repo first
+    (None, {"GH_REPO": "ghe.example.com/team/app"}, "team/app", "https://ghe.example.com/api/v3"),
+    (None, {"GH_REPO": "github.com/octo/hello", "GH_HOST": "ghe.example.com"}, "octo/hello", "https://api.github.com"),
+    (None, {"GH_HOST": "ghe.example.com", "GITHUB_REPOSITORY": "team/app"}, "team/app",
+     "https://ghe.example.com/api/v3"),
+    (None, {"GH_HOST": "acme.ghe.com", "GH_REPO": "o/r"}, "o/r", "https://api.acme.ghe.com"),  # GHE.com's API host
+    (None, {"GH_HOST": "ghe.example.com", "GH_REPO": "o/r", "GITHUB_API_URL": "https://gw.example/api/"}, "o/r",
+     "https://gw.example/api"),  # GITHUB_API_URL names the API outright
+    ("ghe.example.com/team/app", {}, "team/app", "https://ghe.example.com/api/v3"),  # -R HOST/OWNER/NAME, as gh
+])
+def test_gh_repo_and_gh_host_are_read_as_gh_reads_them(repo, given, env, repo_name, api):
+    settings = config.build(repo=given, env={"GH_TOKEN": "t", **env})
+    assert (settings.repo, settings.api_url, settings.store) == (repo_name, api, "github")
+
+
+def test_gh_host_names_the_host_whose_origin_is_read(repo):
+    from conftest import git
+
+    git(repo, "remote", "add", "origin", "git@ghe.example.com:team/app.git")
+    settings = config.build(env={"GH_HOST": "ghe.example.com", "GH_TOKEN": "t"})
+    assert (settings.repo, settings.api_url) == ("team/app", "https://ghe.example.com/api/v3")
+    with pytest.raises(ConfigError, match=r"GH_REPO must be \[HOST/\]OWNER/REPO, not 'nope'"):
+        config.build(env={"GH_REPO": "nope"})
+    with pytest.raises(ConfigError, match="GH_HOST must be a host name"):
+        config.build(env={"GH_HOST": "https://ghe.example.com/"})

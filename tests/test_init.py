@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from github_fake import FakeGitHub
@@ -87,8 +88,6 @@ def test_issue_form_output_parses(repo):
 
 
 def test_repository_issue_form_is_the_shipped_one():
-    from pathlib import Path
-
     from ghstate.templating import builtin_templates
 
     ours = Path(__file__).resolve().parents[1] / ".github" / "ISSUE_TEMPLATE" / "ghstate-checkpoint.yml"
@@ -116,14 +115,15 @@ def test_broken_settings_stop_init_before_it_writes_anything(repo, run):
 def test_committed_files_call_the_bare_ghstate_even_when_it_runs_from_a_virtualenv(repo, run, monkeypatch):
     """init run from a virtualenv that is not on PATH: what it writes is committed and runs on every
     teammate's machine, so it calls the bare `ghstate`; init says how to install it for daily use."""
-    from ghstate import INSTALL
-
     monkeypatch.setattr("sys.argv", ["/opt/tools/venv/bin/ghstate", "init"])
     out = run("init", "--agent", "all").stdout
     commands = [h["command"] for entries in json.loads((repo / ".claude" / "settings.json").read_text())["hooks"]
                 .values() for e in entries for h in e["hooks"]]
     assert commands == [f"ghstate hook {name}" for name in ("session-start", "pre-compact")]
-    assert "ghstate is not on PATH here" in out and INSTALL in " ".join(out.split())
+    assert "ghstate is not on PATH here" in out and "pipx install" in " ".join(out.split())
+    assert "OWNER" not in out and "git+" not in out  # a command that works as written, not a placeholder
+    target = re.search(r"pipx install (\S+)", " ".join(out.split())).group(1)
+    assert target == "." or (Path(target) / "pyproject.toml").is_file()  # the clone ghstate was installed from
     resume = (repo / ".claude" / "commands" / "resume.md").read_text()
     assert "Run `ghstate resume $ARGUMENTS`" in resume and "/opt/tools" not in resume
     written = [p for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts and ".ghstate" not in p.parts]

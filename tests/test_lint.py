@@ -41,6 +41,27 @@ def test_each_rule(text, expected):
     assert problems(text) == expected
 
 
+@pytest.mark.parametrize(("status", "line"), [
+    ("- [x] Phase 1: a\n  - [x] one\n  - [ ] two\n- [ ] Phase 2: b\n", 5),  # done, a step still open
+    ("- [x] Phase 1: a\n- [ ] Phase 2: b\n  - [x] one\n  - [X] two\n", 6),  # every step ticked, not done
+])
+def test_a_phase_and_its_steps_that_disagree_are_a_warning(status, line):
+    text = f"## Goal\nShip.\n\n## Current status\n{status}\n## Resume instruction\nStart Phase 2.\n"
+    assert problems(text) == [("GS013", line)]
+    (problem,) = lint(parse(text), text)
+    assert problem.severity == "warning" and "--done" in problem.message
+
+
+@pytest.mark.parametrize("status", [
+    "- [x] Phase 1: a\n  - [x] one\n  - plain note\n- [ ] Phase 2: b\n",  # a plain bullet is no step to tick
+    "- [x] Phase 1: a\n- [ ] Phase 2: b\n  - [x] one\n  - [ ] two\n",  # part-way: in progress
+    "- [x] Phase 1: a\n- [ ] Phase 2: b\n  - plain note\n",
+])
+def test_phases_that_agree_with_their_steps_pass(status):
+    text = f"## Goal\nShip.\n\n## Current status\n{status}\n## Resume instruction\nStart Phase 2.\n"
+    assert problems(text) == []
+
+
 def test_oversized_body():
     text = GOOD + "\n## Notes\n" + "z" * 66_000 + "\n"
     assert ("GS009", 1) in problems(text)

@@ -65,7 +65,8 @@ def test_resume_takes_json_as_every_other_command_does(repo, run, sample_file, a
 def test_resume_json_and_another_format_is_a_usage_error(repo, run, sample_file):
     run("checkpoint", "--store", "local", "--file", str(sample_file))
     result = run("resume", "--json", "--format", "short", "--store", "local", code=2)
-    assert "--json is --format json" in result.stderr
+    assert "--json and --jq print the state (--format json), not --format short" in result.stderr
+    assert run("resume", "--jq", ".goal", "--format", "markdown", "--store", "local", code=2).exit_code == 2
 
 
 def test_lint_json_gives_every_problem_and_fails_on_errors(repo, run):

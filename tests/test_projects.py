@@ -304,6 +304,10 @@ def test_the_board_lists_two_repositories_in_one_request_blocked_failing_stale_f
 def test_the_board_as_json(two_repos, run):
     data = json.loads(run("board", "--json", "--stale", "0.9").stdout)
     assert data["source"] == "orgs/ACME/projects/7" and data["hidden"] == 1
+    from ghstate.commands.json_output import json_fields  # what --json FIELD,… may name: what it prints
+
+    assert list(data) == list(json_fields("board"))
+    assert json.loads(run("board", "--json", "hidden,source").stdout) == {"hidden": 1, "source": data["source"]}
     rows = data["checkpoints"]
     assert [(r["repo"], r["number"], r["marks"]) for r in rows] == [
         ("ACME/api", 11, ["blocked"]), ("ACME/api", 12, ["failing", "stale"]), ("octo/hello", 4, ["stale"]),

@@ -112,10 +112,11 @@ EDITED = (
 )
 
 
-def test_ticking_a_phase_toggles_its_box_where_it_stands():
+def test_ticking_a_phase_toggles_its_box_and_its_steps_boxes_where_they_stand():
     cp = parse(EDITED).checkpoint
     out = render_update(apply_edits(cp, Edits(done=("2",))), EDITED)
-    assert out == EDITED.replace("1. [ ] Phase 2", "1. [x] Phase 2")
+    assert out == EDITED.replace("1. [ ] Phase 2", "1. [x] Phase 2").replace("- [ ] sub-step", "- [x] sub-step")
+    assert render_update(apply_edits(parse(out).checkpoint, Edits(undo=("2",))), out) == EDITED
 
 
 def test_added_items_follow_the_last_one_with_its_bullet():

@@ -48,11 +48,32 @@ def on_path() -> bool:
 
 def not_on_path_note() -> str:
     """What init says when the files it wrote call a ``ghstate`` this machine does not have on PATH."""
-    from ghstate import INSTALL, SOURCE
+    import shlex
 
+    clone = installed_from()
+    how = (f"pipx install {shlex.quote(clone)} (or: uv tool install {shlex.quote(clone)})" if clone else
+           "in a clone of ghstate, pipx install . (or: uv tool install .)")
     return (f"ghstate is not on PATH here. The hooks, MCP servers and commands init wrote call the bare "
             f"'ghstate', as they are committed and run on every teammate's machine; install it for daily use "
-            f"with: {INSTALL} (or: uv tool install git+{SOURCE})")
+            f"with: {how}")
+
+
+def installed_from() -> str | None:
+    """The folder (a clone) this ghstate was installed from, as pip recorded it (PEP 610's direct_url.json),
+    while it is still there; None for an install from an index or a wheel."""
+    import json
+    from importlib import metadata
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        record = json.loads(metadata.distribution("ghstate").read_text("direct_url.json") or "{}")
+    except (metadata.PackageNotFoundError, ValueError):
+        return None
+    url = urlsplit(record.get("url", "") if isinstance(record, dict) else "")
+    if url.scheme != "file" or "dir_info" not in record:
+        return None
+    folder = Path(unquote(url.path))
+    return str(folder) if (folder / "pyproject.toml").is_file() else None
 
 
 _SUBCOMMANDS = r"(?=(?:checkpoint|resume|show|lint|list|log|ready|claim|release|done)\b)"
@@ -217,6 +238,38 @@ def keep_out_of_git(state_dir: Path, root: Path) -> Change:
         return Change(target, None, "unchanged")
     sep = "" if current.endswith("\n") or not current else "\n"
     return Change(target, current + sep + "\n".join(missing) + "\n", "machine-local entries added")
+
+
+GITHUB_SET_UP = ("# ghstate init set this repository up for GitHub: a command that cannot reach its checkpoints there\n"
+                 "# (no token, another GitHub host) fails, saying what to set, rather than use the local store.\n"
+                 "github = true\n")
+
+
+def github_recorded(settings: Any) -> Change:
+    """The repository's config file saying that init set it up for GitHub (``github = true``), so that no
+    command later answers from the local store for want of a token: where the policy is read from
+    (``.ghstate/config.toml``, else ``[tool.ghstate]`` of ``pyproject.toml``), else a new config.toml."""
+    config_file = settings.state_dir / "config.toml"
+    pyproject = settings.root / "pyproject.toml"
+    path, current = config_file, _read(config_file)
+    if current is None and _read(pyproject) is not None and "ghstate" in (_read(pyproject) or ""):
+        path, current = pyproject, _read(pyproject)
+    try:
+        target = str(path.relative_to(settings.root))
+    except ValueError:
+        target = str(path)
+    if settings.policy.github:
+        return Change(target, None, "github = true: set up for GitHub already")
+    said = "github = true: commands fail rather than fall back to the local store"
+    if current is None:
+        return Change(target, GITHUB_SET_UP, said)
+    if path == config_file:
+        sep = "" if current.endswith("\n") or not current else "\n"
+        return Change(target, f"{current}{sep}\n{GITHUB_SET_UP}", said)
+    header = re.search(r"^\[tool\.ghstate\][ \t]*\r?\n", current, re.M)
+    if header is None:
+        return Change(target, None, "add github = true to [tool.ghstate] yourself (init writes only a plain table)")
+    return Change(target, current[: header.end()] + GITHUB_SET_UP + current[header.end():], said)
 
 
 def _interpreter(program: str) -> str | None:

@@ -10,8 +10,10 @@ dropped. Counting follows the runners and the tools that read their reports:
   test-reporter, mikepenz's action-junit-report, Jenkins): a test reported twice is two results
   unless the report says it is a re-run. It says so with ``<flakyFailure>``/``<rerunFailure>``
   elements inside one test case (Surefire, Gradle's ``mergeReruns``), or in pytest-rerunfailures'
-  shape: a re-run attempt is an empty ``<testcase>`` right before its namesake, and the suite's
-  ``tests`` counts it out (``_fold_reruns``). Otherwise only ``retries`` (``ghstate ci --retries``,
+  shape in a report pytest wrote: a re-run attempt is an empty ``<testcase>`` right before its
+  namesake, and the suite's ``tests`` counts it out (``_fold_reruns``); the same shape in another
+  runner's report (Jenkins' junit-report-bad-duration.xml) is two results, as Jenkins counts them.
+  Otherwise only ``retries`` (``ghstate ci --retries``,
   as mikepenz's ``check_retries``) makes a repeated test (``Case.key``) one test whose last attempt
   decides (``merge``). Two results that share a name are one entry for the ledger, failed if either
   failed (``results_of``): a failure is never hidden by another test's pass;
@@ -247,10 +249,11 @@ def _empty_attempt(case: Case) -> bool:
 
 
 def _fold_reruns(cases: list[Case], declared: str | None) -> list[Case]:
-    """pytest-rerunfailures' shape (16.x with pytest's junitxml): every attempt that will be re-run is
-    an empty ``<testcase>`` right before its namesake, the last attempt holds the result, and the
-    suite's ``tests`` counts the test once. Only when ``tests`` says so are those attempts one test
-    (failed attempts before a pass: flaky); otherwise every test case stays a result of its own."""
+    """pytest-rerunfailures' shape (16.x with pytest's junitxml, in a report pytest wrote): every attempt
+    that will be re-run is an empty ``<testcase>`` right before its namesake, the last attempt holds the
+    result, and the suite's ``tests`` counts the test once. Only when ``tests`` says so are those
+    attempts one test (failed attempts before a pass: flaky); otherwise every test case stays a result
+    of its own."""
     groups: list[list[Case]] = []
     for case in cases:
         if groups and groups[-1][-1].key == case.key and _empty_attempt(groups[-1][-1]):
@@ -279,6 +282,9 @@ def parse_report(data: bytes, source: str) -> Report:
         raise JUnitError(f"{source}: the root element is <{_local(root.tag)}>, not <testsuites> or <testsuite>")
     cases: list[Case] = []
     output: list[str] = []
+    # pytest's junitxml names its root so (and its suite "pytest", unless junit_suite_name says otherwise):
+    # only pytest's reports say re-run by an empty namesake (pytest-rerunfailures' attempts)
+    by_pytest = _local(root.tag) == "testsuites" and root.get("name") == "pytest tests"
 
     def walk(element: ET.Element, suite_file: str, path: tuple[str, ...]) -> None:
         if _local(element.tag) == "testsuite":
@@ -298,7 +304,7 @@ def parse_report(data: bytes, source: str) -> Report:
                 text = _text(child)
                 if text:
                     output.append(text)
-        if not nested and _local(element.tag) == "testsuite":
+        if not nested and _local(element.tag) == "testsuite" and (by_pytest or element.get("name") == "pytest"):
             cases[start:] = _fold_reruns(cases[start:], element.get("tests"))
 
     if _local(root.tag) == "testcase":

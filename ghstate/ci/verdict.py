@@ -74,7 +74,10 @@ def next_verification(previous: Verification | None, run: Run) -> Verification:
     # a test that failed and passed on a re-run within this run failed too, unless the job passed
     failing = [t for t in tests if t.outcome == "failed" or t.outcome == "flaky" and run.result != "success"]
     flaky_names = {t.name for t in classes.get("flaky", ())}
-    only_flaky = bool(failing) and all(t.name in flaky_names and not t.build for t in failing)
+    # a failed job whose tests all passed in the end (some on a re-run) failed for something else: a build
+    # failure, which counts; one whose failing tests are all known flaky does not
+    failed = any(t.outcome == "failed" for t in failing)
+    only_flaky = failed and all(t.name in flaky_names and not t.build for t in failing)
 
     consecutive = prev.consecutive_failures
     failed_commit = prev.failed_commit
@@ -123,7 +126,7 @@ def _verdict(run: Run, failing: list[CaseResult], class_of: dict[str, str], sinc
     if run.result == "cancelled":
         return {"failure_type": "cancelled", "failure_detail": "the run was cancelled before it finished",
                 "suggested_focus": f"Re-run the job before drawing conclusions{link}."}
-    if failing:
+    if any(t.outcome == "failed" for t in failing):
         first = failing[0]
         label = clip(first.name, 120)
         more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
@@ -132,15 +135,6 @@ def _verdict(run: Run, failing: list[CaseResult], class_of: dict[str, str], sinc
             focus = f"Make {label} build or load again first{more}; it says: {clip(first.message, 160)}"
             return {"failure_type": "build", "failure_detail": detail, "suggested_focus": focus}
         cls = class_of.get(first.name, "")
-        if all(t.outcome == "flaky" for t in failing):  # every failure passed when re-run in the run
-            names = ", ".join(clip(t.name, 120) for t in failing[:3])
-            more = f" (and {len(failing) - 3} more)" if len(failing) > 3 else ""
-            detail = clip(f"{first.name}: {first.message} (passed when re-run)", 500)
-            focus = (f"Every failing test passed when re-run within the run (flaky): {names}{more}; the job "
-                     f"failed all the same, so read the failing step's log{link} (a step after the tests, or "
-                     f"a runner that fails on re-runs), and make them deterministic when there is time; the "
-                     f"first failure says: {clip(first.message, 160)}")
-            return {"failure_type": "test", "failure_detail": detail, "suggested_focus": focus}
         if cls == "flaky":
             names = ", ".join(clip(t.name, 120) for t in failing[:3])
             focus = (f"Only flaky tests failed (each passed and failed on one commit): {names}; re-run the "
@@ -154,11 +148,25 @@ def _verdict(run: Run, failing: list[CaseResult], class_of: dict[str, str], sinc
                 focus += f"; flaky, re-run before chasing: {', '.join(flaky[:3])}"
         return {"failure_type": "test", "failure_detail": detail, "suggested_focus": focus}
     if run.tests is not None:
-        return {"failure_type": "build", "failure_detail": "the job failed, but no test in the reports failed",
-                "suggested_focus": f"Read the failing step's log: the build, lint or setup broke before or "
-                                   f"around the tests{link}."}
+        return _no_failing_test(failing, link)
     return {"failure_type": "unknown", "failure_detail": "the job failed and left no readable test report",
             "suggested_focus": f"Open the run's log to see which step failed{link}."}
+
+
+def _no_failing_test(rerun: list[CaseResult], link: str) -> dict[str, Any]:
+    """The verdict of a failed job whose reports show no failing test (``rerun``: the tests that passed
+    only on a re-run within the run): what failed it is not a test."""
+    detail, focus = "the job failed, but no test in the reports failed", (
+        f"Read the failing step's log: the build, lint or setup broke before or around the tests{link}.")
+    if rerun:
+        names = ", ".join(clip(t.name, 120) for t in rerun[:3])
+        more = f" (and {len(rerun) - 3} more)" if len(rerun) > 3 else ""
+        count = f"{len(rerun)} test{'s' if len(rerun) != 1 else ''}"
+        detail = clip(f"{detail} ({count} passed only when re-run: {names}{more})", 500)
+        focus = (f"Read the failing step's log{link}: a step after the tests, or a runner that fails the job "
+                 f"when a test passed only on a re-run ({names}{more}; make them deterministic when there is "
+                 f"time); the first one's failure said: {clip(rerun[0].message, 160)}")
+    return {"failure_type": "build", "failure_detail": detail, "suggested_focus": focus}
 
 
 # ------------------------------------------------------------------------------------ words

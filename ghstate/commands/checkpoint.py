@@ -66,8 +66,9 @@ def checkpoint(issue: int | None, body: str | None, agent: str | None, role: str
     result = outcome.result
     if as_json:  # with --dry-run: the state that would be written (the issue's number and URL when it is one)
         where = result.stored
-        emit_json(to_json(result.checkpoint, issue=where.number if where else None, url=where.location if where
-                          else None))
+        state = to_json(result.checkpoint, issue=where.number if where else None, url=where.location if where
+                        else None)
+        emit_json({"result": outcome.said, **state})
         return
     if request.dry_run:
         click.echo(result.body, nl=False)

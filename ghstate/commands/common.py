@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -13,14 +12,15 @@ from typing import Any
 import click
 
 from ghstate import config
+from ghstate.commands.json_output import emit_json, emit_json_text
 from ghstate.services.app import App, build_app
 
-__all__ = ["ISSUE", "App", "emit_json", "make_app", "store_options"]
+__all__ = ["ISSUE", "App", "emit_json", "emit_json_text", "make_app", "store_options"]
 
 
 def _check_repo(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value is not None and not re.fullmatch(r"[\w.-]+/[\w.-]+", value.strip()):
-        raise click.BadParameter(f"{value!r} is not OWNER/NAME")
+    if value is not None and not re.fullmatch(r"(?:[\w.-]+(?::[0-9]+)?/)?[\w.-]+/[\w.-]+", value.strip()):
+        raise click.BadParameter(f"{value!r} is not OWNER/NAME (or HOST/OWNER/NAME)")
     return value.strip() if value else value
 
 
@@ -28,7 +28,8 @@ def store_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``-R/--repo`` and ``--store``, after the command name as ``gh`` users expect."""
 
     @click.option("-R", "--repo", metavar="OWNER/NAME", callback=_check_repo,
-                  help="GitHub repository (default: GITHUB_REPOSITORY, then the origin remote).")
+                  help="GitHub repository, [HOST/]OWNER/NAME (default: GH_REPO, then GITHUB_REPOSITORY, then the "
+                  "origin remote).")
     @click.option("--store", type=click.Choice(config.STORES), default=None,
                   help="Where checkpoints live (default: auto: GitHub with a token and a repository, else local).")
     @functools.wraps(fn)
@@ -77,6 +78,9 @@ def make_app(*, need_token: bool = True, github: dict[str, Any] | None = None, *
                     agent=options.get("agent"), role=options.get("role"), session=options.get("session"),
                     project=options.get("project"), github=github)
     ctx.call_on_close(app.flush_notices)
+    if app.fallback and not ctx.meta.get("fallback_said"):  # once per command, however many Apps it makes
+        ctx.meta["fallback_said"] = True
+        click.echo(f"Warning: {app.fallback}", err=True)
     if named and not app.store.remote:
         raise click.UsageError(f"{ctx.meta['issue_repos'][named]} is an issue of {named} on GitHub, and this command "
                                "uses the local store, whose checkpoints have numbers of their own: give the number")
@@ -93,7 +97,7 @@ def _repository_of_urls(ctx: click.Context, repo: str | None) -> str | None:
     if not named:
         return None
     (only,) = named
-    if repo and repo.lower() != only.lower():
+    if repo and "/".join(repo.split("/")[-2:]).lower() != only.lower():
         raise click.UsageError(f"{named[only]} is an issue of {only}, but --repo says {repo}")
     return only
 
@@ -118,8 +122,3 @@ def usage_errors() -> Iterator[None]:
         if exc.field is None:
             raise click.UsageError(exc.said(name)) from None
         raise click.BadParameter(exc.said(name), param_hint=name(exc.field)) from None
-
-
-def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
-

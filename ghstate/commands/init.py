@@ -9,7 +9,16 @@ from pathlib import Path
 import click
 
 from ghstate.agents import hosts
-from ghstate.agents.setup import CODEX_TRUST, PROGRAM, keep_out_of_git, not_on_path_note, on_path, plan, sdk_available
+from ghstate.agents.setup import (
+    CODEX_TRUST,
+    PROGRAM,
+    github_recorded,
+    keep_out_of_git,
+    not_on_path_note,
+    on_path,
+    plan,
+    sdk_available,
+)
 from ghstate.commands.common import make_app, store_options
 from ghstate.local.store import atomic_write
 
@@ -39,7 +48,9 @@ def choose_hosts(given: tuple[str, ...], root: Path) -> list[str]:
 def init(agents: tuple[str, ...], force: bool) -> None:
     """Set a repository up: labels, issue form, and each agent host's MCP server, hooks and commands.
 
-    Creates the ghstate labels (GitHub store) and .github/ISSUE_TEMPLATE/ghstate-checkpoint.yml. For
+    Creates the ghstate labels (GitHub store; it then records github = true in .ghstate/config.toml, so
+    that a command without a token fails rather than use the local store) and
+    .github/ISSUE_TEMPLATE/ghstate-checkpoint.yml. For
     each host it registers the 'ghstate mcp' server and the session-start hook in the host's own
     files, merged into what is there (your entries are kept), and writes its command or rule files;
     for Codex, Gemini CLI and Cursor it also keeps a marked ghstate block in AGENTS.md. Running it
@@ -59,6 +70,8 @@ def init(agents: tuple[str, ...], force: bool) -> None:
     servers = sdk_available(program)
     changes = plan(root, chosen, program, force, servers)  # a file init cannot read stops it here, before any write
     changes.append(keep_out_of_git(app.settings.state_dir, root))
+    if app.store.remote:  # its checkpoints are on GitHub: no command answers from the local store for want of a token
+        changes.append(github_recorded(app.settings))
     report: list[tuple[str, str]] = []
     if app.store.remote:
         labels = [(policy.label, "1d76db", "Working state kept by ghstate"),

@@ -46,7 +46,7 @@ def list_(as_json: bool) -> None:
         emit_json(rows)
         return
     if not rows:
-        click.echo(f"No open checkpoints in the {app.store.kind} store.", err=True)
+        click.echo(f"No open checkpoints in {app.searched(why=False)}.", err=True)  # the warning said why
         return
     for row in rows:
         label = app.label(row["issue"])

@@ -19,12 +19,15 @@ from ghstate.services.inputs import parse_text, read_input
 
 @click.command()
 @click.argument("file", default="-", metavar="[FILE|-]")
-def parse(file: str) -> None:
+@click.option("--json", "as_json", is_flag=True, help="The JSON state (what parse always prints).")
+def parse(file: str, as_json: bool) -> None:
     """Turn a markdown checkpoint body into the JSON state.
 
     \b
-    Example:
+    Examples:
       ghstate parse checkpoint.md | jq .next_phase
+      ghstate parse checkpoint.md --json goal,next_phase
+      ghstate parse checkpoint.md --jq '.phases[] | select(.done | not) | .name'
     """
     text, name = read_input(file)
     emit_json(to_json(parse_text(text, name).checkpoint))

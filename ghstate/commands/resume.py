@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ghstate.commands.common import ISSUE, make_app, store_options
+from ghstate.commands.common import ISSUE, emit_json_text, make_app, store_options
 from ghstate.errors import ConfigError
 from ghstate.services.resume import FORMATS, SOURCES, ResumeRequest, rehydrate, show_text
 
@@ -42,13 +42,17 @@ def resume(issue: int | None, fmt: str, as_json: bool, post: bool, budget: int |
     """
     if as_json:
         if fmt not in ("prompt", "json"):
-            raise click.UsageError(f"--json is --format json; give one of them, not --json and --format {fmt}")
+            raise click.UsageError(f"--json and --jq print the state (--format json), not --format {fmt}: give one "
+                                   "of them")
         fmt = "json"
     app = make_app()
     reading = rehydrate(app, ResumeRequest(issue=issue, fmt=fmt, budget=budget, session=session_id or "",
                                            source=source if session_id else None))
     text = reading.text()
-    click.echo(text, nl=False)
+    if fmt == "json":
+        emit_json_text(text)  # --json FIELD,… and --jq take part of it
+    else:
+        click.echo(text, nl=False)
     if post:
         if not app.store.remote:
             raise ConfigError("--post needs the GitHub store; the prompt was printed above")
@@ -73,4 +77,8 @@ def show(issue: int | None, as_json: bool, provenance: bool) -> None:
       ghstate show 24 --provenance
       ghstate show 24 --json | jq .next_phase
     """
-    click.echo(show_text(make_app(), issue, as_json, provenance=provenance).rstrip("\n"))
+    text = show_text(make_app(), issue, as_json, provenance=provenance)
+    if as_json:
+        emit_json_text(text)
+    else:
+        click.echo(text.rstrip("\n"))

@@ -99,7 +99,7 @@ def apply_edits(cp: Checkpoint, edits: Edits) -> Checkpoint:
     for refs, done in ((edits.done, True), (edits.undo, False)):
         for ref in refs:
             index = _find_phase(tuple(phases), ref)
-            phases[index] = phases[index]._replace(done=done)
+            phases[index] = with_steps(phases[index], done)
     if tuple(phases) != cp.phases:
         changes["phases"] = tuple(phases)
     for key, new in (("decisions", edits.decisions), ("questions", edits.questions), ("risks", edits.risks)):
@@ -110,6 +110,13 @@ def apply_edits(cp: Checkpoint, edits: Edits) -> Checkpoint:
         fresh = tuple(dict.fromkeys(code_span(p.strip()) for p in edits.reads if p.strip() and p.strip() not in known))
         changes["files"] = (*cp.files, *fresh)
     return cp._replace(**changes) if changes else cp
+
+
+def with_steps(phase: Phase, done: bool) -> Phase:
+    """The phase ticked (or reopened) with its checkbox steps: a phase done is all of it done. A plain
+    bullet among the steps (``done`` None) is a note, and stays one."""
+    steps = tuple(s if s.done is None else s._replace(done=done) for s in phase.steps)
+    return phase._replace(done=done, steps=steps)
 
 
 def apply_incoming(cp: Checkpoint, incoming: Checkpoint, present: frozenset[str],

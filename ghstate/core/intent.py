@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ghstate.core.edits import Edits, apply_edits, apply_incoming, base_digests
+from ghstate.core.edits import Edits, apply_edits, apply_incoming, base_digests, with_steps
 from ghstate.core.marker import Execution, digests_of, text, texts, verification_of
 from ghstate.core.model import SECTION_KEYS, Checkpoint, Extra, Phase, Step, WorkTree, find_phase
 from ghstate.core.tasks import TaskEdit
@@ -82,7 +82,7 @@ class Intent:
                 index = -1  # CI names a phase the checkpoint no longer has: the result is recorded anyway
             if index >= 0 and not cp.phases[index].done and f"phase:{_norm(cp.phases[index].name)}" not in masked:
                 phases = list(cp.phases)
-                phases[index] = phases[index]._replace(done=True)
+                phases[index] = with_steps(phases[index], True)  # a phase done is its steps done too
                 cp = cp._replace(phases=tuple(phases))
         if self.task is not None:
             cp = self.task.apply(cp, masked)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ghstate.core.model import GITHUB_LIMIT, file_paths_of
+from ghstate.core.model import GITHUB_LIMIT, Phase, file_paths_of
 from ghstate.core.parse import Parsed, ParseError, parse
 from ghstate.errors import InputError
 
@@ -26,6 +26,7 @@ RULES: dict[str, tuple[str, str]] = {
     "GS010": ("warning", "no goal"),
     "GS011": ("warning", "file to re-read names no path"),
     "GS012": ("warning", "two phases share a label"),
+    "GS013": ("warning", "a phase's checkbox and its steps' disagree"),
 }
 
 
@@ -85,6 +86,9 @@ def lint(parsed: Parsed, text: str, *, max_item_chars: int = 400) -> list[Proble
                                     f"phase {i + 1} and phase {seen[label] + 1} are both {phase.label!r}, so "
                                     f"--done {phase.label!r} is ambiguous: rename one, or remove the duplicate"))
         seen.setdefault(label, i)
+        disagreement = _steps_disagree(phase)
+        if disagreement:
+            problems.append(Problem("GS013", where.get(f"phases.{i}", 1), disagreement))
         size = len(phase.name) + len(phase.detail) + sum(len(s.text) for s in phase.steps)
         if size > max_item_chars * 4:
             problems.append(Problem("GS005", where.get(f"phases.{i}", 1),
@@ -94,6 +98,19 @@ def lint(parsed: Parsed, text: str, *, max_item_chars: int = 400) -> list[Proble
         problems.append(Problem("GS009", 1, f"the body has {len(text)} characters; GitHub accepts "
                                             f"{GITHUB_LIMIT}: compact finished phases or move notes out"))
     return sorted(problems, key=lambda p: (p.line, p.code))
+
+
+def _steps_disagree(phase: Phase) -> str:
+    """Why a phase's own checkbox contradicts its checkbox steps (plain bullets are notes), or ""."""
+    boxes = [s.done for s in phase.steps if s.done is not None]
+    if phase.done and not all(boxes):
+        open_steps = boxes.count(False)
+        return (f"phase {phase.label!r} is done but {open_steps} of its {len(boxes)} steps are not ticked: tick "
+                f"them (--done {phase.label!r} ticks them all), or reopen the phase (--undo {phase.label!r})")
+    if boxes and all(boxes) and not phase.done:
+        return (f"every step of phase {phase.label!r} is ticked but the phase is not: tick it "
+                f"(--done {phase.label!r}), or untick the step still to do")
+    return ""
 
 
 def problems_of(text: str, name: str, max_item_chars: int) -> list[Problem]:

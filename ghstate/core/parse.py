@@ -221,7 +221,7 @@ def _assemble(lines: list[str], sections: list[_Section], marker: marker_record.
         if key == "phases":
             phases = []
             for item in items:
-                phase, problem = _phase(lines, item)
+                phase, problem, step_lines = _phase(lines, item)
                 if phase is None:
                     leftovers.setdefault(key, []).append(_raw_item(lines, item))
                     findings.append(Finding("GS006", item.start + 1, "a status item with no phase name; "
@@ -229,7 +229,9 @@ def _assemble(lines: list[str], sections: list[_Section], marker: marker_record.
                     continue
                 if problem:
                     findings.append(Finding("GS003", item.start + 1, problem))
-                where[f"phases.{len(values.get('phases', ())) + len(phases)}"] = item.start + 1
+                index = len(values.get("phases", ())) + len(phases)
+                where[f"phases.{index}"] = item.start + 1
+                where.update({f"phases.{index}.steps.{j}": line for j, line in enumerate(step_lines)})
                 phases.append(phase)
             values["phases"] = (*values.get("phases", ()), *phases)
         else:
@@ -307,11 +309,12 @@ def _chunks(lines: list[str], start: int, end: int, covered: set[int], width: in
     return out
 
 
-def _phase(lines: list[str], item: Block) -> tuple[Phase | None, str]:
-    """One item of "Current status": checkbox + name, sub-steps, and any other text as detail."""
+def _phase(lines: list[str], item: Block) -> tuple[Phase | None, str, list[int]]:
+    """One item of "Current status": checkbox + name, sub-steps, and any other text as detail; and the
+    (1-based) line of each step."""
     children = item.children
     if not children or children[0].type != "paragraph" or children[0].start != item.start:
-        return None, ""
+        return None, "", []
     first = item_text(lines, Block("list_item", item.start, children[0].end, item.level))
     first = " ".join(part.strip() for part in first.split("\n"))
     match = CHECKBOX.match(first)
@@ -324,8 +327,9 @@ def _phase(lines: list[str], item: Block) -> tuple[Phase | None, str]:
         name = first
         problem = f"phase {name!r} is not a checkbox; write it as '- [ ] {name}'"
     if not name:
-        return None, ""
+        return None, "", []
     steps: list[Step] = []
+    step_lines: list[int] = []
     covered = set(range(item.start, children[0].end))
     for child in children[1:]:
         if child.type in ("bullet_list", "ordered_list"):
@@ -335,9 +339,10 @@ def _phase(lines: list[str], item: Block) -> tuple[Phase | None, str]:
                     step = _step(item_text(lines, sub))
                     if step is not None:
                         steps.append(step)
+                        step_lines.append(sub.start + 1)
     _, width = item_layout(lines, item)
     detail = clean_text("\n\n".join(text for _, text in _chunks(lines, item.start, item.end, covered, width)))
-    return Phase(name, done, tuple(steps), detail), problem
+    return Phase(name, done, tuple(steps), detail), problem, step_lines
 
 
 def _step(text: str) -> Step | None:

@@ -9,7 +9,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ghstate.core.model import SECTION_KEYS, Checkpoint, Extra, is_standalone, section_content, section_digests
+from ghstate.core.model import (
+    SECTION_KEYS,
+    Checkpoint,
+    Extra,
+    Phase,
+    is_standalone,
+    section_content,
+    section_digests,
+)
 from ghstate.core.parse import ParseError, parse
 from ghstate.core.render import Templates, marker, render_body, replace_marker
 
@@ -147,6 +155,15 @@ def same_state(a: Checkpoint, b: Checkpoint) -> bool:
     return a == b or unanchored(a) == unanchored(b)
 
 
+def _ticks_only(a: Phase, b: Phase) -> bool:
+    """Phase ``b`` is ``a`` with its checkbox or its steps' checkboxes toggled, and nothing else."""
+    if len(a.steps) != len(b.steps):
+        return False
+    pairs = list(zip(a.steps, b.steps, strict=True))
+    return (a._replace(done=b.done, steps=b.steps) == b and all(x.text == y.text for x, y in pairs)
+            and all((x.done is None) == (y.done is None) for x, y in pairs))
+
+
 _CHECKBOX_AT = re.compile(r"^([ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+)\[([ xX])\]")
 
 
@@ -160,17 +177,20 @@ def _fine_edits(key: str, old: Checkpoint, new: Checkpoint, before: Any, after: 
         return None
     before_value, after_value = getattr(old, key), getattr(new, key)
     if key == "phases" and len(before_value) == len(after_value) and all(
-            a._replace(done=b.done) == b for a, b in zip(before_value, after_value, strict=True)):
+            _ticks_only(a, b) for a, b in zip(before_value, after_value, strict=True)):
+        toggles = [(f"phases.{i}", b.done) for i, (a, b) in enumerate(zip(before_value, after_value, strict=True))
+                   if a.done != b.done]
+        toggles += [(f"phases.{i}.steps.{j}", bool(y.done)) for i, (a, b) in enumerate(zip(before_value, after_value,
+                                                                                          strict=True))
+                    for j, (x, y) in enumerate(zip(a.steps, b.steps, strict=True)) if x.done != y.done]
         edits = []
-        for i, (a, b) in enumerate(zip(before_value, after_value, strict=True)):
-            if a.done == b.done:
-                continue
-            at = before.lines.get(f"phases.{i}", 0) - 1
+        for where, done in toggles:
+            at = before.lines.get(where, 0) - 1
             m = _CHECKBOX_AT.match(lines[at][0]) if at >= 0 else None
             if m is None:
                 return None
             text = lines[at][0]
-            edits.append((at, at + 1, 0, [(text[: m.end(1)] + ("[x]" if b.done else "[ ]") + text[m.end():],
+            edits.append((at, at + 1, 0, [(text[: m.end(1)] + ("[x]" if done else "[ ]") + text[m.end():],
                                            lines[at][1])]))
         return edits
     n = len(before_value)

@@ -41,6 +41,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from ghstate.core.verification import Verification
 
 SCHEMA = 1
+# The top-level keys of the JSON state (``to_json``); ``provenance`` only where the marker keeps it.
+FIELDS = ("schema", "title", "issue", "url", "goal", "phases", "next_phase", "decisions", "questions", "risks",
+          "files", "file_items", "resume", "runtime", "verification", "executions", "drift", "extra", "meta",
+          "provenance", "markdown")
 
 
 class StateError(ValueError):

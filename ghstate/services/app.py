@@ -66,6 +66,25 @@ class App:
             return []  # no project: nothing imported, nothing asked
         return self.project.keep(self.settings.repo, stored.number, cp)
 
+    @property
+    def fallback(self) -> str:
+        """What a command says when ``--store auto`` fell back to the local store although the checkpoints
+        are on GitHub (no token, an ``origin`` on another host than the API's): "" when it did not."""
+        reason = self.settings.fallback
+        if not reason:
+            return ""
+        issues = f"the issues of {self.settings.repo}" if self.settings.repo else "GitHub's issues"
+        return (f"using the local store ({self.display_path(str(self.settings.state_dir))}), not {issues}: "
+                f"{reason}")
+
+    def searched(self, *, why: bool = True) -> str:
+        """The store a command looked in, for a person: ``the local store``, saying when GitHub was not read
+        (and, with ``why``, the reason)."""
+        said = f"the {self.store.kind} store"
+        if not self.settings.fallback:
+            return said
+        return f"{said} (GitHub's checkpoints were not read{': ' + self.settings.fallback if why else ''})"
+
     def flush_notices(self) -> None:
         """Say what the store noticed and did not fail on (ignored log entries, unread pages)."""
         for notice in dict.fromkeys(self.store.notices):
@@ -119,7 +138,7 @@ class App:
             tree = tree or self.tree()
             stored = locate(self.store, None, tree.branch)
             if stored is None:
-                raise NotFound(f"no open checkpoint for {tree.place} in the {self.store.kind} store; "
+                raise NotFound(f"no open checkpoint for {tree.place} in {self.searched()}; "
                                "give an ISSUE number, or create one with 'ghstate checkpoint'")
         else:
             stored = self.store.get(number)

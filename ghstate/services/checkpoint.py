@@ -144,6 +144,13 @@ class CheckpointOutcome:
     label: str  # "#24" or "local #3"
     location: str  # the issue URL, or the local path as a person would type it
 
+    @property
+    def said(self) -> str:
+        """What the write did (with --dry-run: would do), in a word: created, updated or unchanged."""
+        if not self.result.changed:
+            return "unchanged"
+        return "created" if self.result.created else "updated"
+
     def lines(self) -> list[str]:
         """What the CLI prints after a write (and the MCP tool answers)."""
         result = self.result

@@ -23,6 +23,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ghstate.services.family import TaskView
 
 FORMATS = ("prompt", "short", "json", "markdown")
+# What the JSON of a reading adds to the state (``Rehydration.json``), and of a task's family (show too)
+READING_FIELDS = ("notes", "notes_left_out", "findings", "reread_stale", "fit", "delivery")
+TASK_FIELDS = ("parent", "children")
 SOURCES = ("startup", "resume", "clear", "compact")
 
 
