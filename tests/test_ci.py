@@ -12,9 +12,9 @@ from bodies import render_body
 from conftest import SAMPLE
 from github_fake import FakeGitHub
 
-from ghstate.core.parse import parse
 from ghstate.core import chain
 from ghstate.core.chain import TREE_FILES
+from ghstate.core.parse import parse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "junit"
 ROOT = Path(__file__).resolve().parents[1]

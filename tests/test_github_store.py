@@ -10,9 +10,9 @@ import pytest
 from conftest import SAMPLE, git
 from github_fake import NOT_ACCESSIBLE, QUERY_TIMEOUT, SECONDARY_LIMIT, FakeGitHub
 
-from ghstate.core.parse import parse
 from ghstate.core import chain
 from ghstate.core.chain import TREE_FILES
+from ghstate.core.parse import parse
 
 TOKEN = "ghp_" + "T0k3n" * 8
 

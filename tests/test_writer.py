@@ -8,6 +8,7 @@ import json
 import pytest
 from bodies import ENV, render_body, with_marker
 from conftest import SAMPLE
+from ghstate.core.writelog import LogEntry, log_state, replay
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memstore import MemoryStore
@@ -19,7 +20,6 @@ from ghstate.core.marker import LogState
 from ghstate.core.model import SECTION_KEYS, Checkpoint, Revision
 from ghstate.core.parse import parse
 from ghstate.core.verification import Verification
-from ghstate.core.writelog import LogEntry, log_state, replay
 from ghstate.services.reader import checkpoint_of, current
 from ghstate.services.writer import Writer
 

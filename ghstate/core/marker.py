@@ -5,9 +5,9 @@ something in it (the revision and where it was written, section digests and thei
 provenance, the dirty files' fingerprints, CI's verification and its ledger, a child's place in its
 plan; on a mirror, last, the chain commit it renders: ``ghstate.core.chain``). This module is its one
 owner: ``load`` validates the raw object once, into typed fields, and ``dump`` writes it back; ``parse``
-and ``render`` call them and nothing else reads the raw dict. Keys a newer version wrote are kept untouched (``Meta.unknown``), and so are the
-values of known keys that do not have the shape this version writes: they are dropped from the typed
-field, never guessed at.
+and ``render`` call them and nothing else reads the raw dict. Keys a newer version wrote are kept
+untouched (``Meta.unknown``), and so are the values of known keys that do not have the shape this
+version writes: they are dropped from the typed field, never guessed at.
 
 Pure: no I/O.
 """
