@@ -81,9 +81,11 @@ class FakeTasks:
         repository = root["repository"]
         root["repository"] = lambda info, owner, name, **kw: {**repository(info, owner=owner, name=name, **kw),
                                                               **self._repository_fields()}
+        update_issue = root["updateIssue"]
         root.update(createIssue=self._create_issue, addSubIssue=self._add_sub_issue,
                     addBlockedBy=self._add_blocked_by, closeIssue=self._close_issue, createRef=self._create_ref,
-                    updateRefs=self._update_refs)
+                    updateRefs=self._update_refs,
+                    updateIssue=lambda info, **kw: self._mutation(lambda: update_issue(info, **kw)))
         return self
 
     def use(self, variant: Variant) -> None:

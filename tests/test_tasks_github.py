@@ -287,23 +287,6 @@ def test_without_contents_write_claims_fall_back_to_the_body_said_once(gh, run, 
 # ------------------------------------------------------------------------------------ doctor
 
 
-def test_the_probes_of_what_claims_rely_on(gh):
-    from ghstate.github.tasks import claim_probes
-
-    app = build_app(store="github")
-    rows = claim_probes(app.github().api, "t1")
-    assert [(r.name, r.ok) for r in rows] == [
-        ("Git objects can be written (contents: write)", True), ("a ref in refs/ghstate/ can be created", True),
-        ("a second create of it fails", True), ("a move from a value it no longer holds is refused", True),
-        ("a move from the value it holds is made (compare-and-swap)", True), ("it can be deleted", True),
-        ("a claim ref starts no workflow run", None)]
-    assert rows[-1].detail.startswith("not probed: ") and claim_refs(gh) == {}
-    gh.tasks.deny_refs = True
-    denied = claim_probes(app.github().api, "t2")
-    assert [(r.name, r.ok) for r in denied] == [("Git objects can be written (contents: write)", False)]
-    assert "403" in denied[0].detail
-
-
 # ------------------------------------------------------------------------------------ a family people rearrange
 
 OTHER = "## Goal\nRelease it.\n\n## Current status\n- [ ] Phase 1: tag\n\n## Resume instruction\nTag it.\n"

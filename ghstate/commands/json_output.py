@@ -22,7 +22,8 @@ JSON_FIELDS: dict[str, tuple[str, ...]] = {
     "close": ("issue", "url", "state"),
     "push": ("file", "target", "result", "issue", "url", "error"),
     "board": ("source", "stale_days", "hidden", "checkpoints"),
-    "ready": ("number", "title", "state", "blocked_by", "claimed_by", "lease_until", "phase", "url", "parent"),
+    "ready": ("number", "title", "state", "blocked_by", "claimed_by", "lease_until", "phase", "url", "parent",
+              "moved", "moved_to"),
     "doctor": ("check", "ok", "detail"),
 }
 _FIELD_LIST = re.compile(r"\s*[A-Za-z_]\w*\s*(?:,\s*[A-Za-z_]\w*\s*)*")

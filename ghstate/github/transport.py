@@ -394,7 +394,8 @@ class GitHubAPI:
                                "set a valid GH_TOKEN or GITHUB_TOKEN, or run 'gh auth login'", status=401)
         if status in (403, 429):
             return RemoteError(f"{what} failed: GitHub refused access to {repo} ({status} {message or 'Forbidden'}); "
-                               "the token needs Issues: write on this repository (or the 'repo' scope)", status=status)
+                               f"the token needs {_needed(exc.headers)} on this repository (or the 'repo' scope)",
+                               status=status)
         if status == 404:
             if number is not None:
                 return NotFound(f"no issue #{number} in {repo}, or the token cannot see it (404)")
@@ -504,6 +505,17 @@ class GitHubAPI:
                 raise
 
         return self.call(f"creating the label {name!r}", make)
+
+
+def _needed(headers: Any) -> str:
+    """The permission a refused request needed, as GitHub names it in ``X-Accepted-GitHub-Permissions``
+    (``contents=write``: "Contents: write"); Issues: write when it names none."""
+    found = {str(k).lower(): v for k, v in (headers or {}).items()}.get("x-accepted-github-permissions") or ""
+    wanted = [p.strip() for p in str(found).replace(",", ";").split(";") if "=" in p]
+    if not wanted:
+        return "Issues: write"
+    return " or ".join(f"{name.strip().replace('_', ' ').capitalize()}: {level.strip()}"
+                       for name, level in (p.split("=", 1) for p in wanted))
 
 
 def _on(errors: list[dict[str, Any]], fields: tuple[str, ...]) -> bool:

@@ -1,9 +1,8 @@
 """``ghstate doctor``: the set-up checked, one row a check. Without ``github``: this machine and repository
 (git, the configuration, the token and where it comes from, the store folder, each agent host's hook and
-MCP server, the MCP SDK, ``ghstate`` on PATH). With it: what the write log relies on in GitHub's edit
-history, and what claims rely on in Git refs, probed on the configured repository
-(``ghstate.github.probes``, ``ghstate.github.tasks.claim_probes``). A row is (name, ok, detail): ok False
-is a failure, None a check that does not apply or could not be made."""
+MCP server, the MCP SDK, ``ghstate`` on PATH). With it: what the write log (a chain of commits on a ref
+per checkpoint) and claims rely on in GitHub, probed on the configured repository (``ghstate.github.probes``).
+A row is (name, ok, detail): ok False is a failure, None a check that does not apply or could not be made."""
 
 from __future__ import annotations
 
