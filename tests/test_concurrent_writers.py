@@ -1,10 +1,12 @@
 """Real processes writing one checkpoint at once, against a GitHub-shaped server on loopback.
 
-6 and 12 ``ghstate checkpoint`` processes (decisions, ticks, resume instructions, risks), one
-``ghstate ci`` run and a person's web edit land together. Every process that exits 0 must have its
-change in ``resume --format json`` right after the last one exits, and in the body after convergence;
-the person's text stays. (The in-process scheduler in test_interleavings.py searches the orderings;
-this test shows the real program, PyGithub and HTTP included, does the same.)
+6 and 12 ``ghstate checkpoint`` processes (decisions, ticks, resume instructions, risks), one ``ghstate ci``
+run and a person's web edit land together; then 20 writers on 4 machines (each its own clone and
+``.ghstate/``) sharing one token, a CI writer and two people editing on github.com, under each variant of
+what GitHub leaves open. Every process that exits 0 must have its change in ``resume --format json`` on a
+machine that never wrote, right after the last one exits, and in the body once it converged; every
+person's edit stands. (The in-process scheduler in test_interleavings.py searches the orderings; these
+show the real program, PyGithub and HTTP included, does the same.)
 """
 
 from __future__ import annotations
@@ -115,13 +117,8 @@ def test_concurrent_writers_ci_and_a_person_lose_nothing(n, repo, tmp_path):
             body = parse(fake.issues[1]["body"]).checkpoint
         for args, check in jobs:
             assert check(_json(body)), f"{args} is missing from the body"
-        # The person's text stays in the body, unless their save landed between a writer's re-read and
-        # its write (the window GitHub's API leaves); then the issue's edit history has it. Which one
-        # happened is timing; test_interleavings.py checks that only that window can drop it.
-        person_text = "asked by a person"
-        saves = [i for i, b in enumerate(fake.history[1]) if person_text in b]
-        assert saves, "the person's save never reached GitHub"
-        assert person_text in body.questions or saves[-1] < len(fake.history[1]) - 1
+        # The person's text stays, in what a reader sees and in the body.
+        assert "asked by a person" in state["questions"] and "asked by a person" in body.questions
         assert fake.problems() == []
 
 
@@ -131,32 +128,95 @@ def _json(cp: Checkpoint) -> dict:
     return to_json(cp)
 
 
-@pytest.mark.parametrize("coalesce", [None, 3600], ids=["every save a version", "quick saves of one editor merged"])
-def test_eighteen_writers_on_one_token_lose_nothing_reported_whatever_github_keeps(coalesce, repo, tmp_path):
-    """Found from outside: where GitHub keeps quick saves by one editor as one version (agents sharing a
-    token are one editor), 14 of 18 reported parallel writes were lost without a word. Every write that
-    exits 0 is in the next ``resume`` on this machine (its record of what it reported), and the next
-    write brings the body up to date."""
+RACES = {  # what GitHub leaves open, one variant each (tests/github_fake.py, tests/github_fake_tasks.py)
+    "faithful": {},
+    "quick saves of one editor merged": {"coalesce_seconds": 3600},
+    "an index behind its body, its count included": {"history_lag": 2},
+    "mutations after a failed one do not run": {"variant": "stops-after-error"},
+    "refused moves reported typed": {"variant": "typed-ref-errors"},
+    "custom refs not listed": {"variant": "custom-refs-unlisted"},
+    "lost answers and GitHub's errors": {"faults": True},
+}
+
+
+def _setup(fake, how: dict) -> None:
+    from github_fake_tasks import VARIANTS
+
+    from ghstate.core.chain import TREE_FILES
+
+    fake.tasks.add_tree(TREE_FILES)
+    fake.coalesce_seconds = how.get("coalesce_seconds")
+    fake.history_lag = how.get("history_lag", 0)
+    if how.get("variant"):
+        fake.tasks.use(next(v for v in VARIANTS if v.name == how["variant"]))
+    if how.get("faults"):  # a lost answer on each request of a write, and errors GitHub answers with
+        fake.fail("POST", r"^/git/commits$", None, after=True, times=2)
+        fake.fail("POST", r"^/graphql AppendCheckpoint$", None, after=True, times=3)
+        fake.fail("POST", r"^/graphql AppendCheckpoint$", 502, times=2)
+        fake.fail("POST", r"^/graphql Checkpoint$", 502, times=2)
+        fake.fail_op("AppendCheckpoint", status=200, message="Something went wrong while executing your query. "
+                     "This may be the result of a timeout, or it could be a GitHub bug.", times=1)
+
+
+def machine(root: Path, name: str) -> Path:
+    """A clone of its own: its own working tree and its own ``.ghstate/``."""
+    folder = root / name
+    folder.mkdir()
+    for args in (["init", "-q", "-b", "feature/x"], ["commit", "-q", "--allow-empty", "-m", "init"]):
+        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", list(RACES.values()), ids=list(RACES))
+def test_twenty_writers_on_four_machines_ci_and_two_people_lose_nothing(how, tmp_path):
+    """Found from outside: with the log in the body's edit history, 20 writers on 4 machines sharing one
+    token, while GitHub kept quick saves of one editor as one version, all reported landing and a fifth
+    machine saw 1 or 2 of them. On the chain, a machine that never wrote sees every write that reported
+    landing, and what each person changed (a question added; a decision deleted) stands."""
     with serve_fake() as fake:
-        fake.coalesce_seconds = coalesce
+        _setup(fake, how)
         cp = parse(SAMPLE).checkpoint.with_meta(revision=1, branch="feature/x", id="c0ffeec0ffee")
         fake.add_issue(1, render_body(cp), title="CLI refactor")
         env = environment(fake, tmp_path)
+        machines = [machine(tmp_path, f"machine-{m}") for m in range(4)]
         cmd = [sys.executable, "-m", "ghstate"]
-        procs = [subprocess.Popen([*cmd, "checkpoint", "1", "--decision", f"agent {k}"], cwd=repo, env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(18)]
-        for proc in procs:
-            _, err = proc.communicate(timeout=180)
+        jobs = [(k, args, check) for k, (args, check) in enumerate(writers(20))]
+        procs = [subprocess.Popen([*cmd, "checkpoint", "1", *args], cwd=machines[k % 4], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k, args, _ in jobs]
+        ci = subprocess.Popen([*cmd, "ci", "--result", "failure", "--issue", "1"], cwd=machine(tmp_path, "runner"),
+                              env=ci_environment(env, tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+
+        def person(login: str, after: int, edit) -> None:  # opens the editor, saves a moment later
+            while len(fake.calls) < after:
+                time.sleep(0.005)
+            with fake.lock:
+                page = fake.issues[1]["body"]
+            time.sleep(0.05)
+            with fake.lock:
+                fake.edit(1, edit(page), login=login)
+
+        people = [threading.Thread(target=person, args=("mona", 10, lambda page: page.replace(
+                      "## Open questions\n", "## Open questions\n- asked by mona\n"))),
+                  threading.Thread(target=person, args=("hubot", 30, lambda page: page.replace(
+                      "- required flags, not positional\n", "")))]
+        for thread in people:
+            thread.start()
+        results = [(p, *p.communicate(timeout=300)) for p in [*procs, ci]]
+        for thread in people:
+            thread.join(timeout=60)
+        for proc, _, err in results:
             assert proc.returncode == 0 and "Traceback" not in err, err
 
-        def run(*args: str) -> subprocess.CompletedProcess:
-            return subprocess.run([*cmd, *args], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
-
-        resumed = run("resume", "1", "--format", "json")
+        reader = machine(tmp_path, "never-wrote")
+        resumed = subprocess.run([*cmd, "resume", "1", "--format", "json"], cwd=reader, env=env, capture_output=True,
+                                 text=True, timeout=60)
         assert resumed.returncode == 0, resumed.stderr
-        decisions = json.loads(resumed.stdout)["decisions"]
-        assert all(f"agent {k}" in decisions for k in range(18)), (decisions, resumed.stderr)
-        assert run("checkpoint", "1", "--risk", "after").returncode == 0
-        body = parse(fake.issues[1]["body"].split("\n<!-- ghstate:log ")[0]).checkpoint
-        assert all(f"agent {k}" in body.decisions for k in range(18))
+        state = json.loads(resumed.stdout)
+        for _, args, check in jobs:
+            assert check(state), f"{args} is missing from resume on a machine that never wrote: {state}"
+        assert (state["verification"] or {}).get("status") == "failing"
+        assert "asked by mona" in state["questions"], "a person's edit was undone"
+        assert "required flags, not positional" not in state["decisions"], "a person's deletion was undone"
         assert fake.problems() == []

@@ -41,8 +41,9 @@ def _publish(store: GitHubStore, writer: Writer, record: PendingWrite) -> WriteR
 def push(dry_run: bool, as_json: bool) -> None:
     """Publish checkpoints that were saved locally because GitHub could not be reached.
 
-    Kept writes are replayed in the order they were made, each merged into the issue as it is now, so
-    edits made on GitHub meanwhile are kept. A write that is published is removed from
+    Kept writes are published in the order they were made, each rebased onto its checkpoint as it is now:
+    what was written or edited on GitHub after the write was made stands, and where both changed one
+    value, the kept write's is kept beside it and said. A write that is published is removed from
     .ghstate/pending/; when one fails, the later ones for the same checkpoint wait behind it.
 
     \b
@@ -144,5 +145,7 @@ def _push_one(app: App, store: GitHubStore, writer: Writer, where: tuple[str, st
     stored = result.stored
     assert stored is not None
     verb = "created" if result.created else ("updated" if result.changed else "unchanged")
+    beside = [f"{c} of {app.label(stored.number)} changed after this write was kept: that change stands, and this "
+              "write's is kept beside it, under a heading ending in \"(concurrent edit)\"" for c in result.conflicts]
     return Pushed(name, target, verb, stored.number, stored.location,
-                  warnings=[*result.warnings, *app.keep_project(stored, result.checkpoint)])
+                  warnings=[*beside, *result.warnings, *app.keep_project(stored, result.checkpoint)])

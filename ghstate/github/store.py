@@ -329,10 +329,11 @@ class GitHubStore:
         answer = self.graphql("append_checkpoint", {"refs": refs, "issue": self._issue_input(node, text, title, labels),
                                                     "edits": EDITS, "ref": ref_name(number)},
                               partial=True, landed=landed, number=number, what=f"updating issue #{number}")
-        if lost:
+        if lost:  # whatever landed of it, and what its body's write (if it ran) wrote over
             fresh = lost[0]
             held = fresh.head is not None and (fresh.head.oid == oid or self.holds(fresh, oid=oid))
-            return Appended(held, fresh, moved=held and fresh.head is not None and fresh.head.oid != oid)
+            return Appended(held, fresh, self._overwritten_unseen(stored, text, always=not held),
+                            moved=held and fresh.head is not None and fresh.head.oid != oid)
         return self._judge_append(stored, answer, oid, link, text, labels)
 
     def _judge_append(self, stored: Stored, answer: dict[str, Any], oid: str, link: Link, text: str,
@@ -348,17 +349,19 @@ class GitHubStore:
         # a body written although the move was refused wrote over what did not reach the chain, whatever it was
         overwritten = self._overwritten(issue, stored, text, always=not moved_ref) if issue else ()
         if not moved_ref:
+            on_refs = [e for e in errors if (e.get("path") or [""])[0] == "updateRefs"]
             on_issue = [e for e in errors if (e.get("path") or [""])[0] == "updateIssue"]
-            if on_issue and not issue:  # the write itself was refused: the token, the issue
-                refusal = self.api.failure({"errors": on_issue, "data": data}, f"updating issue #{number}", number)
-                if isinstance(refusal, NotFound):  # it was there a moment ago: access lost, or moved; keep the write
-                    raise RemoteError(str(refusal), status=404)
-                raise refusal
+            refused_issue = on_issue and not issue and (not on_refs or {e.get("type") for e in on_issue} & {
+                "FORBIDDEN", "INSUFFICIENT_SCOPES", "NOT_FOUND"})
+            if refused_issue and not on_refs:  # the body's write itself was refused: the token, the issue
+                raise self._refusal(data, on_issue, number)
             fresh = self._read(number)
             if fresh.head is not None and fresh.head.oid == oid:  # moved after all (an error about something else)
                 return Appended(True, fresh, overwritten)
             if (fresh.head.oid if fresh.head else "") == (stored.head.oid if stored.head else ""):
-                self._refused([e for e in errors if (e.get("path") or [""])[0] == "updateRefs"] or errors)
+                if refused_issue:  # both refused: the token may write neither
+                    raise self._refusal(data, on_issue, number)
+                self._refused(on_refs or errors)
             return Appended(False, fresh, overwritten)
         if not issue:  # the chain moved; its mirror did not land: the writer writes it again
             self.notices.append(f"#{number}'s write is on its chain, but its body could not be written "
@@ -372,6 +375,22 @@ class GitHubStore:
         written = self._keep(issue, head if head_now == oid else Head(head_now))
         self._labels_by_rest(written, labels)
         return Appended(True, written, overwritten, moved=head_now != oid)
+
+    def _refusal(self, data: dict[str, Any], errors: list[dict[str, Any]], number: int) -> Exception:
+        """GitHub's refusal of a body's write, as the transport says one (a checkpoint gone from view is a
+        failure to keep the write for, not a checkpoint that does not exist)."""
+        refusal = self.api.failure({"errors": errors, "data": data}, f"updating issue #{number}", number)
+        return RemoteError(str(refusal), status=404) if isinstance(refusal, NotFound) else refusal
+
+    def _overwritten_unseen(self, stored: Stored, text: str, always: bool = False) -> tuple[Saved, ...]:
+        """What a body's write whose answer was lost wrote over: the version before ``text`` among the
+        newest (one request); nothing when ``text`` is not among them (it did not land)."""
+        issue = self._edits(stored.number, count=10) or {}
+        listed = [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]
+        at = next((i for i, n in enumerate(listed) if _same(_text(n), text)), None)
+        if at is None:
+            return ()
+        return self._overwritten({**issue, "userContentEdits": {"nodes": listed[at:]}}, stored, text, always)
 
     def _refused(self, errors: list[dict[str, Any]]) -> None:
         """The ref did not move and no other writer moved it: say why (a token without Contents: write, a
@@ -518,7 +537,10 @@ class GitHubStore:
                 if len(listed) < 2 or _text(listed[1]) is None or (_same(_text(listed[1]), stored.body) and not always):
                     return ()
                 before = listed[1]
-                return (Saved(_text(before) or "", _login(before.get("editor")), str(before.get("editedAt") or "")),)
+                at = str(before.get("editedAt") or "")
+                if stored.edited_at and at and at < stored.edited_at:
+                    return ()  # older than what the write read: that was kept as one version with this (quick saves)
+                return (Saved(_text(before) or "", _login(before.get("editor")), at),)
             if not listed and (issue.get("userContentEdits") or {}).get("totalCount") == 0:
                 return ()
             if attempt + 1 < HISTORY_READS:
@@ -528,9 +550,9 @@ class GitHubStore:
                             "not be checked; GitHub keeps every version under \"edited\" on the issue")
         return ()
 
-    def _edits(self, number: int) -> dict[str, Any] | None:
+    def _edits(self, number: int, count: int = EDITS) -> dict[str, Any] | None:
         try:
-            data = self.graphql("body_edits", self._variables(number=number, edits=EDITS),
+            data = self.graphql("body_edits", self._variables(number=number, edits=count),
                                 number=number, what=f"reading the edit history of #{number}")
         except (RemoteError, NotFound):
             return None

@@ -44,8 +44,12 @@ from ghstate.services.reader import View, body_checkpoint, locate, view
 from ghstate.store import Appended, Saved, Store, Stored, Unprotected
 
 # Rounds of one write while other writers keep moving the head: each lost round means another writer's
-# commit landed first, and this one is built again on it.
-ROUNDS = 10
+# commit landed first, and this one is built again on it, after a wait drawn at random up to a bound that
+# doubles each round (BACKOFF, at most BACKOFF_MOST seconds): "full jitter", which spreads colliding
+# writers the most. Twenty writers at once all land well within these.
+ROUNDS = 24
+BACKOFF = 0.25
+BACKOFF_MOST = 8.0
 TASK_EVENTS = frozenset({"claim", "release", "done", "split", "task"})  # writes that keep a claim their own way
 KEY_ROOM = 120  # characters the chain's key takes in a body's marker (the bound counts the body as stored)
 
@@ -191,7 +195,7 @@ class Writer:
         for round_ in range(ROUNDS):
             if round_:
                 if lost and self.store.remote:  # contended: the writers that collided spread out (jittered backoff)
-                    self.sleep(min(8.0, 0.5 * 2 ** (round_ - 1)) * random.uniform(0.5, 1.5))
+                    self.sleep(random.uniform(0, min(BACKOFF_MOST, BACKOFF * 2 ** round_)))
                 read = view(self.store, target, overwritten, whole=True)
                 draft = self._draft(spec, read, own=mine is None, base=base)
             if draft is None:  # nothing (more) to commit
@@ -270,7 +274,7 @@ class Writer:
                 ours = spec.intent.apply(base, lenient=True).checkpoint
                 merged, kept_beside = merge3(base, ours, cp)
                 cp = merged._replace(executions=cp.executions, meta=cp.meta)
-                conflicts.extend(f"{c} (this kept write's value is beside it)" for c in kept_beside)
+                conflicts.extend(kept_beside)
             else:
                 applied = spec.intent.apply(cp)
                 cp, file_conflicts = applied.checkpoint, applied.conflicts
