@@ -188,19 +188,23 @@ def test_twenty_writers_on_four_machines_ci_and_two_people_lose_nothing(how, tmp
                               env=ci_environment(env, tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True)
 
-        def person(login: str, after: int, edit) -> None:  # opens the editor, saves a moment later
-            while len(fake.calls) < after:
+        saved = threading.Event()  # one person opens the page after the other saved (else one overwrites
+        # the other on github.com, as GitHub lets a person do: no writer of ghstate is in it)
+
+        def person(login: str, after: int, edit, wait: threading.Event | None) -> None:
+            while len(fake.calls) < after or (wait is not None and not wait.is_set()):
                 time.sleep(0.005)
-            with fake.lock:
+            with fake.lock:  # opens the editor, saves a moment later
                 page = fake.issues[1]["body"]
             time.sleep(0.05)
             with fake.lock:
                 fake.edit(1, edit(page), login=login)
+            saved.set()
 
         people = [threading.Thread(target=person, args=("mona", 10, lambda page: page.replace(
-                      "## Open questions\n", "## Open questions\n- asked by mona\n"))),
+                      "## Open questions\n", "## Open questions\n- asked by mona\n"), None)),
                   threading.Thread(target=person, args=("hubot", 30, lambda page: page.replace(
-                      "- required flags, not positional\n", "")))]
+                      "- required flags, not positional\n", ""), saved))]
         for thread in people:
             thread.start()
         results = [(p, *p.communicate(timeout=300)) for p in [*procs, ci]]

@@ -76,17 +76,18 @@ class Entry(NamedTuple):
 
 class Link(NamedTuple):
     """What one commit of the chain holds: the checkpoint's number and title, the body it renders, the
-    entries of the writes it records (one, or a person's edit and the write that merged it), the digests
-    of people's bodies merged into the chain so far (newest last), so that a body merged once is never
-    merged again, and the section digests of the body the chain began from (``adopted``: a page saved
-    from before the chain is merged against them)."""
+    entries of the writes it records (one, or a person's edit and the write that merged it), and the
+    digests of people's bodies merged into the chain so far (newest last), so that a body merged once is
+    never merged again. The first commit also holds the body the chain began from (``adopted``: a page
+    saved from before the chain is merged against it); each later one names the first (``root``)."""
 
     number: int
     body: str
     entries: tuple[Entry, ...] = ()
     title: str = ""
     merged: tuple[str, ...] = ()
-    adopted: tuple[tuple[str, str], ...] = ()
+    adopted: str = ""
+    root: str = ""
 
     @property
     def revision(self) -> int:
@@ -106,7 +107,8 @@ class Link(NamedTuple):
     def to_data(self) -> dict[str, Any]:
         return {"format": FORMAT, "checkpoint": self.number, "title": self.title,
                 "entries": [e.to_data() for e in self.entries], "merged": list(self.merged[-MERGED_KEPT:]),
-                "adopted": dict(self.adopted), "body": self.body}
+                **({"adopted": self.adopted} if self.adopted else {}), **({"root": self.root} if self.root else {}),
+                "body": self.body}
 
     @classmethod
     def from_data(cls, data: Any) -> "Link | None":
@@ -116,13 +118,12 @@ class Link(NamedTuple):
         number = data.get("checkpoint")
         entries = data.get("entries")
         merged = data.get("merged")
-        adopted = data.get("adopted")
         return cls(number=number if isinstance(number, int) and not isinstance(number, bool) else 0,
                    body=data["body"], title=data["title"] if isinstance(data.get("title"), str) else "",
                    entries=tuple(Entry.from_data(e) for e in entries) if isinstance(entries, list) else (),
                    merged=tuple(m for m in merged if isinstance(m, str)) if isinstance(merged, list) else (),
-                   adopted=tuple(sorted((k, v) for k, v in adopted.items() if isinstance(v, str)))
-                   if isinstance(adopted, dict) else ())
+                   adopted=data["adopted"] if isinstance(data.get("adopted"), str) else "",
+                   root=data["root"] if isinstance(data.get("root"), str) else "")
 
     def to_message(self) -> str:
         return self.headline() + "\n\n" + json.dumps(self.to_data(), ensure_ascii=False, separators=(",", ":")) + "\n"

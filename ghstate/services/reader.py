@@ -99,47 +99,45 @@ def view(store: Store, stored: Stored, also: tuple[Saved, ...] = (), whole: bool
 
 
 def _merged(store: Store, stored: Stored, edit: Mirror, onto: Checkpoint) -> tuple[Checkpoint, tuple[str, ...]]:
-    """A person's body (``edit``) merged onto ``onto``: three-way against the commit whose page it was made
-    from (its marker names it; a body without the marker line, against the recent commit it differs from
-    least); section by section against the digests of the body the chain began from, for ghstate's page
-    from before the chain, or against those its marker kept when the commit cannot be read."""
+    """A person's body (``edit``) merged onto ``onto``: three-way against the page it was made from
+    (``_base``); section by section against the digests its marker kept when that page cannot be read."""
     from ghstate.core.edits import apply_incoming
     from ghstate.core.merge import merge3
     from ghstate.core.model import SECTION_KEYS
 
     theirs = body_checkpoint(edit.body, stored.title)
-    head = stored.head.link if stored.head is not None else None
-    if not edit.base and MARKER_LINE.search(edit.body) and head is not None and head.adopted:
-        digests = dict(head.adopted)  # ghstate's page from before the chain: merged against where it began
-    else:
-        base = _base(store, stored, edit, theirs)
-        if base is not None:
-            merged, conflicts = merge3(body_checkpoint(base.body, stored.title), onto, theirs)
-            return merged, tuple(conflicts)
-        digests = theirs.meta.digests
-    merged, found = apply_incoming(onto, theirs, frozenset(SECTION_KEYS), digests)
+    base = _base(store, stored, edit, theirs)
+    if base is not None:
+        merged, conflicts = merge3(body_checkpoint(base, stored.title), onto, theirs)
+        return merged, tuple(conflicts)
+    merged, found = apply_incoming(onto, theirs, frozenset(SECTION_KEYS), theirs.meta.digests)
     return merged, tuple(found)
 
 
-def _base(store: Store, stored: Stored, edit: Mirror, theirs: Checkpoint) -> Link | None:
-    if edit.base:
-        try:
-            return store.link(stored, edit.base)
-        except RemoteError:
-            return None
+def _base(store: Store, stored: Stored, edit: Mirror, theirs: Checkpoint) -> str | None:
+    """The body a person's page showed: the commit its marker names; for ghstate's page from before the
+    chain (the marker, without the chain's key), the body the chain began from (its first commit keeps
+    it); for a body without the marker line, the recent commit it differs from least. None: not known."""
+    try:
+        if edit.base:
+            found = store.link(stored, edit.base)
+            return found.body if found is not None else None
+        head = stored.head.link if stored.head is not None else None
+        if MARKER_LINE.search(edit.body) and head is not None:
+            root = head if not head.root else store.link(stored, head.root)
+            return root.adopted if root is not None and root.adopted else None
+        recent = store.links(stored, BASE_SEARCH)
+    except RemoteError:
+        return None
     from ghstate.core.model import section_digests
 
     mine = section_digests(theirs)
-    best: tuple[int, int, Link] | None = None
-    try:
-        recent = store.links(stored, BASE_SEARCH)
-    except RemoteError:
-        recent = []
+    best: tuple[int, int, str] | None = None
     for age, (_, link) in enumerate(recent):
         theirs_then = section_digests(body_checkpoint(link.body))
         differ = sum(mine.get(k) != theirs_then.get(k) for k in {*mine, *theirs_then})
         if best is None or (differ, age) < best[:2]:
-            best = (differ, age, link)
+            best = (differ, age, link.body)
     return best[2] if best else None
 
 

@@ -33,7 +33,7 @@ from ghstate.core.chain import Entry, Link, embed, merged_after, prior_entries
 from ghstate.core.edits import content_equal, describe, stamp
 from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.merge import merge3
-from ghstate.core.model import DEFAULT_MAX_BODY, Checkpoint, Revision, section_digests
+from ghstate.core.model import DEFAULT_MAX_BODY, Checkpoint, Revision
 from ghstate.core.render import Templates, render_body
 from ghstate.core.splice import written_body
 from ghstate.core.tasks import TaskEdit
@@ -297,11 +297,11 @@ class Writer:
         else:
             cp = cp.with_meta(revision=revision, updated_at=now)
         body, cp = self._body(cp, read, spec)
-        adopted = read.link.adopted if read.link is not None else \
-            tuple(sorted(section_digests(read.checkpoint).items()))
+        head = read.stored.head
         link = Link(read.stored.number, body, tuple(entries), cp.title,
                     merged_after(read.link, "" if read.link else read.mirror.digest, *(e.digest for e in read.edits)),
-                    adopted)
+                    adopted="" if read.link else read.mirror.body,
+                    root=(read.link.root or (head.oid if head else "")) if read.link else "")
         return _Draft(read, cp, body, link, changes, changed, tuple(dict.fromkeys(conflicts)), file_conflicts)
 
     def _base(self, target: Stored, spec: WriteSpec) -> Checkpoint | None:
