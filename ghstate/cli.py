@@ -119,6 +119,14 @@ def _interrupted() -> NoReturn:
     raise click.exceptions.Exit(130)
 
 
+def _exit_interrupted() -> NoReturn:
+    """``_interrupted`` outside click: the line, then exit 130."""
+    try:
+        _interrupted()
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+
+
 def _on_sigint(signum: int, frame: Any) -> None:
     _SIGINT.append(True)
     raise KeyboardInterrupt
@@ -229,16 +237,15 @@ def main() -> None:
     try:
         with _ticking(sys.argv[1:]):
             code = cli.main(prog_name="ghstate", standalone_mode=False)
+    except KeyboardInterrupt:  # once the command had finished (its ticker stopping): what it wrote is said
+        _exit_interrupted()
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
     except click.Abort as exc:  # Ctrl-C while click itself ran (reading the arguments): nothing was written
         if not isinstance(exc.__cause__, KeyboardInterrupt):
             raise
-        try:
-            _interrupted()
-        except click.exceptions.Exit as done:
-            sys.exit(done.exit_code)
+        _exit_interrupted()
     except BrokenPipeError:  # `ghstate list | head`: the reader left, nothing to report
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

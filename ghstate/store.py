@@ -129,6 +129,9 @@ class Store(Protocol):
     def mirror(self, stored: Stored, body: str, title: str | None = None,
                labels: tuple[str, ...] | None = None) -> Appended: ...
 
+    # The label a checkpoint carries that ``stored`` lacks ("" when it has it, or the store has no labels).
+    def missing_label(self, stored: Stored) -> str: ...
+
     # A finished checkpoint, closed: no longer open (``list``, a branch's lookup), still readable by number.
     def close(self, stored: Stored) -> Stored: ...
 

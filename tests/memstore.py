@@ -162,6 +162,9 @@ class MemoryStore:
         self._save(stored.number, text, "octocat")
         return () if before == stored.body and not always else (Saved(before, editor if editor != "octocat" else ""),)
 
+    def missing_label(self, stored: Stored) -> str:
+        return ""
+
     def close(self, stored: Stored) -> Stored:
         return stored._replace(state="closed")
 

@@ -417,3 +417,24 @@ def test_done_interrupted_between_its_steps_says_what_landed_and_to_run_it_again
         "Closed local #2 Phase 1: parser as completed (it was closed already).", "Ticked its phase in local #1.",
         "Released the claim of a1.", "Ready now: local #3 Phase 2: docs"]
     assert parse((plan / "1.md").read_text()).checkpoint.phases[0].done
+
+
+def test_ctrl_c_after_the_command_finished_says_what_landed(local, monkeypatch, capsys):
+    """Found by a newcomer: Ctrl-C after a write had finished (the ticker stopping, the process exiting)
+    exited 130 with no line. It says the write landed, with its revision."""
+    import contextlib
+
+    import ghstate.cli
+
+    @contextlib.contextmanager
+    def ctrl_c_on_the_way_out(args):
+        yield
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ghstate.cli, "_ticking", ctrl_c_on_the_way_out)
+    monkeypatch.setattr("sys.argv", ["ghstate", "checkpoint", "--store", "local", "--risk", "r"])
+    with pytest.raises(SystemExit) as done:
+        ghstate.cli.main()
+    assert done.value.code == 130
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["Error: interrupted after the write landed: local #1 is at revision 2"]

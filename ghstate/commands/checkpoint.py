@@ -31,6 +31,8 @@ from ghstate.services.inputs import read_input
 @click.option("--role", metavar="ROLE", help="In which role: editor, reviewer, ci, … (default: GHSTATE_ROLE).")
 @click.option("--session", metavar="ID", help="The runtime session (default: GHSTATE_SESSION).")
 @click.option("--new", is_flag=True, help="Create a new checkpoint even if the branch has one.")
+@click.option("--move", is_flag=True, help="With ISSUE from another branch: make it this branch's checkpoint.")
+@click.option("--adopt", is_flag=True, help="With ISSUE that is no checkpoint (no label, no marker): make it one.")
 @click.option("--dry-run", is_flag=True, help="Print the body that would be written; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the written state as JSON (with --dry-run: the state "
               "that would be written).")

@@ -324,6 +324,8 @@ class WriteSpec:
     write_id: str = ""  # the id its chain entry carries (a kept write keeps it: ``push`` finds it if it landed)
     made_at: str = ""  # when it was made
     base: str = ""  # the head of the chain it was made on (a kept write is rebased from it by ``push``)
+    move: bool = False  # a write by number from another branch makes it this branch's checkpoint
+    adopt: bool = False  # a write by number to an issue that is no checkpoint makes it one
 
     def to_data(self) -> dict[str, Any]:
         if not isinstance(self.intent, Intent):
@@ -336,7 +338,8 @@ class WriteSpec:
             "title": self.title, "create": self.create, "lookup": self.lookup, "record_tree": self.record_tree,
             "allow_secrets": self.allow_secrets, "new_id": self.new_id,
             "labels": list(self.labels) if self.labels else None,
-            "write_id": self.write_id, "made_at": self.made_at, "base": self.base,
+            "write_id": self.write_id, "made_at": self.made_at, "base": self.base, "move": self.move,
+            "adopt": self.adopt,
         }
 
     @classmethod
@@ -364,4 +367,5 @@ class WriteSpec:
             labels=LabelRule(*labels) if isinstance(labels, list) and len(labels) == 2
             and all(isinstance(x, str) for x in labels) else None,
             write_id=text(data.get("write_id")), made_at=text(data.get("made_at")), base=text(data.get("base")),
+            move=data.get("move") is True, adopt=data.get("adopt") is True,
         )

@@ -401,6 +401,21 @@ def branch_of(body: str) -> str:
     return match.group(1).removeprefix("refs/heads/") if match and match.group(1) != NO_RESPONSE else ""
 
 
+_BROKEN_BRANCH = re.compile(r'"branch"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def broken_marker(body: str) -> str | None:
+    """For a body whose marker line does not hold valid JSON (broken by hand): the branch its text still
+    names ("" when none); None when the marker is whole or there is none."""
+    if _quick_marker(body) is not None:
+        return None
+    line = next((x for x in body.splitlines()[:3] if _MARKER_LIKE.match(x.lstrip())), None)
+    if line is None:
+        return None
+    found = _BROKEN_BRANCH.search(line)
+    return found.group(1) if found else ""
+
+
 def is_child(body: str) -> bool:
     """Whether a checkpoint is a child task of another (``ghstate split``), by a quick scan of its marker: a
     child is never a branch's checkpoint, however it was written."""

@@ -558,6 +558,9 @@ class GitHubStore:
             return None
         return (data.get("repository") or {}).get("issue")
 
+    def missing_label(self, stored: Stored) -> str:
+        return "" if self.policy.label in stored.labels else self.policy.label
+
     def close(self, stored: Stored) -> Stored:
         """Close the issue as completed (GraphQL ``closeIssue``, state reason COMPLETED); closing one that is
         closed already changes nothing."""

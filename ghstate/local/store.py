@@ -208,6 +208,9 @@ class LocalStore:
                 shutil.rmtree(left) if left.is_dir() else left.unlink()
         return self.get(number)
 
+    def missing_label(self, stored: Stored) -> str:
+        return ""  # every file of the store is a checkpoint
+
     def close(self, stored: Stored) -> Stored:
         """Move the checkpoint to ``closed/`` (one rename: it is open or closed, never both)."""
         if stored.state != "closed":

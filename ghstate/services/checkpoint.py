@@ -59,6 +59,8 @@ class CheckpointRequest:
     force: bool = False  # the body's sections replace the current ones, unmerged
     dry_run: bool = False
     allow_secrets: bool = False
+    move: bool = False  # a write by number from another branch makes it this branch's checkpoint
+    adopt: bool = False  # a write by number to an issue that is no checkpoint makes it one
     event: str = "checkpoint"
 
     @property
@@ -74,6 +76,8 @@ class CheckpointRequest:
             check_size(self.body, self.source)
         if self.issue is not None and self.new:
             raise RequestError("give either {issue} or {new}, not both")
+        if self.issue is None and (self.move or self.adopt):
+            raise RequestError("{move} and {adopt} are about the checkpoint an {issue} number names: give it")
         check_values({name: getattr(self, name) for name in TEXT_FIELDS})
         if self.body is None and not self.edits:
             raise RequestError("nothing to write: give {body}, or changes such as {phase}, {done}, {decision}, "
@@ -193,6 +197,8 @@ def run_checkpoint(app: App, request: CheckpointRequest) -> CheckpointOutcome:
         record_tree=not reviewing,
         dry_run=request.dry_run,
         allow_secrets=request.allow_secrets,
+        move=request.move,
+        adopt=request.adopt,
     )
     progress.stage("merging and writing the checkpoint" if intent.incoming is not None else "writing the checkpoint")
     try:

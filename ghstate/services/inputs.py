@@ -95,6 +95,10 @@ def load_text(text: str, name: str) -> tuple[Checkpoint, frozenset[str]]:
         present = frozenset(k for k in SECTION_KEYS if k in data)
         return cp, present
     parsed = parse_text(text, name)
+    broken = next((f for f in parsed.findings if f.code == "GS007"), None)
+    if broken is not None:  # as lint refuses it: its data would be lost, and the checkpoint with its branch
+        raise InputError(f"{name}, line {broken.line}: the ghstate marker is not valid JSON (GS007); fix it, or "
+                         "take the line out (the checkpoint keeps its own)")
     return parsed.checkpoint, parsed.present
 
 

@@ -32,12 +32,13 @@ from ghstate.core import checks
 from ghstate.core.chain import Entry, Link, embed, merged_after, prior_entries
 from ghstate.core.edits import content_equal, describe, stamp
 from ghstate.core.intent import Intent, WriteSpec
+from ghstate.core.marker import MARKER_LINE
 from ghstate.core.merge import merge3
 from ghstate.core.model import DEFAULT_MAX_BODY, Checkpoint, Revision
 from ghstate.core.render import Templates, render_body
 from ghstate.core.splice import written_body
 from ghstate.core.tasks import TaskEdit
-from ghstate.errors import GhstateError, NotFound, RemoteError
+from ghstate.errors import GhstateError, InputError, NotFound, RemoteError
 from ghstate.local.store import LocalStore, PendingWrite
 from ghstate.services import interrupt
 from ghstate.services.reader import View, body_checkpoint, locate, view
@@ -114,6 +115,7 @@ class Writer:
         self.api_url = api_url
         self.clock = clock or (lambda: utc_now())  # looked up when called: tests set the module's clock
         self.sleep = sleep or (lambda seconds: _sleep(seconds))  # looked up when called, as the clock
+        self._adopting = ""  # the label an issue adopted as a checkpoint by this write gets
 
     def write(self, spec: WriteSpec, *, kept: bool = False) -> WriteResult:
         """Write ``spec``. ``kept``: a write kept while GitHub was out of reach, published now (``push``):
@@ -121,6 +123,7 @@ class Writer:
         the head: what was written or edited after the head it was made on stands, its own value kept
         beside where both changed one."""
         spec = self._identified(spec)
+        self._adopting = ""
         target: Stored | None = None
         try:
             with self.store.lock():
@@ -183,7 +186,7 @@ class Writer:
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(read.checkpoint))
         assert isinstance(spec.intent, Intent)
-        spec = self._renewed(spec, read)
+        spec = self._placed(self._renewed(spec, read), read)
         base = self._base(target, spec) if kept else None
         first = draft = self._draft(spec, read, own=True, base=base)
         if spec.dry_run or (draft is None and read.mirror.kind != "stale"):
@@ -226,6 +229,38 @@ class Writer:
                                   "nothing of this write landed: run it again", retryable=True)
         return self._result(target, mine, read, conflicts)
 
+    def _placed(self, spec: WriteSpec, read: View) -> WriteSpec:
+        """Nothing moves silently. A write by number to an issue that is no checkpoint (no label, no marker)
+        is refused unless ``adopt``; one from another branch leaves the checkpoint's branch, commit and dirty
+        files as they were unless ``move``, and says so either way."""
+        if spec.number is None:
+            return spec
+        stored, cp = read.stored, read.checkpoint
+        label = self.store.missing_label(stored)
+        if label and not MARKER_LINE.search(stored.body):
+            if not spec.adopt:
+                raise InputError(f"#{stored.number} is not a checkpoint (no {label!r} label, no ghstate marker), so "
+                                 f"nothing was written: to make it one, run the same command with --adopt")
+            self._adopting = label
+        branch = spec.tree.branch
+        if spec.record_tree and cp.meta.branch and branch and cp.meta.branch != branch:
+            if spec.move:
+                self.store.notices.append(f"#{stored.number} was the checkpoint of branch {cp.meta.branch}: it is "
+                                          f"branch {branch}'s now (--move)")
+                return spec
+            self.store.notices.append(f"#{stored.number} is the checkpoint of branch {cp.meta.branch}: this write "
+                                      f"left its branch and commit as they were (pass --move to make it branch "
+                                      f"{branch}'s)")
+            return replace(spec, record_tree=False)
+        return spec
+
+    def _labels(self, spec: WriteSpec, stored: Stored, cp: Checkpoint) -> tuple[str, ...] | None:
+        """The labels a write sets: CI's in step with its result, and an adopted issue's checkpoint label."""
+        labels = spec.labels.apply(stored.labels, cp) if spec.labels else None
+        if self._adopting:
+            labels = (*(labels if labels is not None else stored.labels), self._adopting)
+        return labels
+
     def _renewed(self, spec: WriteSpec, read: View) -> WriteSpec:
         """A holder's write to its child renews its lease (``ghstate.services.leases``), the claim's line in
         the body folded into this write; a task command keeps its claim its own way."""
@@ -248,7 +283,7 @@ class Writer:
 
     def _append(self, spec: WriteSpec, draft: _Draft) -> Appended:
         target = draft.read.stored
-        labels = spec.labels.apply(target.labels, draft.checkpoint) if spec.labels else None
+        labels = self._labels(spec, target, draft.checkpoint)
         interrupt.begin_update(self.store, target.number, draft.link.revision, spec.write_id if draft.own else "")
         written = self.store.append(target, draft.link, title=_title(draft), labels=labels)
         if written.landed:
@@ -339,7 +374,7 @@ class Writer:
         read = draft.read
         head = read.stored.head.oid if read.stored.head is not None else ""
         text = embed(draft.body, head, protected=False) if head else draft.body
-        labels = spec.labels.apply(read.stored.labels, draft.checkpoint) if spec.labels else None
+        labels = self._labels(spec, read.stored, draft.checkpoint)
         interrupt.begin_update(self.store, read.stored.number, draft.link.revision, "", text)
         written = self.store.mirror(read.stored, text, title=_title(draft), labels=labels)
         interrupt.landed(self.store, read.stored.number, draft.link.revision)
