@@ -2,8 +2,10 @@
 
 Run: python benchmarks/github_requests.py [--before REV]
 
-Each command runs twice against fresh stubs, "before" (ghstate at REV, default the commit before issue
-19: the comment log, REST reads) and "after" (this checkout), and the figures are printed side by side.
+Each command runs twice against fresh stubs, "before" (ghstate at REV, default the last commit whose write
+log was the body's edit history) and "after" (this checkout: the log a chain of commits on a ref), and the
+figures are printed side by side. The stub starts as a repository that never had a chain: the first
+update writes the tree every chain commit shares (two requests more, once per repository).
 
 The stub is the test suite's fake GitHub (tests/github_fake.py) behind a real HTTP server on
 127.0.0.1, so the figures include PyGithub, HTTP and JSON work, but no network latency: add one
@@ -28,7 +30,7 @@ except ModuleNotFoundError as exc:  # the stub is the test suite's fake GitHub
     raise SystemExit(f"{exc}: install the test dependencies first: pip install '.[test]'") from None
 
 
-BEFORE = "4ca7351"  # the last commit with the comment log and REST reads
+BEFORE = "6a18693"  # the last commit with the write log in the body's edit history (before the chain)
 
 
 def main() -> None:
@@ -57,6 +59,7 @@ def run_all(fake, code: str, label: str) -> dict[str, tuple[int, float, int]]:
         ("checkpoint (create)", ["checkpoint", "--file", str(example)]),
         ("checkpoint --done (update, by branch)", ["checkpoint", "--done", "2"]),
         ("checkpoint 1 --risk (update, by number)", ["checkpoint", "1", "--risk", "a new risk"]),
+        ("checkpoint 1 --risk again", ["checkpoint", "1", "--risk", "another risk"]),
         ("ci success (by branch)", ["ci", "--result", "success"]),
         ("ci success again (status unchanged)", ["ci", "--result", "success"]),
         ("resume 1", ["resume", "1"]),

@@ -3,9 +3,9 @@ throwaway repository you name. Skipped unless both are set when pytest starts:
 
     GHSTATE_LIVE_REPO=owner/throwaway GH_TOKEN=… pytest -m live tests/test_live.py
 
-(GITHUB_API_URL for GitHub Enterprise Server.) The token needs Issues: write and, for the claim probes,
-Contents: write on that repository. The probe leaves one closed issue labelled ghstate-doctor; its ref is
-deleted. These are the only tests that read the environment they were started in, and only these names.
+(GITHUB_API_URL for GitHub Enterprise Server.) The token needs Issues: write and Contents: write on that
+repository (the write log's chains and claims are refs). The probe leaves one closed issue labelled
+ghstate-doctor; its ref is deleted. These are the only tests that read the environment they were started in, and only these names.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.live,
               pytest.mark.skipif(not (REPO and TOKEN), reason="GHSTATE_LIVE_REPO and GH_TOKEN are not set")]
 
 
-def test_the_write_log_and_claims_hold_on_this_github(tmp_path):
+def test_what_the_write_log_and_claims_rely_on_holds_on_this_github(tmp_path):
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "GH_TOKEN": TOKEN,
            "PYTHONPATH": str(Path(__file__).resolve().parents[1]), **({"GITHUB_API_URL": API} if API else {})}
     result = subprocess.run([sys.executable, "-m", "ghstate", "doctor", "--github", "-R", REPO], cwd=tmp_path,

@@ -15,8 +15,9 @@ from ghstate.services.ci import RESULTS
 
 
 @click.command()
-@click.option("--result", type=click.Choice(RESULTS), envvar="GHSTATE_RESULT", required=True,
-              help="The job's outcome, typically ${{ job.status }}.")
+@click.option("--result", type=click.Choice((*RESULTS, "skipped")), envvar="GHSTATE_RESULT", required=True,
+              help="The job's outcome: ${{ job.status }}, or ${{ needs.test.result }} from a second job ('skipped' "
+                   "says no more about the code than 'cancelled', and is recorded as it).")
 @click.option("--issue", "issue_ref", envvar="GHSTATE_ISSUE", default="", metavar="ISSUE",
               help="Checkpoint to update (default: the open checkpoint of the branch).")
 @click.option("--junit", "junit", envvar="GHSTATE_JUNIT", default="", metavar="GLOBS",
@@ -47,6 +48,7 @@ def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, po
     flag = post_prompt.strip().lower()
     if flag not in ("1", "true", "yes", "on", "0", "false", "no", "off", ""):
         annotate("warning", f"post-prompt must be true or false, not {post_prompt!r}; taken as false")
+    result = "cancelled" if result == "skipped" else result  # a test job that did not run: nothing known
     try:
         _run(runner, result, issue_ref.strip().lstrip("#"), junit, phase.strip(), block_after.strip(),
              flag in ("1", "true", "yes", "on"), project.strip(), retries)

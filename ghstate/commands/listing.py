@@ -84,5 +84,7 @@ def log(issue: int | None, as_json: bool) -> None:
     for r in revisions:
         who = ", ".join(x for x in (r.role, f"session {r.session}" if r.session else "") if x)
         who = f"{r.agent or r.author or '(unnamed)'}{f' ({who})' if who else ''}"
+        if r.event == "edit":  # a person's edit of the body, merged into the log
+            who = f"{r.author or 'a person'} (edited the body)"
         changes = "; ".join(r.changes) or "no visible change"
         click.echo(present.printable(present.oneline(f"r{r.revision:<4} {r.at or '?':<20} {who}: {changes}")))

@@ -1,0 +1,79 @@
+"""The local store's chain (``.ghstate/chain/N/G.json``): the same protocol as GitHub's, its compare-and-swap a
+generation created only if nothing has it. Two writers on one folder without the machine's lock (the folder
+shared between machines), a person editing ``N.md`` by hand, and a checkpoint of the log before chains."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+
+from conftest import SAMPLE
+
+from ghstate.core import chain
+from ghstate.core.parse import parse
+from ghstate.local.store import LocalStore
+
+
+def test_two_writers_on_a_shared_folder_both_land_one_generation_each(repo, run, monkeypatch):
+    """Writer A has read the head; B's write lands first (another machine: the lock does not reach it). A's
+    next generation is taken: it is refused, reads again, and lands on top. Neither is lost."""
+    run("checkpoint", "--store", "local", "--file", "-", input=SAMPLE)
+    monkeypatch.setattr(LocalStore, "lock", lambda self: contextlib.nullcontext())
+    real = LocalStore.append
+    raced: list[bool] = []
+
+    def b_first(self, stored, link, title=None, labels=None):
+        if not raced:
+            raced.append(True)
+            run("checkpoint", "--store", "local", "1", "--decision", "from B")
+        return real(self, stored, link, title, labels)
+
+    monkeypatch.setattr(LocalStore, "append", b_first)
+    run("checkpoint", "--store", "local", "1", "--decision", "from A")
+    folder = repo / ".ghstate" / "chain" / "1"
+    records = [json.loads((folder / f"{g}.json").read_text()) for g in (1, 2)]
+    assert [r["parent"] for r in records] == [None, 1] and not (folder / "3.json").exists()
+    cp = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint
+    assert {"from A", "from B"} <= set(cp.decisions)
+
+
+def test_a_generation_once_made_is_never_made_again():
+    """The compare-and-swap itself: of two appends from one head, the second is refused."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        store = LocalStore(Path(folder))
+        stored = store.create("t", "<!-- ghstate:v1 {\"revision\":1} -->\n## Goal\ng\n")
+        first = store.append(stored, chain.Link(1, "<!-- ghstate:v1 {\"revision\":2} -->\n## Goal\none\n"))
+        second = store.append(stored, chain.Link(1, "<!-- ghstate:v1 {\"revision\":2} -->\n## Goal\ntwo\n"))
+        assert first.landed and not second.landed and second.stored.head.oid == "1"
+        assert "one" in store.get(1).body
+
+
+def test_a_persons_edit_of_the_file_is_merged_as_theirs(repo, run):
+    run("checkpoint", "--store", "local", "--file", "-", input=SAMPLE)
+    run("checkpoint", "--store", "local", "1", "--decision", "to be deleted by hand")
+    path = repo / ".ghstate" / "1.md"
+    path.write_text(path.read_text().replace("- to be deleted by hand\n", "").replace(
+        "## Open questions\n", "## Open questions\n- asked in the file\n"))
+    state = json.loads(run("resume", "--store", "local", "1", "--format", "json").stdout)
+    assert "to be deleted by hand" not in state["decisions"] and "asked in the file" in state["questions"]
+    run("checkpoint", "--store", "local", "1", "--risk", "next")
+    cp = parse(chain.split(path.read_text())[0]).checkpoint
+    assert "to be deleted by hand" not in cp.decisions and "asked in the file" in cp.questions
+    assert "next" in cp.risks
+    log = run("log", "--store", "local", "1").stdout
+    assert "a person (edited the body): -1 decision; +1 question" in log
+
+
+def test_a_checkpoint_of_the_log_before_chains_keeps_its_history(repo, run):
+    """``log/N.jsonl`` of an earlier ghstate: ``log`` still shows its lines, and the chain goes on after them."""
+    run("checkpoint", "--store", "local", "--file", "-", input=SAMPLE)
+    old = repo / ".ghstate" / "log"
+    old.mkdir()
+    (old / "1.jsonl").write_text(json.dumps({"revision": 1, "at": "2026-11-01T00:00:00Z", "event": "checkpoint",
+                                             "changes": ["created with 3 phases (1 done)"], "agent": "old"}) + "\n")
+    run("checkpoint", "--store", "local", "1", "--risk", "on the chain")
+    lines = run("log", "--store", "local", "1").stdout.splitlines()
+    assert lines[0].startswith("r1") and "old" in lines[0] and lines[1].startswith("r2")
