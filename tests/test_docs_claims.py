@@ -1,0 +1,70 @@
+"""Each claim docs/github.md makes about the write log is held by a test: the claim's words are in the page,
+and the tests that hold it exist (a claim whose test was renamed or removed, or a test whose claim was
+rewritten, fails here). Which tests: this table, kept beside the page."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = (ROOT / "docs" / "github.md").read_text(encoding="utf-8")
+
+CLAIMS = {
+    "A write that reports success is on the chain": [
+        "test_write_log.py::test_writers_sharing_a_token_and_a_person_lose_nothing_whatever_github_keeps",
+        "test_concurrent_writers.py::test_twenty_writers_on_four_machines_ci_and_two_people_lose_nothing",
+        "test_interleavings.py::test_no_reported_write_is_lost_in_any_interleaving"],
+    "A write is never applied twice": [
+        "test_write_log.py::test_a_landed_update_whose_answer_was_lost_is_never_applied_again",
+        "test_write_log.py::test_a_lost_answer_on_each_request_of_a_write_loses_nothing_and_doubles_nothing",
+        "test_write_log.py::test_a_kept_write_that_landed_after_all_is_not_made_again"],
+    "Later values stand": [
+        "test_write_log.py::test_chain_order_decides_never_a_writers_clock",
+        "test_writer.py::test_of_two_ci_results_at_once_the_later_on_the_chain_stands"],
+    "A person's edit stands": [
+        "test_write_log.py::test_what_a_person_deletes_stays_deleted",
+        "test_write_log.py::test_a_save_without_the_marker_line_from_an_older_page_keeps_the_writes_since",
+        "test_write_log.py::test_a_persons_save_between_a_writes_read_and_its_mirror_is_merged_as_theirs",
+        "test_local_chain.py::test_a_persons_edit_of_the_file_is_merged_as_theirs"],
+    "The body converges": [
+        "test_interleavings.py::test_no_reported_write_is_lost_in_any_interleaving",
+        "test_write_log.py::test_an_older_mirror_landing_after_a_newer_one_is_repaired_never_read_as_an_edit"],
+    "The bound holds as stored": [
+        "test_write_log.py::test_a_write_near_the_size_bound_survives_a_stale_page",
+        "test_github_store.py::test_body_over_the_limit_is_refused_before_any_write"],
+    "`ghstate push` publishes the kept writes": [
+        "test_write_log.py::test_push_rebases_a_kept_write_what_came_after_its_base_stands_and_its_value_is_beside"],
+    "Without Contents: write": [
+        "test_write_log.py::test_a_token_without_contents_write_still_writes_the_body_and_says_so_once",
+        "test_write_log.py::test_a_body_written_without_the_chain_is_merged_into_it_as_an_edit",
+        "test_write_log.py::test_a_github_without_update_refs_still_writes_the_body",
+        "test_write_log.py::test_a_token_that_cannot_read_refs_still_reads_the_body"],
+    "move to a chain on their first write": [
+        "test_write_log.py::test_a_checkpoint_of_the_edit_history_log_moves_on_its_first_write",
+        "test_local_chain.py::test_a_checkpoint_of_the_log_before_chains_keeps_its_history"],
+    "the chain keeps writers apart wherever the folder is shared": [
+        "test_local_chain.py::test_two_writers_on_a_shared_folder_both_land_one_generation_each",
+        "test_local_chain.py::test_a_generation_once_made_is_never_made_again"],
+    "An update takes **3**": [
+        "test_github_store.py::test_update_by_number_costs_three_requests_and_notifies_no_one",
+        "test_github_store.py::test_update_by_branch_costs_three_requests"],
+    "checked on your GitHub by `ghstate doctor --github`": [
+        "test_doctor.py::test_every_behaviour_holds_on_a_faithful_github_and_the_probe_cleans_up",
+        "test_doctor.py::test_what_github_leaves_open_fails_no_row_and_each_row_says_what_it_saw"],
+}
+
+
+def _tests(file: str) -> set[str]:
+    tree = ast.parse((ROOT / "tests" / file).read_text(encoding="utf-8"))
+    return {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
+
+
+@pytest.mark.parametrize("claim", list(CLAIMS))
+def test_each_claim_of_the_page_is_held_by_tests_that_exist(claim):
+    assert claim in PAGE, f"docs/github.md no longer says {claim!r}: update the table"
+    for held in CLAIMS[claim]:
+        file, name = held.split("::")
+        assert name in _tests(file), f"{held} holds {claim!r} and is not there"
