@@ -68,6 +68,7 @@ def writers(n: int) -> list[tuple[list[str], object]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [6, 12])
 def test_concurrent_writers_ci_and_a_person_lose_nothing(n, repo, tmp_path):
     with serve_fake() as fake:
