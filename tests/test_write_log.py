@@ -50,9 +50,11 @@ def gh(request, isolated, repo, monkeypatch):
 
 @pytest.fixture
 def on(run, tmp_path):
-    """``on("a", "checkpoint", …)``: ghstate run on machine "a" (a ``.ghstate/`` of its own)."""
+    """``on("a", "checkpoint", …)``: ghstate run on machine "a" (a ``.ghstate/`` and a cache folder of its own:
+    the machine's lock and pacing are its own)."""
     def run_on(machine: str, *args: str, **kwargs):
-        env = {**kwargs.pop("env", {}), "GHSTATE_DIR": str(tmp_path / "machines" / machine)}
+        env = {**kwargs.pop("env", {}), "GHSTATE_DIR": str(tmp_path / "machines" / machine),
+               "XDG_CACHE_HOME": str(tmp_path / "caches" / machine)}
         return run(*args, env=env, **kwargs)
 
     return run_on
@@ -79,6 +81,7 @@ def elsewhere(monkeypatch, tmp_path, machine: str, **edits) -> None:
 
     with monkeypatch.context() as patch:
         patch.setenv("GHSTATE_DIR", str(tmp_path / "machines" / machine))
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path / "caches" / machine))
         build_app(store="github").writer().write(WriteSpec(Intent(edits=Edits(**edits)), number=1))
 
 

@@ -62,10 +62,14 @@ class GitHubStore:
         self.unprotected = ""  # why the chain cannot be written here ("" while it can, or it is not known)
         # Waits for a write's turn among this machine's writes to GitHub (``ghstate.local.pace``); None: none
         self.before_write: Callable[[int], float] | None = None
+        self.machine_lock: Callable[[], contextlib.AbstractContextManager[None]] | None = None
+        self._heads: dict[int, Head | None] = {}  # each checkpoint's head, as read in this command
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
-        """Nothing to hold: GitHub's compare-and-swap on the chain's ref keeps concurrent writers apart."""
-        return contextlib.nullcontext()
+        """This machine's writers to the repository one at a time (``machine_lock``, when the user's cache
+        folder can hold it), so that they never race each other; across machines, GitHub's compare-and-swap
+        on the chain's ref keeps writers apart."""
+        return self.machine_lock() if self.machine_lock is not None else contextlib.nullcontext()
 
     @classmethod
     def connect(cls, settings: Settings, timeout: int = TIMEOUT, **kwargs: Any) -> GitHubStore:
@@ -143,7 +147,8 @@ class GitHubStore:
         if node.get("__typename") == "PullRequest":
             raise NotFound(f"#{number} in {self.repo_name} is a pull request, not a checkpoint issue")
         self._keep_labels(repository)
-        return self._keep(node, _head(repository.get("head")), chained)
+        self._heads[number] = _head(repository.get("head"))
+        return self._keep(node, self._heads[number], chained)
 
     # ---------------------------------------------------------------------------- checkpoints
 
@@ -577,9 +582,10 @@ class GitHubStore:
 
     def revisions(self, number: int) -> list[Revision]:
         """The writes on the chain, oldest first (its newest LOG_COMMITS commits; one request after the read)."""
-        stored = self._read(number)
+        head = self._heads[number] if number in self._heads else self._read(number).head  # read by the command
         out: list[Revision] = []
-        links = [link for _, link in self.links(stored, LOG_COMMITS)] if stored.head is not None else []
+        links = [link for _, link in self.links(Stored(number, "", "", "", head=head), LOG_COMMITS)] \
+            if head is not None else []
         for link in reversed(links):
             out.extend(e.revision for e in link.entries if e.revision.revision or e.revision.event == "edit")
         return out

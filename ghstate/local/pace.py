@@ -7,9 +7,10 @@ cache folder that cannot be used paces nothing (the limit's Retry-After is then 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ghstate.local.store import file_lock
@@ -34,6 +35,17 @@ class Pacer:
         self.interval = interval
         self.clock = clock or (lambda: _now())  # looked up when called: tests set the module's own
         self.sleep = sleep or (lambda seconds: _sleep(seconds))
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold this machine's turn at writing to the repository for a whole write (its read, its commit and
+        its move): writers on one machine go one at a time, and never race each other's compare-and-swap.
+        A folder that cannot be used holds nothing (the chain still keeps writers apart)."""
+        try:
+            with file_lock(self.path.with_suffix(".writing")):
+                yield
+        except OSError:
+            yield
 
     def before_write(self, requests: int = 1) -> float:
         """Wait until this write's turn, which lasts ``requests`` turns (a write that sends two content-

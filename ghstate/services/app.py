@@ -163,8 +163,9 @@ def build_app(*, repo: str | None = None, store: str | None = None, need_token: 
         if settings.cache_dir:  # this machine's writes to the repository, spaced under GitHub's secondary limit
             from ghstate.local.pace import Pacer
 
-            github_store.before_write = Pacer(Path(settings.cache_dir).parent, f"{settings.api_url} {settings.repo}"
-                                              ).before_write
+            pacer = Pacer(Path(settings.cache_dir).parent, f"{settings.api_url} {settings.repo}")
+            github_store.before_write = pacer.before_write
+            github_store.machine_lock = pacer.writing  # this machine's writers, one at a time
         chosen = github_store
     else:
         chosen = local
