@@ -8,6 +8,7 @@ choosing: the same schedule gives the same interleaving every run. No sleeps, no
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 from collections.abc import Callable
@@ -45,7 +46,20 @@ class Turnstile:
         fake._dispatch = dispatch
 
     def run(self, agents: dict[str, Callable[[], Any]], choose: Callable[[list[str]], str]) -> dict[str, Any]:
-        """Run every agent to its end; each one's result, or the exception it raised."""
+        """Run every agent to its end; each one's result, or the exception it raised. The agents stand for
+        processes on machines of their own: this machine's turn at writing (``Pacer.writing``, a file lock
+        one process holds for a whole write) is not theirs to share, or one would wait for another outside
+        the turnstile."""
+        from ghstate.local.pace import Pacer
+
+        writing = Pacer.writing
+        Pacer.writing = lambda self: contextlib.nullcontext()  # type: ignore[method-assign]
+        try:
+            return self._run(agents, choose)
+        finally:
+            Pacer.writing = writing  # type: ignore[method-assign]
+
+    def _run(self, agents: dict[str, Callable[[], Any]], choose: Callable[[list[str]], str]) -> dict[str, Any]:
         results: dict[str, Any] = {}
         self.agents = set(agents)
 
