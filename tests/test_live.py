@@ -5,7 +5,8 @@ throwaway repository you name. Skipped unless both are set when pytest starts:
 
 (GITHUB_API_URL for GitHub Enterprise Server.) The token needs Issues: write and Contents: write on that
 repository (the write log's chains and claims are refs). The probe leaves one closed issue labelled
-ghstate-doctor; its ref is deleted. These are the only tests that read the environment they were started in, and only these names.
+ghstate-doctor; its ref is deleted. These are the only tests that read the environment they were started
+in, and only these names.
 """
 
 from __future__ import annotations
