@@ -137,6 +137,8 @@ RACES = {  # what GitHub leaves open, one variant each (tests/github_fake.py, te
     "refused moves reported typed": {"variant": "typed-ref-errors"},
     "custom refs not listed": {"variant": "custom-refs-unlisted"},
     "lost answers and GitHub's errors": {"faults": True},
+    "history cursors that name a version": {"cursors": "version"},
+    "revisions deleted from the history while it runs": {"delete_revisions": True},
 }
 
 
@@ -148,6 +150,7 @@ def _setup(fake, how: dict) -> None:
     fake.tasks.add_tree(TREE_FILES)
     fake.coalesce_seconds = how.get("coalesce_seconds")
     fake.history_lag = how.get("history_lag", 0)
+    fake.cursors = how.get("cursors", "offset")
     if how.get("variant"):
         fake.tasks.use(next(v for v in VARIANTS if v.name == how["variant"]))
     if how.get("faults"):  # a lost answer on each request of a write, and errors GitHub answers with
@@ -202,10 +205,18 @@ def test_twenty_writers_on_four_machines_ci_and_two_people_lose_nothing(how, tmp
                 fake.edit(1, edit(page), login=login)
             saved.set()
 
-        people = [threading.Thread(target=person, args=("mona", 10, lambda page: page.replace(
-                      "## Open questions\n", "## Open questions\n- asked by mona\n"), None)),
-                  threading.Thread(target=person, args=("hubot", 30, lambda page: page.replace(
-                      "- required flags, not positional\n", ""), saved))]
+        def deleter() -> None:  # someone allowed to deletes versions of the body from its history, as it grows
+            for at in (20, 40, 60):
+                while len(fake.calls) < at:
+                    time.sleep(0.005)
+                with fake.lock:
+                    fake.delete_revision(1, len(fake.history[1]) - 2)
+
+        people = [threading.Thread(target=deleter)] if how.get("delete_revisions") else []
+        people += [threading.Thread(target=person, args=("mona", 10, lambda page: page.replace(
+                       "## Open questions\n", "## Open questions\n- asked by mona\n"), None)),
+                   threading.Thread(target=person, args=("hubot", 30, lambda page: page.replace(
+                       "- required flags, not positional\n", ""), saved))]
         for thread in people:
             thread.start()
         results = [(p, *p.communicate(timeout=300)) for p in [*procs, ci]]

@@ -420,21 +420,18 @@ class GitHubStore:
     def mirror(self, stored: Stored, body: str, title: str | None = None,
                labels: tuple[str, ...] | None = None) -> Appended:
         """Write the body alone (``updateIssue``): a mirror repaired, or a write where the chain cannot be
-        written. Its answer says what it wrote over, as ``append``'s does."""
+        written. Its answer says what it wrote over, as ``append``'s does; a lost answer is looked into
+        (landed, or someone wrote meanwhile: not landed, read again)."""
         number = stored.number
         node = self._node_with_id(stored)
-        change_labels = labels is not None and set(labels) != set(stored.labels)
-        if change_labels and not all(self._label_ids.get(name) for name in labels or ()):
-            return self._mirror_rest(stored, body, title, labels)
+        lost: list[Stored] = []
 
         def landed() -> dict[str, Any] | None:
             fresh = checking(lambda: self._read(number))
-            if fresh.body == body:
-                return {"updateIssue": {"issue": self._nodes[number]}}
             if fresh.body == stored.body:
                 return None  # not landed, nothing else either: send it again
-            raise RemoteError(f"#{number} changed while its write was being resent; run the command again",
-                              retryable=True)
+            lost.append(fresh)
+            return {"updateIssue": {"issue": self._nodes[number]}}
 
         self._pace()
         try:
@@ -445,14 +442,19 @@ class GitHubStore:
             data = self._landed_despite(exc, number)
         except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
             raise RemoteError(str(exc), status=404) from None
+        if lost:
+            return Appended(lost[0].body == body, lost[0])
         issue = (data.get("updateIssue") or {}).get("issue")
         if not issue:
             raise RemoteError(f"updating issue #{number} failed: GitHub's answer holds no issue", retryable=True)
         head_now = (((issue.get("repository") or {}).get("head") or {}).get("target") or {}).get("oid") or ""
         head = stored.head if stored.head is not None and stored.head.oid == head_now else (
             Head(head_now) if head_now else None)
-        return Appended(True, self._keep(issue, head, stored.chained), self._overwritten(issue, stored, body),
-                        moved=bool(head_now) and split(body)[1] is not None and split(body)[1].head != head_now)
+        written = self._keep(issue, head, stored.chained)
+        self._labels_by_rest(written, labels)
+        key = split(body)[1]
+        return Appended(True, written, self._overwritten(issue, stored, body),
+                        moved=bool(head_now) and key is not None and key.head != head_now)
 
     def _landed_despite(self, exc: GraphQLFailure, number: int) -> dict[str, Any]:
         """``updateIssue`` answered with errors: when its issue is not null the write landed (a field of the
@@ -465,18 +467,6 @@ class GitHubStore:
         self.notices.append(f"issue #{number} was written, but GitHub's answer also held errors ({exc.said}); "
                             "the write stands")
         return {"updateIssue": {"issue": answer}}
-
-    def _mirror_rest(self, stored: Stored, body: str, title: str | None, labels: tuple[str, ...] | None) -> Appended:
-        """The body with labels the repository does not have yet: REST, which creates them (two requests)."""
-        changes: dict[str, Any] = {"body": body, "labels": list(labels or ())}
-        if title:
-            changes["title"] = title
-        self._pace()
-        try:
-            self.api.edit_issue(stored.number, changes, lambda: self._read(stored.number).body != body)
-        except NotFound as exc:
-            raise RemoteError(str(exc), status=404) from None
-        return Appended(True, self._read(stored.number))
 
     def _labels_by_rest(self, written: Stored, labels: tuple[str, ...] | None) -> None:
         """Labels a write asked for that the repository does not have yet (their ids unknown): set by REST,
