@@ -14,6 +14,7 @@ PAGE = (ROOT / "docs" / "github.md").read_text(encoding="utf-8")
 
 CLAIMS = {
     "A write that reports success is on the chain": [
+        "test_write_log.py::test_of_two_writers_that_read_one_head_one_moves_it_and_the_other_builds_on_it",
         "test_write_log.py::test_writers_sharing_a_token_and_a_person_lose_nothing_whatever_github_keeps",
         "test_concurrent_writers.py::test_twenty_writers_on_four_machines_ci_and_two_people_lose_nothing",
         "test_interleavings.py::test_no_reported_write_is_lost_in_any_interleaving"],

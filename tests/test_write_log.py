@@ -112,6 +112,20 @@ def test_a_landed_update_whose_answer_was_lost_is_never_applied_again(gh, on, mo
     assert body(gh).resume == "from B, later" and "to be deleted" not in body(gh).decisions
 
 
+def test_of_two_writers_that_read_one_head_one_moves_it_and_the_other_builds_on_it(gh, on, monkeypatch, tmp_path):
+    """A has read the head and made its commit; B's write lands first. A's move names the head it read: it is
+    refused, A reads B's head and writes again on it. Both writes are on the chain, one after the other."""
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    on("a", "checkpoint", "1", "--risk", "the chain's first")
+    gh.on("POST", r"^/git/commits$", lambda: elsewhere(monkeypatch, tmp_path, "b", decisions=("from B",)))
+    on("a", "checkpoint", "1", "--decision", "from A")
+    commits = gh.tasks.chain(1)
+    assert [c["entries"][-1].get("changes") for c in commits][-2:] == [["+1 decision"], ["+1 decision"]]
+    assert [e.get("revision") for c in commits for e in c["entries"]] == [1, 2, 3, 4]
+    assert {"from A", "from B"} <= set(fresh_reader(on)["decisions"])
+    assert {"from A", "from B"} <= set(body(gh).decisions)
+
+
 @pytest.mark.parametrize("request_of_the_write", ["the read", "the commit", "the move and the mirror"])
 def test_a_lost_answer_on_each_request_of_a_write_loses_nothing_and_doubles_nothing(gh, on, request_of_the_write):
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
