@@ -415,3 +415,17 @@ def test_a_lease_taken_over_is_not_renewed_by_the_old_holders_writes(plan):
     assert LocalClaims(plan / "claims").read(2).claim.agent == "a2"
     ran_out = renew_if_held(*_as_read(2), "a2", now=T0 + timedelta(hours=3))  # ran out, nobody took it: renewed
     assert ran_out.claim.until == "2026-11-22T11:30:00Z"
+
+
+def test_a_holders_checkpoint_writes_renew_its_lease_through_the_writer(plan, run, monkeypatch):
+    """The issue's case through ghstate itself: the holder writes its child's checkpoint every ten minutes
+    (``ghstate checkpoint 2 --agent a1``); its 30-minute claim is still its own at minute 41. Another
+    agent's writes renew nothing."""
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1", lease="30m"))
+    for minutes in (10, 20, 30, 40):
+        at = (T0 + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        monkeypatch.setattr("ghstate.services.writer.utc_now", lambda at=at: at)
+        run("checkpoint", "2", "--agent", "a1", "--decision", f"at minute {minutes}")
+        run("checkpoint", "2", "--agent", "a2", "--risk", f"a2 at minute {minutes}")
+    with pytest.raises(HeldByAnother, match="local #2 is claimed by a1 until 2026-11-22 09:10 UTC"):
+        run_claim(app_at(T0 + timedelta(minutes=41)), ClaimRequest(child=2, agent="a2"))
