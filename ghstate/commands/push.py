@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ghstate.commands.common import App, emit_json, make_app, store_options
+from ghstate.core.intent import Intent
 from ghstate.errors import ConfigError, GhstateError
 from ghstate.local.store import PendingWrite
 from ghstate.services.writer import Writer, WriteResult
@@ -23,14 +24,15 @@ def _target(record: PendingWrite) -> str:
     return f"#{write.number}" if write.number else f"a new checkpoint for {write.tree.branch or 'no branch'}"
 
 
-def _publish(store: GitHubStore, writer: Writer, record: PendingWrite) -> WriteResult:
-    """Replay one kept write, as it was made, on the checkpoint as it is now."""
+def _publish(store: GitHubStore, writer: Writer, record: PendingWrite, before: tuple[Intent, ...]) -> WriteResult:
+    """Replay one kept write, as it was made, on the checkpoint as it is now (``before``: the kept writes
+    to it published before it)."""
     write = record.write
     if not write.number and write.new_id:  # a create whose answer was lost may have landed
         landed = store.find_open(f'"id":"{write.new_id}"')
         if landed is not None:
             write = replace(write, number=landed.number)
-    return writer.write(write, kept=True)
+    return writer.write(write, kept=True, before=before)
 
 
 @click.command()
@@ -115,6 +117,7 @@ def _publish_all(app: App, store: GitHubStore, records: list, dry_run: bool) -> 
     writer = app.writer(keep_pending=False)
     out: list[Pushed] = []
     held: set[str] = set()  # checkpoints with an earlier write that failed: later ones keep their order
+    before: dict[str, tuple[Intent, ...]] = {}  # the kept writes published so far, by checkpoint
     for path, record in records:
         name = app.display_path(str(path))
         if isinstance(record, GhstateError):
@@ -129,19 +132,21 @@ def _publish_all(app: App, store: GitHubStore, records: list, dry_run: bool) -> 
         elif target in held:
             out.append(Pushed(name, target, "held", error=f"an earlier kept write for {target} is not published yet"))
         else:
-            out.append(_push_one(app, store, writer, (path, name, target), record, held))
+            out.append(_push_one(app, store, writer, (path, name, target), record, held, before))
     return out
 
 
 def _push_one(app: App, store: GitHubStore, writer: Writer, where: tuple[str, str, str], record: PendingWrite,
-              held: set[str]) -> Pushed:
+              held: set[str], before: dict[str, tuple[Intent, ...]]) -> Pushed:
     path, name, target = where
     try:
-        result = _publish(store, writer, record)
+        result = _publish(store, writer, record, before.get(target, ()))
     except GhstateError as exc:
         held.add(target)
         return Pushed(name, target, "failed", error=str(exc))
     Path(path).unlink()
+    if isinstance(record.write.intent, Intent):
+        before[target] = (*before.get(target, ()), record.write.intent)
     stored = result.stored
     assert stored is not None
     verb = "created" if result.created else ("updated" if result.changed else "unchanged")

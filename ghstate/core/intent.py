@@ -326,6 +326,7 @@ class WriteSpec:
     base: str = ""  # the head of the chain it was made on (a kept write is rebased from it by ``push``)
     move: bool = False  # a write by number from another branch makes it this branch's checkpoint
     adopt: bool = False  # a write by number to an issue that is no checkpoint makes it one
+    saves: tuple[tuple[str, str, str], ...] = ()  # people's saves to merge (body, editor, when), kept for push
 
     def to_data(self) -> dict[str, Any]:
         if not isinstance(self.intent, Intent):
@@ -339,7 +340,7 @@ class WriteSpec:
             "allow_secrets": self.allow_secrets, "new_id": self.new_id,
             "labels": list(self.labels) if self.labels else None,
             "write_id": self.write_id, "made_at": self.made_at, "base": self.base, "move": self.move,
-            "adopt": self.adopt,
+            "adopt": self.adopt, "saves": [list(save) for save in self.saves],
         }
 
     @classmethod
@@ -367,5 +368,13 @@ class WriteSpec:
             labels=LabelRule(*labels) if isinstance(labels, list) and len(labels) == 2
             and all(isinstance(x, str) for x in labels) else None,
             write_id=text(data.get("write_id")), made_at=text(data.get("made_at")), base=text(data.get("base")),
-            move=data.get("move") is True, adopt=data.get("adopt") is True,
+            move=data.get("move") is True, adopt=data.get("adopt") is True, saves=_saves(data.get("saves")),
         )
+
+
+def _saves(data: Any) -> tuple[tuple[str, str, str], ...]:
+    """People's saves a kept write carries, as kept: [body, editor, when] each; what is not that is left out."""
+    if not isinstance(data, list):
+        return ()
+    return tuple((save[0], save[1], save[2]) for save in data
+                 if isinstance(save, list) and len(save) == 3 and all(isinstance(x, str) for x in save))

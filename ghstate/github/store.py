@@ -201,6 +201,8 @@ class GitHubStore:
         commit, or could not show its chain at all."""
         if stored.chained and (stored.head is None or stored.head.link is not None):
             return stored
+        if stored.number in self._heads and not stored.chained:
+            return stored  # read by number in this command: its chain cannot be read, reading again will not help
         return self._read(stored.number)
 
     def link(self, stored: Stored, oid: str) -> Link | None:
@@ -313,6 +315,9 @@ class GitHubStore:
         landed."""
         if self.unprotected:
             raise Unprotected(self.unprotected)
+        if not stored.chained:  # its head could not be read: no move can name it
+            raise self._unprotected("the write log could not be read (" + CONTENTS_NEEDED.format(
+                repo=self.repo_name).replace("lacks Contents: write", "lacks Contents: read") + ")")
         number = stored.number
         node = self._node_with_id(stored)
         parent = stored.head.oid if stored.head is not None else ""
@@ -323,10 +328,12 @@ class GitHubStore:
         refs = {"repositoryId": self._repository(), "refUpdates": [
             {"name": ref_name(number), "afterOid": oid, "beforeOid": parent or ZERO}]}
         lost: list[Stored] = []
+        resent: list[bool] = []
 
         def landed() -> dict[str, Any] | None:  # the answer was lost: what does the chain hold now?
             fresh = checking(lambda: self._read(number))
             if (fresh.head.oid if fresh.head is not None else "") == parent and fresh.body == stored.body:
+                resent.append(True)  # the first may still land after this look: a refusal is looked into
                 return None  # nothing moved, nothing was saved: send it again (the same commit)
             lost.append(fresh)  # it landed, another writer's did, or someone saved the body: read again
             return {"lost": True}
@@ -339,10 +346,10 @@ class GitHubStore:
             held = fresh.head is not None and (fresh.head.oid == oid or self.holds(fresh, oid=oid))
             return Appended(held, fresh, self._overwritten_unseen(stored, text, always=not held),
                             moved=held and fresh.head is not None and fresh.head.oid != oid)
-        return self._judge_append(stored, answer, oid, link, text, labels)
+        return self._judge_append(stored, answer, oid, link, text, labels, bool(resent))
 
     def _judge_append(self, stored: Stored, answer: dict[str, Any], oid: str, link: Link, text: str,
-                      labels: tuple[str, ...] | None) -> Appended:
+                      labels: tuple[str, ...] | None, resent: bool = False) -> Appended:
         """What ``AppendCheckpoint``'s answer says: the move landed or was refused (by another writer's, or
         by GitHub: said), and what its mirror wrote over. A refused body write whose move was refused too is
         GitHub's refusal of the write (kept for push); one whose move landed is written again."""
@@ -361,17 +368,18 @@ class GitHubStore:
             if refused_issue and not on_refs:  # the body's write itself was refused: the token, the issue
                 raise self._refusal(data, on_issue, number)
             fresh = self._read(number)
-            if fresh.head is not None and fresh.head.oid == oid:  # moved after all (an error about something else)
-                return Appended(True, fresh, overwritten)
+            # moved after all (an error about something else), or by a first send that landed after its look
+            if fresh.head is not None and (fresh.head.oid == oid or (resent and self.holds(fresh, oid=oid))):
+                return Appended(True, fresh, overwritten, moved=fresh.head.oid != oid)
             if (fresh.head.oid if fresh.head else "") == (stored.head.oid if stored.head else ""):
                 if refused_issue:  # both refused: the token may write neither
                     raise self._refusal(data, on_issue, number)
                 self._refused(on_refs or errors)
             return Appended(False, fresh, overwritten)
-        if not issue:  # the chain moved; its mirror did not land: the writer writes it again
+        if not issue:  # the chain moved; its mirror did not land: the writer writes the head's again
             self.notices.append(f"#{number}'s write is on its chain, but its body could not be written "
                                 f"({_said(errors)}); it is written again")
-            return Appended(True, self._read(number))
+            return Appended(True, self._read(number), moved=True)
         if errors:
             self.notices.append(f"issue #{number} was written, but GitHub's answer also held errors ({_said(errors)}); "
                                 "the write stands")
@@ -442,8 +450,9 @@ class GitHubStore:
             data = self._landed_despite(exc, number)
         except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
             raise RemoteError(str(exc), status=404) from None
-        if lost:
-            return Appended(lost[0].body == body, lost[0])
+        if lost:  # whatever landed of it, and what it wrote over if it did
+            done = lost[0].body == body
+            return Appended(done, lost[0], self._overwritten_unseen(stored, body) if done else ())
         issue = (data.get("updateIssue") or {}).get("issue")
         if not issue:
             raise RemoteError(f"updating issue #{number} failed: GitHub's answer holds no issue", retryable=True)

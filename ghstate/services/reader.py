@@ -117,7 +117,8 @@ def _merged(store: Store, stored: Stored, edit: Mirror, onto: Checkpoint) -> tup
 def _base(store: Store, stored: Stored, edit: Mirror, theirs: Checkpoint) -> str | None:
     """The body a person's page showed: the commit its marker names; for ghstate's page from before the
     chain (the marker, without the chain's key), the body the chain began from (its first commit keeps
-    it); for a body without the marker line, the recent commit it differs from least. None: not known."""
+    it); for a body without the marker line, the recent commit it differs from least (the oldest of equals).
+    None: not known."""
     try:
         if edit.base:
             found = store.link(stored, edit.base)
@@ -131,12 +132,14 @@ def _base(store: Store, stored: Stored, edit: Mirror, theirs: Checkpoint) -> str
         return None
     from ghstate.core.model import section_digests
 
+    # Of equal matches the oldest: what a later write added is then the chain's, kept, where the newest would
+    # make the person the author of every difference (a write since their page read as their deletion).
     mine = section_digests(theirs)
     best: tuple[int, int, str] | None = None
     for age, (_, link) in enumerate(recent):
         theirs_then = section_digests(body_checkpoint(link.body))
         differ = sum(mine.get(k) != theirs_then.get(k) for k in {*mine, *theirs_then})
-        if best is None or (differ, age) < best[:2]:
+        if best is None or (differ, -age) < (best[0], -best[1]):
             best = (differ, age, link.body)
     return best[2] if best else None
 

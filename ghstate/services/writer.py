@@ -52,6 +52,7 @@ ROUNDS = 24
 BACKOFF = 0.25
 BACKOFF_MOST = 8.0
 TASK_EVENTS = frozenset({"claim", "release", "done", "split", "task"})  # writes that keep a claim their own way
+BLIND_LINKS = 30  # commits a write kept without a read looks back through for the one it was made on
 KEY_ROOM = 120  # characters the chain's key takes in a body's marker (the bound counts the body as stored)
 
 
@@ -117,11 +118,12 @@ class Writer:
         self.sleep = sleep or (lambda seconds: _sleep(seconds))  # looked up when called, as the clock
         self._adopting = ""  # the label an issue adopted as a checkpoint by this write gets
 
-    def write(self, spec: WriteSpec, *, kept: bool = False) -> WriteResult:
+    def write(self, spec: WriteSpec, *, kept: bool = False, before: tuple[Intent, ...] = ()) -> WriteResult:
         """Write ``spec``. ``kept``: a write kept while GitHub was out of reach, published now (``push``):
         when the chain holds it already it landed after all and is not made again; else it is rebased onto
-        the head: what was written or edited after the head it was made on stands, its own value kept
-        beside where both changed one."""
+        the head: what was written or edited after the state it was made on stands, its own value kept
+        beside where both changed one. ``before``: the earlier kept writes of this push to the same
+        checkpoint, which its maker had made on that state before it (as a local write would show them)."""
         spec = self._identified(spec)
         self._adopting = ""
         target: Stored | None = None
@@ -131,7 +133,7 @@ class Writer:
                     target = locate(self.store, spec.number, spec.tree.branch, heads=True)
                 if target is None and not spec.create:
                     raise NotFound(f"no open checkpoint for {spec.tree.place}")
-                return self._create(spec) if target is None else self._update(spec, target, kept)
+                return self._create(spec) if target is None else self._update(spec, target, kept, before)
         except RemoteError as exc:
             if spec.dry_run or self.pending is None or not self.store.remote or callable(spec.intent):
                 raise
@@ -177,20 +179,31 @@ class Writer:
 
     # ------------------------------------------------------------------------------ update
 
-    def _update(self, spec: WriteSpec, target: Stored, kept: bool = False) -> WriteResult:
+    def _update(self, spec: WriteSpec, target: Stored, kept: bool = False,
+                before: tuple[Intent, ...] = ()) -> WriteResult:
         if kept and self.store.holds(target, write=spec.write_id):  # it landed although its answer was lost
             read = view(self.store, target)
             return WriteResult(read.checkpoint, split_body(target), target, changed=False, previous=read.checkpoint,
                                warnings=[f"the kept write was on #{target.number}'s chain already: it had landed"])
-        read = view(self.store, target, whole=True)
+        read = view(self.store, target, spec_saves(spec), whole=True)
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(read.checkpoint))
         assert isinstance(spec.intent, Intent)
         spec = self._placed(self._renewed(spec, read), read)
-        base = self._base(target, spec) if kept else None
-        first = draft = self._draft(spec, read, own=True, base=base)
-        if spec.dry_run or (draft is None and read.mirror.kind != "stale"):
-            return self._unwritten(read, draft)
+        base = self._base(read, spec, before) if kept else None
+        first = self._draft(spec, read, own=True, base=base, kept=kept)
+        if spec.dry_run or (first is None and read.mirror.kind != "stale"):
+            return self._unwritten(read, first)
+        return self._rounds(spec, read, first, base, kept)
+
+    def _rounds(self, spec: WriteSpec, read: View, draft: _Draft | None, base: Checkpoint | None,
+                kept: bool) -> WriteResult:
+        """Write rounds until this write's change landed and the body is the head's mirror with every
+        person's save merged: a round that loses its race is built again on the new head (after a jittered
+        wait); one whose mirror wrote over a person's save is followed by one that merges it; a head that
+        moved on while the mirror was written is read again. Once the change landed, a failure is a warning
+        (what it left undone said, and a person's save it wrote over kept for ``push``)."""
+        target = read.stored
         mine: _Draft | None = None  # the round whose commit carried this write's change
         conflicts: list[str] = []  # values kept beside others by the rounds that landed
         overwritten: tuple[Saved, ...] = ()
@@ -200,18 +213,18 @@ class Writer:
                 if lost and self.store.remote:  # contended: the writers that collided spread out (jittered backoff)
                     self.sleep(random.uniform(0, min(BACKOFF_MOST, BACKOFF * 2 ** round_)))
                 read = view(self.store, target, overwritten, whole=True)
-                draft = self._draft(spec, read, own=mine is None, base=base)
-            if draft is None:  # nothing (more) to commit
-                if read.mirror.kind != "stale":
-                    break
-                written = self._mirror_head(read)  # a body older than its head: repaired
-            else:
-                try:
-                    written = self._append(spec, draft)
-                except Unprotected:
-                    return self._unprotected(spec, draft)
-                mine = draft if written.landed and draft.own else mine
-                conflicts.extend(draft.conflicts if written.landed else ())
+                draft = self._draft(spec, read, own=mine is None, base=base, kept=kept)
+            try:
+                written = self._round(spec, read, draft)
+            except RemoteError as exc:
+                if mine is None:
+                    raise
+                return self._result(target, mine, read, conflicts, self._unfinished(spec, target, overwritten, exc))
+            if written is None:  # nothing (more) to write
+                break
+            if draft is not None and written.landed:
+                mine = draft if draft.own else mine
+                conflicts.extend(draft.conflicts)
             lost = not written.landed
             # people's saves stay to be merged until a round that merged them landed
             overwritten = (*(overwritten if lost else ()), *written.overwritten)
@@ -224,10 +237,40 @@ class Writer:
         else:
             self.store.notices.append(f"other writers kept changing #{target.number} while this revision was "
                                       f"written ({ROUNDS} rounds); 'ghstate resume' shows what its chain holds")
-            if mine is None and first is not None:
+            if mine is None:
                 raise RemoteError(f"#{target.number} kept changing while it was being written ({ROUNDS} times); "
                                   "nothing of this write landed: run it again", retryable=True)
         return self._result(target, mine, read, conflicts)
+
+    def _round(self, spec: WriteSpec, read: View, draft: _Draft | None) -> Appended | None:
+        """One round's write: the draft's commit and its mirror; the body alone where the chain cannot be
+        written; the head's mirror over a body older than it; None when nothing is left to write."""
+        if draft is None:
+            return self._mirror_head(spec, read) if read.mirror.kind == "stale" else None
+        try:
+            return self._append(spec, draft)
+        except Unprotected:
+            return self._body_alone(spec, draft)
+
+    def _unfinished(self, spec: WriteSpec, target: Stored, overwritten: tuple[Saved, ...],
+                    exc: RemoteError) -> list[str]:
+        """What a failure after this write's change landed leaves undone, said: the body not brought up to
+        date (readers read the chain; the next write repairs it), or a person's save the mirror wrote over
+        not merged yet, kept for ``push`` (with its text: GitHub keeps it in the issue's edit history too)."""
+        if not overwritten:
+            return [f"#{target.number}'s body could not be brought up to date ({exc}); readers read its write "
+                    "log, and the next write repairs the body"]
+        who = ", ".join(dict.fromkeys(s.editor or "a person" for s in overwritten))
+        if self.pending is None or not self.store.remote:
+            return [f"a save of #{target.number} by {who}, which this write's body replaced, could not be merged "
+                    f"({exc}); GitHub keeps it in the issue's edit history: the next write does not know it"]
+        head = target.head.oid if target.head is not None else ""
+        record = replace(spec, intent=Intent(), write_id=os.urandom(6).hex(), made_at=self.clock(), base=head,
+                         saves=tuple((s.body, s.editor, s.at) for s in overwritten), labels=None, number=target.number)
+        path = self.pending.save_pending(PendingWrite(record, repo=self.repo, api_url=self.api_url,
+                                                      saved_at=self.clock()))
+        return [f"a save of #{target.number} by {who}, which this write's body replaced, could not be merged yet "
+                f"({exc}); it is kept in {path}: run 'ghstate push' when GitHub is reachable"]
 
     def _placed(self, spec: WriteSpec, read: View) -> WriteSpec:
         """Nothing moves silently. A write by number to an issue that is no checkpoint (no label, no marker)
@@ -290,13 +333,16 @@ class Writer:
             interrupt.landed(self.store, target.number, draft.link.revision)
         return written
 
-    def _mirror_head(self, read: View) -> Appended:
+    def _mirror_head(self, spec: WriteSpec, read: View) -> Appended:
         """The head's own mirror written over a body older than it (a mirror that landed after a later one,
-        or of a commit that lost its race)."""
+        or of a commit that lost its race, or one whose write failed once its move landed), with the labels
+        the write keeps in step."""
         assert read.link is not None and read.stored.head is not None
-        return self.store.mirror(read.stored, embed(read.link.body, read.stored.head.oid))
+        return self.store.mirror(read.stored, embed(read.link.body, read.stored.head.oid),
+                                 labels=self._labels(spec, read.stored, read.checkpoint))
 
-    def _draft(self, spec: WriteSpec, read: View, *, own: bool, base: Checkpoint | None = None) -> _Draft | None:
+    def _draft(self, spec: WriteSpec, read: View, *, own: bool, base: Checkpoint | None = None,
+               kept: bool = False) -> _Draft | None:
         """The commit of this round, built on ``read``: people's edits the read merged, each an entry of
         its own, then this write's change (``own``: not yet on the chain). None when there is nothing to
         commit (no change, no edit; a mirror older than its head is repaired by ``_done``)."""
@@ -305,10 +351,8 @@ class Writer:
         conflicts = [c for e in read.edits for c in e.conflicts]
         file_conflicts: tuple[str, ...] = ()
         if own:
-            if base is not None:  # a kept write: rebased onto the head; what came after its base stands
-                ours = spec.intent.apply(base, lenient=True).checkpoint
-                merged, kept_beside = merge3(base, ours, cp)
-                cp = merged._replace(executions=cp.executions, meta=cp.meta)
+            if kept:  # rebased onto the head: what came after its base stands, its own value beside
+                cp, kept_beside = rebased(spec.intent, base, cp)
                 conflicts.extend(kept_beside)
             else:
                 applied = spec.intent.apply(cp)
@@ -339,12 +383,25 @@ class Writer:
                     root=(read.link.root or (head.oid if head else "")) if read.link else "")
         return _Draft(read, cp, body, link, changes, changed, tuple(dict.fromkeys(conflicts)), file_conflicts)
 
-    def _base(self, target: Stored, spec: WriteSpec) -> Checkpoint | None:
-        """The state a kept write was made on (the head it had read), when it is not the head now."""
-        if not spec.base or (target.head is not None and target.head.oid == spec.base):
-            return None
-        link = self.store.link(target, spec.base)
-        return body_checkpoint(link.body, target.title) if link is not None else None
+    def _base(self, read: View, spec: WriteSpec, before: tuple[Intent, ...]) -> Checkpoint | None:
+        """The state a kept write was made on, with the earlier kept writes of its push on it (its maker had
+        made those first); None when it is not known. That state is the head it had read (the head now,
+        when it is that one: a person may have edited the body since). A write kept without a read (GitHub
+        was out of reach from the start) was made on the newest commit of the chain made before it (by the
+        entries' times); on an issue without a chain, on its body, unless that was edited since."""
+        target = read.stored
+        head = target.head
+        link: Link | None = None
+        if spec.base:
+            link = head.link if head is not None and head.oid == spec.base else self.store.link(target, spec.base)
+        elif head is not None:
+            link = _made_before(self.store.links(target, BLIND_LINKS), spec.made_at)
+        base = (body_checkpoint(link.body, target.title) if link is not None
+                else read.checkpoint if head is None and not spec.base and target.edited_at <= spec.made_at
+                else None)
+        for intent in before if base is not None else ():
+            base = intent.apply(base, lenient=True).checkpoint
+        return base
 
     def _unwritten(self, read: View, draft: _Draft | None) -> WriteResult:
         """A write that changes nothing, or a dry run."""
@@ -355,11 +412,13 @@ class Writer:
         return WriteResult(read.checkpoint, split_body(read.stored), read.stored, changed=False,
                            previous=read.checkpoint, warnings=self._notices())
 
-    def _result(self, stored: Stored, mine: _Draft | None, read: View, conflicts: list[str]) -> WriteResult:
+    def _result(self, stored: Stored, mine: _Draft | None, read: View, conflicts: list[str],
+                unfinished: list[str] | None = None) -> WriteResult:
         """What a write says once its last round landed (``mine``: the round that carried its change, None when
-        nothing of it was left to write; ``conflicts``: values the rounds that landed kept beside others)."""
+        nothing of it was left to write; ``conflicts``: values the rounds that landed kept beside others;
+        ``unfinished``: what a failure after it left undone)."""
         said = tuple(dict.fromkeys(conflicts))
-        warnings = self._tell_people(stored, said)
+        warnings = [*self._tell_people(stored, said), *(unfinished or ())]
         if mine is None:
             return WriteResult(read.checkpoint, split_body(stored), stored, changed=False, previous=read.checkpoint,
                                conflicts=list(said), warnings=[*warnings, *self._notices()])
@@ -367,18 +426,20 @@ class Writer:
                            file_conflicts=list(mine.file_conflicts), warnings=[*warnings, *self._notices()],
                            previous=mine.read.checkpoint)
 
-    def _unprotected(self, spec: WriteSpec, draft: _Draft) -> WriteResult:
-        """Where the chain cannot be written: the body alone, naming the head it was built on without the
-        chain's digest (a chain writer takes what it holds beyond that head as an edit). The store says once
-        that concurrent writers are then not protected, and why."""
+    def _body_alone(self, spec: WriteSpec, draft: _Draft) -> Appended:
+        """Where the chain cannot be written: the body alone, naming the head it was built on (or the one its
+        body named, where the chain cannot be read) without the chain's digest: a chain writer takes what it
+        holds beyond that head as an edit. The store says once that concurrent writers are then not
+        protected, and why. Its answer is judged as a chain write's (landed, what it wrote over)."""
         read = draft.read
-        head = read.stored.head.oid if read.stored.head is not None else ""
+        head = read.stored.head.oid if read.stored.head is not None else read.mirror.base
         text = embed(draft.body, head, protected=False) if head else draft.body
         labels = self._labels(spec, read.stored, draft.checkpoint)
         interrupt.begin_update(self.store, read.stored.number, draft.link.revision, "", text)
         written = self.store.mirror(read.stored, text, title=_title(draft), labels=labels)
-        interrupt.landed(self.store, read.stored.number, draft.link.revision)
-        return self._result(written.stored, draft if draft.own else None, read, list(draft.conflicts))
+        if written.landed:
+            interrupt.landed(self.store, read.stored.number, draft.link.revision)
+        return written._replace(moved=False)  # no head of its own to mirror
 
     # ----------------------------------------------------------------------------- pieces
 
@@ -462,3 +523,34 @@ def _title(draft: _Draft) -> str | None:
     """The title to write with the body: the checkpoint's, when it is not the issue's already."""
     title = draft.checkpoint.title
     return title if title != (draft.read.stored.title or title) else None
+
+
+def spec_saves(spec: WriteSpec) -> tuple[Saved, ...]:
+    """People's saves a kept write carries, to be merged (a body its write replaced before it could)."""
+    return tuple(Saved(*save) for save in spec.saves)
+
+
+def _made_before(links: list[tuple[str, Link]], made_at: str) -> Link | None:
+    """The newest of ``links`` (newest first) whose writes were all made before ``made_at`` (one made in the
+    same second is taken as made after it: what it changed stands); the first link's starting body when
+    the chain began after it; None when the links read do not reach back that far."""
+    for _, link in links:
+        if all(e.revision.at < made_at for e in link.entries):
+            return link
+    if links and not links[-1][1].root:  # the first commit was read: the chain began after the write
+        return Link(links[-1][1].number, links[-1][1].adopted) if links[-1][1].adopted else None
+    return None
+
+
+def rebased(intent: Intent, base: Checkpoint | None, now: Checkpoint) -> tuple[Checkpoint, list[str]]:
+    """A kept write on the checkpoint as it is ``now``: made on ``base``, what came after it stands, and where
+    both changed one value, the kept write's is kept beside (``merge3``). With no base (GitHub was out of
+    reach before the checkpoint could be read), every text it sets that ``now`` holds otherwise is such a
+    value: kept beside, never written over."""
+    if base is None:
+        ours = intent.apply(now, lenient=True).checkpoint
+        base = now._replace(goal="", resume="", verification="", verification_data=None)
+    else:
+        ours = intent.apply(base, lenient=True).checkpoint
+    merged, beside = merge3(base, ours, now)
+    return merged._replace(executions=now.executions, meta=now.meta), beside
