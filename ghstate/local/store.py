@@ -96,7 +96,8 @@ def atomic_create(path: Path, text: str) -> bool:
 GITIGNORE = ".gitignore"
 # What in the store folder is this machine's alone and never belongs in a commit: the seen-file of the
 # hooks, the lock files, writes kept for GitHub (they hold this machine's state) and leftovers of an
-# interrupted atomic write. The checkpoints (N.md) and their chains (chain/) stay committable.
+# interrupted atomic write (and reported/, which an older ghstate wrote). The checkpoints (N.md) and their
+# chains (chain/) stay committable.
 IGNORED = """# Written by ghstate: this machine's own files, kept out of git. N.md and chain/ are committable.
 /seen.json
 /.seen.lock
