@@ -5,13 +5,13 @@ from __future__ import annotations
 from bodies import render_body
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from strategies import checkpoints
+from strategies import checkpoints, examples
 
 from ghstate.core.model import Checkpoint, Extra, Phase
 from ghstate.core.parse import parse
 from ghstate.core.state_json import from_json, to_json
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+SETTINGS = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                              HealthCheck.filter_too_much])
 
 

@@ -13,7 +13,7 @@ import pytest
 from bodies import render_body, render_update
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from strategies import checkpoints
+from strategies import checkpoints, examples
 from test_human_bodies import human_bodies
 
 from ghstate.core.edits import Edits, apply_edits
@@ -36,7 +36,7 @@ def same_state(a: Checkpoint, b: Checkpoint) -> bool:
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "issue-bodies"
 # Drawing checkpoints is what costs (about 0.1 s each); the code under test takes ~15 ms an example.
-SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+SETTINGS = settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                              HealthCheck.filter_too_much])
 
 
