@@ -109,10 +109,7 @@ class GitHubStore:
 
     def _keep(self, node: dict[str, Any], head: Head | None = None, chained: bool = True) -> Stored:
         self._nodes[node["number"]] = node
-        for label in (node.get("labels") or {}).get("nodes") or ():
-            self._label_ids[label["name"]] = label["id"]
-        repository = node.get("repository") or {}
-        self._repository_id = repository.get("id") or self._repository_id
+        self._keep_labels({"labels": node.get("labels"), "id": (node.get("repository") or {}).get("id")})
         return self._from_node(node, head, chained)
 
     def _issues_enabled(self, repository: dict[str, Any]) -> None:
@@ -127,9 +124,10 @@ class GitHubStore:
             self._label_ids[label["name"]] = label["id"]
         self._repository_id = (repository or {}).get("id") or self._repository_id
 
-    def _read(self, number: int) -> Stored:
-        """One request: the issue with its chain's head and newest comments (query ``Checkpoint``), and
-        whether the repository has issues at all. A head the token may not read leaves the issue good."""
+    def get(self, number: int) -> Stored:
+        """The checkpoint with everything a reader needs, in one request: the issue with its chain's head and
+        newest comments (query ``Checkpoint``), and whether the repository has issues at all. A head the
+        token may not read leaves the issue good."""
         try:
             answer = self.graphql("checkpoint", self._variables(number=number, comments=COMMENTS,
                                                                 labels=self.policy.label, ref=ref_name(number)),
@@ -151,10 +149,6 @@ class GitHubStore:
         return self._keep(node, self._heads[number], chained)
 
     # ---------------------------------------------------------------------------- checkpoints
-
-    def get(self, number: int) -> Stored:
-        """The checkpoint with everything a reader needs, in one GraphQL request."""
-        return self._read(number)
 
     def list_open(self) -> list[Stored]:
         found: list[Stored] = []
@@ -203,7 +197,7 @@ class GitHubStore:
             return stored
         if stored.number in self._heads and not stored.chained:
             return stored  # read by number in this command: its chain cannot be read, reading again will not help
-        return self._read(stored.number)
+        return self.get(stored.number)
 
     def link(self, stored: Stored, oid: str) -> Link | None:
         """The commit ``oid`` (a person's page was made from it): one request; None when GitHub does not have
@@ -268,7 +262,7 @@ class GitHubStore:
         after the newest one listed are read one by one, until one does not exist (a handful at most)."""
         for number in range(known + 1, known + 1 + PAST_LISTINGS):
             try:
-                stored = self._read(number)
+                stored = self.get(number)
             except NotFound as exc:
                 if "pull request" in str(exc):
                     continue  # pull requests share the numbers
@@ -331,7 +325,7 @@ class GitHubStore:
         resent: list[bool] = []
 
         def landed() -> dict[str, Any] | None:  # the answer was lost: what does the chain hold now?
-            fresh = checking(lambda: self._read(number))
+            fresh = checking(lambda: self.get(number))
             if (fresh.head.oid if fresh.head is not None else "") == parent and fresh.body == stored.body:
                 resent.append(True)  # the first may still land after this look: a refusal is looked into
                 return None  # nothing moved, nothing was saved: send it again (the same commit)
@@ -344,7 +338,7 @@ class GitHubStore:
         if lost:  # whatever landed of it, and what its body's write (if it ran) wrote over
             fresh = lost[0]
             held = fresh.head is not None and (fresh.head.oid == oid or self.holds(fresh, oid=oid))
-            return Appended(held, fresh, self._overwritten_unseen(stored, text, always=not held),
+            return Appended(held, fresh, self._overwritten(None, stored, text, always=not held),
                             moved=held and fresh.head is not None and fresh.head.oid != oid)
         return self._judge_append(stored, answer, oid, link, text, labels, bool(resent))
 
@@ -367,7 +361,7 @@ class GitHubStore:
                 "FORBIDDEN", "INSUFFICIENT_SCOPES", "NOT_FOUND"})
             if refused_issue and not on_refs:  # the body's write itself was refused: the token, the issue
                 raise self._refusal(data, on_issue, number)
-            fresh = self._read(number)
+            fresh = self.get(number)
             # moved after all (an error about something else), or by a first send that landed after its look
             if fresh.head is not None and (fresh.head.oid == oid or (resent and self.holds(fresh, oid=oid))):
                 return Appended(True, fresh, overwritten, moved=fresh.head.oid != oid)
@@ -379,7 +373,7 @@ class GitHubStore:
         if not issue:  # the chain moved; its mirror did not land: the writer writes the head's again
             self.notices.append(f"#{number}'s write is on its chain, but its body could not be written "
                                 f"({_said(errors)}); it is written again")
-            return Appended(True, self._read(number), moved=True)
+            return Appended(True, self.get(number), moved=True)
         if errors:
             self.notices.append(f"issue #{number} was written, but GitHub's answer also held errors ({_said(errors)}); "
                                 "the write stands")
@@ -394,16 +388,6 @@ class GitHubStore:
         failure to keep the write for, not a checkpoint that does not exist)."""
         refusal = self.api.failure({"errors": errors, "data": data}, f"updating issue #{number}", number)
         return RemoteError(str(refusal), status=404) if isinstance(refusal, NotFound) else refusal
-
-    def _overwritten_unseen(self, stored: Stored, text: str, always: bool = False) -> tuple[Saved, ...]:
-        """What a body's write whose answer was lost wrote over: the version before ``text`` among the
-        newest (one request); nothing when ``text`` is not among them (it did not land)."""
-        issue = self._edits(stored.number, count=10) or {}
-        listed = [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]
-        at = next((i for i, n in enumerate(listed) if _same(_text(n), text)), None)
-        if at is None:
-            return ()
-        return self._overwritten({**issue, "userContentEdits": {"nodes": listed[at:]}}, stored, text, always)
 
     def _refused(self, errors: list[dict[str, Any]]) -> None:
         """The ref did not move and no other writer moved it: say why (a token without Contents: write, a
@@ -435,7 +419,7 @@ class GitHubStore:
         lost: list[Stored] = []
 
         def landed() -> dict[str, Any] | None:
-            fresh = checking(lambda: self._read(number))
+            fresh = checking(lambda: self.get(number))
             if fresh.body == stored.body:
                 return None  # not landed, nothing else either: send it again
             lost.append(fresh)
@@ -452,7 +436,7 @@ class GitHubStore:
             raise RemoteError(str(exc), status=404) from None
         if lost:  # whatever landed of it, and what it wrote over if it did
             done = lost[0].body == body
-            return Appended(done, lost[0], self._overwritten_unseen(stored, body) if done else ())
+            return Appended(done, lost[0], self._overwritten(None, stored, body) if done else ())
         issue = (data.get("updateIssue") or {}).get("issue")
         if not issue:
             raise RemoteError(f"updating issue #{number} failed: GitHub's answer holds no issue", retryable=True)
@@ -501,7 +485,7 @@ class GitHubStore:
     def _node_with_id(self, stored: Stored) -> dict[str, Any]:
         node = self._nodes.get(stored.number)
         if node is None or "id" not in node:
-            self._read(stored.number)
+            self.get(stored.number)
             node = self._nodes[stored.number]
         return node
 
@@ -530,11 +514,20 @@ class GitHubStore:
         self._tree = tree
         return oid
 
-    def _overwritten(self, issue: dict[str, Any], stored: Stored, text: str, always: bool = False) -> tuple[Saved, ...]:
+    def _overwritten(self, issue: dict[str, Any] | None, stored: Stored, text: str,
+                     always: bool = False) -> tuple[Saved, ...]:
         """The version a write just wrote over, when it is not the body the write had read (``always``: even
         then): a save made in between (a person's, or another writer's mirror: the writer tells them apart).
         Read from the write's answer; an answer whose newest version is not the body just written (an index
-        behind its body) is read again, at most HISTORY_READS times, then said."""
+        behind its body) is read again, at most HISTORY_READS times, then said. ``issue`` None: the answer
+        was lost: the version before ``text`` among the newest ten (none when ``text`` is not: not landed)."""
+        if issue is None:
+            issue = self._edits(stored.number, count=10) or {}
+            listed = [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]
+            at = next((i for i, n in enumerate(listed) if _same(_text(n), text)), None)
+            if at is None:
+                return ()
+            issue = {**issue, "userContentEdits": {"nodes": listed[at:]}}
         for attempt in range(HISTORY_READS):
             listed = [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]
             if listed and _same(_text(listed[0]), text):
@@ -581,7 +574,7 @@ class GitHubStore:
 
     def revisions(self, number: int) -> list[Revision]:
         """The writes on the chain, oldest first (its newest LOG_COMMITS commits; one request after the read)."""
-        head = self._heads[number] if number in self._heads else self._read(number).head  # read by the command
+        head = self._heads[number] if number in self._heads else self.get(number).head  # read by the command
         out: list[Revision] = []
         links = [link for _, link in self.links(Stored(number, "", "", "", head=head), LOG_COMMITS)] \
             if head is not None else []
@@ -620,7 +613,7 @@ class GitHubStore:
             return [], 0
         node = self._nodes.get(stored.number)
         if node is None or (node.get("comments") or {}).get("nodes") is None:
-            self._read(stored.number)
+            self.get(stored.number)
             node = self._nodes[stored.number]
         after = github_time(since)
         notes: list[Note] = []

@@ -286,16 +286,13 @@ class LocalStore:
         if not atomic_create(folder / f"{seen + 1}.json", json.dumps(record, ensure_ascii=False) + "\n"):
             return Appended(False, self.get(number))
         oid = str(seen + 1)
-        written = self._mirror(stored, embed(link.body, oid))
+        written = self.mirror(stored, embed(link.body, oid))
         head = self._head(number)
         return written._replace(stored=written.stored._replace(head=Head(oid, link)) if head and head.oid == oid
                                 else written.stored, moved=head is not None and head.oid != oid)
 
     def mirror(self, stored: Stored, body: str, title: str | None = None,
                labels: tuple[str, ...] | None = None) -> Appended:
-        return self._mirror(stored, body)
-
-    def _mirror(self, stored: Stored, body: str) -> Appended:
         """Write the body; what was there when it was replaced, if it is not what the write had read (a
         person's save made in between), comes back as ``overwritten``."""
         from ghstate.store import Saved

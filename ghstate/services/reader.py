@@ -27,8 +27,7 @@ BASE_SEARCH = 10  # commits looked through for the page a body without the marke
 def checkpoint_of(stored: Stored) -> Checkpoint:
     """The parsed body, as it is (from the parse cache when this body was read before; the chain's key
     left out of its marker); on GitHub the issue title is the title."""
-    cp = parsecache.checkpoint(split(stored.body)[0])
-    return cp._replace(title=stored.title) if stored.title else cp
+    return body_checkpoint(split(stored.body)[0], stored.title)
 
 
 def body_checkpoint(body: str, title: str = "") -> Checkpoint:
@@ -85,12 +84,8 @@ def view(store: Store, stored: Stored, also: tuple[Saved, ...] = (), whole: bool
         return View(stored, cp, mirror.body, mirror._replace(kind="unchained"))
     head_cp = body_checkpoint(head.body, stored.title or head.title)
     cp, over, edits = head_cp, head.body, []
-    if mirror.kind == "edited":
-        cp, conflicts = _merged(store, stored, mirror, cp)
-        over = mirror.body
-        edits.append(Edit(stored.editor, stored.edited_at, mirror.digest, conflicts))
-    for saved in also:
-        found = classify(saved.body, stored.head)
+    for i, saved in enumerate((Saved(stored.body, stored.editor, stored.edited_at), *also)):
+        found = mirror if i == 0 else classify(saved.body, stored.head)  # the body as read, then ``also``'s
         if found.kind == "edited" and found.digest not in {e.digest for e in edits}:
             cp, conflicts = _merged(store, stored, found, cp)
             over = found.body  # written over the person's text: their formatting stays

@@ -1,21 +1,11 @@
 """Writing a revision: locate → read → change → stamp → render → append to the chain → mirror.
 
 One pipeline serves ``checkpoint``, ``ci``, ``push``, the task commands and the hooks, on every store. The
-change is an ``Intent`` (data), applied to the checkpoint at the head of its chain (``ghstate.core.chain``):
-
-1. the checkpoint is read once (``reader.view``): the head's state, with a person's edit of the body
-   merged onto it as that person's entry (three-way, against the page they edited);
-2. the intent is applied and the new body rendered over the one read (a person's formatting stays);
-3. the write becomes one commit whose parent is the head it read, and the chain moves to it only if it
-   still points at that head (``Store.append``: GitHub's ``updateRefs`` with ``beforeOid``, the local
-   store's exclusive create); the body is written as its mirror in the same request;
-4. a write whose head moved meanwhile lost its race: it reads the new head and is built again (the field
-   merge of intents, by chain order, never by clocks), after a jittered wait; a person's save its mirror
-   wrote over is merged by one more commit; a mirror older than the head is repaired.
-
-A write is identified by its commit: after a lost answer the chain is read, and a chain that holds it
-means it landed, never to be applied again. When GitHub cannot be reached, the write is kept locally for
-``push``, with the head it was made on: ``push`` rebases it onto the head then (``Writer.write(kept=True)``).
+change is an ``Intent`` (data), applied to the checkpoint as ``reader.view`` reads it (the head of its
+chain, people's edits merged); the write is one commit on the head it read (``ghstate.core.chain``), and
+a round that lost its race is built again on the new head (by chain order, never by clocks). A write
+whose answer was lost is found on the chain, never applied twice; one GitHub could not take is kept for
+``push``, which rebases it (``Writer.write(kept=True)``).
 """
 
 from __future__ import annotations
@@ -29,7 +19,7 @@ from datetime import datetime, timezone
 from typing import NamedTuple
 
 from ghstate.core import checks
-from ghstate.core.chain import Entry, Link, embed, merged_after, prior_entries
+from ghstate.core.chain import Entry, Link, embed, merged_after, prior_entries, split
 from ghstate.core.edits import content_equal, describe, stamp
 from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.marker import MARKER_LINE
@@ -182,9 +172,8 @@ class Writer:
     def _update(self, spec: WriteSpec, target: Stored, kept: bool = False,
                 before: tuple[Intent, ...] = ()) -> WriteResult:
         if kept and self.store.holds(target, write=spec.write_id):  # it landed although its answer was lost
-            read = view(self.store, target)
-            return WriteResult(read.checkpoint, split_body(target), target, changed=False, previous=read.checkpoint,
-                               warnings=[f"the kept write was on #{target.number}'s chain already: it had landed"])
+            self.store.notices.append(f"the kept write was on #{target.number}'s chain already: it had landed")
+            return self._result(target, None, view(self.store, target), [])
         read = view(self.store, target, spec_saves(spec), whole=True)
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(read.checkpoint))
@@ -192,8 +181,8 @@ class Writer:
         spec = self._placed(self._renewed(spec, read), read)
         base = self._base(read, spec, before) if kept else None
         first = self._draft(spec, read, own=True, base=base, kept=kept)
-        if spec.dry_run or (first is None and read.mirror.kind != "stale"):
-            return self._unwritten(read, first)
+        if spec.dry_run or (first is None and read.mirror.kind != "stale"):  # a dry run, or nothing to write
+            return self._result(read.stored, first, read, list(first.conflicts) if first else [], tell=False)
         return self._rounds(spec, read, first, base, kept)
 
     def _rounds(self, spec: WriteSpec, read: View, draft: _Draft | None, base: Checkpoint | None,
@@ -245,8 +234,11 @@ class Writer:
     def _round(self, spec: WriteSpec, read: View, draft: _Draft | None) -> Appended | None:
         """One round's write: the draft's commit and its mirror; the body alone where the chain cannot be
         written; the head's mirror over a body older than it; None when nothing is left to write."""
-        if draft is None:
-            return self._mirror_head(spec, read) if read.mirror.kind == "stale" else None
+        if draft is None:  # the head's own mirror over a body older than it (with the labels kept in step)
+            if read.mirror.kind != "stale" or read.link is None or read.stored.head is None:
+                return None
+            return self.store.mirror(read.stored, embed(read.link.body, read.stored.head.oid),
+                                     labels=self._labels(spec, read.stored, read.checkpoint))
         try:
             return self._append(spec, draft)
         except Unprotected:
@@ -265,10 +257,8 @@ class Writer:
             return [f"a save of #{target.number} by {who}, which this write's body replaced, could not be merged "
                     f"({exc}); GitHub keeps it in the issue's edit history: the next write does not know it"]
         head = target.head.oid if target.head is not None else ""
-        record = replace(spec, intent=Intent(), write_id=os.urandom(6).hex(), made_at=self.clock(), base=head,
-                         saves=tuple((s.body, s.editor, s.at) for s in overwritten), labels=None, number=target.number)
-        path = self.pending.save_pending(PendingWrite(record, repo=self.repo, api_url=self.api_url,
-                                                      saved_at=self.clock()))
+        path = self._save_pending(replace(spec, intent=Intent(), write_id=os.urandom(6).hex(), made_at=self.clock(),
+                                          base=head, saves=tuple(overwritten), labels=None, number=target.number))
         return [f"a save of #{target.number} by {who}, which this write's body replaced, could not be merged yet "
                 f"({exc}); it is kept in {path}: run 'ghstate push' when GitHub is reachable"]
 
@@ -333,14 +323,6 @@ class Writer:
             interrupt.landed(self.store, target.number, draft.link.revision)
         return written
 
-    def _mirror_head(self, spec: WriteSpec, read: View) -> Appended:
-        """The head's own mirror written over a body older than it (a mirror that landed after a later one,
-        or of a commit that lost its race, or one whose write failed once its move landed), with the labels
-        the write keeps in step."""
-        assert read.link is not None and read.stored.head is not None
-        return self.store.mirror(read.stored, embed(read.link.body, read.stored.head.oid),
-                                 labels=self._labels(spec, read.stored, read.checkpoint))
-
     def _draft(self, spec: WriteSpec, read: View, *, own: bool, base: Checkpoint | None = None,
                kept: bool = False) -> _Draft | None:
         """The commit of this round, built on ``read``: people's edits the read merged, each an entry of
@@ -403,22 +385,13 @@ class Writer:
             base = intent.apply(base, lenient=True).checkpoint
         return base
 
-    def _unwritten(self, read: View, draft: _Draft | None) -> WriteResult:
-        """A write that changes nothing, or a dry run."""
-        if draft is not None:  # a dry run
-            return WriteResult(draft.checkpoint, draft.body, read.stored, changes=draft.changes,
-                               previous=read.checkpoint, conflicts=list(draft.conflicts),
-                               file_conflicts=list(draft.file_conflicts))
-        return WriteResult(read.checkpoint, split_body(read.stored), read.stored, changed=False,
-                           previous=read.checkpoint, warnings=self._notices())
-
     def _result(self, stored: Stored, mine: _Draft | None, read: View, conflicts: list[str],
-                unfinished: list[str] | None = None) -> WriteResult:
+                unfinished: list[str] | None = None, tell: bool = True) -> WriteResult:
         """What a write says once its last round landed (``mine``: the round that carried its change, None when
         nothing of it was left to write; ``conflicts``: values the rounds that landed kept beside others;
-        ``unfinished``: what a failure after it left undone)."""
+        ``unfinished``: what a failure after it left undone), or a dry run's draft (``tell``: False)."""
         said = tuple(dict.fromkeys(conflicts))
-        warnings = [*self._tell_people(stored, said), *(unfinished or ())]
+        warnings = [*(self._tell_people(stored, said) if tell else ()), *(unfinished or ())]
         if mine is None:
             return WriteResult(read.checkpoint, split_body(stored), stored, changed=False, previous=read.checkpoint,
                                conflicts=list(said), warnings=[*warnings, *self._notices()])
@@ -499,23 +472,22 @@ class Writer:
     def _keep_pending(self, spec: WriteSpec, target: Stored | None) -> str:
         """Keep a write GitHub could not take, whole, with the head it was made on: ``push`` rebases it
         onto the head then."""
-        assert self.pending is not None and isinstance(spec.intent, Intent)
         base = target.head.oid if target is not None and target.head is not None else ""
-        record = PendingWrite(
-            replace(spec, number=target.number if target else spec.number, base=spec.base or base,
-                    new_id=spec.new_id if target is None else ""),
-            repo=self.repo, api_url=self.api_url, saved_at=self.clock())
         try:
-            return str(self.pending.save_pending(record))
+            return self._save_pending(replace(spec, number=target.number if target else spec.number,
+                                              base=spec.base or base, new_id=spec.new_id if target is None else ""))
         except OSError as exc:
             raise GhstateError(f"GitHub could not be reached and the local copy could not be saved "
                                f"either ({exc}); nothing was written") from exc
 
+    def _save_pending(self, spec: WriteSpec) -> str:
+        assert self.pending is not None and isinstance(spec.intent, Intent)
+        return str(self.pending.save_pending(PendingWrite(spec, repo=self.repo, api_url=self.api_url,
+                                                          saved_at=self.clock())))
+
 
 def split_body(stored: Stored) -> str:
     """The body a reader sees (the chain's key left out)."""
-    from ghstate.core.chain import split
-
     return split(stored.body)[0]
 
 
