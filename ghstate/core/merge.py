@@ -85,15 +85,29 @@ def merge_unknown_base(key: str, ours: Checkpoint, theirs: Checkpoint) -> tuple[
     if key in LIST_SECTIONS:
         return tuple(merge_sequence(None, a, b, key=_norm)), []
     if key == "phases":
-        def phase(_: Phase | None, o: Phase, t: Phase) -> Phase:
-            steps = merge_sequence(None, o.steps, t.steps, key=lambda s: _norm(s.text),
-                                   merge_item=lambda _, x, y: x._replace(done=x.done or y.done))
-            detail = o.detail if t.detail in o.detail else f"{o.detail}\n\n{t.detail}".strip()
-            return Phase(o.name, o.done or t.done, tuple(steps), detail)
-
-        return tuple(merge_sequence(None, a, b, key=lambda p: _norm(p.name), merge_item=phase)), []
+        return tuple(merge_sequence(None, a, b, key=lambda p: _norm(p.name), merge_item=_phase)), []
     heading = "Title" if key == "title" else HEADINGS[key]
     return a, ([Extra(f"{heading} (concurrent edit)", b, 2, None if key == "title" else key)] if b else [])
+
+
+def _done(b: Phase | Step | None, o: Phase | Step, t: Phase | Step) -> bool | None:
+    """A tick both sides may have changed: the side that changed it since ``b``; with no base, ticked on
+    either side is ticked."""
+    if b is None:
+        return o.done or t.done
+    return t.done if t.done != b.done else o.done
+
+
+def _phase(b: Phase | None, o: Phase, t: Phase, text: Callable[[str, str, str, str], str] | None = None) -> Phase:
+    """A phase both sides have: ticks as ``_done``, steps item by item; its detail three-way through ``text``
+    (``merge3``'s) when there is a base, else both sides' details kept."""
+    steps = merge_sequence(b.steps if b else None, o.steps, t.steps, key=lambda s: _norm(s.text),
+                           merge_item=lambda sb, so, st: so._replace(done=_done(sb, so, st)))
+    if b is not None and text is not None:
+        detail = text("phases", b.detail, o.detail, t.detail)
+    else:
+        detail = o.detail if t.detail in o.detail else f"{o.detail}\n\n{t.detail}".strip()
+    return Phase(o.name, _done(b, o, t), tuple(steps), detail)
 
 
 def merge3(base: Checkpoint, ours: Checkpoint, theirs: Checkpoint) -> tuple[Checkpoint, list[str]]:
@@ -117,17 +131,6 @@ def merge3(base: Checkpoint, ours: Checkpoint, theirs: Checkpoint) -> tuple[Chec
                                 else None))
         return t
 
-    def step(b: Step | None, o: Step, t: Step) -> Step:
-        done = t.done if b is not None and t.done != b.done else o.done if b is not None else (o.done or t.done)
-        return o._replace(done=done)
-
-    def phase(b: Phase | None, o: Phase, t: Phase) -> Phase:
-        done = t.done if b is not None and t.done != b.done else o.done if b is not None else (o.done or t.done)
-        steps = merge_sequence(b.steps if b else None, o.steps, t.steps, key=lambda s: _norm(s.text), merge_item=step)
-        detail = text("phases", b.detail if b else "", o.detail, t.detail) if b else (
-            o.detail if t.detail in o.detail else f"{o.detail}\n\n{t.detail}".strip())
-        return Phase(o.name, done, tuple(steps), detail)
-
     def extra(b: Extra | None, o: Extra, t: Extra) -> Extra:
         if b is None:
             return o if o.body == t.body else o._replace(body=f"{o.body}\n\n{t.body}".strip())
@@ -143,7 +146,7 @@ def merge3(base: Checkpoint, ours: Checkpoint, theirs: Checkpoint) -> tuple[Chec
     for key in LIST_SECTIONS:
         changes[key] = tuple(merge_sequence(getattr(base, key), getattr(ours, key), getattr(theirs, key), key=_norm))
     changes["phases"] = tuple(merge_sequence(base.phases, ours.phases, theirs.phases, key=lambda p: _norm(p.name),
-                                             merge_item=phase))
+                                             merge_item=lambda b, o, t: _phase(b, o, t, text)))
     extras = merge_sequence(base.extra, ours.extra, theirs.extra, key=lambda e: (e.heading, e.after),
                             merge_item=extra)
     changes["extra"] = (*extras, *beside)
