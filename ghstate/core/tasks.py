@@ -112,6 +112,13 @@ class Existing(NamedTuple):
     closed: frozenset[int] = frozenset()  # children that are closed: waiting for one is waiting for nothing
 
 
+def unlisted(phases: tuple[Phase, ...], children: tuple[Child, ...]) -> tuple[int, ...]:
+    """The children that phases not done yet link and that are not among ``children`` (a person moved them
+    away on github.com): to be looked for elsewhere."""
+    here = {c.number for c in children}
+    return tuple(n for p in phases if not p.done and (n := linked_child(p.name)) is not None and n not in here)
+
+
 def existing_children(phases: tuple[Phase, ...], children: tuple[Child, ...]) -> dict[int, int]:
     """Which phase each child made already is (phase index → number): the phase whose line links it, wherever
     the child is now; else the phase its marker names (``TaskLink.phase``: a child knows its phase, however its
@@ -234,13 +241,9 @@ def creation_order(plan: SplitPlan) -> list[int]:
 
 
 def in_plan_order(phases: tuple[Phase, ...], children: tuple[Child, ...]) -> tuple[Child, ...]:
-    """Children in their parent's order (of the phase lines that link them; the others after, as they
-    came), each named by its phase."""
-    where = {n: i for i, p in enumerate(phases) if (n := linked_child(p.name)) is not None}
-    for child in children:
-        index = phase_named(phases, child.phase) if child.number not in where else None
-        if index is not None and index not in where.values():
-            where[child.number] = index
+    """Children in their parent's order (of their phases, as ``existing_children`` finds them; the others
+    after, as they came), each named by its phase."""
+    where = {n: i for i, n in existing_children(phases, children).items()}
     named = tuple(c._replace(phase=title_of(phases[where[c.number]]) if c.number in where else c.phase)
                   for c in children)
     return tuple(sorted(named, key=lambda c: where.get(c.number, len(phases))))

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from ghstate.core.claims import Child, Claim, Family, Held, Summary, mirror_in
 from ghstate.core.model import Phase
 from ghstate.core.parse import task_link_of
-from ghstate.core.tasks import Existing, existing_children, linked_child
+from ghstate.core.tasks import Existing, existing_children, unlisted
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github.store import GitHubStore
 from ghstate.github.transport import GitHubAPI
@@ -144,9 +144,7 @@ class GitHubTasks:
         ``existing_children``); their links; GitHub's counts."""
         node = self.store.node(parent) or {}
         here = self.family(parent).children
-        strays = tuple(n for p in phases if not p.done and (n := linked_child(p.name)) and
-                       n not in {c.number for c in here})
-        moved = self.elsewhere(parent, strays)
+        moved = self.elsewhere(parent, unlisted(phases, here))
         nodes = [s for s in (node.get("subIssues") or {}).get("nodes") or () if s] + \
             [self._read[c.number] for c in moved if self._read.get(c.number)]
         links = frozenset((s["number"], b["number"]) for s in nodes

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ghstate.core.claims import Child, Family, rollup_lines
 from ghstate.core.markup import unescape_literal
 from ghstate.core.model import Checkpoint
-from ghstate.core.tasks import followed, in_plan_order, linked_child
+from ghstate.core.tasks import followed, in_plan_order, linked_child, unlisted
 from ghstate.services.app import App
 from ghstate.services.reader import checkpoint_of
 from ghstate.store import Stored
@@ -25,16 +25,9 @@ def backend(app: App) -> GitHubTasks | LocalTasks:
     """The tasks of the App's store, made once per App (what one read learnt, a node id, the repository's
     id, serves the next)."""
     if app.tasks is None:
-        if app.store.remote:
-            from ghstate.github.tasks import GitHubTasks
+        from ghstate.services.leases import tasks_of
 
-            app.tasks = GitHubTasks(app.github())
-        else:
-            from ghstate.local.store import LocalStore
-            from ghstate.local.tasks import LocalTasks
-
-            assert isinstance(app.store, LocalStore)
-            app.tasks = LocalTasks(app.store)
+        app.tasks = tasks_of(app.github() if app.store.remote else app.store)
     return app.tasks
 
 
@@ -46,8 +39,7 @@ def family_of(app: App, parent: int, cp: Checkpoint) -> Family:
     person ends a phase line with, in a plan never split or on a phase done, costs nothing)."""
     tasks = backend(app)
     family = tasks.family(parent)
-    here = {c.number for c in family.children}
-    strays = tuple(n for p in cp.phases if not p.done and (n := linked_child(p.name)) is not None and n not in here)
+    strays = unlisted(cp.phases, family.children)
     moved = tasks.elsewhere(parent, strays) if strays and family.children else ()
     return family._replace(children=in_plan_order(cp.phases, (*family.children, *moved)))
 
@@ -83,7 +75,7 @@ def task_view(app: App, stored: Stored, cp: Checkpoint) -> TaskView:
     parent = _parent(app, stored, cp)
     children: tuple[Child, ...] = ()
     summary = None
-    if any(linked_child(p.name) for p in cp.phases) or (app.store.remote and _has_children(app, stored.number)):
+    if any(linked_child(p.name) for p in cp.phases) or (app.store.remote and backend(app).has_children(stored.number)):
         family = family_of(app, stored.number, cp)
         children, summary = family.children, family.summary
     lines: list[str] = []
@@ -95,11 +87,6 @@ def task_view(app: App, stored: Stored, cp: Checkpoint) -> TaskView:
     if children and summary is not None:
         lines += rollup_lines(children, summary, now, "#" if app.store.remote else "local #")
     return TaskView(parent, children, tuple(lines), now)
-
-
-def _has_children(app: App, number: int) -> bool:
-    node = app.github().node(number) or {}
-    return bool((node.get("subIssues") or {}).get("nodes"))
 
 
 def _parent(app: App, stored: Stored, cp: Checkpoint) -> tuple[int, str, tuple[str, ...]] | None:
