@@ -36,7 +36,8 @@ TASK = "task"  # a child checkpoint's place in its parent's plan (see ghstate.co
 KNOWN = (REVISION, ID, TITLE, BRANCH, COMMIT, DIRTY, CREATED, UPDATED, EXECUTIONS, VERIFICATION, DIGESTS,
          HISTORY, PROVENANCE, FINGERPRINTS, TASK, *NOT_LOADED)
 
-# The marker's line in a body: its JSON object is group 1.
+# A whole line holding the hidden marker, in any body (CRLF too: the \r is left to the line's ending); its
+# JSON object is group 1.
 MARKER_LINE = re.compile(r"^[ ]{0,3}<!--\s*ghstate:v1\s+(\{.*?\})\s*-->[ \t]*(?=\r?$)", re.MULTILINE)
 
 HISTORY_DEPTH = 5  # revisions whose digests are kept besides the last

@@ -378,9 +378,6 @@ def _place_extras(values: dict[str, Any], leftovers: dict[str | None, list[str]]
 __all__ = ["Finding", "ParseError", "Parsed", "Span", "clean_text", "parse", "LIST_SECTIONS", "MARKER_PREFIX"]
 
 
-# A whole line holding the hidden marker, in any body (CRLF too: the \r is left to the line's ending).
-
-
 def _quick_marker(body: str) -> dict[str, Any] | None:
     """The marker's raw data found by a quick scan, for picking a checkpoint among many (no full parse)."""
     match = MARKER_LINE.search(body)

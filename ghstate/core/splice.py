@@ -178,11 +178,11 @@ def _fine_edits(key: str, old: Checkpoint, new: Checkpoint, before: Any, after: 
     before_value, after_value = getattr(old, key), getattr(new, key)
     if key == "phases" and len(before_value) == len(after_value) and all(
             _ticks_only(a, b) for a, b in zip(before_value, after_value, strict=True)):
-        toggles = [(f"phases.{i}", b.done) for i, (a, b) in enumerate(zip(before_value, after_value, strict=True))
-                   if a.done != b.done]
-        toggles += [(f"phases.{i}.steps.{j}", bool(y.done)) for i, (a, b) in enumerate(zip(before_value, after_value,
-                                                                                          strict=True))
-                    for j, (x, y) in enumerate(zip(a.steps, b.steps, strict=True)) if x.done != y.done]
+        toggles: list[tuple[str, bool]] = []  # each box that changed, where the body's lines have it
+        for i, (a, b) in enumerate(zip(before_value, after_value, strict=True)):
+            toggles += [(f"phases.{i}", b.done)] if a.done != b.done else []
+            toggles += [(f"phases.{i}.steps.{j}", bool(y.done))
+                        for j, (x, y) in enumerate(zip(a.steps, b.steps, strict=True)) if x.done != y.done]
         edits = []
         for where, done in toggles:
             at = before.lines.get(where, 0) - 1

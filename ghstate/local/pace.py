@@ -12,7 +12,6 @@ import hashlib
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from ghstate.local.store import file_lock
 
@@ -48,36 +47,13 @@ class Pacer:
         if self.path in _WRITING:  # this process has the turn already (a write inside a write): it is its own
             yield
             return
-        held = self._take_turn()
-        if held is not None:
-            _WRITING.add(self.path)
-        try:
-            yield
-        finally:
-            if held is not None:
-                _WRITING.discard(self.path)
-                held.close()  # closing the file releases its lock
-
-    def _take_turn(self) -> Any:
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - Windows: no advisory locks
-            return None
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle = open(self.path.with_suffix(".writing"), "a+b")  # noqa: SIM115 - closed by writing()
-        except OSError:
-            return None
-        deadline = time.monotonic() + WRITING_WAIT  # the real clock: a wait that is bounded whatever tests stop
-        while True:
+        with file_lock(self.path.with_suffix(".writing"), wait=WRITING_WAIT) as held:
+            if held:
+                _WRITING.add(self.path)
             try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return handle
-            except OSError:
-                if time.monotonic() >= deadline:
-                    handle.close()
-                    return None
-                time.sleep(0.05)
+                yield
+            finally:
+                _WRITING.discard(self.path)
 
     def before_write(self, requests: int = 1) -> float:
         """Wait until this write's turn, which lasts ``requests`` turns (a write that sends two content-

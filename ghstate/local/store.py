@@ -63,20 +63,47 @@ def atomic_write(path: Path, text: str) -> None:
 
 
 @contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock on ``path`` (created if missing) for the duration."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as fh:
+def file_lock(path: Path, wait: float | None = None) -> Iterator[bool]:
+    """Hold an exclusive advisory lock on ``path`` (created if missing) for the duration. ``wait``: seconds
+    (of the real clock) to try for it, after which the holder goes on without it (False), as it does when
+    the file cannot be opened; None: wait as long as it takes (and an unusable folder is an error)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(path, "a+b")  # noqa: SIM115 - closed below, whatever the body does
+    except OSError:
+        if wait is None:
+            raise
+        yield False
+        return
+    with fh:
         try:
             import fcntl
         except ImportError:  # pragma: no cover - Windows: no advisory locks, writes stay atomic
-            yield
+            yield True
             return
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        if not _flock(fh.fileno(), fcntl, wait):
+            yield False
+            return
         try:
-            yield
+            yield True
         finally:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _flock(fd: int, fcntl: Any, wait: float | None) -> bool:
+    """Take the lock on ``fd``: at once, or polling for ``wait`` seconds (False when it did not come)."""
+    if wait is None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return True
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
 
 
 def atomic_create(path: Path, text: str) -> bool:
