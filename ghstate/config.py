@@ -366,7 +366,7 @@ def _elsewhere(url: str, api_url: str, api_from: str) -> Elsewhere:
         return Elsewhere("github.com", f"the 'origin' remote is on github.com, but {api_from or 'GITHUB_API_URL'} "
                                        f"makes the API {api_url}: unset it to use github.com")
     return Elsewhere(host, f"the 'origin' remote is on {host}, but the API in use is {api_url}: for a GitHub "
-                           f"Enterprise Server set GH_HOST={host} (or GITHUB_API_URL=https://{host}/api/v3)")
+                           f"Enterprise Server set GH_HOST={host} (or GITHUB_API_URL={api_of_host(host)})")
 
 
 def _store_and_token(chosen: str, repo: str | None, env: dict[str, str], api_url: str, *, need_token: bool,

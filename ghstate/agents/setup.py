@@ -250,10 +250,12 @@ def github_recorded(settings: Any) -> Change:
     command later answers from the local store for want of a token: where the policy is read from
     (``.ghstate/config.toml``, else ``[tool.ghstate]`` of ``pyproject.toml``), else a new config.toml."""
     config_file = settings.state_dir / "config.toml"
-    pyproject = settings.root / "pyproject.toml"
     path, current = config_file, _read(config_file)
-    if current is None and _read(pyproject) is not None and "ghstate" in (_read(pyproject) or ""):
-        path, current = pyproject, _read(pyproject)
+    if current is None:
+        pyproject = settings.root / "pyproject.toml"
+        text = _read(pyproject)
+        if text is not None and "ghstate" in text:
+            path, current = pyproject, text
     try:
         target = str(path.relative_to(settings.root))
     except ValueError:

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from ghstate.core.chain import TREE_FILES
 from ghstate.errors import GhstateError, RemoteError
+from ghstate.github.store import version_text
 from ghstate.github.transport import GitHubAPI
 
 LABEL = "ghstate-doctor"
@@ -34,7 +35,6 @@ ZERO = "0" * 40
 EDITS = 5  # newest versions read back
 BIG = 61_000  # characters of a commit message read back whole: more than a checkpoint's bound
 CONTENTS = "the token needs Contents: write on {repo} (beside Issues: write)"
-ISSUES = "the token needs Issues: write on {repo}"
 
 
 class Probe(NamedTuple):
@@ -296,8 +296,7 @@ def _clean_up(s: _Session, unanswered: str) -> list[Probe]:
 
 def _listed(issue: dict[str, Any]) -> list[str | None]:
     """The versions an answer lists, newest first (None: a deleted one)."""
-    edits = (issue.get("userContentEdits") or {}).get("nodes") or []
-    return [None if e.get("deletedAt") else e.get("diff") for e in edits]
+    return [version_text(e) for e in (issue.get("userContentEdits") or {}).get("nodes") or () if e]
 
 
 def issue_probe(api: GitHubAPI, number: int) -> list[Probe]:

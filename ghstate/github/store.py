@@ -524,20 +524,21 @@ class GitHubStore:
         if issue is None:
             issue = self._edits(stored.number, count=10) or {}
             listed = [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]
-            at = next((i for i, n in enumerate(listed) if _same(_text(n), text)), None)
+            at = next((i for i, n in enumerate(listed) if _same(version_text(n), text)), None)
             if at is None:
                 return ()
             issue = {**issue, "userContentEdits": {"nodes": listed[at:]}}
         for attempt in range(HISTORY_READS):
             listed = [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]
-            if listed and _same(_text(listed[0]), text):
-                if len(listed) < 2 or _text(listed[1]) is None or (_same(_text(listed[1]), stored.body) and not always):
+            if listed and _same(version_text(listed[0]), text):
+                older = version_text(listed[1]) if len(listed) > 1 else None
+                if older is None or (_same(older, stored.body) and not always):
                     return ()
                 before = listed[1]
                 at = str(before.get("editedAt") or "")
                 if stored.edited_at and at and at < stored.edited_at:
                     return ()  # older than what the write read: that was kept as one version with this (quick saves)
-                return (Saved(_text(before) or "", _login(before.get("editor")), at),)
+                return (Saved(older, _login(before.get("editor")), at),)
             if not listed and (issue.get("userContentEdits") or {}).get("totalCount") == 0:
                 return ()
             if attempt + 1 < HISTORY_READS:
@@ -686,7 +687,7 @@ def _login(actor: dict[str, Any] | None) -> str:
     return login
 
 
-def _text(edit: dict[str, Any]) -> str | None:
+def version_text(edit: dict[str, Any]) -> str | None:
     """A version's whole text (GitHub's ``diff``); None when it was deleted from the history."""
     return None if edit.get("deletedAt") or edit.get("diff") is None else str(edit["diff"])
 
