@@ -528,21 +528,26 @@ def test_a_token_that_cannot_read_refs_reads_in_one_request_and_says_so_once(gh,
 # with its own earlier kept writes on it.
 
 
-def test_a_write_kept_without_a_read_is_rebased_from_the_commit_made_before_it(gh, on, monkeypatch):
-    """GitHub is out of reach from the first request, so A's write is kept without a head; B sets the resume
-    point after it (B can reach GitHub). ``push`` rebases A's write from the newest commit made before it:
-    B's later value stands, A's is beside it."""
+def kept_without_a_read_then(gh, on, monkeypatch, *b_args: str) -> dict:
+    """GitHub is out of reach from the first request, so A's write (the resume point) is kept without a
+    head; B writes ``b_args`` a minute later (B can reach GitHub); A pushes. The state a fresh reader sees."""
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     on("a", "checkpoint", "1", "--risk", "first")
     gh.fail("*", r".*", None, times=999)
     assert "kept locally" in on("a", "checkpoint", "1", "--resume-at", "A's, kept", code=1).stderr
     gh.faults.clear()
     later = (datetime.now(timezone.utc) + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    with monkeypatch.context() as patch:  # B writes a minute later
+    with monkeypatch.context() as patch:
         patch.setattr("ghstate.services.writer.utc_now", lambda: later)
-        on("b", "checkpoint", "1", "--resume-at", "B's, later")
+        on("b", "checkpoint", "1", *b_args)
     on("a", "push")
-    state = fresh_reader(on)
+    return fresh_reader(on)
+
+
+def test_a_write_kept_without_a_read_is_rebased_from_the_commit_made_before_it(gh, on, monkeypatch):
+    """B sets the resume point after A's write kept without a read: ``push`` rebases A's write from the
+    newest commit made before it, so B's later value stands and A's is beside it."""
+    state = kept_without_a_read_then(gh, on, monkeypatch, "--resume-at", "B's, later")
     assert state["resume"] == "B's, later" and "first" in state["risks"]
     assert any("A's, kept" in x["body"] for x in state["extra"] if "(concurrent edit)" in x["heading"])
 
@@ -579,18 +584,8 @@ def test_later_kept_writes_still_keep_a_value_another_writer_set_meanwhile(gh, o
 
 
 def test_a_write_kept_without_a_read_stands_where_nothing_after_it_changed_its_value(gh, on, monkeypatch):
-    """As the one before, B adding a decision instead: A's resume point, kept without a read, is the newest
-    value of it, and stands (it is not set beside the older one)."""
-    on("a", "checkpoint", "--file", "-", input=SAMPLE)
-    on("a", "checkpoint", "1", "--risk", "first")
-    gh.fail("*", r".*", None, times=999)
-    assert "kept locally" in on("a", "checkpoint", "1", "--resume-at", "A's, kept", code=1).stderr
-    gh.faults.clear()
-    later = (datetime.now(timezone.utc) + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    with monkeypatch.context() as patch:  # B writes a minute later
-        patch.setattr("ghstate.services.writer.utc_now", lambda: later)
-        on("b", "checkpoint", "1", "--decision", "B's, later")
-    on("a", "push")
-    state = fresh_reader(on)
+    """B adds a decision after A's write kept without a read: A's resume point is the newest value of it,
+    and stands (it is not set beside the older one)."""
+    state = kept_without_a_read_then(gh, on, monkeypatch, "--decision", "B's, later")
     assert state["resume"] == "A's, kept" and "B's, later" in state["decisions"]
     assert not any("(concurrent edit)" in x["heading"] for x in state["extra"])
