@@ -441,6 +441,26 @@ def test_an_unprotected_write_that_did_not_land_is_not_reported_as_landed(gh, on
     assert not reported or "unprotected" in body(gh).decisions, (result.stdout, result.stderr)
 
 
+def test_a_body_alone_whose_answer_was_lost_still_finds_the_save_it_wrote_over(gh, on, monkeypatch, tmp_path):
+    """Where the chain cannot be written, A writes the body alone: a person saves just before it lands, its
+    answer is lost, and B writes before A looks. A's body is no longer the newest, yet it landed over the
+    person's save: found in the edit history, and merged (it was taken for not landed, the save lost)."""
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    gh.tasks.deny_refs = True
+    on("a", "checkpoint", "1", "--risk", "unprotected from now on")
+
+    def person_then_b_before_the_look() -> None:
+        gh.edit(1, raw(gh).replace("## Open questions\n", "## Open questions\n- by mona\n"), login="mona")
+        gh.on_op("Checkpoint", lambda: elsewhere(monkeypatch, tmp_path, "b", resume="from B, meanwhile"))
+
+    gh.on_op("UpdateCheckpoint", person_then_b_before_the_look)
+    gh.fail_op("UpdateCheckpoint", None, after=True)  # applied, its answer lost
+    on("a", "checkpoint", "1", "--decision", "from A")
+    state = fresh_reader(on)
+    assert "from A" in state["decisions"] and state["resume"] == "from B, meanwhile"
+    assert "by mona" in state["questions"]
+
+
 def test_requests_of_a_read_after_a_persons_edit(gh, on):
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     on("a", "checkpoint", "1", "--risk", "r2")

@@ -434,9 +434,8 @@ class GitHubStore:
             data = self._landed_despite(exc, number)
         except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
             raise RemoteError(str(exc), status=404) from None
-        if lost:  # whatever landed of it, and what it wrote over if it did
-            done = lost[0].body == body
-            return Appended(done, lost[0], self._overwritten(None, stored, body) if done else ())
+        if lost:  # whatever landed of it, and what it wrote over if it did (another write may be over it now)
+            return Appended(lost[0].body == body, lost[0], self._overwritten(None, stored, body))
         issue = (data.get("updateIssue") or {}).get("issue")
         if not issue:
             raise RemoteError(f"updating issue #{number} failed: GitHub's answer holds no issue", retryable=True)
@@ -520,13 +519,18 @@ class GitHubStore:
         then): a save made in between (a person's, or another writer's mirror: the writer tells them apart).
         Read from the write's answer; an answer whose newest version is not the body just written (an index
         behind its body) is read again, at most HISTORY_READS times, then said. ``issue`` None: the answer
-        was lost: the version before ``text`` among the newest ten (none when ``text`` is not: not landed)."""
+        was lost: the version before ``text`` among the newest ten; when ``text`` is not among them (not
+        landed, not indexed yet, or kept as one version with a later save of the same editor), every save
+        since the read: any may be one it wrote over (a save merged already is not merged again)."""
         if issue is None:
             issue = self._edits(stored.number, count=10) or {}
             listed = [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]
             at = next((i for i, n in enumerate(listed) if _same(version_text(n), text)), None)
             if at is None:
-                return ()
+                read = stored.edited_at
+                since = [n for n in reversed(listed) if read and str(n.get("editedAt") or "") >= read]
+                return tuple(Saved(saved, _login(n.get("editor")), str(n.get("editedAt") or "")) for n in since
+                             if (saved := version_text(n)) is not None and not _same(saved, stored.body))
             issue = {**issue, "userContentEdits": {"nodes": listed[at:]}}
         for attempt in range(HISTORY_READS):
             listed = [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]

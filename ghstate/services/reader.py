@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ghstate.core.chain import Mirror, classify, split
 from ghstate.core.marker import MARKER_LINE
-from ghstate.core.model import Checkpoint
+from ghstate.core.model import Checkpoint, section_digests
 from ghstate.core.parse import branch_of, broken_marker, is_child
 from ghstate.errors import NotFound, RemoteError
 from ghstate.local import parsecache
@@ -79,9 +79,15 @@ def view(store: Store, stored: Stored, also: tuple[Saved, ...] = (), whole: bool
     if mirror.kind == "current" and not also:
         cp = checkpoint_of(stored)
         return View(stored, cp, mirror.body, mirror, head=cp)
-    if mirror.kind == "unchained" or head is None:
-        cp = checkpoint_of(stored)
-        return View(stored, cp, mirror.body, mirror._replace(kind="unchained"))
+    if mirror.kind == "unchained" or head is None:  # the body is the state
+        cp, edits = checkpoint_of(stored), []
+        for saved in also:  # a person's save that a body written alone wrote over: what they changed, onto it
+            theirs = body_checkpoint(split(saved.body)[0], stored.title)
+            # what they changed is known against the digests its marker kept (a writer's body: none changed)
+            if theirs.meta.digests and theirs.meta.digests != section_digests(theirs):
+                cp, conflicts = _by_sections(cp, theirs)
+                edits.append(Edit(saved.editor, saved.at, classify(saved.body, None).digest, conflicts))
+        return View(stored, cp, mirror.body, mirror._replace(kind="unchained"), tuple(edits))
     head_cp = body_checkpoint(head.body, stored.title or head.title)
     cp, over, edits = head_cp, head.body, []
     for i, saved in enumerate((Saved(stored.body, stored.editor, stored.edited_at), *also)):
@@ -96,15 +102,21 @@ def view(store: Store, stored: Stored, also: tuple[Saved, ...] = (), whole: bool
 def _merged(store: Store, stored: Stored, edit: Mirror, onto: Checkpoint) -> tuple[Checkpoint, tuple[str, ...]]:
     """A person's body (``edit``) merged onto ``onto``: three-way against the page it was made from
     (``_base``); section by section against the digests its marker kept when that page cannot be read."""
-    from ghstate.core.edits import apply_incoming
     from ghstate.core.merge import merge3
-    from ghstate.core.model import SECTION_KEYS
 
     theirs = body_checkpoint(edit.body, stored.title)
     base = _base(store, stored, edit, theirs)
     if base is not None:
         merged, conflicts = merge3(body_checkpoint(base, stored.title), onto, theirs)
         return merged, tuple(conflicts)
+    return _by_sections(onto, theirs)
+
+
+def _by_sections(onto: Checkpoint, theirs: Checkpoint) -> tuple[Checkpoint, tuple[str, ...]]:
+    """A person's body merged section by section: what they changed since the digests its marker kept."""
+    from ghstate.core.edits import apply_incoming
+    from ghstate.core.model import SECTION_KEYS
+
     merged, found = apply_incoming(onto, theirs, frozenset(SECTION_KEYS), theirs.meta.digests)
     return merged, tuple(found)
 
@@ -125,8 +137,6 @@ def _base(store: Store, stored: Stored, edit: Mirror, theirs: Checkpoint) -> str
         recent = store.links(stored, BASE_SEARCH)
     except RemoteError:
         return None
-    from ghstate.core.model import section_digests
-
     # Of equal matches the oldest: what a later write added is then the chain's, kept, where the newest would
     # make the person the author of every difference (a write since their page read as their deletion).
     mine = section_digests(theirs)
