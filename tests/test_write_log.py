@@ -511,6 +511,30 @@ def test_push_keeps_a_persons_edit_made_on_the_kept_writes_own_head(gh, on):
     assert state["resume"] == "The person's resume point", pushed.stderr
 
 
+def test_a_save_made_before_the_answer_is_read_does_not_hide_the_one_the_write_wrote_over(gh, on):
+    """A person saves just before A's write lands; another person saves right after it, before GitHub reads
+    the write's answer (its edit history then lists that save above A's). The version before A's is still
+    the one it wrote over: found, and merged (A's was not the newest, so nothing was found)."""
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    on("a", "checkpoint", "1", "--risk", "before")
+    edits = gh._gql_edits
+
+    def hubot_saves_first(number, first, after):
+        gh._gql_edits = edits
+        gh.edit(1, raw(gh).replace("- required flags, not positional\n", ""), login="hubot")
+        return edits(number, first, after)
+
+    def mona_then_hubot() -> None:
+        gh.edit(1, raw(gh).replace("## Open questions\n", "## Open questions\n- from mona\n"), login="mona")
+        gh._gql_edits = hubot_saves_first
+
+    gh.on_op("AppendCheckpoint", mona_then_hubot)
+    on("b", "checkpoint", "1", "--decision", "from B")
+    state = fresh_reader(on)
+    assert "from B" in state["decisions"] and "required flags, not positional" not in state["decisions"]
+    assert "from mona" in state["questions"]
+
+
 def test_a_persons_save_the_mirror_wrote_over_survives_a_failure_of_the_round_that_merges_it(gh, on):
     """A person saves between B's read and B's mirror; B's mirror lands over it; the round that would merge
     the person's save fails (GitHub out of reach). B's write landed, yet it is reported failed and kept for
@@ -531,6 +555,22 @@ def test_a_persons_save_the_mirror_wrote_over_survives_a_failure_of_the_round_th
     state = fresh_reader(on)
     assert "from B" in state["decisions"]
     assert "from mona" in state["questions"], (b.exit_code, b.stdout, b.stderr)
+
+
+def test_a_persons_save_not_merged_when_the_rounds_run_out_is_kept_for_push(gh, on, monkeypatch, tmp_path):
+    """A's write lands over a person's save, and the round that merges it loses to B's, the last round
+    there is: the save is kept for push, as after a failure (it was dropped, merged by no one)."""
+    monkeypatch.setattr("ghstate.services.writer.ROUNDS", 2)
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    on("a", "checkpoint", "1", "--risk", "before")
+    gh.on_op("AppendCheckpoint", lambda: gh.edit(1, raw(gh).replace(
+        "## Open questions\n", "## Open questions\n- from mona\n"), login="mona"))
+    gh.on_op("AppendCheckpoint", lambda: elsewhere(monkeypatch, tmp_path, "b", resume="from B"))  # round 2
+    a = on("a", "checkpoint", "1", "--decision", "from A")
+    assert "ghstate push" in a.stderr and "mona" in a.stderr, a.stderr
+    on("a", "push")
+    state = fresh_reader(on)
+    assert "from A" in state["decisions"] and state["resume"] == "from B" and "from mona" in state["questions"]
 
 
 def test_a_token_that_cannot_read_refs_reads_in_one_request_and_says_so_once(gh, on):

@@ -517,40 +517,37 @@ class GitHubStore:
                      always: bool = False) -> tuple[Saved, ...]:
         """The version a write just wrote over, when it is not the body the write had read (``always``: even
         then): a save made in between (a person's, or another writer's mirror: the writer tells them apart).
-        Read from the write's answer; an answer whose newest version is not the body just written (an index
-        behind its body) is read again, at most HISTORY_READS times, then said. ``issue`` None: the answer
-        was lost: the version before ``text`` among the newest ten; when ``text`` is not among them (not
-        landed, not indexed yet, or kept as one version with a later save of the same editor), every save
-        since the read: any may be one it wrote over (a save merged already is not merged again)."""
-        if issue is None:
-            issue = self._edits(stored.number, count=10) or {}
+        Read from the write's answer (``issue``; None: the answer was lost: the newest ten versions), where a
+        later write may be listed above it; a history that does not show it (an index behind its body) is
+        read again, at most HISTORY_READS times. Not found (not landed, not indexed yet, or kept as one
+        version with a later save of the same editor): every save since the read, any of which it may have
+        written over (a save merged already is not merged again), and said when the write is known to have
+        landed."""
+        lost = issue is None
+        listed: list[dict[str, Any]] = []
+        for attempt in range(1 if lost else HISTORY_READS):
+            if issue is None or attempt:
+                issue = self._edits(stored.number, count=10 if lost else EDITS) or issue or {}
             listed = [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]
             at = next((i for i, n in enumerate(listed) if _same(version_text(n), text)), None)
-            if at is None:
-                read = stored.edited_at
-                since = [n for n in reversed(listed) if read and str(n.get("editedAt") or "") >= read]
-                return tuple(Saved(saved, _login(n.get("editor")), str(n.get("editedAt") or "")) for n in since
-                             if (saved := version_text(n)) is not None and not _same(saved, stored.body))
-            issue = {**issue, "userContentEdits": {"nodes": listed[at:]}}
-        for attempt in range(HISTORY_READS):
-            listed = [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]
-            if listed and _same(version_text(listed[0]), text):
-                older = version_text(listed[1]) if len(listed) > 1 else None
+            if at is not None:
+                before = listed[at + 1] if at + 1 < len(listed) else {}
+                older, when = version_text(before), str(before.get("editedAt") or "")
                 if older is None or (_same(older, stored.body) and not always):
                     return ()
-                before = listed[1]
-                at = str(before.get("editedAt") or "")
-                if stored.edited_at and at and at < stored.edited_at:
+                if stored.edited_at and when and when < stored.edited_at:
                     return ()  # older than what the write read: that was kept as one version with this (quick saves)
-                return (Saved(older, _login(before.get("editor")), at),)
+                return (Saved(older, _login(before.get("editor")), when),)
             if not listed and (issue.get("userContentEdits") or {}).get("totalCount") == 0:
                 return ()
-            if attempt + 1 < HISTORY_READS:
-                issue = self._edits(stored.number) or issue
-        self.notices.append(f"GitHub's edit history of #{stored.number} did not show this write after "
-                            f"{HISTORY_READS} reads, so whether it wrote over a person's save just before it could "
-                            "not be checked; GitHub keeps every version under \"edited\" on the issue")
-        return ()
+        if not lost:
+            self.notices.append(f"GitHub's edit history of #{stored.number} did not show this write after "
+                                f"{HISTORY_READS} reads, so whether it wrote over a person's save just before it "
+                                "could not be checked; GitHub keeps every version under \"edited\" on the issue")
+        read = stored.edited_at
+        since = [n for n in reversed(listed) if read and str(n.get("editedAt") or "") >= read]
+        return tuple(Saved(saved, _login(n.get("editor")), str(n.get("editedAt") or "")) for n in since
+                     if (saved := version_text(n)) is not None and not _same(saved, stored.body))
 
     def _edits(self, number: int, count: int = EDITS) -> dict[str, Any] | None:
         try:

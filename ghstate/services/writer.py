@@ -224,11 +224,14 @@ class Writer:
                 break
             target = self.store.get(target.number)  # the head moved on while its mirror was written: read again
         else:
-            self.store.notices.append(f"other writers kept changing #{target.number} while this revision was "
-                                      f"written ({ROUNDS} rounds); 'ghstate resume' shows what its chain holds")
             if mine is None:
                 raise RemoteError(f"#{target.number} kept changing while it was being written ({ROUNDS} times); "
                                   "nothing of this write landed: run it again", retryable=True)
+            if overwritten:  # kept for push, as after a failure
+                busy = RemoteError(f"other writers kept changing #{target.number} ({ROUNDS} rounds)", retryable=True)
+                return self._result(target, mine, read, conflicts, self._unfinished(spec, target, overwritten, busy))
+            self.store.notices.append(f"other writers kept changing #{target.number} while this revision was "
+                                      f"written ({ROUNDS} rounds); 'ghstate resume' shows what its chain holds")
         return self._result(target, mine, read, conflicts)
 
     def _round(self, spec: WriteSpec, read: View, draft: _Draft | None) -> Appended | None:
