@@ -649,3 +649,19 @@ def test_a_write_kept_without_a_read_stands_where_nothing_after_it_changed_its_v
     state = kept_without_a_read_then(gh, on, monkeypatch, "--decision", "B's, later")
     assert state["resume"] == "A's, kept" and "B's, later" in state["decisions"]
     assert not any("(concurrent edit)" in x["heading"] for x in state["extra"])
+
+
+def test_a_body_as_ghstate_wrote_it_is_told_from_a_persons_save():
+    """What tells a save a write replaced from one a person went on from (``GitHubStore._overwritten``) and
+    a body written alone from a person's save (``reader.view``)."""
+    from bodies import render_body
+
+    from ghstate.core.model import with_digests
+
+    written = render_body(with_digests(parse(SAMPLE).checkpoint.with_meta(revision=1)))  # as a write renders it
+    mirror = chain.embed(written, "c" * 40)
+    alone = chain.embed(written, "c" * 40, protected=False)
+    assert chain.as_written(mirror) and chain.as_written(alone) and chain.as_written(written)
+    assert not chain.as_written(mirror.replace("## Open questions\n", "## Open questions\n- by mona\n"))
+    assert not chain.as_written(alone.replace("## Open questions\n", "## Open questions\n- by mona\n"))
+    assert not chain.as_written(SAMPLE)  # no marker: nothing tells what ghstate wrote

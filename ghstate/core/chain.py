@@ -217,6 +217,19 @@ def embed(body: str, head: str, protected: bool = True) -> str:
     return body[: match.start(1)] + marker + body[match.end(1):]
 
 
+def as_written(text: str) -> bool:
+    """Whether ``text`` is a body as ghstate wrote it, no person's edit in it: a mirror's key names its own
+    digest; a body written without the chain, its marker the digests of its own sections."""
+    body, key = split(text)
+    if key is not None and key.digest:
+        return key.digest == digest(body)
+    from ghstate.core.model import section_digests
+    from ghstate.core.parse import parse
+
+    cp = parse(body).checkpoint
+    return bool(cp.meta.digests) and cp.meta.digests == section_digests(cp)
+
+
 def _dumps(data: Any) -> str:
     raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return raw.replace("<", "\\u003c").replace(">", "\\u003e")  # the comment cannot be closed early

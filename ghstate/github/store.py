@@ -21,7 +21,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ghstate.config import Policy, Settings
-from ghstate.core.chain import TREE_FILES, Head, Link, embed, headline_write, ref_name, split, tree_id
+from ghstate.core.chain import TREE_FILES, Head, Link, as_written, embed, headline_write, ref_name, split, tree_id
 from ghstate.core.model import Revision, github_time
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github.transport import TIMEOUT, GitHubAPI, GraphQLFailure, GraphQLNotFound, checking
@@ -520,9 +520,9 @@ class GitHubStore:
         Read from the write's answer (``issue``; None: the answer was lost: the newest ten versions), where a
         later write may be listed above it; a history that does not show it (an index behind its body) is
         read again, at most HISTORY_READS times. Not found (not landed, not indexed yet, or kept as one
-        version with a later save of the same editor): every save since the read, any of which it may have
-        written over (a save merged already is not merged again), and said when the write is known to have
-        landed."""
+        version with a later save of the same editor): every save since the read that a body ghstate wrote
+        replaced, any of which it may be (a save merged already is not merged again; one a person went on
+        from is theirs), and said when the write is known to have landed."""
         lost = issue is None
         listed: list[dict[str, Any]] = []
         for attempt in range(1 if lost else HISTORY_READS):
@@ -544,10 +544,13 @@ class GitHubStore:
             self.notices.append(f"GitHub's edit history of #{stored.number} did not show this write after "
                                 f"{HISTORY_READS} reads, so whether it wrote over a person's save just before it "
                                 "could not be checked; GitHub keeps every version under \"edited\" on the issue")
-        read = stored.edited_at
-        since = [n for n in reversed(listed) if read and str(n.get("editedAt") or "") >= read]
-        return tuple(Saved(saved, _login(n.get("editor")), str(n.get("editedAt") or "")) for n in since
-                     if (saved := version_text(n)) is not None and not _same(saved, stored.body))
+        read, saves = stored.edited_at, []
+        for newer, n in zip(listed, listed[1:], strict=False):  # a save since the read a body ghstate wrote replaced
+            saved, after, when = version_text(n), version_text(newer), str(n.get("editedAt") or "")
+            if saved is not None and after is not None and read and when >= read and not _same(saved, stored.body) \
+                    and as_written(after):
+                saves.append(Saved(saved, _login(n.get("editor")), when))
+        return tuple(reversed(saves))
 
     def _edits(self, number: int, count: int = EDITS) -> dict[str, Any] | None:
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from ghstate.core.chain import Mirror, classify, split
+from ghstate.core.chain import Mirror, as_written, classify, split
 from ghstate.core.marker import MARKER_LINE
 from ghstate.core.model import Checkpoint, section_digests
 from ghstate.core.parse import branch_of, broken_marker, is_child
@@ -83,8 +83,7 @@ def view(store: Store, stored: Stored, also: tuple[Saved, ...] = (), whole: bool
         cp, edits = checkpoint_of(stored), []
         for saved in also:  # a person's save that a body written alone wrote over: what they changed, onto it
             theirs = body_checkpoint(split(saved.body)[0], stored.title)
-            # what they changed is known against the digests its marker kept (a writer's body: none changed)
-            if theirs.meta.digests and theirs.meta.digests != section_digests(theirs):
+            if theirs.meta.digests and not as_written(saved.body):  # known against the digests its marker kept
                 cp, conflicts = _by_sections(cp, theirs)
                 edits.append(Edit(saved.editor, saved.at, classify(saved.body, None).digest, conflicts))
         return View(stored, cp, mirror.body, mirror._replace(kind="unchained"), tuple(edits))
