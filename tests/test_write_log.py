@@ -511,6 +511,29 @@ def test_push_keeps_a_persons_edit_made_on_the_kept_writes_own_head(gh, on):
     assert state["resume"] == "The person's resume point", pushed.stderr
 
 
+def test_a_lost_answers_write_under_many_later_ones_still_finds_the_save_it_wrote_over(gh, on, monkeypatch, tmp_path):
+    """Found by the twenty writers: A's write lands over a person's save and its answer is lost; before A
+    looks, more writes land on top of it than one page of the edit history holds. The history is read
+    page by page down to A's version: the save under it is found, and merged (it was lost)."""
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    on("a", "checkpoint", "1", "--risk", "before")
+
+    def many_writes_before_the_look() -> None:
+        for k in range(12):
+            elsewhere(monkeypatch, tmp_path, "b", risks=(f"meanwhile {k}",))
+
+    def person_then_writes() -> None:
+        gh.edit(1, raw(gh).replace("## Open questions\n", "## Open questions\n- from mona\n"), login="mona")
+        gh.on_op("Checkpoint", many_writes_before_the_look)  # A's look
+
+    gh.on_op("AppendCheckpoint", person_then_writes)
+    gh.fail_op("AppendCheckpoint", None, after=True)  # applied, its answer lost
+    on("a", "checkpoint", "1", "--decision", "from A")
+    state = fresh_reader(on)
+    assert "from A" in state["decisions"] and "meanwhile 11" in state["risks"]
+    assert "from mona" in state["questions"]
+
+
 def test_a_save_made_before_the_answer_is_read_does_not_hide_the_one_the_write_wrote_over(gh, on):
     """A person saves just before A's write lands; another person saves right after it, before GitHub reads
     the write's answer (its edit history then lists that save above A's). The version before A's is still

@@ -35,6 +35,8 @@ MAX_PAGES = 10  # open checkpoints looked through for a branch: 1,000 is more th
 PAST_LISTINGS = 5  # issue numbers read after the newest listed one, when a lost create is looked for
 EDITS = 3  # newest versions of a body a write's answer holds: its own, and the one it wrote over
 HISTORY_READS = 3  # reads of an edit history that does not show a write yet (an index behind its body)
+HISTORY_PAGE = 10  # versions a page holds when a lost answer's write is looked for in the edit history
+HISTORY_PAGES = 10  # pages read at most (other writes may have come on top of it meanwhile)
 COMMENTS = 20  # newest comments read with a checkpoint (what people said since)
 LIST_COMMENTS = 5  # newest comments read with each open checkpoint of a listing
 LOG_COMMITS = 100  # commits `ghstate log` reads
@@ -517,8 +519,8 @@ class GitHubStore:
                      always: bool = False) -> tuple[Saved, ...]:
         """The version a write just wrote over, when it is not the body the write had read (``always``: even
         then): a save made in between (a person's, or another writer's mirror: the writer tells them apart).
-        Read from the write's answer (``issue``; None: the answer was lost: the newest ten versions), where a
-        later write may be listed above it; a history that does not show it (an index behind its body) is
+        Read from the write's answer (``issue``; None: the answer was lost: the history page by page), where
+        later writes may be listed above it; a history that does not show it (an index behind its body) is
         read again, at most HISTORY_READS times. Not found (not landed, not indexed yet, or kept as one
         version with a later save of the same editor): every save since the read that a body ghstate wrote
         replaced, any of which it may be (a save merged already is not merged again; one a person went on
@@ -526,9 +528,11 @@ class GitHubStore:
         lost = issue is None
         listed: list[dict[str, Any]] = []
         for attempt in range(1 if lost else HISTORY_READS):
-            if issue is None or attempt:
-                issue = self._edits(stored.number, count=10 if lost else EDITS) or issue or {}
-            listed = [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]
+            if lost:
+                issue, listed = {}, self._versions_down_to(stored, text)
+            else:
+                issue = (self._edits(stored.number) or issue) if attempt else issue
+                listed = [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]
             at = next((i for i, n in enumerate(listed) if _same(version_text(n), text)), None)
             if at is not None:
                 before = listed[at + 1] if at + 1 < len(listed) else {}
@@ -552,9 +556,26 @@ class GitHubStore:
                 saves.append(Saved(saved, _login(n.get("editor")), when))
         return tuple(reversed(saves))
 
-    def _edits(self, number: int, count: int = EDITS) -> dict[str, Any] | None:
+    def _versions_down_to(self, stored: Stored, text: str) -> list[dict[str, Any]]:
+        """The body's versions, newest first, read a page at a time (other writes may have come on top of
+        a write whose answer was lost): down to ``text`` and the one before it, or to one older than the
+        read (``text`` is not further down), at most HISTORY_PAGES pages."""
+        listed: list[dict[str, Any]] = []
+        after = None
+        for _ in range(HISTORY_PAGES):
+            edits = (self._edits(stored.number, HISTORY_PAGE, after) or {}).get("userContentEdits") or {}
+            listed += [n for n in edits.get("nodes") or () if n]
+            at = next((i for i, n in enumerate(listed) if _same(version_text(n), text)), None)
+            older = bool(listed) and bool(stored.edited_at) and str(listed[-1].get("editedAt") or "") < stored.edited_at
+            after = (edits.get("pageInfo") or {}).get("endCursor") if (edits.get("pageInfo") or {}).get(
+                "hasNextPage") else None
+            if not after or (at is not None and at + 1 < len(listed)) or (at is None and older):
+                break
+        return listed
+
+    def _edits(self, number: int, count: int = EDITS, after: str | None = None) -> dict[str, Any] | None:
         try:
-            data = self.graphql("body_edits", self._variables(number=number, edits=count),
+            data = self.graphql("body_edits", self._variables(number=number, edits=count, after=after),
                                 number=number, what=f"reading the edit history of #{number}")
         except (RemoteError, NotFound):
             return None
