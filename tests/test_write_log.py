@@ -534,6 +534,30 @@ def test_a_lost_answers_write_under_many_later_ones_still_finds_the_save_it_wrot
     assert "from mona" in state["questions"]
 
 
+def test_a_lost_answers_write_is_told_from_the_same_mirror_written_again_after_it(gh, on):
+    """Found by the twenty writers: A's write lands over a person's save, its answer is lost, and before A
+    looks another writer's body lands and then A's mirror is written again over it (the head's mirror
+    repaired). The newest version alike is that repair, which wrote over the other writer's body; A's
+    own is the oldest above the body A read: the save under it is found, and merged (it was lost)."""
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    on("a", "checkpoint", "1", "--risk", "before")
+
+    def another_body_then_the_mirror_again() -> None:
+        ours = raw(gh)
+        gh.edit(1, chain.embed(chain.split(ours)[0], "e" * 40), login="octocat")  # a body of a commit that lost
+        gh.edit(1, ours, login="octocat")
+
+    def person_then_writes() -> None:
+        gh.edit(1, raw(gh).replace("## Open questions\n", "## Open questions\n- from mona\n"), login="mona")
+        gh.on_op("Checkpoint", another_body_then_the_mirror_again)  # A's look
+
+    gh.on_op("AppendCheckpoint", person_then_writes)
+    gh.fail_op("AppendCheckpoint", None, after=True)  # applied, its answer lost
+    on("a", "checkpoint", "1", "--decision", "from A")
+    state = fresh_reader(on)
+    assert "from A" in state["decisions"] and "from mona" in state["questions"]
+
+
 def test_a_save_made_before_the_answer_is_read_does_not_hide_the_one_the_write_wrote_over(gh, on):
     """A person saves just before A's write lands; another person saves right after it, before GitHub reads
     the write's answer (its edit history then lists that save above A's). The version before A's is still

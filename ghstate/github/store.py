@@ -529,11 +529,11 @@ class GitHubStore:
         listed: list[dict[str, Any]] = []
         for attempt in range(1 if lost else HISTORY_READS):
             if lost:
-                issue, listed = {}, self._versions_down_to(stored, text)
+                issue, listed = {}, self._versions_down_to(stored)
             else:
                 issue = (self._edits(stored.number) or issue) if attempt else issue
                 listed = [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]
-            at = next((i for i, n in enumerate(listed) if _same(version_text(n), text)), None)
+            at = _own_version(listed, text, stored.body)
             if at is not None:
                 before = listed[at + 1] if at + 1 < len(listed) else {}
                 older, when = version_text(before), str(before.get("editedAt") or "")
@@ -556,20 +556,20 @@ class GitHubStore:
                 saves.append(Saved(saved, _login(n.get("editor")), when))
         return tuple(reversed(saves))
 
-    def _versions_down_to(self, stored: Stored, text: str) -> list[dict[str, Any]]:
+    def _versions_down_to(self, stored: Stored) -> list[dict[str, Any]]:
         """The body's versions, newest first, read a page at a time (other writes may have come on top of
-        a write whose answer was lost): down to ``text`` and the one before it, or to one older than the
-        read (``text`` is not further down), at most HISTORY_PAGES pages."""
+        a write whose answer was lost): down to the body the write read, or to one older than the read (its
+        own version is above either), at most HISTORY_PAGES pages."""
         listed: list[dict[str, Any]] = []
         after = None
         for _ in range(HISTORY_PAGES):
             edits = (self._edits(stored.number, HISTORY_PAGE, after) or {}).get("userContentEdits") or {}
             listed += [n for n in edits.get("nodes") or () if n]
-            at = next((i for i, n in enumerate(listed) if _same(version_text(n), text)), None)
+            read = any(_same(version_text(n), stored.body) for n in listed)
             older = bool(listed) and bool(stored.edited_at) and str(listed[-1].get("editedAt") or "") < stored.edited_at
-            after = (edits.get("pageInfo") or {}).get("endCursor") if (edits.get("pageInfo") or {}).get(
-                "hasNextPage") else None
-            if not after or (at is not None and at + 1 < len(listed)) or (at is None and older):
+            info = edits.get("pageInfo") or {}
+            after = info.get("endCursor") if info.get("hasNextPage") else None
+            if not after or read or older:
                 break
         return listed
 
@@ -715,6 +715,15 @@ def _login(actor: dict[str, Any] | None) -> str:
 def version_text(edit: dict[str, Any]) -> str | None:
     """A version's whole text (GitHub's ``diff``); None when it was deleted from the history."""
     return None if edit.get("deletedAt") or edit.get("diff") is None else str(edit["diff"])
+
+
+def _own_version(listed: list[dict[str, Any]], text: str, read: str) -> int | None:
+    """Where a write's version ``text`` is among ``listed`` (newest first): the oldest version alike above the
+    body it read. Later ones alike are others' writes of the same text (a mirror of the same head written
+    again over a body older than it), which wrote over something else."""
+    above = len(listed) if _same(text, read) else next(
+        (i for i, n in enumerate(listed) if _same(version_text(n), read)), len(listed))
+    return next((i for i in range(above - 1, -1, -1) if _same(version_text(listed[i]), text)), None)
 
 
 def _same(a: str | None, b: str | None) -> bool:
