@@ -137,6 +137,9 @@ RACES = {  # what GitHub leaves open, one variant each (tests/github_fake.py, te
     "refused moves reported typed": {"variant": "typed-ref-errors"},
     "custom refs not listed": {"variant": "custom-refs-unlisted"},
     "lost answers and GitHub's errors": {"faults": True},
+    # found by a person saving early: the first write's look for the save its lost answer replaced, under
+    # more bodies than a page holds and the head's mirror written again
+    "lost answers, a person saving before the first write": {"faults": True, "person_at": 3},
     "history cursors that name a version": {"cursors": "version"},
     "revisions deleted from the history while it runs": {"delete_revisions": True},
 }
@@ -213,7 +216,7 @@ def test_twenty_writers_on_four_machines_ci_and_two_people_lose_nothing(how, tmp
                     fake.delete_revision(1, len(fake.history[1]) - 2)
 
         people = [threading.Thread(target=deleter)] if how.get("delete_revisions") else []
-        people += [threading.Thread(target=person, args=("mona", 10, lambda page: page.replace(
+        people += [threading.Thread(target=person, args=("mona", how.get("person_at", 10), lambda page: page.replace(
                        "## Open questions\n", "## Open questions\n- asked by mona\n"), None)),
                    threading.Thread(target=person, args=("hubot", 30, lambda page: page.replace(
                        "- required flags, not positional\n", ""), saved))]
