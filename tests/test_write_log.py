@@ -511,50 +511,46 @@ def test_push_keeps_a_persons_edit_made_on_the_kept_writes_own_head(gh, on):
     assert state["resume"] == "The person's resume point", pushed.stderr
 
 
-def test_a_lost_answers_write_under_many_later_ones_still_finds_the_save_it_wrote_over(gh, on, monkeypatch, tmp_path):
-    """Found by the twenty writers: A's write lands over a person's save and its answer is lost; before A
-    looks, more writes land on top of it than one page of the edit history holds. The history is read
-    page by page down to A's version: the save under it is found, and merged (it was lost)."""
+def lost_answer_over_a_save_then(gh, on, before_the_look) -> dict:
+    """A's write lands over a person's save (a question) and its answer is lost; ``before_the_look`` runs
+    before A reads the issue to see what landed. The state a fresh reader sees after."""
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     on("a", "checkpoint", "1", "--risk", "before")
 
-    def many_writes_before_the_look() -> None:
-        for k in range(12):
-            elsewhere(monkeypatch, tmp_path, "b", risks=(f"meanwhile {k}",))
-
     def person_then_writes() -> None:
         gh.edit(1, raw(gh).replace("## Open questions\n", "## Open questions\n- from mona\n"), login="mona")
-        gh.on_op("Checkpoint", many_writes_before_the_look)  # A's look
+        gh.on_op("Checkpoint", before_the_look)  # A's look
 
     gh.on_op("AppendCheckpoint", person_then_writes)
     gh.fail_op("AppendCheckpoint", None, after=True)  # applied, its answer lost
     on("a", "checkpoint", "1", "--decision", "from A")
-    state = fresh_reader(on)
+    return fresh_reader(on)
+
+
+def test_a_lost_answers_write_under_many_later_ones_still_finds_the_save_it_wrote_over(gh, on, monkeypatch, tmp_path):
+    """Found by the twenty writers: before A looks, more writes land on top of its own than one page of
+    the edit history holds. The history is read page by page down to A's version: the save under it is
+    found, and merged (it was lost)."""
+    def many_writes() -> None:
+        for k in range(12):
+            elsewhere(monkeypatch, tmp_path, "b", risks=(f"meanwhile {k}",))
+
+    state = lost_answer_over_a_save_then(gh, on, many_writes)
     assert "from A" in state["decisions"] and "meanwhile 11" in state["risks"]
     assert "from mona" in state["questions"]
 
 
 def test_a_lost_answers_write_is_told_from_the_same_mirror_written_again_after_it(gh, on):
-    """Found by the twenty writers: A's write lands over a person's save, its answer is lost, and before A
-    looks another writer's body lands and then A's mirror is written again over it (the head's mirror
-    repaired). The newest version alike is that repair, which wrote over the other writer's body; A's
-    own is the oldest above the body A read: the save under it is found, and merged (it was lost)."""
-    on("a", "checkpoint", "--file", "-", input=SAMPLE)
-    on("a", "checkpoint", "1", "--risk", "before")
-
+    """Found by the twenty writers: before A looks, another writer's body lands and then A's mirror is
+    written again over it (the head's mirror repaired). The newest version alike is that repair, which
+    wrote over the other writer's body; A's own is the oldest above the body A read: the save under it is
+    found, and merged (it was lost)."""
     def another_body_then_the_mirror_again() -> None:
         ours = raw(gh)
         gh.edit(1, chain.embed(chain.split(ours)[0], "e" * 40), login="octocat")  # a body of a commit that lost
         gh.edit(1, ours, login="octocat")
 
-    def person_then_writes() -> None:
-        gh.edit(1, raw(gh).replace("## Open questions\n", "## Open questions\n- from mona\n"), login="mona")
-        gh.on_op("Checkpoint", another_body_then_the_mirror_again)  # A's look
-
-    gh.on_op("AppendCheckpoint", person_then_writes)
-    gh.fail_op("AppendCheckpoint", None, after=True)  # applied, its answer lost
-    on("a", "checkpoint", "1", "--decision", "from A")
-    state = fresh_reader(on)
+    state = lost_answer_over_a_save_then(gh, on, another_body_then_the_mirror_again)
     assert "from A" in state["decisions"] and "from mona" in state["questions"]
 
 
