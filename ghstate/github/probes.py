@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 from ghstate.core.chain import TREE_FILES
 from ghstate.errors import GhstateError, RemoteError
-from ghstate.github.store import version_text
+from ghstate.github.store import version_text, versions
 from ghstate.github.transport import GitHubAPI
 
 LABEL = "ghstate-doctor"
@@ -296,7 +296,7 @@ def _clean_up(s: _Session, unanswered: str) -> list[Probe]:
 
 def _listed(issue: dict[str, Any]) -> list[str | None]:
     """The versions an answer lists, newest first (None: a deleted one)."""
-    return [version_text(e) for e in (issue.get("userContentEdits") or {}).get("nodes") or () if e]
+    return [version_text(e) for e in versions(issue)]
 
 
 def issue_probe(api: GitHubAPI, number: int) -> list[Probe]:

@@ -526,13 +526,12 @@ class GitHubStore:
         replaced, any of which it may be (a save merged already is not merged again; one a person went on
         from is theirs), and said when the write is known to have landed."""
         lost = issue is None
-        listed: list[dict[str, Any]] = []
+        listed = self._versions_down_to(stored) if issue is None else versions(issue)
+        issue = issue or {}
         for attempt in range(1 if lost else HISTORY_READS):
-            if lost:
-                issue, listed = {}, self._versions_down_to(stored)
-            else:
-                issue = (self._edits(stored.number) or issue) if attempt else issue
-                listed = [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]
+            if attempt:  # an index behind its body: read again
+                issue = self._edits(stored.number) or issue
+                listed = versions(issue)
             at = _own_version(listed, text, stored.body)
             if at is not None:
                 before = listed[at + 1] if at + 1 < len(listed) else {}
@@ -563,8 +562,9 @@ class GitHubStore:
         listed: list[dict[str, Any]] = []
         after = None
         for _ in range(HISTORY_PAGES):
-            edits = (self._edits(stored.number, HISTORY_PAGE, after) or {}).get("userContentEdits") or {}
-            listed += [n for n in edits.get("nodes") or () if n]
+            issue = self._edits(stored.number, HISTORY_PAGE, after) or {}
+            listed += versions(issue)
+            edits = issue.get("userContentEdits") or {}
             read = any(_same(version_text(n), stored.body) for n in listed)
             older = bool(listed) and bool(stored.edited_at) and str(listed[-1].get("editedAt") or "") < stored.edited_at
             info = edits.get("pageInfo") or {}
@@ -710,6 +710,11 @@ def _login(actor: dict[str, Any] | None) -> str:
     if actor.get("__typename") == "Bot" and not login.endswith("[bot]"):
         login += "[bot]"
     return login
+
+
+def versions(issue: dict[str, Any]) -> list[dict[str, Any]]:
+    """The versions of a body an answer lists (``userContentEdits``), newest first."""
+    return [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]
 
 
 def version_text(edit: dict[str, Any]) -> str | None:
