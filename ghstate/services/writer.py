@@ -208,7 +208,8 @@ class Writer:
             except RemoteError as exc:
                 if mine is None:
                     raise
-                return self._result(target, mine, read, conflicts, self._unfinished(spec, target, overwritten, exc))
+                unfinished = self._unfinished(spec, target, overwritten, str(exc))
+                return self._result(target, mine, read, conflicts, unfinished)
             if written is None:  # nothing (more) to write
                 break
             if draft is not None and written.landed:
@@ -228,7 +229,7 @@ class Writer:
                 raise RemoteError(f"#{target.number} kept changing while it was being written ({ROUNDS} times); "
                                   "nothing of this write landed: run it again", retryable=True)
             if overwritten:  # kept for push, as after a failure
-                busy = RemoteError(f"other writers kept changing #{target.number} ({ROUNDS} rounds)", retryable=True)
+                busy = f"other writers kept changing #{target.number} ({ROUNDS} rounds)"
                 return self._result(target, mine, read, conflicts, self._unfinished(spec, target, overwritten, busy))
             self.store.notices.append(f"other writers kept changing #{target.number} while this revision was "
                                       f"written ({ROUNDS} rounds); 'ghstate resume' shows what its chain holds")
@@ -247,23 +248,22 @@ class Writer:
         except Unprotected:
             return self._body_alone(spec, draft)
 
-    def _unfinished(self, spec: WriteSpec, target: Stored, overwritten: tuple[Saved, ...],
-                    exc: RemoteError) -> list[str]:
+    def _unfinished(self, spec: WriteSpec, target: Stored, overwritten: tuple[Saved, ...], why: str) -> list[str]:
         """What a failure after this write's change landed leaves undone, said: the body not brought up to
         date (readers read the chain; the next write repairs it), or a person's save the mirror wrote over
         not merged yet, kept for ``push`` (with its text: GitHub keeps it in the issue's edit history too)."""
         if not overwritten:
-            return [f"#{target.number}'s body could not be brought up to date ({exc}); readers read its write "
+            return [f"#{target.number}'s body could not be brought up to date ({why}); readers read its write "
                     "log, and the next write repairs the body"]
         who = ", ".join(dict.fromkeys(s.editor or "a person" for s in overwritten))
         if self.pending is None or not self.store.remote:
             return [f"a save of #{target.number} by {who}, which this write's body replaced, could not be merged "
-                    f"({exc}); GitHub keeps it in the issue's edit history: the next write does not know it"]
+                    f"({why}); GitHub keeps it in the issue's edit history: the next write does not know it"]
         head = target.head.oid if target.head is not None else ""
         path = self._save_pending(replace(spec, intent=Intent(), write_id=os.urandom(6).hex(), made_at=self.clock(),
                                           base=head, saves=tuple(overwritten), labels=None, number=target.number))
         return [f"a save of #{target.number} by {who}, which this write's body replaced, could not be merged yet "
-                f"({exc}); it is kept in {path}: run 'ghstate push' when GitHub is reachable"]
+                f"({why}); it is kept in {path}: run 'ghstate push' when GitHub is reachable"]
 
     def _placed(self, spec: WriteSpec, read: View) -> WriteSpec:
         """Nothing moves silently. A write by number to an issue that is no checkpoint (no label, no marker)
