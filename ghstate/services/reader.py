@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from ghstate.core.chain import Mirror, as_written, classify, split
+from ghstate.core.chain import Mirror, as_written, classify, digest, split
 from ghstate.core.marker import MARKER_LINE
 from ghstate.core.model import Checkpoint, section_digests
 from ghstate.core.parse import branch_of, broken_marker, is_child
@@ -82,10 +82,11 @@ def view(store: Store, stored: Stored, also: tuple[Saved, ...] = (), whole: bool
     if mirror.kind == "unchained" or head is None:  # the body is the state
         cp, edits = checkpoint_of(stored), []
         for saved in also:  # a person's save that a body written alone wrote over: what they changed, onto it
-            theirs = body_checkpoint(split(saved.body)[0], stored.title)
+            body = split(saved.body)[0]
+            theirs = body_checkpoint(body, stored.title)
             if theirs.meta.digests and not as_written(saved.body):  # known against the digests its marker kept
                 cp, conflicts = _by_sections(cp, theirs)
-                edits.append(Edit(saved.editor, saved.at, classify(saved.body, None).digest, conflicts))
+                edits.append(Edit(saved.editor, saved.at, digest(body), conflicts))
         return View(stored, cp, mirror.body, mirror._replace(kind="unchained"), tuple(edits))
     head_cp = body_checkpoint(head.body, stored.title or head.title)
     cp, over, edits = head_cp, head.body, []
