@@ -1,8 +1,8 @@
 """Leases that live as long as the work: a holder's writes to its child renew its claim.
 
-The writer calls ``renew_if_held`` with the checkpoint it has just read, before it writes, for a write
-made by an agent (``WriteSpec.execution.agent``) that is not itself a task operation (claim, release, done,
-split: those keep the claim their own way). It decides from what that read carried (the claim refs the
+The writer calls ``renewed`` with the checkpoint it has just read, before it writes, for a write made by
+an agent (``WriteSpec.execution.agent``) that is not itself a task operation (claim, release, done, split:
+those keep the claim their own way). It decides from what that read carried (the claim refs the
 GitHub read lists, the claim the body shows; the local store's claim files) and does nothing, at no
 request, unless that agent holds the child and less than half of its lease is left. Then the lease is
 renewed for as long again, as ``ghstate claim`` renews it (a compare-and-swap on the claim as read: of
@@ -15,11 +15,14 @@ Not ``ghstate.services.claims``: the writer may not import what imports it (``Ap
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ghstate.core.claims import DEFAULT_LEASE, MAX_LEASE, Claim, MirrorEdit, claimed, lease_of, mirror_of
+from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.model import Checkpoint, github_time
+from ghstate.core.tasks import TaskEdit
 from ghstate.errors import GhstateError
 from ghstate.store import Store, Stored
 
@@ -28,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ghstate.local.tasks import LocalTasks
 
 RENEW_AFTER = 0.5  # a write renews the lease once less than this share of it is left
+TASK_EVENTS = frozenset({"claim", "release", "done", "split", "task"})  # writes that keep a claim their own way
 
 
 class Renewal(NamedTuple):
@@ -53,6 +57,22 @@ def tasks_of(store: Store) -> GitHubTasks | LocalTasks:
 
     assert isinstance(store, LocalStore)
     return LocalTasks(store)
+
+
+def renewed(store: Store, spec: WriteSpec, stored: Stored, cp: Checkpoint, clock: str) -> WriteSpec:
+    """``spec``, an agent's write to the child it holds (``cp``: as the writer read it), with its lease renewed
+    when due (``renew_if_held``) and the claim's line in the body folded into the write; what went wrong is a
+    notice of the store's, never a failure."""
+    e, now = spec.execution, github_time(clock)
+    if e is None or not e.agent or spec.event in TASK_EVENTS or spec.dry_run or now is None:
+        return spec
+    renewal = renew_if_held(store, stored, cp, e.agent, session=e.session, now=now)
+    if renewal is not None and renewal.warning:
+        store.notices.append(renewal.warning)
+    if renewal is None or renewal.mirror is None or not isinstance(spec.intent, Intent) \
+            or spec.intent.task is not None:
+        return spec
+    return replace(spec, intent=replace(spec.intent, task=TaskEdit(mirror=renewal.mirror)))
 
 
 def renew_if_held(store: Store, stored: Stored, cp: Checkpoint, agent: str, *, now: datetime, session: str = "",

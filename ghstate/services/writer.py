@@ -27,10 +27,10 @@ from ghstate.core.merge import merge3
 from ghstate.core.model import DEFAULT_MAX_BODY, Checkpoint, Revision
 from ghstate.core.render import Templates, render_body
 from ghstate.core.splice import written_body
-from ghstate.core.tasks import TaskEdit
 from ghstate.errors import GhstateError, InputError, NotFound, RemoteError
 from ghstate.local.store import LocalStore, PendingWrite
 from ghstate.services import interrupt
+from ghstate.services.leases import renewed
 from ghstate.services.reader import View, body_checkpoint, locate, view
 from ghstate.store import Appended, Saved, Store, Stored, Unprotected
 
@@ -41,7 +41,6 @@ from ghstate.store import Appended, Saved, Store, Stored, Unprotected
 ROUNDS = 24
 BACKOFF = 0.25
 BACKOFF_MOST = 8.0
-TASK_EVENTS = frozenset({"claim", "release", "done", "split", "task"})  # writes that keep a claim their own way
 BLIND_LINKS = 30  # commits a write kept without a read looks back through for the one it was made on
 KEY_ROOM = 120  # characters the chain's key takes in a body's marker (the bound counts the body as stored)
 
@@ -178,7 +177,7 @@ class Writer:
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(read.checkpoint))
         assert isinstance(spec.intent, Intent)
-        spec = self._placed(self._renewed(spec, read), read)
+        spec = self._placed(renewed(self.store, spec, read.stored, read.checkpoint, self.clock()), read)
         base = self._base(read, spec, before) if kept else None
         first = self._draft(spec, read, own=True, base=base, kept=kept)
         if spec.dry_run or (first is None and read.mirror.kind != "stale"):  # a dry run, or nothing to write
@@ -228,25 +227,33 @@ class Writer:
             if mine is None:
                 raise RemoteError(f"#{target.number} kept changing while it was being written ({ROUNDS} times); "
                                   "nothing of this write landed: run it again", retryable=True)
-            if overwritten:  # kept for push, as after a failure
-                busy = f"other writers kept changing #{target.number} ({ROUNDS} rounds)"
-                return self._result(target, mine, read, conflicts, self._unfinished(spec, target, overwritten, busy))
-            self.store.notices.append(f"other writers kept changing #{target.number} while this revision was "
-                                      f"written ({ROUNDS} rounds); 'ghstate resume' shows what its chain holds")
+            busy = f"other writers kept changing #{target.number} ({ROUNDS} rounds)"  # as after a failure
+            return self._result(target, mine, read, conflicts, self._unfinished(spec, target, overwritten, busy))
         return self._result(target, mine, read, conflicts)
 
     def _round(self, spec: WriteSpec, read: View, draft: _Draft | None) -> Appended | None:
-        """One round's write: the draft's commit and its mirror; the body alone where the chain cannot be
-        written; the head's mirror over a body older than it; None when nothing is left to write."""
+        """One round's write: the draft's commit and its mirror; where the chain cannot be written, the body
+        alone, naming the head it was built on (or the one its body named, where the chain cannot be read)
+        without the chain's digest, so that a chain writer takes what it holds beyond that head as an edit
+        (the store says once why); the head's mirror over a body older than it; None when nothing is left."""
+        stored = read.stored
         if draft is None:  # the head's own mirror over a body older than it (with the labels kept in step)
-            if read.mirror.kind != "stale" or read.link is None or read.stored.head is None:
+            if read.mirror.kind != "stale" or read.link is None or stored.head is None:
                 return None
-            return self.store.mirror(read.stored, embed(read.link.body, read.stored.head.oid),
-                                     labels=self._labels(spec, read.stored, read.checkpoint))
+            return self.store.mirror(stored, embed(read.link.body, stored.head.oid),
+                                     labels=self._labels(spec, stored, read.checkpoint))
+        labels, title, revision = self._labels(spec, stored, draft.checkpoint), _title(draft), draft.link.revision
+        interrupt.begin_update(self.store, stored.number, revision, spec.write_id if draft.own else "")
         try:
-            return self._append(spec, draft)
+            written = self.store.append(stored, draft.link, title=title, labels=labels)
         except Unprotected:
-            return self._body_alone(spec, draft)
+            head = stored.head.oid if stored.head is not None else read.mirror.base
+            text = embed(draft.body, head, protected=False) if head else draft.body
+            interrupt.begin_update(self.store, stored.number, revision, "", text)
+            written = self.store.mirror(stored, text, title=title, labels=labels)._replace(moved=False)
+        if written.landed:
+            interrupt.landed(self.store, stored.number, revision)
+        return written
 
     def _unfinished(self, spec: WriteSpec, target: Stored, overwritten: tuple[Saved, ...], why: str) -> list[str]:
         """What a failure after this write's change landed leaves undone, said: the body not brought up to
@@ -296,35 +303,6 @@ class Writer:
         if self._adopting:
             labels = (*(labels if labels is not None else stored.labels), self._adopting)
         return labels
-
-    def _renewed(self, spec: WriteSpec, read: View) -> WriteSpec:
-        """A holder's write to its child renews its lease (``ghstate.services.leases``), the claim's line in
-        the body folded into this write; a task command keeps its claim its own way."""
-        e = spec.execution
-        if e is None or not e.agent or spec.event in TASK_EVENTS or spec.dry_run:
-            return spec
-        from ghstate.core.model import github_time
-        from ghstate.services.leases import renew_if_held
-
-        now = github_time(self.clock())
-        renewal = renew_if_held(self.store, read.stored, read.checkpoint, e.agent, session=e.session,
-                                now=now) if now is not None else None
-        if renewal is None:
-            return spec
-        if renewal.warning:
-            self.store.notices.append(renewal.warning)
-        if renewal.mirror is None or not isinstance(spec.intent, Intent) or spec.intent.task is not None:
-            return spec
-        return replace(spec, intent=replace(spec.intent, task=TaskEdit(mirror=renewal.mirror)))
-
-    def _append(self, spec: WriteSpec, draft: _Draft) -> Appended:
-        target = draft.read.stored
-        labels = self._labels(spec, target, draft.checkpoint)
-        interrupt.begin_update(self.store, target.number, draft.link.revision, spec.write_id if draft.own else "")
-        written = self.store.append(target, draft.link, title=_title(draft), labels=labels)
-        if written.landed:
-            interrupt.landed(self.store, target.number, draft.link.revision)
-        return written
 
     def _draft(self, spec: WriteSpec, read: View, *, own: bool, base: Checkpoint | None = None,
                kept: bool = False) -> _Draft | None:
@@ -402,21 +380,6 @@ class Writer:
                            file_conflicts=list(mine.file_conflicts), warnings=[*warnings, *self._notices()],
                            previous=mine.read.checkpoint)
 
-    def _body_alone(self, spec: WriteSpec, draft: _Draft) -> Appended:
-        """Where the chain cannot be written: the body alone, naming the head it was built on (or the one its
-        body named, where the chain cannot be read) without the chain's digest: a chain writer takes what it
-        holds beyond that head as an edit. The store says once that concurrent writers are then not
-        protected, and why. Its answer is judged as a chain write's (landed, what it wrote over)."""
-        read = draft.read
-        head = read.stored.head.oid if read.stored.head is not None else read.mirror.base
-        text = embed(draft.body, head, protected=False) if head else draft.body
-        labels = self._labels(spec, read.stored, draft.checkpoint)
-        interrupt.begin_update(self.store, read.stored.number, draft.link.revision, "", text)
-        written = self.store.mirror(read.stored, text, title=_title(draft), labels=labels)
-        if written.landed:
-            interrupt.landed(self.store, read.stored.number, draft.link.revision)
-        return written._replace(moved=False)  # no head of its own to mirror
-
     # ----------------------------------------------------------------------------- pieces
 
     def _notices(self) -> list[str]:
@@ -442,12 +405,11 @@ class Writer:
         return []
 
     def _stamp(self, cp: Checkpoint, revision: int, now: str, spec: WriteSpec) -> Checkpoint:
-        if not spec.record_tree and cp.meta.revision:
-            return stamp(cp, revision=revision, now=now, branch=cp.meta.branch, commit=cp.meta.commit,
-                         dirty=cp.meta.dirty, execution=spec.execution, new_id=spec.new_id)
-        stamped = stamp(cp, revision=revision, now=now, branch=spec.tree.branch, commit=spec.tree.commit,
-                        dirty=spec.tree.dirty, execution=spec.execution, new_id=spec.new_id)
-        return stamped.with_meta(fingerprints=dict(spec.fingerprints))
+        kept = not spec.record_tree and cp.meta.revision  # the branch, commit and dirty files stay as they were
+        tree = cp.meta if kept else spec.tree
+        stamped = stamp(cp, revision=revision, now=now, branch=tree.branch, commit=tree.commit, dirty=tree.dirty,
+                        execution=spec.execution, new_id=spec.new_id)
+        return stamped if kept else stamped.with_meta(fingerprints=dict(spec.fingerprints))
 
     def _body(self, cp: Checkpoint, read: View | None, spec: WriteSpec) -> tuple[str, Checkpoint]:
         """The body for ``cp`` (over an existing body only what changed is rewritten: a person's formatting
