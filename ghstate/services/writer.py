@@ -105,7 +105,6 @@ class Writer:
         self.api_url = api_url
         self.clock = clock or (lambda: utc_now())  # looked up when called: tests set the module's clock
         self.sleep = sleep or (lambda seconds: _sleep(seconds))  # looked up when called, as the clock
-        self._adopting = ""  # the label an issue adopted as a checkpoint by this write gets
 
     def write(self, spec: WriteSpec, *, kept: bool = False, before: tuple[Intent, ...] = ()) -> WriteResult:
         """Write ``spec``. ``kept``: a write kept while GitHub was out of reach, published now (``push``):
@@ -114,7 +113,6 @@ class Writer:
         beside where both changed one. ``before``: the earlier kept writes of this push to the same
         checkpoint, which its maker had made on that state before it (as a local write would show them)."""
         spec = self._identified(spec)
-        self._adopting = ""
         target: Stored | None = None
         try:
             with self.store.lock():
@@ -126,7 +124,13 @@ class Writer:
         except RemoteError as exc:
             if spec.dry_run or self.pending is None or not self.store.remote or callable(spec.intent):
                 raise
-            path = self._keep_pending(spec, target)
+            head = target.head.oid if target is not None and target.head is not None else ""
+            try:  # kept whole, with the head it was made on: ``push`` rebases it onto the head then
+                path = self._save_pending(replace(spec, number=target.number if target else spec.number,
+                                                  base=spec.base or head, new_id=spec.new_id if target is None else ""))
+            except OSError as err:
+                raise GhstateError(f"GitHub could not be reached and the local copy could not be saved either "
+                                   f"({err}); nothing was written") from err
             when = "when GitHub is reachable" if exc.retryable else "once that is fixed"
             raise RemoteError(f"{exc}; the checkpoint was kept locally in {path}: run 'ghstate push' {when}",
                               retryable=exc.retryable, status=exc.status) from exc
@@ -173,7 +177,7 @@ class Writer:
         if kept and self.store.holds(target, write=spec.write_id):  # it landed although its answer was lost
             self.store.notices.append(f"the kept write was on #{target.number}'s chain already: it had landed")
             return self._result(target, None, view(self.store, target), [])
-        read = view(self.store, target, spec_saves(spec), whole=True)
+        read = view(self.store, target, tuple(Saved(*save) for save in spec.saves), whole=True)  # a kept write's
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(read.checkpoint))
         assert isinstance(spec.intent, Intent)
@@ -280,11 +284,9 @@ class Writer:
             return spec
         stored, cp = read.stored, read.checkpoint
         label = self.store.missing_label(stored)
-        if label and not MARKER_LINE.search(stored.body):
-            if not spec.adopt:
-                raise InputError(f"#{stored.number} is not a checkpoint (no {label!r} label, no ghstate marker), so "
-                                 f"nothing was written: to make it one, run the same command with --adopt")
-            self._adopting = label
+        if label and not spec.adopt and not MARKER_LINE.search(stored.body):
+            raise InputError(f"#{stored.number} is not a checkpoint (no {label!r} label, no ghstate marker), so "
+                             f"nothing was written: to make it one, run the same command with --adopt")
         branch = spec.tree.branch
         if spec.record_tree and cp.meta.branch and branch and cp.meta.branch != branch:
             if spec.move:
@@ -300,9 +302,8 @@ class Writer:
     def _labels(self, spec: WriteSpec, stored: Stored, cp: Checkpoint) -> tuple[str, ...] | None:
         """The labels a write sets: CI's in step with its result, and an adopted issue's checkpoint label."""
         labels = spec.labels.apply(stored.labels, cp) if spec.labels else None
-        if self._adopting:
-            labels = (*(labels if labels is not None else stored.labels), self._adopting)
-        return labels
+        missing = self.store.missing_label(stored) if spec.adopt else ""
+        return (*(labels if labels is not None else stored.labels), missing) if missing else labels
 
     def _draft(self, spec: WriteSpec, read: View, *, own: bool, base: Checkpoint | None = None,
                kept: bool = False) -> _Draft | None:
@@ -372,13 +373,12 @@ class Writer:
         nothing of it was left to write; ``conflicts``: values the rounds that landed kept beside others;
         ``unfinished``: what a failure after it left undone), or a dry run's draft (``tell``: False)."""
         said = tuple(dict.fromkeys(conflicts))
-        warnings = [*(self._tell_people(stored, said) if tell else ()), *(unfinished or ())]
-        if mine is None:
-            return WriteResult(read.checkpoint, split_body(stored), stored, changed=False, previous=read.checkpoint,
-                               conflicts=list(said), warnings=[*warnings, *self._notices()])
+        warnings = [*(self._tell_people(stored, said) if tell else ()), *(unfinished or ()), *self._notices()]
+        if mine is None:  # the body a reader sees (the chain's key left out)
+            return WriteResult(read.checkpoint, split(stored.body)[0], stored, changed=False,
+                               previous=read.checkpoint, conflicts=list(said), warnings=warnings)
         return WriteResult(mine.checkpoint, mine.body, stored, changes=mine.changes, conflicts=list(said),
-                           file_conflicts=list(mine.file_conflicts), warnings=[*warnings, *self._notices()],
-                           previous=mine.read.checkpoint)
+                           file_conflicts=list(mine.file_conflicts), warnings=warnings, previous=mine.read.checkpoint)
 
     # ----------------------------------------------------------------------------- pieces
 
@@ -434,37 +434,16 @@ class Writer:
                             agent=e.agent if e else "", role=e.role if e else "", session=e.session if e else "")
         return Entry(revision, spec.write_id)
 
-    def _keep_pending(self, spec: WriteSpec, target: Stored | None) -> str:
-        """Keep a write GitHub could not take, whole, with the head it was made on: ``push`` rebases it
-        onto the head then."""
-        base = target.head.oid if target is not None and target.head is not None else ""
-        try:
-            return self._save_pending(replace(spec, number=target.number if target else spec.number,
-                                              base=spec.base or base, new_id=spec.new_id if target is None else ""))
-        except OSError as exc:
-            raise GhstateError(f"GitHub could not be reached and the local copy could not be saved "
-                               f"either ({exc}); nothing was written") from exc
-
     def _save_pending(self, spec: WriteSpec) -> str:
         assert self.pending is not None and isinstance(spec.intent, Intent)
         return str(self.pending.save_pending(PendingWrite(spec, repo=self.repo, api_url=self.api_url,
                                                           saved_at=self.clock())))
 
 
-def split_body(stored: Stored) -> str:
-    """The body a reader sees (the chain's key left out)."""
-    return split(stored.body)[0]
-
-
 def _title(draft: _Draft) -> str | None:
     """The title to write with the body: the checkpoint's, when it is not the issue's already."""
     title = draft.checkpoint.title
     return title if title != (draft.read.stored.title or title) else None
-
-
-def spec_saves(spec: WriteSpec) -> tuple[Saved, ...]:
-    """People's saves a kept write carries, to be merged (a body its write replaced before it could)."""
-    return tuple(Saved(*save) for save in spec.saves)
 
 
 def _made_before(links: list[tuple[str, Link]], made_at: str) -> Link | None:
