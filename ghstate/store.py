@@ -64,16 +64,11 @@ class Partial(Exception):
 
     def __init__(self, read: int) -> None:
         super().__init__(f"only the {read:,} most recently updated open checkpoints were read")
-        self.read = read
 
 
 class Unprotected(Exception):
     """The chain cannot be written here (a token without Contents: write, a GitHub without ``updateRefs``):
-    ``why`` says what and what fixes it. The body is still written; concurrent writers are not protected."""
-
-    def __init__(self, why: str) -> None:
-        super().__init__(why)
-        self.why = why
+    its message says what and what fixes it. The body is still written; concurrent writers are not protected."""
 
 
 class Note(NamedTuple):
@@ -115,9 +110,9 @@ class Store(Protocol):
     # The newest ``count`` commits of the chain, newest first: (oid, link).
     def links(self, stored: Stored, count: int) -> "list[tuple[str, Link]]": ...
 
-    # Whether the chain holds the commit ``oid``, or a commit of the write ``write`` (a write whose answer was
-    # lost, a kept write that landed after all).
-    def holds(self, stored: Stored, oid: str = "", write: str = "") -> bool: ...
+    # Whether the chain holds a commit of the write ``write`` (a write whose answer was lost, a kept write that
+    # landed after all).
+    def holds(self, stored: Stored, write: str) -> bool: ...
 
     # Make ``link`` the head of ``stored``'s chain, only if the head is still ``stored.head`` (none: the chain
     # starts), then write its mirror (``link.body`` naming the new commit) with ``title``/``labels`` when

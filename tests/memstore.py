@@ -127,9 +127,8 @@ class MemoryStore:
             oid = parent
         return out
 
-    def holds(self, stored: Stored, oid: str = "", write: str = "") -> bool:
-        return any(o == oid or any(e.write == write for e in link.entries) for o, link in
-                   self.links(stored, 1000) if o == oid or write)
+    def holds(self, stored: Stored, write: str) -> bool:
+        return bool(write) and any(e.write == write for _, link in self.links(stored, 1000) for e in link.entries)
 
     def append(self, stored: Stored, link: Link, title: str | None = None,
                labels: tuple[str, ...] | None = None) -> Appended:

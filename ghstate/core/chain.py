@@ -29,7 +29,8 @@ import json
 import re
 from typing import Any, NamedTuple
 
-from ghstate.core.marker import MARKER_LINE
+from ghstate.core.marker import MARKER_LINE, integer, texts
+from ghstate.core.marker import text as _text
 from ghstate.core.model import Checkpoint, Revision
 
 FORMAT = "ghstate-chain/1"
@@ -68,10 +69,7 @@ class Entry(NamedTuple):
 
     @classmethod
     def from_data(cls, data: Any) -> "Entry":
-        if not isinstance(data, dict):
-            return cls(Revision(0))
-        write = data.get("write")
-        return cls(Revision.from_dict(data), write if isinstance(write, str) else "")
+        return cls(Revision.from_dict(data), _text(data.get("write"))) if isinstance(data, dict) else cls(Revision(0))
 
 
 class Link(NamedTuple):
@@ -115,15 +113,11 @@ class Link(NamedTuple):
         """The link ``data`` holds; None when it is not one of ghstate's chain records."""
         if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("body"), str):
             return None
-        number = data.get("checkpoint")
         entries = data.get("entries")
-        merged = data.get("merged")
-        return cls(number=number if isinstance(number, int) and not isinstance(number, bool) else 0,
-                   body=data["body"], title=data["title"] if isinstance(data.get("title"), str) else "",
+        return cls(integer(data.get("checkpoint")), data["body"], title=_text(data.get("title")),
                    entries=tuple(Entry.from_data(e) for e in entries) if isinstance(entries, list) else (),
-                   merged=tuple(m for m in merged if isinstance(m, str)) if isinstance(merged, list) else (),
-                   adopted=data["adopted"] if isinstance(data.get("adopted"), str) else "",
-                   root=data["root"] if isinstance(data.get("root"), str) else "")
+                   merged=texts(data.get("merged")), adopted=_text(data.get("adopted")),
+                   root=_text(data.get("root")))
 
     def to_message(self) -> str:
         return self.headline() + "\n\n" + json.dumps(self.to_data(), ensure_ascii=False, separators=(",", ":")) + "\n"
@@ -169,35 +163,21 @@ def split(text: str) -> tuple[str, "MirrorKey | None"]:
     carried before chains), and the key (None when there is none, or it is not as ghstate writes it)."""
     text = text or ""
     match = MARKER_LINE.search(text)
-    if match is None:
+    raw = match.group(1) if match else ""
+    try:  # not ours, or built to break a reader: the body as it is
+        data = json.loads(raw) if _KEY in raw or _OLD in raw else None
+    except (ValueError, RecursionError):
+        data = None
+    last = list(data)[-1] if isinstance(data, dict) and data else None
+    tail = json.dumps(last) + ":" + _dumps(data[last]) + "}" if last in (KEY, OLD_ENTRY) else "\0"  # the key as written
+    head = raw[: -len(tail)] if raw.endswith(tail) else ""
+    if match is None or not head.endswith((",", "{")):
         return text, None
-    raw = match.group(1)
-    if _KEY not in raw and _OLD not in raw:
-        return text, None
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):  # not ours, or built to break a reader
-        return text, None
-    if not isinstance(data, dict) or not data:
-        return text, None
-    last = list(data)[-1]
-    if last not in (KEY, OLD_ENTRY):
-        return text, None
-    tail = json.dumps(last) + ":" + _dumps(data[last]) + "}"
-    if not raw.endswith(tail):
-        return text, None
-    head = raw[: -len(tail)]
-    if not head.endswith((",", "{")):
-        return text, None
-    marker = head.removesuffix(",") + "}" if head.endswith(",") else "{}"
-    body = text[: match.start(1)] + marker + text[match.end(1):]
-    if last == OLD_ENTRY:
-        return body, None
-    value = data[KEY]
+    body = text[: match.start(1)] + head.removesuffix(",") + "}" + text[match.end(1):]
+    value = data[KEY] if last == KEY else None
     if not isinstance(value, dict) or not isinstance(value.get("head"), str):
         return body, None
-    found = value.get("body")
-    return body, MirrorKey(value["head"], found if isinstance(found, str) else "")
+    return body, MirrorKey(value["head"], _text(value.get("body")))
 
 
 def embed(body: str, head: str, protected: bool = True) -> str:
@@ -208,9 +188,7 @@ def embed(body: str, head: str, protected: bool = True) -> str:
     match = MARKER_LINE.search(body)
     if match is None:
         return body
-    value: dict[str, str] = {"head": head}
-    if protected:
-        value["body"] = digest(body)
+    value = {"head": head, **({"body": digest(body)} if protected else {})}
     raw = match.group(1)
     inner = raw[:-1].rstrip()
     marker = inner + ("" if inner.endswith("{") else ",") + _KEY + ":" + _dumps(value) + "}"

@@ -82,20 +82,13 @@ class Execution(NamedTuple):
     transcript: str = ""
 
     def to_data(self) -> dict[str, Any]:
-        data: dict[str, Any] = {}
-        for key in self._fields:
-            value = getattr(self, key)
-            if value or key == "revision":
-                data[key] = value
-        return data
+        return {key: value for key in self._fields if (value := getattr(self, key)) or key == "revision"}
 
     @classmethod
     def from_data(cls, data: Any) -> "Execution":
-        if not isinstance(data, dict):
-            return cls()
         return cls(agent=text(data.get("agent")), role=text(data.get("role")), session=text(data.get("session")),
                    revision=integer(data.get("revision")), at=text(data.get("at")), event=text(data.get("event")),
-                   transcript=text(data.get("transcript")))
+                   transcript=text(data.get("transcript")))  # callers pass only dicts
 
 
 class DigestsAt(NamedTuple):

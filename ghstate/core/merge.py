@@ -137,11 +137,9 @@ def merge3(base: Checkpoint, ours: Checkpoint, theirs: Checkpoint) -> tuple[Chec
         return o._replace(body=text(o.heading or "preamble", b.body, o.body, t.body), level=t.level)
 
     changes: dict[str, Any] = {}
-    for key in ("goal", "resume"):
+    for key in ("goal", "resume", "verification"):
         changes[key] = text(key, getattr(base, key), getattr(ours, key), getattr(theirs, key))
-    verification = text("verification", base.verification, ours.verification, theirs.verification)
-    changes["verification"] = verification
-    changes["verification_data"] = ours.verification_data if verification == ours.verification \
+    changes["verification_data"] = ours.verification_data if changes["verification"] == ours.verification \
         else theirs.verification_data
     for key in LIST_SECTIONS:
         changes[key] = tuple(merge_sequence(getattr(base, key), getattr(ours, key), getattr(theirs, key), key=_norm))

@@ -24,7 +24,7 @@ from ghstate.config import Policy, Settings
 from ghstate.core.chain import TREE_FILES, Head, Link, as_written, embed, headline_write, ref_name, split, tree_id
 from ghstate.core.model import Revision, github_time
 from ghstate.errors import NotFound, RemoteError
-from ghstate.github.transport import TIMEOUT, GitHubAPI, GraphQLFailure, GraphQLNotFound, checking
+from ghstate.github.transport import TIMEOUT, GitHubAPI, GraphQLNotFound, checking, describe_errors, errors_of
 from ghstate.store import Appended, Note, Partial, Saved, Stored, StoreKind, Unprotected
 
 PROMPT_MARKER = "<!-- ghstate:prompt -->"
@@ -46,6 +46,7 @@ DENIED = (403, 404)  # what GitHub answers a token without Contents: write that 
 CONTENTS_NEEDED = ("the token lacks Contents: write on {repo} (a fine-grained token or GitHub App needs "
                    "Contents: read and write beside Issues; a classic token the 'repo' scope; in Actions, "
                    "'permissions: contents: write')")
+CONTENTS_READ = CONTENTS_NEEDED.replace("lacks Contents: write", "lacks Contents: read")
 
 
 class GitHubStore:
@@ -93,8 +94,11 @@ class GitHubStore:
 
     # ----------------------------------------------------------------------------- answers
 
-    def _from_node(self, node: dict[str, Any], head: Head | None = None, chained: bool = True) -> Stored:
-        """A checkpoint as GraphQL answers it; the body as it is (its marker may name the commit it mirrors)."""
+    def _keep(self, node: dict[str, Any], head: Head | None = None, chained: bool = True) -> Stored:
+        """A checkpoint as GraphQL answers it, kept (what else it carried, ``node``; the labels' ids); the body as
+        it is (its marker may name the commit it mirrors)."""
+        self._nodes[node["number"]] = node
+        self._keep_labels({"labels": node.get("labels"), "id": (node.get("repository") or {}).get("id")})
         return Stored(
             number=node["number"], title=node.get("title") or "", body=node.get("body") or "",
             location=node.get("url") or "",
@@ -108,11 +112,6 @@ class GitHubStore:
         """The last GraphQL answer for issue ``number`` read in this command (what else it carried: its
         children and claims, ``ghstate.github.tasks``), or None."""
         return self._nodes.get(number)
-
-    def _keep(self, node: dict[str, Any], head: Head | None = None, chained: bool = True) -> Stored:
-        self._nodes[node["number"]] = node
-        self._keep_labels({"labels": node.get("labels"), "id": (node.get("repository") or {}).get("id")})
-        return self._from_node(node, head, chained)
 
     def _issues_enabled(self, repository: dict[str, Any]) -> None:
         """A repository with its issues turned off has no checkpoint to read: said as such, not as "no issue"."""
@@ -217,18 +216,13 @@ class GitHubStore:
 
     def links(self, stored: Stored, count: int) -> list[tuple[str, Link]]:
         """The newest ``count`` commits of the chain, newest first (one request)."""
-        out = []
-        for node in self._history(stored.number, count, messages=True):
-            link = Link.from_message(node.get("message") or "")
-            if link is not None:
-                out.append((str(node.get("oid") or ""), link))
-        return out
+        found = ((str(n.get("oid") or ""), Link.from_message(n.get("message") or ""))
+                 for n in self._history(stored.number, count, messages=True))
+        return [(oid, link) for oid, link in found if link is not None]
 
-    def holds(self, stored: Stored, oid: str = "", write: str = "") -> bool:
-        """Whether the chain holds the commit ``oid`` or a commit of the write ``write`` (its headline names
-        it): among its newest HOLDS_COMMITS (one request, unless the head is it)."""
-        if stored.head is not None and oid and stored.head.oid == oid:
-            return True
+    def holds(self, stored: Stored, write: str = "", oid: str = "") -> bool:
+        """Whether the chain holds a commit of the write ``write`` (its headline names it), or the commit ``oid``:
+        among its newest HOLDS_COMMITS (one request)."""
         if stored.head is None and stored.chained:
             return False
         return any((oid and node.get("oid") == oid) or (write and headline_write(node.get("messageHeadline") or "")
@@ -283,15 +277,13 @@ class GitHubStore:
         """Open a checkpoint issue; its chain starts with its first write. ``unique`` is text only this body
         contains; it finds an issue whose creation reached GitHub although the answer was lost, so a
         retry cannot make a second one."""
-        def landed() -> dict[str, Any] | None:
+        def landed() -> dict[str, Any] | None:  # as REST answers it: new, no chain yet
             found = checking(lambda: self.find_open(unique)) if unique else None
-            return None if found is None else {"number": found.number, "title": found.title, "body": found.body,
-                                               "url": found.location, "labels": list(found.labels),
-                                               "state": found.state, "updatedAt": found.version,
-                                               "comments": found.comments}
+            return None if found is None else {"found": Stored(*found[:8])}
 
         self._pace()
-        stored = self._stored_rest(self.api.create_issue(title, body, [self.policy.label], landed))
+        made = self.api.create_issue(title, body, [self.policy.label], landed)
+        stored = made["found"] if "found" in made else self._stored_rest(made)
         if self.policy.label not in stored.labels:  # labels are dropped silently without push access
             try:
                 self.api.add_label(stored.number, self.policy.label)
@@ -309,49 +301,29 @@ class GitHubStore:
         chain's ref to it only if it still points at that head, and write the body as its mirror. A lost
         answer is never resent blindly: the chain is read, and a chain that holds the commit means it
         landed."""
-        if self.unprotected:
-            raise Unprotected(self.unprotected)
-        if not stored.chained:  # its head could not be read: no move can name it
-            raise self._unprotected("the write log could not be read (" + CONTENTS_NEEDED.format(
-                repo=self.repo_name).replace("lacks Contents: write", "lacks Contents: read") + ")")
+        if self.unprotected or not stored.chained:  # its head could not be read: no move can name it
+            raise self._unprotected(f"the write log could not be read ({CONTENTS_READ.format(repo=self.repo_name)})")
         number = stored.number
         node = self._node_with_id(stored)
         parent = stored.head.oid if stored.head is not None else ""
         self._pace(2)
-        oid = self._commit(link.to_message(), stored.head.tree if stored.head is not None and stored.head.tree
-                           else "", [parent] if parent else [])
+        oid = self._commit(link.to_message(), stored.head.tree if stored.head else "", [parent] if parent else [])
         text = embed(link.body, oid)
         refs = {"repositoryId": self._repository(), "refUpdates": [
             {"name": ref_name(number), "afterOid": oid, "beforeOid": parent or ZERO}]}
-        lost: list[Stored] = []
-        resent: list[bool] = []
-
-        def landed() -> dict[str, Any] | None:  # the answer was lost: what does the chain hold now?
-            fresh = checking(lambda: self.get(number))
-            if (fresh.head.oid if fresh.head is not None else "") == parent and fresh.body == stored.body:
-                resent.append(True)  # the first may still land after this look: a refusal is looked into
-                return None  # nothing moved, nothing was saved: send it again (the same commit)
-            lost.append(fresh)  # it landed, another writer's did, or someone saved the body: read again
-            return {"lost": True}
-
+        looks: list[Stored] = []  # the first send may still land after a look that resent it: a refusal is looked into
         answer = self.graphql("append_checkpoint", {"refs": refs, "issue": self._issue_input(node, text, title, labels),
-                                                    "edits": EDITS, "ref": ref_name(number)},
-                              partial=True, landed=landed, number=number, what=f"updating issue #{number}")
-        if lost:  # whatever landed of it, and what its body's write (if it ran) wrote over
-            fresh = lost[0]
+                                                    "edits": EDITS, "ref": ref_name(number)}, partial=True,
+                              landed=self._look(stored, looks, parent), number=number, what=f"updating issue #{number}")
+        if "lost" in answer:  # whatever landed of it, and what its body's write (if it ran) wrote over
+            fresh = answer["lost"]
             held = fresh.head is not None and (fresh.head.oid == oid or self.holds(fresh, oid=oid))
             return Appended(held, fresh, self._overwritten(None, stored, text, always=not held),
-                            moved=held and fresh.head is not None and fresh.head.oid != oid)
-        return self._judge_append(stored, answer, oid, link, text, labels, bool(resent))
-
-    def _judge_append(self, stored: Stored, answer: dict[str, Any], oid: str, link: Link, text: str,
-                      labels: tuple[str, ...] | None, resent: bool = False) -> Appended:
-        """What ``AppendCheckpoint``'s answer says: the move landed or was refused (by another writer's, or
-        by GitHub: said), and what its mirror wrote over. A refused body write whose move was refused too is
-        GitHub's refusal of the write (kept for push); one whose move landed is written again."""
-        number = stored.number
-        data = answer.get("data") or {}
-        errors = [e for e in answer.get("errors") or () if isinstance(e, dict)]
+                            moved=held and fresh.head.oid != oid)
+        # What AppendCheckpoint's answer says: the move landed or was refused (by another writer's, or by GitHub:
+        # said), and what its mirror wrote over. A refused body write whose move was refused too is GitHub's
+        # refusal of the write (kept for push); one whose move landed is written again.
+        data, errors = answer.get("data") or {}, errors_of(answer)
         moved_ref = data.get("updateRefs") is not None
         issue = (data.get("updateIssue") or {}).get("issue")
         # a body written although the move was refused wrote over what did not reach the chain, whatever it was
@@ -365,9 +337,9 @@ class GitHubStore:
                 raise self._refusal(data, on_issue, number)
             fresh = self.get(number)
             # moved after all (an error about something else), or by a first send that landed after its look
-            if fresh.head is not None and (fresh.head.oid == oid or (resent and self.holds(fresh, oid=oid))):
+            if fresh.head is not None and (fresh.head.oid == oid or (looks and self.holds(fresh, oid=oid))):
                 return Appended(True, fresh, overwritten, moved=fresh.head.oid != oid)
-            if (fresh.head.oid if fresh.head else "") == (stored.head.oid if stored.head else ""):
+            if (fresh.head.oid if fresh.head else "") == parent:
                 if refused_issue:  # both refused: the token may write neither
                     raise self._refusal(data, on_issue, number)
                 self._refused(on_refs or errors)
@@ -376,14 +348,8 @@ class GitHubStore:
             self.notices.append(f"#{number}'s write is on its chain, but its body could not be written "
                                 f"({_said(errors)}); it is written again")
             return Appended(True, self.get(number), moved=True)
-        if errors:
-            self.notices.append(f"issue #{number} was written, but GitHub's answer also held errors ({_said(errors)}); "
-                                "the write stands")
-        head_now = (((issue.get("repository") or {}).get("head") or {}).get("target") or {}).get("oid") or oid
-        head = Head(oid, link, stored.head.tree if stored.head is not None and stored.head.tree else self._tree)
-        written = self._keep(issue, head if head_now == oid else Head(head_now))
-        self._labels_by_rest(written, labels)
-        return Appended(True, written, overwritten, moved=head_now != oid)
+        written, now = self._written(issue, errors, labels, Head(oid, link, self._tree), default=oid)
+        return Appended(True, written, overwritten, moved=now != oid)
 
     def _refusal(self, data: dict[str, Any], errors: list[dict[str, Any]], number: int) -> Exception:
         """GitHub's refusal of a body's write, as the transport says one (a checkpoint gone from view is a
@@ -418,49 +384,50 @@ class GitHubStore:
         (landed, or someone wrote meanwhile: not landed, read again)."""
         number = stored.number
         node = self._node_with_id(stored)
-        lost: list[Stored] = []
-
-        def landed() -> dict[str, Any] | None:
-            fresh = checking(lambda: self.get(number))
-            if fresh.body == stored.body:
-                return None  # not landed, nothing else either: send it again
-            lost.append(fresh)
-            return {"updateIssue": {"issue": self._nodes[number]}}
-
         self._pace()
         try:
-            data = self.graphql("update_checkpoint", {"input": self._issue_input(node, body, title, labels),
-                                                      "edits": EDITS, "ref": ref_name(number)},
-                                number=number, landed=landed, what=f"updating issue #{number}")
-        except GraphQLFailure as exc:
-            data = self._landed_despite(exc, number)
+            answer = self.graphql("update_checkpoint", {"input": self._issue_input(node, body, title, labels),
+                                                        "edits": EDITS, "ref": ref_name(number)},
+                                  partial=True, number=number, landed=self._look(stored, []),
+                                  what=f"updating issue #{number}")
         except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
             raise RemoteError(str(exc), status=404) from None
-        if lost:  # whatever landed of it, and what it wrote over if it did (another write may be over it now)
-            return Appended(lost[0].body == body, lost[0], self._overwritten(None, stored, body))
+        if "lost" in answer:  # whatever landed of it, and what it wrote over if it did (another write may be over it)
+            return Appended(answer["lost"].body == body, answer["lost"], self._overwritten(None, stored, body))
+        data, errors = answer.get("data") or {}, errors_of(answer)
         issue = (data.get("updateIssue") or {}).get("issue")
-        if not issue:
-            raise RemoteError(f"updating issue #{number} failed: GitHub's answer holds no issue", retryable=True)
-        head_now = (((issue.get("repository") or {}).get("head") or {}).get("target") or {}).get("oid") or ""
-        head = stored.head if stored.head is not None and stored.head.oid == head_now else (
-            Head(head_now) if head_now else None)
-        written = self._keep(issue, head, stored.chained)
-        self._labels_by_rest(written, labels)
+        if not issue:  # the write itself failed (GitHub's refusal, as the transport says one), or no answer
+            raise self._refusal(data, errors, number) if errors else RemoteError(
+                f"updating issue #{number} failed: GitHub's answer holds no issue", retryable=True)
+        written, now = self._written(issue, errors, labels, stored.head, stored.chained)
         key = split(body)[1]
         return Appended(True, written, self._overwritten(issue, stored, body),
-                        moved=bool(head_now) and key is not None and key.head != head_now)
+                        moved=bool(now) and key is not None and key.head != now)
 
-    def _landed_despite(self, exc: GraphQLFailure, number: int) -> dict[str, Any]:
-        """``updateIssue`` answered with errors: when its issue is not null the write landed (a field of the
-        answer failed, not the mutation), and the errors are a warning; else the failure stands."""
-        answer = ((exc.data or {}).get("updateIssue") or {}).get("issue")
-        if not isinstance(answer, dict) or not answer.get("number"):
-            if isinstance(exc, NotFound):  # it was there a moment ago: access lost, or moved; keep the write
-                raise RemoteError(str(exc), status=404) from None
-            raise exc
-        self.notices.append(f"issue #{number} was written, but GitHub's answer also held errors ({exc.said}); "
-                            "the write stands")
-        return {"updateIssue": {"issue": answer}}
+    def _look(self, stored: Stored, looks: list[Stored], parent: str | None = None) -> Callable[[], Any]:
+        """What to do after a write's answer was lost: the checkpoint read again (kept in ``looks``); as the
+        write read it (its body, and its head when ``parent`` is given), nothing landed: sent again (None);
+        else ``{"lost": fresh}`` (it landed, another writer's did, or someone saved the body)."""
+        def landed() -> dict[str, Any] | None:
+            fresh = checking(lambda: self.get(stored.number))
+            looks.append(fresh)
+            same = fresh.body == stored.body and (parent is None or (fresh.head.oid if fresh.head else "") == parent)
+            return None if same else {"lost": fresh}
+        return landed
+
+    def _written(self, issue: dict[str, Any], errors: list[dict[str, Any]], labels: tuple[str, ...] | None,
+                 known: Head | None, chained: bool = True, default: str = "") -> tuple[Stored, str]:
+        """The issue a body's write answered, kept with its chain's head (``known`` when the answer's is it;
+        ``default`` when it names none) and the labels it asked for; and that head's oid. Errors beside it are
+        a warning: the write stands."""
+        if errors:
+            self.notices.append(f"issue #{issue['number']} was written, but GitHub's answer also held errors "
+                                f"({_said(errors)}); the write stands")
+        now = (((issue.get("repository") or {}).get("head") or {}).get("target") or {}).get("oid") or default
+        written = self._keep(issue, known if known is not None and known.oid == now else Head(now) if now else None,
+                             chained)
+        self._labels_by_rest(written, labels)
+        return written, now
 
     def _labels_by_rest(self, written: Stored, labels: tuple[str, ...] | None) -> None:
         """Labels a write asked for that the repository does not have yet (their ids unknown): set by REST,
@@ -564,12 +531,10 @@ class GitHubStore:
         for _ in range(HISTORY_PAGES):
             issue = self._edits(stored.number, HISTORY_PAGE, after) or {}
             listed += versions(issue)
-            edits = issue.get("userContentEdits") or {}
-            read = any(_same(version_text(n), stored.body) for n in listed)
-            older = bool(listed) and bool(stored.edited_at) and str(listed[-1].get("editedAt") or "") < stored.edited_at
-            info = edits.get("pageInfo") or {}
+            info = (issue.get("userContentEdits") or {}).get("pageInfo") or {}
             after = info.get("endCursor") if info.get("hasNextPage") else None
-            if not after or read or older:
+            if not after or any(_same(version_text(n), stored.body) for n in listed) or (  # the read, or older
+                    listed and stored.edited_at and str(listed[-1].get("editedAt") or "") < stored.edited_at):
                 break
         return listed
 
@@ -601,12 +566,9 @@ class GitHubStore:
     def revisions(self, number: int) -> list[Revision]:
         """The writes on the chain, oldest first (its newest LOG_COMMITS commits; one request after the read)."""
         head = self._heads[number] if number in self._heads else self.get(number).head  # read by the command
-        out: list[Revision] = []
-        links = [link for _, link in self.links(Stored(number, "", "", "", head=head), LOG_COMMITS)] \
-            if head is not None else []
-        for link in reversed(links):
-            out.extend(e.revision for e in link.entries if e.revision.revision or e.revision.event == "edit")
-        return out
+        links = self.links(Stored(number, "", "", "", head=head), LOG_COMMITS) if head is not None else []
+        return [e.revision for _, link in reversed(links) for e in link.entries
+                if e.revision.revision or e.revision.event == "edit"]
 
     def post_comment(self, stored: Stored, text: str, *, allow_secrets: bool = False) -> str:
         if not allow_secrets:
@@ -672,11 +634,10 @@ def _tolerated(answer: dict[str, Any], store: GitHubStore, what: str) -> tuple[d
     token may not read Git refs: said once)."""
     if "data" not in answer and "errors" not in answer:
         return answer, True  # the plain data (no errors)
-    errors = [e for e in answer.get("errors") or () if isinstance(e, dict)]
+    errors = errors_of(answer)
     if errors:
         store.notices.append(f"{what} could not be read ({_said(errors)}): shown as the body is; "
-                             + CONTENTS_NEEDED.format(repo=store.repo_name).replace("lacks Contents: write",
-                                                                                   "lacks Contents: read"))
+                             + CONTENTS_READ.format(repo=store.repo_name))
     return answer.get("data") or {}, not errors
 
 
@@ -692,8 +653,6 @@ def _head(ref: dict[str, Any] | None) -> Head | None:
 
 
 def _said(errors: list[dict[str, Any]]) -> str:
-    from ghstate.github.transport import describe_errors
-
     return describe_errors(errors) or "no result"
 
 

@@ -81,7 +81,7 @@ class GraphQLNotFound(NotFound, GraphQLFailure):
 def _answered(exc: GraphQLFailure, answer: dict[str, Any]) -> GraphQLFailure:
     data = answer.get("data")
     exc.data = data if isinstance(data, dict) else None
-    exc.errors = _errors_of(answer)
+    exc.errors = errors_of(answer)
     return exc
 
 
@@ -143,7 +143,7 @@ def _clip(text: Any, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _errors_of(answer: Any) -> list[dict[str, Any]]:
+def errors_of(answer: Any) -> list[dict[str, Any]]:
     found = answer.get("errors") if isinstance(answer, dict) else None
     return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
 
@@ -257,7 +257,7 @@ class GitHubAPI:
             requester = self.client.requester
             headers, answer = requester.requestJsonAndCheck("POST", requester.graphql_url,
                                                             input={"query": query, "variables": variables})
-            errors = _errors_of(answer)
+            errors = errors_of(answer)
             if errors and (self._passing(answer) is not None or not (partial or _on(errors, tolerate))):
                 raise _Answer(headers, answer)
             return answer if partial or (errors and tolerate) else answer["data"]
@@ -314,7 +314,7 @@ class GitHubAPI:
                  attempt: int = 0) -> _Retry | None:
         """A GraphQL answer whose errors a wait can mend (HTTP 200 all): the primary limit
         (RATE_LIMITED), a secondary limit said in the message, GitHub's timeout. None for others."""
-        errors = _errors_of(answer)
+        errors = errors_of(answer)
         said = describe_errors(errors)
         headers = headers or {}
         if any(e.get("type") in LIMIT_TYPES for e in errors):
@@ -365,7 +365,7 @@ class GitHubAPI:
 
     def _graphql_error(self, answer: dict[str, Any], what: str, number: int | None) -> GraphQLFailure:
         """GitHub's refusal in its words (``TYPE: message``), with the whole answer for the caller."""
-        errors = _errors_of(answer)
+        errors = errors_of(answer)
         said = describe_errors(errors)
         kinds = {e.get("type") for e in errors}
         repo = self.repo_name
@@ -527,7 +527,7 @@ def _message_of(data: Any) -> str:
     """GitHub's message in an HTTP error's body: REST's ``message``, or a GraphQL body's first error."""
     if not isinstance(data, dict):
         return ""
-    errors = _errors_of(data)
+    errors = errors_of(data)
     return _clip(data.get("message") or (errors[0].get("message") if errors else "") or "")
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ghstate.core.marker import text
 from ghstate.core.model import Revision
 from ghstate.errors import InputError, NotFound
-from ghstate.store import Appended, Stored, StoreKind
+from ghstate.store import Appended, Saved, Stored, StoreKind
 
 if TYPE_CHECKING:  # pragma: no cover  (a reader that needs no chain or kept write never loads them)
     from ghstate.core.chain import Head, Link
@@ -168,11 +168,7 @@ class LocalStore:
         return self.directory / "log" / f"{number}.jsonl"
 
     def numbers(self) -> list[int]:
-        try:
-            names = os.listdir(self.directory)
-        except FileNotFoundError:
-            return []
-        return sorted(int(m.group(1)) for m in map(_NUMBERED.match, names) if m)
+        return _numbered(self.directory, _NUMBERED)
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
         """Serialise writers on this machine (two agents in one repository)."""
@@ -247,20 +243,12 @@ class LocalStore:
         return self.get(stored.number)
 
     def _closed_numbers(self) -> list[int]:
-        try:
-            names = os.listdir(self.directory / "closed")
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        return [int(m.group(1)) for m in map(_NUMBERED.match, names) if m]
+        return _numbered(self.directory / "closed", _NUMBERED)
 
     # ------------------------------------------------------------------------------- the chain
 
     def _generations(self, number: int) -> list[int]:
-        try:
-            names = os.listdir(self._chain(number))
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        return sorted(int(m.group(1)) for m in map(_GENERATION.match, names) if m)
+        return _numbered(self._chain(number), _GENERATION)
 
     def _link(self, number: int, generation: int) -> Link | None:
         from ghstate.core.chain import Link
@@ -286,16 +274,11 @@ class LocalStore:
         return self._link(stored.number, int(oid)) if oid.isdigit() else None
 
     def links(self, stored: Stored, count: int) -> list[tuple[str, Link]]:
-        out = []
-        for generation in reversed(self._generations(stored.number)[-count:] if count else []):
-            link = self._link(stored.number, generation)
-            if link is not None:
-                out.append((str(generation), link))
-        return out
+        found = ((str(g), self._link(stored.number, g)) for g in reversed(self._generations(stored.number)[-count:]
+                                                                                  if count else []))
+        return [(oid, link) for oid, link in found if link is not None]
 
-    def holds(self, stored: Stored, oid: str = "", write: str = "") -> bool:
-        if oid:
-            return oid.isdigit() and (self._chain(stored.number) / f"{int(oid)}.json").exists()
+    def holds(self, stored: Stored, write: str) -> bool:
         return bool(write) and any(e.write == write for _, link in self.links(stored, HOLDS) for e in link.entries)
 
     def append(self, stored: Stored, link: Link, title: str | None = None,
@@ -307,8 +290,7 @@ class LocalStore:
 
         number = stored.number
         seen = int(stored.head.oid) if stored.head is not None else 0
-        folder = self._chain(number)
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = self._chain(number)  # made by atomic_create
         record = {**link.to_data(), "parent": seen or None}
         if not atomic_create(folder / f"{seen + 1}.json", json.dumps(record, ensure_ascii=False) + "\n"):
             return Appended(False, self.get(number))
@@ -322,8 +304,6 @@ class LocalStore:
                labels: tuple[str, ...] | None = None) -> Appended:
         """Write the body; what was there when it was replaced, if it is not what the write had read (a
         person's save made in between), comes back as ``overwritten``."""
-        from ghstate.store import Saved
-
         path = self.closed_path(stored.number) if stored.state == "closed" else self.path(stored.number)
         try:
             there = path.read_text(encoding="utf-8")
@@ -453,6 +433,15 @@ def _older_intent(data: Any) -> dict[str, Any]:
     if isinstance(data.get("base_sections"), dict):
         out["base"] = data["base_sections"]
     return out
+
+
+def _numbered(folder: Path, pattern: re.Pattern[str]) -> list[int]:
+    """The numbers the names in ``folder`` that match ``pattern`` carry, in order (none: no such folder)."""
+    try:
+        names = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(int(m.group(1)) for m in map(pattern.match, names) if m)
 
 
 def _stamp(seconds: float) -> str:

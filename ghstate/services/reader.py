@@ -140,12 +140,12 @@ def _base(store: Store, stored: Stored, edit: Mirror, theirs: Checkpoint) -> str
     # Of equal matches the oldest: what a later write added is then the chain's, kept, where the newest would
     # make the person the author of every difference (a write since their page read as their deletion).
     mine = section_digests(theirs)
-    best: tuple[int, int, str] | None = None
-    for age, (_, link) in enumerate(recent):
-        theirs_then = section_digests(body_checkpoint(link.body))
-        differ = sum(mine.get(k) != theirs_then.get(k) for k in {*mine, *theirs_then})
-        if best is None or (differ, -age) < (best[0], -best[1]):
-            best = (differ, age, link.body)
+
+    def differ(body: str) -> int:
+        then = section_digests(body_checkpoint(body))
+        return sum(mine.get(k) != then.get(k) for k in {*mine, *then})
+
+    best = min(((differ(link.body), -age, link.body) for age, (_, link) in enumerate(recent)), default=None)
     return best[2] if best else None
 
 
