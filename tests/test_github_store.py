@@ -1217,6 +1217,36 @@ def test_an_update_whose_answer_holds_errors_beside_its_issue_has_landed(gh, run
     assert state_of(gh, 7).risks[-2:] == ("landed", "next") and state_of(gh, 7).meta.revision == 5
 
 
+def test_a_body_written_alone_whose_answer_holds_errors_beside_its_issue_has_landed(gh, run, repo):
+    """Where the chain cannot be written the body is written alone (``updateIssue``): a field of its answer
+    refused beside the issue means it landed, as for a chain write; the errors are one warning. Fails if it
+    is taken for a failure (exit 1, a kept write), sent twice, or the errors are not said."""
+    existing(gh)
+    gh.tasks.deny_refs = True
+    gh.fail_op("UpdateCheckpoint", type="FORBIDDEN", message=NOT_ACCESSIBLE, field="labels")
+    result = run("checkpoint", "7", "--risk", "alone")
+    assert "Updated checkpoint #7" in result.stdout and state_of(gh, 7).risks[-1] == "alone"
+    assert "Warning: issue #7 was written, but GitHub's answer also held errors (FORBIDDEN: Resource not " \
+           "accessible by integration); the write stands" in result.stderr.splitlines(), result.stderr
+    assert gh.count_op("UpdateCheckpoint") == 1 and not (repo / ".ghstate" / "pending").exists()
+
+
+def test_a_body_written_alone_that_github_refuses_is_said_and_kept(gh, run, repo):
+    """The body written alone is refused as a whole (the issue null, FORBIDDEN): one Error line in GitHub's
+    words, the write kept for push, the body as it was. Fails if it is reported as written, or lost."""
+    existing(gh)
+    gh.tasks.deny_refs = True
+    before = gh.issues[7]["body"]
+    gh.fail_op("UpdateCheckpoint", type="FORBIDDEN", message=NOT_ACCESSIBLE)
+    result = run("checkpoint", "7", "--risk", "refused", code=1)
+    lines = [x for x in result.stderr.splitlines() if x.startswith("Error:")]
+    assert len(lines) == 1 and lines[0].startswith(
+        "Error: updating issue #7 failed: GitHub refused it (FORBIDDEN: Resource not accessible by integration)"), \
+        result.stderr
+    assert "kept locally in" in lines[0] and gh.issues[7]["body"] == before
+    assert len(list((repo / ".ghstate" / "pending").glob("*.json"))) == 1
+
+
 def test_the_graphql_rate_limit_is_waited_out_when_it_resets_within_the_budget(gh, run, sleeps):
     """RATE_LIMITED (a 200) with ``x-ratelimit-reset`` 30 s away: ghstate waits until then through the
     injected sleep (which moves GitHub's clock) and the write goes through. Fails if it gives up at once

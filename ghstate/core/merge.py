@@ -120,21 +120,22 @@ def merge3(base: Checkpoint, ours: Checkpoint, theirs: Checkpoint) -> tuple[Chec
     conflicts: list[str] = []
     beside: list[Extra] = []
 
-    def text(key: str, b: str, o: str, t: str) -> str:
+    def text(key: str, b: str, o: str, t: str, after: str | None = None) -> str:
+        """A text both may have changed; ``key`` a section's, or the heading of one outside the fixed set
+        (``after``: where that is), beside which ours is kept."""
         if t == b or o == t:
             return o
         if o == b:
             return t
         conflicts.append(HEADINGS.get(key, key))
         if o:
-            beside.append(Extra(f"{HEADINGS.get(key, 'Section')} (concurrent edit)", o, 2, key if key in HEADINGS
-                                else None))
+            beside.append(Extra(f"{HEADINGS.get(key, key)} (concurrent edit)", o, 2, key if key in HEADINGS else after))
         return t
 
     def extra(b: Extra | None, o: Extra, t: Extra) -> Extra:
         if b is None:
             return o if o.body == t.body else o._replace(body=f"{o.body}\n\n{t.body}".strip())
-        return o._replace(body=text(o.heading or "preamble", b.body, o.body, t.body), level=t.level)
+        return o._replace(body=text(o.heading or "Text", b.body, o.body, t.body, o.after), level=t.level)
 
     changes: dict[str, Any] = {}
     for key in ("goal", "resume", "verification"):
