@@ -503,11 +503,10 @@ class GitHubStore:
             if at is not None:
                 before = listed[at + 1] if at + 1 < len(listed) else {}
                 older, when = version_text(before), str(before.get("editedAt") or "")
-                if older is None or (_same(older, stored.body) and not always):
-                    return ()
-                if stored.edited_at and when and when < stored.edited_at:
-                    return ()  # older than what the write read: that was kept as one version with this (quick saves)
-                return (Saved(older, _login(before.get("editor")), when),)
+                # none, what the write read, or older than that (kept as one version with this: quick saves)
+                gone = older is None or (_same(older, stored.body) and not always)
+                return () if gone or (stored.edited_at and when and when < stored.edited_at) else (
+                    Saved(str(older), _login(before.get("editor")), when),)
             if not listed and (issue.get("userContentEdits") or {}).get("totalCount") == 0:
                 return ()
         if not lost:

@@ -325,12 +325,10 @@ class LocalStore:
         out = []
         with contextlib.suppress(OSError):
             for line in self._old_log(number).read_text(encoding="utf-8").splitlines():
-                try:
+                with contextlib.suppress(ValueError):  # a line broken off: the others stand
                     data = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(data, dict) and data.get("revision"):
-                    out.append(Revision.from_dict(data))
+                    if isinstance(data, dict) and data.get("revision"):
+                        out.append(Revision.from_dict(data))
         logged = {r.revision for r in out}
         for _, link in reversed(self.links(stored, len(self._generations(number)))):
             out.extend(e.revision for e in link.entries if e.revision.revision not in logged)

@@ -282,22 +282,17 @@ class Writer:
         files as they were unless ``move``, and says so either way."""
         if spec.number is None:
             return spec
-        stored, cp = read.stored, read.checkpoint
-        label = self.store.missing_label(stored)
-        if label and not spec.adopt and not MARKER_LINE.search(stored.body):
-            raise InputError(f"#{stored.number} is not a checkpoint (no {label!r} label, no ghstate marker), so "
-                             f"nothing was written: to make it one, run the same command with --adopt")
-        branch = spec.tree.branch
-        if spec.record_tree and cp.meta.branch and branch and cp.meta.branch != branch:
-            if spec.move:
-                self.store.notices.append(f"#{stored.number} was the checkpoint of branch {cp.meta.branch}: it is "
-                                          f"branch {branch}'s now (--move)")
-                return spec
-            self.store.notices.append(f"#{stored.number} is the checkpoint of branch {cp.meta.branch}: this write "
-                                      f"left its branch and commit as they were (pass --move to make it branch "
-                                      f"{branch}'s)")
-            return replace(spec, record_tree=False)
-        return spec
+        number, was, branch = read.stored.number, read.checkpoint.meta.branch, spec.tree.branch
+        label = self.store.missing_label(read.stored)
+        if label and not spec.adopt and not MARKER_LINE.search(read.stored.body):
+            raise InputError(f"#{number} is not a checkpoint (no {label!r} label, no ghstate marker), so nothing "
+                             f"was written: to make it one, run the same command with --adopt")
+        if not (spec.record_tree and was and branch and was != branch):
+            return spec
+        self.store.notices.append(f"#{number} was the checkpoint of branch {was}: it is branch {branch}'s now (--move)"
+                                  if spec.move else f"#{number} is the checkpoint of branch {was}: this write left its "
+                                  f"branch and commit as they were (pass --move to make it branch {branch}'s)")
+        return spec if spec.move else replace(spec, record_tree=False)
 
     def _labels(self, spec: WriteSpec, stored: Stored, cp: Checkpoint) -> tuple[str, ...] | None:
         """The labels a write sets: CI's in step with its result, and an adopted issue's checkpoint label."""
@@ -335,8 +330,10 @@ class Writer:
         changes = describe(read.checkpoint, cp) if changed else []
         if changed:
             revision += 1
-            cp = self._stamp(cp, revision, now, spec)
-            entries.append(self._entry(cp, spec, now, changes))
+            cp, e = self._stamp(cp, revision, now, spec), spec.execution  # who, as what, when it was made (kept)
+            entries.append(Entry(Revision(revision, at=spec.made_at or now, event=spec.event, changes=tuple(changes),
+                                          agent=e.agent if e else "", role=e.role if e else "",
+                                          session=e.session if e else ""), spec.write_id))
         else:
             cp = cp.with_meta(revision=revision, updated_at=now)
         body, cp = self._body(cp, read, spec)
@@ -426,13 +423,6 @@ class Writer:
         if self.store.remote and not spec.allow_secrets:
             checks.check_secrets(read.over if read else "", read.checkpoint if read else Checkpoint(), body, cp)
         return body, cp
-
-    def _entry(self, cp: Checkpoint, spec: WriteSpec, now: str, changes: list[str]) -> Entry:
-        """The write's chain entry: who, as what, when it was made (a kept write's, when it was kept)."""
-        e = spec.execution
-        revision = Revision(revision=cp.meta.revision, at=spec.made_at or now, event=spec.event, changes=tuple(changes),
-                            agent=e.agent if e else "", role=e.role if e else "", session=e.session if e else "")
-        return Entry(revision, spec.write_id)
 
     def _save_pending(self, spec: WriteSpec) -> str:
         assert self.pending is not None and isinstance(spec.intent, Intent)
