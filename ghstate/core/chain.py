@@ -62,10 +62,7 @@ class Entry(NamedTuple):
     write: str = ""
 
     def to_data(self) -> dict[str, Any]:
-        data = self.revision.as_dict()
-        if self.write:
-            data["write"] = self.write
-        return data
+        return {**self.revision.as_dict(), **({"write": self.write} if self.write else {})}
 
     @classmethod
     def from_data(cls, data: Any) -> "Entry":

@@ -451,11 +451,9 @@ class GitHubStore:
         return payload
 
     def _node_with_id(self, stored: Stored) -> dict[str, Any]:
-        node = self._nodes.get(stored.number)
-        if node is None or "id" not in node:
+        if "id" not in (self._nodes.get(stored.number) or {}):
             self.get(stored.number)
-            node = self._nodes[stored.number]
-        return node
+        return self._nodes[stored.number]
 
     def _repository(self) -> str:
         if not self._repository_id:
@@ -643,12 +641,9 @@ def _tolerated(answer: dict[str, Any], store: GitHubStore, what: str) -> tuple[d
 def _head(ref: dict[str, Any] | None) -> Head | None:
     """A chain's head as GraphQL answers its ref (``ChainHead``), or None when there is no such ref."""
     target = (ref or {}).get("target") or {}
-    oid = target.get("oid")
-    if not oid:
-        return None
     message = target.get("message")
-    link = Link.from_message(message) if isinstance(message, str) else None
-    return Head(str(oid), link, str((target.get("tree") or {}).get("oid") or ""))
+    return Head(str(target["oid"]), Link.from_message(message) if isinstance(message, str) else None,
+                str((target.get("tree") or {}).get("oid") or "")) if target.get("oid") else None
 
 
 def _said(errors: list[dict[str, Any]]) -> str:
