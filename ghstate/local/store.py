@@ -286,7 +286,7 @@ class LocalStore:
         """The next generation after the head ``stored`` was read with, created only if nothing has it
         (its file is linked into place whole: of any number of writers that read one head, exactly one
         makes the next); then the body written as its mirror."""
-        from ghstate.core.chain import Head, embed
+        from ghstate.core.chain import embed
 
         number = stored.number
         seen = int(stored.head.oid) if stored.head is not None else 0
@@ -295,10 +295,8 @@ class LocalStore:
         if not atomic_create(folder / f"{seen + 1}.json", json.dumps(record, ensure_ascii=False) + "\n"):
             return Appended(False, self.get(number))
         oid = str(seen + 1)
-        written = self.mirror(stored, embed(link.body, oid))
-        head = self._head(number)
-        return written._replace(stored=written.stored._replace(head=Head(oid, link)) if head and head.oid == oid
-                                else written.stored, moved=head is not None and head.oid != oid)
+        written = self.mirror(stored, embed(link.body, oid))  # read back with the head as it is now
+        return written._replace(moved=written.stored.head is not None and written.stored.head.oid != oid)
 
     def mirror(self, stored: Stored, body: str, title: str | None = None,
                labels: tuple[str, ...] | None = None) -> Appended:
