@@ -161,11 +161,9 @@ class Writer:
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(Checkpoint()))
         applied = spec.intent.apply(Checkpoint())
-        ours = applied.checkpoint
-        if spec.title:
-            ours = ours._replace(title=spec.title)
-        if not ours.title:
-            ours = ours._replace(title=f"Checkpoint: {spec.tree.branch}" if spec.tree.branch else "Checkpoint")
+        branch = spec.tree.branch
+        ours = applied.checkpoint._replace(title=spec.title or applied.checkpoint.title
+                                           or (f"Checkpoint: {branch}" if branch else "Checkpoint"))
         stamped = self._stamp(ours, 1, now, spec)
         body, stamped = self._body(stamped, None, spec)
         return NewCheckpoint(stamped, body, describe(None, stamped), applied.conflicts, f'"id":"{stamped.meta.id}"')
