@@ -479,18 +479,17 @@ class GitHubAPI:
         """A commit with ``message`` on ``parents`` naming the tree ``tree`` (which must exist), on no
         branch: one request. Resent after a lost answer (a second commit object no ref points at is
         harmless)."""
-        requester = self.client.requester
-        body = {"message": message, "tree": tree, "parents": parents}
-        _, made = self.call(f"writing a Git commit in {self.repo_name}", lambda: requester.requestJsonAndCheck(
-            "POST", f"{self._repo.url}/git/commits", input=body))
-        return str(made["sha"])
+        return self._git_object("commit", {"message": message, "tree": tree, "parents": parents})
 
     def tree(self, files: dict[str, str]) -> str:
         """A tree of ``files`` (path → text): one request; its id is its content's, the same every time."""
+        return self._git_object("tree", {"tree": [{"path": path, "mode": "100644", "type": "blob", "content": text}
+                                                  for path, text in files.items()]})
+
+    def _git_object(self, kind: str, body: dict[str, Any]) -> str:
         requester = self.client.requester
-        tree = [{"path": path, "mode": "100644", "type": "blob", "content": text} for path, text in files.items()]
-        _, made = self.call(f"writing a Git tree in {self.repo_name}", lambda: requester.requestJsonAndCheck(
-            "POST", f"{self._repo.url}/git/trees", input={"tree": tree}))
+        _, made = self.call(f"writing a Git {kind} in {self.repo_name}", lambda: requester.requestJsonAndCheck(
+            "POST", f"{self._repo.url}/git/{kind}s", input=body))
         return str(made["sha"])
 
     def create_label(self, name: str, color: str, description: str) -> bool:
