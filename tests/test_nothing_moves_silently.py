@@ -74,6 +74,18 @@ def test_a_write_by_number_to_an_issue_that_is_no_checkpoint_is_refused_unless_a
     run("checkpoint", "11", "--risk", "y")  # a checkpoint now: no --adopt needed
 
 
+def test_adopt_gives_back_the_label_a_person_took_off_a_checkpoint(gh, run):
+    """A checkpoint (its marker there) whose label a person removed is written by number as it is; with
+    ``--adopt`` the write also labels it again, so that branch lookups and ``list`` find it. Fails if
+    ``--adopt`` labels only an issue with neither label nor marker (as it did)."""
+    run("checkpoint", "--file", "-", input=SAMPLE)
+    gh.issues[1]["labels"] = []
+    run("checkpoint", "1", "--risk", "unlabelled")
+    assert gh.issues[1]["labels"] == []
+    run("checkpoint", "1", "--risk", "labelled again", "--adopt")
+    assert [x["name"] for x in gh.issues[1]["labels"]] == ["ghstate"]
+
+
 def test_an_issue_form_checkpoint_needs_no_adopting(gh, run):
     gh.add_issue(12, "### Goal\n\nShip it\n\n### Progress\n\n- [ ] Phase 1: a\n", title="From the form")
     run("checkpoint", "12", "--done", "1")
