@@ -1196,7 +1196,7 @@ def test_the_transport_hands_over_githubs_answer_with_its_errors(gh):
                                           "ref": "refs/ghstate/checkpoints/7"})
     assert caught.value.data["updateIssue"]["issue"]["body"] == "new"
     assert caught.value.errors == [{"type": "FORBIDDEN", "path": ["updateIssue", "issue", "labels"],
-                                    "locations": [{"line": 15, "column": 3}], "message": NOT_ACCESSIBLE}]
+                                    "locations": [{"line": 13, "column": 3}], "message": NOT_ACCESSIBLE}]
     assert caught.value.said == "FORBIDDEN: Resource not accessible by integration" and caught.value.status == 403
 
 

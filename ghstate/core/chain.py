@@ -186,8 +186,7 @@ def embed(body: str, head: str, protected: bool = True) -> str:
     if match is None:
         return body
     value = {"head": head, **({"body": digest(body)} if protected else {})}
-    raw = match.group(1)
-    inner = raw[:-1].rstrip()
+    inner = match.group(1)[:-1].rstrip()
     marker = inner + ("" if inner.endswith("{") else ",") + _KEY + ":" + _dumps(value) + "}"
     return body[: match.start(1)] + marker + body[match.end(1):]
 

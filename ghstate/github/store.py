@@ -175,15 +175,13 @@ class GitHubStore:
             repository = data.get("repository") or {}
             self._issues_enabled(repository)
             self._keep_labels(repository)
-            found = {str(r.get("name")): _head({"target": r.get("target")})
-                     for r in (repository.get("heads") or {}).get("nodes") or () if r}
+            found = {str(r.get("name")): _head(r) for r in (repository.get("heads") or {}).get("nodes") or () if r}
             page = repository.get("issues") or {}
-            for node in page.get("nodes") or ():
-                if node:
-                    head = found.get(str(node["number"]))
-                    # a chain the listing does not show is still looked for when the body names one
-                    known = readable and (head is not None or split(node.get("body") or "")[1] is None)
-                    yield self._keep(node, head, chained=known)
+            for node in filter(None, page.get("nodes") or ()):
+                head = found.get(str(node["number"]))
+                # a chain the listing does not show is still looked for when the body names one
+                known = readable and (head is not None or split(node.get("body") or "")[1] is None)
+                yield self._keep(node, head, chained=known)
             info = page.get("pageInfo") or {}
             if not info.get("hasNextPage"):
                 return
@@ -225,9 +223,8 @@ class GitHubStore:
         among its newest HOLDS_COMMITS (one request)."""
         if stored.head is None and stored.chained:
             return False
-        return any((oid and node.get("oid") == oid) or (write and headline_write(node.get("messageHeadline") or "")
-                                                         == write)
-                   for node in self._history(stored.number, HOLDS_COMMITS, messages=False))
+        return any((oid and n.get("oid") == oid) or (write and headline_write(n.get("messageHeadline") or "") == write)
+                   for n in self._history(stored.number, HOLDS_COMMITS, messages=False))
 
     def _history(self, number: int, count: int, *, messages: bool) -> list[dict[str, Any]]:
         data = self.graphql("chain_log", self._variables(ref=ref_name(number), count=count, messages=messages),
@@ -241,12 +238,10 @@ class GitHubStore:
         """The open checkpoint whose body holds ``unique`` (a marker id): one that was created although
         the answer to its creation was lost. Also among the newest issues without the label: GitHub
         drops labels silently when the token may not set them."""
-        try:
-            found = next((s for s in self.iter_open() if unique in s.body), None)
-        except Partial:
-            found = None  # not among the newest: the newest issues are looked at below
-        if found is not None:
-            return found
+        with contextlib.suppress(Partial):  # not among the newest: the newest issues are looked at below
+            for stored in self.iter_open():
+                if unique in stored.body:
+                    return stored
         newest = self.api.newest_issues()
         for issue in newest:
             if unique in issue["body"]:
@@ -309,7 +304,7 @@ class GitHubStore:
         self._pace(2)
         oid = self._commit(link.to_message(), stored.head.tree if stored.head else "", [parent] if parent else [])
         text = embed(link.body, oid)
-        refs = {"repositoryId": self._repository(), "refUpdates": [
+        refs = {"repositoryId": self._repository_id, "refUpdates": [
             {"name": ref_name(number), "afterOid": oid, "beforeOid": parent or ZERO}]}
         looks: list[Stored] = []  # the first send may still land after a look that resent it: a refusal is looked into
         answer = self.graphql("append_checkpoint", {"refs": refs, "issue": self._issue_input(node, text, title, labels),
@@ -426,24 +421,18 @@ class GitHubStore:
         now = (((issue.get("repository") or {}).get("head") or {}).get("target") or {}).get("oid") or default
         written = self._keep(issue, known if known is not None and known.oid == now else Head(now) if now else None,
                              chained)
-        self._labels_by_rest(written, labels)
+        # Labels a write asked for that the repository does not have yet (their ids unknown): set by REST,
+        # which creates them.
+        if labels is not None and set(labels) != set(written.labels):
+            try:
+                self.api.edit_issue(written.number, {"labels": list(labels)}, lambda: True)
+            except (RemoteError, NotFound) as exc:
+                self.notices.append(f"the labels of #{written.number} could not be set ({exc})")
         return written, now
-
-    def _labels_by_rest(self, written: Stored, labels: tuple[str, ...] | None) -> None:
-        """Labels a write asked for that the repository does not have yet (their ids unknown): set by REST,
-        which creates them."""
-        if labels is None or set(labels) == set(written.labels):
-            return
-        try:
-            self.api.edit_issue(written.number, {"labels": list(labels)}, lambda: True)
-        except (RemoteError, NotFound) as exc:
-            self.notices.append(f"the labels of #{written.number} could not be set ({exc})")
 
     def _issue_input(self, node: dict[str, Any], body: str, title: str | None,
                      labels: tuple[str, ...] | None) -> dict[str, Any]:
-        payload: dict[str, Any] = {"id": node["id"], "body": body}
-        if title:
-            payload["title"] = title
+        payload: dict[str, Any] = {"id": node["id"], "body": body, **({"title": title} if title else {})}
         ids = [self._label_ids.get(name) for name in labels or ()]
         current = {x["name"] for x in (node.get("labels") or {}).get("nodes") or ()}
         if labels is not None and set(labels) != current and all(ids):
@@ -454,12 +443,6 @@ class GitHubStore:
         if "id" not in (self._nodes.get(stored.number) or {}):
             self.get(stored.number)
         return self._nodes[stored.number]
-
-    def _repository(self) -> str:
-        if not self._repository_id:
-            data = self.graphql("ref_state", self._variables(ref="refs/ghstate/none"), what="reading the repository")
-            self._repository_id = (data.get("repository") or {}).get("id") or ""
-        return self._repository_id
 
     def _commit(self, message: str, tree: str, parents: list[str]) -> str:
         """The chain commit (one request). The tree every chain commit names is known by its id; the first
@@ -587,9 +570,6 @@ class GitHubStore:
         """One comment for the people who follow the checkpoint (it notifies them): a thing to act on."""
         return self.post_comment(stored, f"{NOTICE_MARKER}\n{text}")
 
-    def _trusted(self, association: str, login: str) -> bool:
-        return association in self.policy.trusted_associations or login in self.policy.trusted_authors
-
     def notes_since(self, stored: Stored, since: str) -> tuple[list[Note], int]:
         """Comments people left since the checkpoint was written: those by authors with write access
         (or listed as trusted), and how many others were left out. ghstate's own comments are skipped.
@@ -608,8 +588,8 @@ class GitHubStore:
             edited = github_time(comment.get("lastEditedAt") or "") or created
             if after and edited and edited < after:
                 continue
-            login = _login(comment.get("author"))
-            if not self._trusted(comment.get("authorAssociation") or "", login):
+            login, association = _login(comment.get("author")), comment.get("authorAssociation") or ""
+            if association not in self.policy.trusted_associations and login not in self.policy.trusted_authors:
                 skipped += 1  # never read further, whatever it holds
                 continue
             body = comment.get("body") or ""
@@ -617,8 +597,7 @@ class GitHubStore:
                     or _posted_prompt(body):
                 continue
             when = created.strftime("%Y-%m-%d %H:%M") if created else ""
-            notes.append(Note(login, comment.get("authorAssociation") or "", when, _clip(body),
-                              comment.get("url") or ""))
+            notes.append(Note(login, association, when, _clip(body), comment.get("url") or ""))
         return notes[-5:], skipped + max(0, len(notes) - 5)
 
     def ensure_labels(self, labels: list[tuple[str, str, str]]) -> list[str]:

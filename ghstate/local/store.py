@@ -172,7 +172,6 @@ class LocalStore:
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
         """Serialise writers on this machine (two agents in one repository)."""
-        self.directory.mkdir(parents=True, exist_ok=True)
         keep_out_of_git(self.directory)
         return file_lock(self.directory / ".lock")
 
@@ -223,7 +222,6 @@ class LocalStore:
     def create(self, title: str, body: str, unique: str = "") -> Stored:
         """Write the body under the next free number (callers hold the lock); its chain starts with its
         first write."""
-        self.directory.mkdir(parents=True, exist_ok=True)
         number = (max([*self.numbers(), *self._closed_numbers()], default=0)) + 1
         while not atomic_create(self.path(number), body):
             number += 1
@@ -263,9 +261,7 @@ class LocalStore:
         from ghstate.core.chain import Head
 
         generations = self._generations(number)
-        if not generations:
-            return None
-        return Head(str(generations[-1]), self._link(number, generations[-1]))
+        return Head(str(generations[-1]), self._link(number, generations[-1])) if generations else None
 
     def with_head(self, stored: Stored) -> Stored:
         return stored
@@ -338,7 +334,6 @@ class LocalStore:
 
     def save_pending(self, record: PendingWrite) -> Path:
         """Keep a write meant for GitHub until ``ghstate push``; returns the file it is in."""
-        self.pending_dir.mkdir(parents=True, exist_ok=True)
         keep_out_of_git(self.directory)
         target = record.write.number or "new"  # named by the nanosecond, so that push replays in order
         path = self.pending_dir / f"{time.time_ns():020d}-{target}-{os.getpid()}-{os.urandom(3).hex()}.json"
@@ -348,13 +343,11 @@ class LocalStore:
     def pending(self) -> list[tuple[Path, PendingWrite | InputError]]:
         """The kept writes, oldest first; one that cannot be read comes as the error that says so."""
         try:
-            names = sorted(os.listdir(self.pending_dir))
+            names = sorted(name for name in os.listdir(self.pending_dir) if name.endswith(".json"))
         except FileNotFoundError:
             return []
         out = []
         for name in names:
-            if not name.endswith(".json"):
-                continue
             path = self.pending_dir / name
             record: PendingWrite | InputError
             try:

@@ -155,18 +155,16 @@ def locate(store: Store, number: int | None, branch: str, heads: bool = False) -
     branch. ``heads``: with what its chain's head holds (a write builds on it)."""
     if number is not None:
         return store.get(number)
-    broken: list[Stored] = []  # a marker broken by hand: by the branch its text names, or the issue's title
+    broken: Stored | None = None  # a marker broken by hand: by the branch its text names, or the issue's title
     try:
         for stored in store.iter_open(heads=heads):
             if branch_of(stored.body) == branch and not is_child(stored.body):
                 return stored
             named = broken_marker(stored.body)
             if branch and named is not None and (named == branch or stored.title in (f"Checkpoint: {branch}", branch)):
-                broken.append(stored)
-        if broken:
-            return broken[0]
+                broken = broken or stored
     except Partial as exc:  # it may be among those not read: neither "none" nor a second one for the branch
         where = f"branch {branch}" if branch else "this folder"
         raise NotFound(f"no open checkpoint for {where} among the ones read ({exc}); give its ISSUE number, "
                        "or close finished checkpoints") from None
-    return None
+    return broken
