@@ -191,17 +191,20 @@ def embed(body: str, head: str, protected: bool = True) -> str:
     return body[: match.start(1)] + marker + body[match.end(1):]
 
 
-def as_written(text: str) -> bool:
+def as_written(text: str, parsed: Checkpoint | None = None) -> bool:
     """Whether ``text`` is a body as ghstate wrote it, no person's edit in it: a mirror's key names its own
-    digest; a body written without the chain, its marker the digests of its own sections."""
+    digest; a body written without the chain, its marker the digests of its own sections (``parsed``: the
+    body as the caller parsed it already)."""
     body, key = split(text)
     if key is not None and key.digest:
         return key.digest == digest(body)
     from ghstate.core.model import section_digests
-    from ghstate.core.parse import parse
 
-    cp = parse(body).checkpoint
-    return bool(cp.meta.digests) and cp.meta.digests == section_digests(cp)
+    if parsed is None:
+        from ghstate.core.parse import parse
+
+        parsed = parse(body).checkpoint
+    return bool(parsed.meta.digests) and parsed.meta.digests == section_digests(parsed)
 
 
 def _dumps(data: Any) -> str:

@@ -272,9 +272,9 @@ class GitHubStore:
         """Open a checkpoint issue; its chain starts with its first write. ``unique`` is text only this body
         contains; it finds an issue whose creation reached GitHub although the answer was lost, so a
         retry cannot make a second one."""
-        def landed() -> dict[str, Any] | None:  # as REST answers it: new, no chain yet
+        def landed() -> dict[str, Any] | None:  # the issue as it was found, in place of REST's answer
             found = checking(lambda: self.find_open(unique)) if unique else None
-            return None if found is None else {"found": Stored(*found[:8])}
+            return None if found is None else {"found": found}
 
         self._pace()
         made = self.api.create_issue(title, body, [self.policy.label], landed)

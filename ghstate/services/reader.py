@@ -84,7 +84,7 @@ def view(store: Store, stored: Stored, also: tuple[Saved, ...] = (), whole: bool
         for saved in also:  # a person's save that a body written alone wrote over: what they changed, onto it
             body = split(saved.body)[0]
             theirs = body_checkpoint(body, stored.title)
-            if theirs.meta.digests and not as_written(saved.body):  # known against the digests its marker kept
+            if theirs.meta.digests and not as_written(saved.body, theirs):  # known against its marker's digests
                 cp, conflicts = _by_sections(cp, theirs)
                 edits.append(Edit(saved.editor, saved.at, digest(body), conflicts))
         return View(stored, cp, mirror.body, mirror._replace(kind="unchained"), tuple(edits))
