@@ -554,6 +554,31 @@ def test_a_lost_answers_write_is_told_from_the_same_mirror_written_again_after_i
     assert "from A" in state["decisions"] and "from mona" in state["questions"]
 
 
+def test_a_write_its_answer_does_not_show_under_more_later_ones_than_a_read_lists_finds_the_save(
+        gh, on, monkeypatch, tmp_path):
+    """Found by the twenty writers (CI, an index behind its body): A's write lands over a person's save, and
+    its answer's edit history leaves A's version out; before A reads the history again, more writes land
+    on top of A's than that read lists. The history is read page by page down to the body A read: the
+    save under A's is found, and merged (only the newest versions were looked through: it was lost)."""
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    on("a", "checkpoint", "1", "--risk", "before")
+
+    def person_then_a_lagging_index() -> None:
+        gh.edit(1, raw(gh).replace("## Open questions\n", "## Open questions\n- from mona\n"), login="mona")
+        gh.history_lag = 1  # A's answer
+
+    def many_writes() -> None:
+        for k in range(4):
+            elsewhere(monkeypatch, tmp_path, "b", risks=(f"meanwhile {k}",))
+
+    gh.on_op("AppendCheckpoint", person_then_a_lagging_index)
+    gh.on_op("BodyEdits", many_writes)  # A's read of the history again
+    on("a", "checkpoint", "1", "--decision", "from A")
+    state = fresh_reader(on)
+    assert "from A" in state["decisions"] and "meanwhile 3" in state["risks"]
+    assert "from mona" in state["questions"]
+
+
 def test_a_save_made_before_the_answer_is_read_does_not_hide_the_one_the_write_wrote_over(gh, on):
     """A person saves just before A's write lands; another person saves right after it, before GitHub reads
     the write's answer (its edit history then lists that save above A's). The version before A's is still
@@ -576,6 +601,31 @@ def test_a_save_made_before_the_answer_is_read_does_not_hide_the_one_the_write_w
     state = fresh_reader(on)
     assert "from B" in state["decisions"] and "required flags, not positional" not in state["decisions"]
     assert "from mona" in state["questions"]
+
+
+def test_saves_made_before_the_answer_is_read_do_not_push_the_one_the_write_wrote_over_out_of_it(gh, on):
+    """As above, with two people saving right after A's write lands, before GitHub reads the answer: the
+    answer lists A's version last of the three it holds, the one A wrote over not at all. The history is
+    read down to the body A read: found, and merged (nothing was taken to be under A's version)."""
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    on("a", "checkpoint", "1", "--risk", "before")
+    edits = gh._gql_edits
+
+    def two_save_first(number, first, after):
+        gh._gql_edits = edits
+        gh.edit(1, raw(gh).replace("- required flags, not positional\n", ""), login="hubot")
+        gh.edit(1, raw(gh).replace("## Remaining risks\n", "## Remaining risks\n- seen by lisa\n"), login="lisa")
+        return edits(number, first, after)
+
+    def mona_then_two() -> None:
+        gh.edit(1, raw(gh).replace("## Open questions\n", "## Open questions\n- from mona\n"), login="mona")
+        gh._gql_edits = two_save_first
+
+    gh.on_op("AppendCheckpoint", mona_then_two)
+    on("b", "checkpoint", "1", "--decision", "from B")
+    state = fresh_reader(on)
+    assert "from B" in state["decisions"] and "required flags, not positional" not in state["decisions"]
+    assert "seen by lisa" in state["risks"] and "from mona" in state["questions"]
 
 
 def test_a_persons_save_the_mirror_wrote_over_survives_a_failure_of_the_round_that_merges_it(gh, on):

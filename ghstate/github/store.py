@@ -467,20 +467,24 @@ class GitHubStore:
                      always: bool = False) -> tuple[Saved, ...]:
         """The version a write just wrote over, when it is not the body the write had read (``always``: even
         then): a save made in between (a person's, or another writer's mirror: the writer tells them apart).
-        Read from the write's answer (``issue``; None: the answer was lost: the history page by page), where
-        later writes may be listed above it; a history that does not show it (an index behind its body) is
-        read again, at most HISTORY_READS times. Not found (not landed, not indexed yet, or kept as one
-        version with a later save of the same editor): every save since the read that a body ghstate wrote
-        replaced, any of which it may be (a save merged already is not merged again; one a person went on
-        from is theirs), and said when the write is known to have landed."""
+        Read from the write's answer (``issue``; None: the answer was lost), where later saves may be listed
+        above it; else (not in the answer, or nothing under it there) from the history read down to the body
+        the write read (``_versions_down_to``), again while it does not show the write (an index behind its
+        body), at most HISTORY_READS reads. Not found (not landed, not indexed yet, or kept as one version
+        with a later save of the same editor): every save since the read that a body ghstate wrote replaced
+        (the write's own above all those listed), any of which it may be (a save merged already is not
+        merged again; one a person went on from is theirs), and said when the write is known to have landed."""
         lost = issue is None
         listed = self._versions_down_to(stored) if issue is None else versions(issue)
-        issue = issue or {}
+        more = len(listed) < (((issue or {}).get("userContentEdits") or {}).get("totalCount") or 0)  # than answered
         for attempt in range(1 if lost else HISTORY_READS):
-            if attempt:  # an index behind its body: read again
-                issue = self._edits(stored.number) or issue
-                listed = versions(issue)
+            if attempt:  # an index behind its body, or more writes on top of it than the answer lists
+                listed = self._versions_down_to(stored)
+            if not listed:  # never edited: what the write read was the body (or it is not known)
+                return ()
             at = _own_version(listed, text, stored.body)
+            if at is not None and at + 1 == len(listed) and more and not attempt:
+                continue  # saves listed above it pushed what it wrote over out of the answer: read down to it
             if at is not None:
                 before = listed[at + 1] if at + 1 < len(listed) else {}
                 older, when = version_text(before), str(before.get("editedAt") or "")
@@ -488,14 +492,13 @@ class GitHubStore:
                 gone = older is None or (_same(older, stored.body) and not always)
                 return () if gone or (stored.edited_at and when and when < stored.edited_at) else (
                     Saved(str(older), _login(before.get("editor")), when),)
-            if not listed and (issue.get("userContentEdits") or {}).get("totalCount") == 0:
-                return ()
         if not lost:
             self.notices.append(f"GitHub's edit history of #{stored.number} did not show this write after "
                                 f"{HISTORY_READS} reads, so whether it wrote over a person's save just before it "
                                 "could not be checked; GitHub keeps every version under \"edited\" on the issue")
         read, saves = stored.edited_at, []
-        for newer, n in zip(listed, listed[1:], strict=False):  # a save since the read a body ghstate wrote replaced
+        # a save since the read that a body ghstate wrote replaced (this write's own, not listed, above them all)
+        for newer, n in zip([{"diff": text}, *listed], listed, strict=False):
             saved, after, when = version_text(n), version_text(newer), str(n.get("editedAt") or "")
             if saved is not None and after is not None and read and when >= read and not _same(saved, stored.body) \
                     and as_written(after):
