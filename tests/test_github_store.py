@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLE, git
 from github_fake import NOT_ACCESSIBLE, QUERY_TIMEOUT, SECONDARY_LIMIT, FakeGitHub
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from strategies import examples
 
 from ghstate.core import chain
 from ghstate.core.chain import TREE_FILES
@@ -1351,3 +1354,69 @@ def test_an_issue_url_names_the_repository_it_is_in(gh, run, monkeypatch):
     assert local.stderr.endswith("\nError: https://github.com/octo/hello/issues/7 is an issue of octo/hello on "
                                  "GitHub, and this command uses the local store, whose checkpoints have numbers of "
                                  "their own: give the number\n")
+
+
+# ------------------------------------------------------------------- what a write wrote over, by its history
+
+
+def _history_pages(versions: list[dict], lag: list[int]):
+    """A ``_edits`` over ``versions`` (oldest first), newest first a page at a time, while an index behind its
+    body leaves the newest out of each of the next ``lag[0]`` reads (its count included)."""
+    def edits(number: int, count: int = 3, after: str | None = None) -> dict:
+        listed = versions[::-1]
+        if lag[0] > 0 and len(listed) > 1:
+            lag[0] -= 1
+            listed = listed[1:]
+        start = int(after or 0)
+        chunk = listed[start: start + count]
+        return {"userContentEdits": {"totalCount": len(listed), "nodes": chunk, "pageInfo": {
+            "hasNextPage": start + count < len(listed), "endCursor": str(start + len(chunk))}}}
+    return edits
+
+
+@settings(max_examples=examples(300))
+@given(older=st.integers(0, 3), between=st.lists(st.booleans(), max_size=2), later=st.lists(st.booleans(), max_size=14),
+       landed=st.integers(0, 14), lag=st.integers(0, 2))
+@example(older=0, between=[True], later=[False] * 4, landed=0, lag=1)  # the twenty writers' (CI)
+@example(older=0, between=[False], later=[False, False], landed=2, lag=0)  # found by this test: under the answer
+def test_the_save_a_write_wrote_over_is_found_however_its_history_lists_it(older, between, later, landed, lag):
+    """A write read body R and wrote T over the version under it: a save made in between (a person's, or
+    another writer's body), or R itself. However many versions land on top of T before its answer is read
+    and after, and whatever an index behind its body leaves out of the answer and the next reads (short of
+    all HISTORY_READS of them: ``lag``), the version under T is what ``_overwritten`` finds when it is not
+    R, and nothing it finds is older than R. ``landed``: versions on top of T before its answer is read."""
+    from bodies import render_body
+
+    from ghstate.config import Policy
+    from ghstate.github.store import EDITS, HISTORY_READS, GitHubStore
+    from ghstate.store import Stored
+
+    mirror_of = render_body(parse(SAMPLE).checkpoint)
+    texts = iter(range(1000))
+
+    def version(person: bool) -> dict:
+        k = next(texts)
+        body = mirror_of.replace("## Open questions\n", f"## Open questions\n- question {k}\n")
+        text = body if person else chain.embed(body, f"{k:040x}")
+        return {"diff": text, "editedAt": f"2026-11-22T08:{k // 60:02d}:{k % 60:02d}Z",
+                "editor": {"__typename": "User", "login": "mona" if person else "octocat"}}
+
+    history = [version(k % 2 == 1) for k in range(older)]
+    read = version(False)
+    history += [read, *(version(person) for person in between)]
+    under = history[-1]
+    own = version(False)
+    history.append(own)
+    history += [version(person) for person in later[:landed]]
+    behind = [min(lag, HISTORY_READS - 1)]  # reads an index behind its body leaves T out of
+    store = GitHubStore(type("API", (), {"repo_name": "octo/hello"})(), Policy())
+    answer = _history_pages(history, behind)(1, EDITS)  # the write's answer
+    history += [version(person) for person in later[landed:]]
+    store._edits = _history_pages(history, behind)
+    stored = Stored(1, "t", read["diff"], "", edited_at=read["editedAt"])
+
+    found = [saved.body for saved in store._overwritten(answer, stored, own["diff"])]
+    if under is not read:
+        assert under["diff"] in found
+    since = [v["diff"] for v in history[history.index(read) + 1:]]
+    assert all(body in since for body in found)

@@ -507,8 +507,8 @@ class GitHubStore:
 
     def _versions_down_to(self, stored: Stored) -> list[dict[str, Any]]:
         """The body's versions, newest first, read a page at a time (other writes may have come on top of
-        a write whose answer was lost): down to the body the write read, or to one older than the read (its
-        own version is above either), at most HISTORY_PAGES pages."""
+        a write whose answer was lost, or did not show it): down to the body the write read, or to one older
+        than the read (its own version is above either), at most HISTORY_PAGES pages."""
         listed: list[dict[str, Any]] = []
         after = None
         for _ in range(HISTORY_PAGES):
