@@ -1376,19 +1376,20 @@ def _history_pages(versions: list[dict], lag: list[int]):
 
 @settings(max_examples=examples(300))
 @given(older=st.integers(0, 3), between=st.lists(st.booleans(), max_size=2), later=st.lists(st.booleans(), max_size=14),
-       landed=st.integers(0, 14), lag=st.integers(0, 2))
+       landed=st.integers(0, 14), lag=st.integers(0, 5))
 @example(older=0, between=[True], later=[False] * 4, landed=0, lag=1)  # the twenty writers' (CI)
 @example(older=0, between=[False], later=[False, False], landed=2, lag=0)  # found by this test: under the answer
+@example(older=0, between=[False], later=[], landed=0, lag=3)  # found by it: T never listed, newest
 def test_the_save_a_write_wrote_over_is_found_however_its_history_lists_it(older, between, later, landed, lag):
     """A write read body R and wrote T over the version under it: a save made in between (a person's, or
     another writer's body), or R itself. However many versions land on top of T before its answer is read
-    and after, and whatever an index behind its body leaves out of the answer and the next reads (short of
-    all HISTORY_READS of them: ``lag``), the version under T is what ``_overwritten`` finds when it is not
-    R, and nothing it finds is older than R. ``landed``: versions on top of T before its answer is read."""
+    (``landed``) and after, and however many reads an index behind its body leaves the newest version out
+    of (``lag``, the answer's included), the version under T is what ``_overwritten`` finds when it is not
+    R, and nothing it finds is older than R."""
     from bodies import render_body
 
     from ghstate.config import Policy
-    from ghstate.github.store import EDITS, HISTORY_READS, GitHubStore
+    from ghstate.github.store import EDITS, GitHubStore
     from ghstate.store import Stored
 
     mirror_of = render_body(parse(SAMPLE).checkpoint)
@@ -1408,7 +1409,7 @@ def test_the_save_a_write_wrote_over_is_found_however_its_history_lists_it(older
     own = version(False)
     history.append(own)
     history += [version(person) for person in later[:landed]]
-    behind = [min(lag, HISTORY_READS - 1)]  # reads an index behind its body leaves T out of
+    behind = [lag]  # reads an index behind its body leaves the newest version out of
     store = GitHubStore(type("API", (), {"repo_name": "octo/hello"})(), Policy())
     answer = _history_pages(history, behind)(1, EDITS)  # the write's answer
     history += [version(person) for person in later[landed:]]
