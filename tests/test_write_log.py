@@ -603,6 +603,27 @@ def test_a_save_made_before_the_answer_is_read_does_not_hide_the_one_the_write_w
     assert "from mona" in state["questions"]
 
 
+def test_a_write_its_answer_does_not_show_whose_history_cannot_be_read_again_still_finds_the_save(gh, on):
+    """A's write lands over a person's save; its answer's edit history leaves A's version out, and every
+    read of the history after it fails. The save is the newest version the answer listed, under A's own:
+    found, and merged (it was dropped), and A says it could not check the history (a failed read taken as
+    a history with nothing in it said nothing)."""
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    on("a", "checkpoint", "1", "--risk", "before")
+
+    def person_then_a_lagging_index() -> None:
+        gh.edit(1, raw(gh).replace("## Open questions\n", "## Open questions\n- from mona\n"), login="mona")
+        gh.history_lag = 1  # A's answer
+        gh.fail_op("BodyEdits", 502, times=99)
+
+    gh.on_op("AppendCheckpoint", person_then_a_lagging_index)
+    a = on("a", "checkpoint", "1", "--decision", "from A")
+    gh.faults.clear()
+    assert "did not show this write" in a.stderr, a.stderr
+    state = fresh_reader(on)
+    assert "from A" in state["decisions"] and "from mona" in state["questions"]
+
+
 def test_saves_made_before_the_answer_is_read_do_not_push_the_one_the_write_wrote_over_out_of_it(gh, on):
     """As above, with two people saving right after A's write lands, before GitHub reads the answer: the
     answer lists A's version last of the three it holds, the one A wrote over not at all. The history is

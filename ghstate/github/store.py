@@ -479,7 +479,7 @@ class GitHubStore:
         more = len(listed) < (((issue or {}).get("userContentEdits") or {}).get("totalCount") or 0)  # than answered
         for attempt in range(1 if lost else HISTORY_READS):
             if attempt:  # an index behind its body, or more writes on top of it than the answer lists
-                listed = self._versions_down_to(stored)
+                listed = self._versions_down_to(stored) or listed  # (a read that failed: what was listed)
             if not listed:  # never edited: what the write read was the body (or it is not known)
                 return ()
             at = _own_version(listed, text, stored.body)
