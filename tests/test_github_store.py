@@ -1359,21 +1359,6 @@ def test_an_issue_url_names_the_repository_it_is_in(gh, run, monkeypatch):
 # ------------------------------------------------------------------- what a write wrote over, by its history
 
 
-def _history_pages(versions: list[dict], lag: list[int]):
-    """A ``_edits`` over ``versions`` (oldest first), newest first a page at a time, while an index behind its
-    body leaves the newest out of each of the next ``lag[0]`` reads (its count included)."""
-    def edits(number: int, count: int = 3, after: str | None = None) -> dict:
-        listed = versions[::-1]
-        if lag[0] > 0 and len(listed) > 1:
-            lag[0] -= 1
-            listed = listed[1:]
-        start = int(after or 0)
-        chunk = listed[start: start + count]
-        return {"userContentEdits": {"totalCount": len(listed), "nodes": chunk, "pageInfo": {
-            "hasNextPage": start + count < len(listed), "endCursor": str(start + len(chunk))}}}
-    return edits
-
-
 @settings(max_examples=examples(300))
 @given(older=st.integers(0, 3), between=st.lists(st.booleans(), max_size=2), later=st.lists(st.booleans(), max_size=14),
        landed=st.integers(0, 14), lag=st.integers(0, 5))
@@ -1392,32 +1377,37 @@ def test_the_save_a_write_wrote_over_is_found_however_its_history_lists_it(older
     from ghstate.github.store import EDITS, GitHubStore
     from ghstate.store import Stored
 
-    mirror_of = render_body(parse(SAMPLE).checkpoint)
-    texts = iter(range(1000))
+    page = render_body(parse(SAMPLE).checkpoint)
+    fake, texts = FakeGitHub(None), iter(range(1000))  # GitHub's edit history as the fake keeps it, alone
 
-    def version(person: bool) -> dict:
+    def save(person: bool) -> int:
+        """A version saved: a person's, or a body ghstate wrote (a mirror); its place in the history."""
         k = next(texts)
-        body = mirror_of.replace("## Open questions\n", f"## Open questions\n- question {k}\n")
+        body = page.replace("## Open questions\n", f"## Open questions\n- question {k}\n")
         text = body if person else chain.embed(body, f"{k:040x}")
-        return {"diff": text, "editedAt": f"2026-11-22T08:{k // 60:02d}:{k % 60:02d}Z",
-                "editor": {"__typename": "User", "login": "mona" if person else "octocat"}}
+        if k == 0:
+            fake.add_issue(1, text)
+        else:
+            fake.edit(1, text, login="mona" if person else "octocat")
+        return len(fake.history[1]) - 1
 
-    history = [version(k % 2 == 1) for k in range(older)]
-    read = version(False)
-    history += [read, *(version(person) for person in between)]
-    under = history[-1]
-    own = version(False)
-    history.append(own)
-    history += [version(person) for person in later[:landed]]
-    behind = [lag]  # reads an index behind its body leaves the newest version out of
+    for k in range(older):
+        save(k % 2 == 1)
+    read = save(False)
+    under = ([read] + [save(person) for person in between])[-1]
+    own = save(False)
+    for person in later[:landed]:
+        save(person)
+    fake.history_lag = lag  # reads an index behind its body leaves the newest version out of
+    answer = {"userContentEdits": fake._gql_edits(1, EDITS, None)}  # the write's
+    for person in later[landed:]:
+        save(person)
     store = GitHubStore(type("API", (), {"repo_name": "octo/hello"})(), Policy())
-    answer = _history_pages(history, behind)(1, EDITS)  # the write's answer
-    history += [version(person) for person in later[landed:]]
-    store._edits = _history_pages(history, behind)
-    stored = Stored(1, "t", read["diff"], "", edited_at=read["editedAt"])
+    store._edits = lambda number, count=EDITS, after=None: {"userContentEdits": fake._gql_edits(number, count, after)}
+    text = fake.history[1]
+    stored = Stored(1, "t", text[read], "", edited_at=fake.editors[1][read]["at"])
 
-    found = [saved.body for saved in store._overwritten(answer, stored, own["diff"])]
-    if under is not read:
-        assert under["diff"] in found
-    since = [v["diff"] for v in history[history.index(read) + 1:]]
-    assert all(body in since for body in found)
+    found = [saved.body for saved in store._overwritten(answer, stored, text[own])]
+    if under != read:
+        assert text[under] in found
+    assert all(body in text[read + 1:] for body in found)
