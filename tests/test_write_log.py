@@ -554,29 +554,46 @@ def test_a_lost_answers_write_is_told_from_the_same_mirror_written_again_after_i
     assert "from A" in state["decisions"] and "from mona" in state["questions"]
 
 
-def test_a_write_its_answer_does_not_show_under_more_later_ones_than_a_read_lists_finds_the_save(
-        gh, on, monkeypatch, tmp_path):
-    """Found by the twenty writers (CI, an index behind its body): A's write lands over a person's save, and
-    its answer's edit history leaves A's version out; before A reads the history again, more writes land
-    on top of A's than that read lists. The history is read page by page down to the body A read: the
-    save under A's is found, and merged (only the newest versions were looked through: it was lost)."""
+def save_under_a_write_its_answer_leaves_out(gh, on, then):
+    """A's write lands over a person's save (a question), and its answer's edit history leaves A's version
+    out (an index behind its body); ``then`` runs as the write lands. A's result."""
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     on("a", "checkpoint", "1", "--risk", "before")
 
     def person_then_a_lagging_index() -> None:
         gh.edit(1, raw(gh).replace("## Open questions\n", "## Open questions\n- from mona\n"), login="mona")
         gh.history_lag = 1  # A's answer
+        then()
 
+    gh.on_op("AppendCheckpoint", person_then_a_lagging_index)
+    return on("a", "checkpoint", "1", "--decision", "from A")
+
+
+def test_a_write_its_answer_does_not_show_under_more_later_ones_than_a_read_lists_finds_the_save(
+        gh, on, monkeypatch, tmp_path):
+    """Found by the twenty writers (CI, an index behind its body): before A reads the history again, more
+    writes land on top of A's than that read lists. The history is read page by page down to the body A
+    read: the save under A's is found, and merged (only the newest versions were looked through: it was
+    lost)."""
     def many_writes() -> None:
         for k in range(4):
             elsewhere(monkeypatch, tmp_path, "b", risks=(f"meanwhile {k}",))
 
-    gh.on_op("AppendCheckpoint", person_then_a_lagging_index)
-    gh.on_op("BodyEdits", many_writes)  # A's read of the history again
-    on("a", "checkpoint", "1", "--decision", "from A")
+    save_under_a_write_its_answer_leaves_out(gh, on, lambda: gh.on_op("BodyEdits", many_writes))  # A's read again
     state = fresh_reader(on)
     assert "from A" in state["decisions"] and "meanwhile 3" in state["risks"]
     assert "from mona" in state["questions"]
+
+
+def test_a_write_its_answer_does_not_show_whose_history_cannot_be_read_again_still_finds_the_save(gh, on):
+    """Every read of the history after A's answer fails. The save is the newest version the answer listed,
+    under A's own: found, and merged (it was dropped), and A says it could not check the history (a failed
+    read taken as a history with nothing in it said nothing)."""
+    a = save_under_a_write_its_answer_leaves_out(gh, on, lambda: gh.fail_op("BodyEdits", 502, times=99))
+    gh.faults.clear()
+    assert "did not show this write" in a.stderr, a.stderr
+    state = fresh_reader(on)
+    assert "from A" in state["decisions"] and "from mona" in state["questions"]
 
 
 def test_a_save_made_before_the_answer_is_read_does_not_hide_the_one_the_write_wrote_over(gh, on):
@@ -601,27 +618,6 @@ def test_a_save_made_before_the_answer_is_read_does_not_hide_the_one_the_write_w
     state = fresh_reader(on)
     assert "from B" in state["decisions"] and "required flags, not positional" not in state["decisions"]
     assert "from mona" in state["questions"]
-
-
-def test_a_write_its_answer_does_not_show_whose_history_cannot_be_read_again_still_finds_the_save(gh, on):
-    """A's write lands over a person's save; its answer's edit history leaves A's version out, and every
-    read of the history after it fails. The save is the newest version the answer listed, under A's own:
-    found, and merged (it was dropped), and A says it could not check the history (a failed read taken as
-    a history with nothing in it said nothing)."""
-    on("a", "checkpoint", "--file", "-", input=SAMPLE)
-    on("a", "checkpoint", "1", "--risk", "before")
-
-    def person_then_a_lagging_index() -> None:
-        gh.edit(1, raw(gh).replace("## Open questions\n", "## Open questions\n- from mona\n"), login="mona")
-        gh.history_lag = 1  # A's answer
-        gh.fail_op("BodyEdits", 502, times=99)
-
-    gh.on_op("AppendCheckpoint", person_then_a_lagging_index)
-    a = on("a", "checkpoint", "1", "--decision", "from A")
-    gh.faults.clear()
-    assert "did not show this write" in a.stderr, a.stderr
-    state = fresh_reader(on)
-    assert "from A" in state["decisions"] and "from mona" in state["questions"]
 
 
 def test_saves_made_before_the_answer_is_read_do_not_push_the_one_the_write_wrote_over_out_of_it(gh, on):
