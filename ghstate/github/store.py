@@ -479,13 +479,12 @@ class GitHubStore:
         more = len(listed) < (((issue or {}).get("userContentEdits") or {}).get("totalCount") or 0)  # than answered
         for attempt in range(1 if lost else HISTORY_READS):
             if attempt:  # an index behind its body, or more writes on top of it than the answer lists
-                listed = self._versions_down_to(stored) or listed  # (a read that failed: what was listed)
+                listed, more = self._versions_down_to(stored) or listed, False  # (failed: what was listed)
             if not listed:  # never edited: what the write read was the body (or it is not known)
                 return ()
             at = _own_version(listed, text, stored.body)
-            if at is not None and at + 1 == len(listed) and more and not attempt:
-                continue  # saves listed above it pushed what it wrote over out of the answer: read down to it
-            if at is not None:
+            # (with nothing under it listed and more there, saves above it pushed that out: read down to it)
+            if at is not None and (at + 1 < len(listed) or not more):
                 before = listed[at + 1] if at + 1 < len(listed) else {}
                 older, when = version_text(before), str(before.get("editedAt") or "")
                 # none, what the write read, or older than that (kept as one version with this: quick saves)
