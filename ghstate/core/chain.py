@@ -165,10 +165,11 @@ def split(text: str) -> tuple[str, "MirrorKey | None"]:
         data = json.loads(raw) if _KEY in raw or _OLD in raw else None
     except (ValueError, RecursionError):
         data = None
-    last = list(data)[-1] if isinstance(data, dict) and data else None
-    tail = json.dumps(last) + ":" + _dumps(data[last]) + "}" if last in (KEY, OLD_ENTRY) else "\0"  # the key as written
+    if match is None or not isinstance(data, dict) or not data or (last := list(data)[-1]) not in (KEY, OLD_ENTRY):
+        return text, None
+    tail = json.dumps(last) + ":" + _dumps(data[last]) + "}"  # the key as written
     head = raw[: -len(tail)] if raw.endswith(tail) else ""
-    if match is None or not head.endswith((",", "{")):
+    if not head.endswith((",", "{")):
         return text, None
     body = text[: match.start(1)] + head.removesuffix(",") + "}" + text[match.end(1):]
     value = data[KEY] if last == KEY else None
