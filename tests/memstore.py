@@ -164,7 +164,7 @@ class MemoryStore:
     def missing_label(self, stored: Stored) -> str:
         return ""
 
-    def close(self, stored: Stored) -> Stored:
+    def close(self, stored: Stored, reason: str = "completed") -> Stored:
         return stored._replace(state="closed")
 
     def revisions(self, number: int) -> list[Revision]:

@@ -9,10 +9,12 @@ from hypothesis import strategies as st
 
 from ghstate.core.marker import (
     PROVENANCE_KINDS,
+    PULL_STATES,
     DigestsAt,
     Execution,
     Meta,
     ProvenanceRecord,
+    PullRequest,
     RevisionFacts,
     TaskLink,
 )
@@ -81,6 +83,8 @@ meta = st.builds(
     task=st.one_of(st.none(), st.builds(TaskLink, st.integers(1, 999), line,
                                         st.lists(st.integers(1, 999), max_size=3, unique=True).map(
                                             lambda found: tuple(sorted(found))), st.one_of(st.just(""), line))),
+    pull_request=st.one_of(st.none(), st.builds(PullRequest, st.integers(1, 99_999), line,
+                                                st.sampled_from(PULL_STATES))),
     unknown=st.dictionaries(st.sampled_from(["future", "x_key"]), json_scalar, max_size=2),
 )
 

@@ -298,8 +298,10 @@ def stamp(cp: Checkpoint, *, revision: int, now: str, branch: str, commit: str, 
 
 
 def content_equal(a: Checkpoint, b: Checkpoint) -> bool:
-    """Equal in everything a person reads and in its place in a plan (``meta.task``); machine stamps aside."""
-    return a._replace(meta=b.meta, executions=b.executions) == b and a.meta.task == b.meta.task
+    """Equal in everything a person reads, its place in a plan (``meta.task``) and its branch's pull request;
+    machine stamps aside."""
+    return a._replace(meta=b.meta, executions=b.executions) == b and a.meta.task == b.meta.task \
+        and a.meta.pull_request == b.meta.pull_request
 
 
 # ------------------------------------------------------------------------------------ summary
@@ -347,6 +349,9 @@ def describe(old: Checkpoint | None, new: Checkpoint) -> list[str]:
             out.append(f"+{_count(added, noun)}")
         if dropped:
             out.append(f"-{_count(dropped, noun)}")
+    pr = new.meta.pull_request
+    if pr is not None and old.meta.pull_request != pr:
+        out.append(f"pull request #{pr.number} {'linked' if pr.state == 'open' else pr.state}")
     if old.resume != new.resume:
         nxt = new.next_phase
         out.append(f"resume → {nxt.label}" if nxt and nxt.label.lower() in new.resume.lower()

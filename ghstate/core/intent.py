@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ghstate.core.edits import Edits, apply_edits, apply_incoming, base_digests, with_steps
-from ghstate.core.marker import Execution, digests_of, text, texts, verification_of
+from ghstate.core.marker import Execution, PullRequest, digests_of, text, texts, verification_of
 from ghstate.core.model import SECTION_KEYS, Checkpoint, Extra, Phase, Step, WorkTree, find_phase
 from ghstate.core.tasks import TaskEdit
 
@@ -46,7 +46,8 @@ class Intent:
     it names; ``base``: the section digests of what the file was made from (None: not known; see
     ``edit.base_digests``); ``force``: its sections replace, unmerged. ``edits``: the incremental flags.
     ``verification``/``tick``: a CI result and the phase it ticks. ``task``: a task's place in a plan and
-    a claim shown in its body (``ghstate split``, ``claim``, ``done``)."""
+    a claim shown in its body (``ghstate split``, ``claim``, ``done``). ``pull_request``: the branch's pull
+    request as GitHub answers it now (linked, merged, closed)."""
 
     edits: Edits = field(default_factory=Edits)
     incoming: Checkpoint | None = None
@@ -56,10 +57,11 @@ class Intent:
     verification: CiResult | None = None
     tick: str = ""
     task: TaskEdit | None = None
+    pull_request: PullRequest | None = None
 
     def __bool__(self) -> bool:
         return bool(self.edits) or self.incoming is not None or self.verification is not None or bool(self.tick) \
-            or self.task is not None
+            or self.task is not None or self.pull_request is not None
 
     def apply(self, cp: Checkpoint, *, masked: frozenset[str] = frozenset(), lenient: bool = False) -> Applied:
         """This change on ``cp``. ``masked``: fields (see ``sets``) a later write already set, which a
@@ -86,6 +88,8 @@ class Intent:
                 cp = cp._replace(phases=tuple(phases))
         if self.task is not None:
             cp = self.task.apply(cp, masked)
+        if self.pull_request is not None and "pull_request" not in masked:
+            cp = cp.with_meta(pull_request=self.pull_request)
         return Applied(cp, tuple(conflicts))
 
     def sets(self, cp: Checkpoint) -> frozenset[str]:
@@ -107,6 +111,8 @@ class Intent:
             out.add("verification")
         if self.task is not None:
             out.update(self.task.sets())
+        if self.pull_request is not None:
+            out.add("pull_request")
         return frozenset(out)
 
     # --------------------------------------------------------------------------- serialisation
@@ -131,6 +137,8 @@ class Intent:
             data["tick"] = self.tick
         if self.task is not None:
             data["task"] = self.task.to_data()
+        if self.pull_request is not None:
+            data["pull_request"] = self.pull_request.to_data()
         return data
 
     @classmethod
@@ -168,7 +176,8 @@ class Intent:
         tick = data.get("tick")
         return cls(edits=Edits(**values), incoming=incoming, present=present, base=base_pairs,
                    force=data.get("force") is True, verification=verification,
-                   tick=tick if isinstance(tick, str) else "", task=TaskEdit.from_data(data.get("task")))
+                   tick=tick if isinstance(tick, str) else "", task=TaskEdit.from_data(data.get("task")),
+                   pull_request=PullRequest.from_data(data.get("pull_request")))
 
 
 def pack(data: dict[str, Any], over: int = PACK_OVER) -> dict[str, Any]:

@@ -33,8 +33,10 @@ FINGERPRINTS = "dirty_sha"  # a fingerprint of each dirty file when the checkpoi
 # that saved a body, "entry"). Dropped when a marker is loaded, so that a write never carries them along.
 NOT_LOADED = ("chain", "log", "entry")
 TASK = "task"  # a child checkpoint's place in its parent's plan (see ghstate.core.tasks)
+PULL = "pull_request"  # the branch's pull request: {number, url, state}
 KNOWN = (REVISION, ID, TITLE, BRANCH, COMMIT, DIRTY, CREATED, UPDATED, EXECUTIONS, VERIFICATION, DIGESTS,
-         HISTORY, PROVENANCE, FINGERPRINTS, TASK, *NOT_LOADED)
+         HISTORY, PROVENANCE, FINGERPRINTS, TASK, PULL, *NOT_LOADED)
+PULL_STATES = ("open", "merged", "closed")
 
 # A whole line holding the hidden marker, in any body (CRLF too: the \r is left to the line's ending); its
 # JSON object is group 1.
@@ -215,6 +217,24 @@ class TaskLink(NamedTuple):
                    text(data.get("closed")))
 
 
+class PullRequest(NamedTuple):
+    """The pull request of a checkpoint's branch: its number, URL and state (``open``, ``merged`` or
+    ``closed``: closed without merging)."""
+
+    number: int
+    url: str = ""
+    state: str = "open"
+
+    def to_data(self) -> dict[str, Any]:
+        return {"number": self.number, "url": self.url, "state": self.state}
+
+    @classmethod
+    def from_data(cls, data: Any) -> "PullRequest | None":
+        if not isinstance(data, dict) or count(data.get("number")) < 1 or data.get("state") not in PULL_STATES:
+            return None
+        return cls(count(data.get("number")), text(data.get("url")), data["state"])
+
+
 class Meta(NamedTuple):
     """The marker's data that belongs to no section. Each field is one key; ``unknown`` holds the keys
     a newer version wrote, untouched."""
@@ -231,6 +251,7 @@ class Meta(NamedTuple):
     digest_history: tuple[DigestsAt, ...] = ()
     provenance: ProvenanceRecord | None = None  # None: not kept yet
     task: TaskLink | None = None  # a child checkpoint's parent and phase (None: not a child)
+    pull_request: PullRequest | None = None  # the branch's pull request, once known
     unknown: dict[str, Any] = {}
 
 
@@ -264,6 +285,7 @@ def load(data: dict[str, Any]) -> Marker:
                              and (d := digests_of(h)) is not None) if isinstance(history, list) else (),
         provenance=ProvenanceRecord.from_data(data[PROVENANCE]) if PROVENANCE in data else None,
         task=TaskLink.from_data(data.get(TASK)),
+        pull_request=PullRequest.from_data(data.get(PULL)),
         unknown={k: v for k, v in data.items() if k not in KNOWN},
     )
     return Marker(meta, text(data.get(TITLE)), tuple(Execution.from_data(e) for e in executions
@@ -328,6 +350,8 @@ def dump(marker: Marker) -> dict[str, Any]:
         data[FINGERPRINTS] = dict(meta.fingerprints)
     if meta.task is not None:
         data[TASK] = meta.task.to_data()
+    if meta.pull_request is not None:
+        data[PULL] = meta.pull_request.to_data()
     for key, value in meta.unknown.items():
         data.setdefault(key, value)
     return data

@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
 SCHEMA = 1
 # The top-level keys of the JSON state (``to_json``); ``provenance`` only where the marker keeps it.
 FIELDS = ("schema", "title", "issue", "url", "goal", "phases", "next_phase", "decisions", "questions", "risks",
-          "files", "file_items", "resume", "runtime", "verification", "executions", "drift", "extra", "meta",
+          "files", "file_items", "resume", "runtime", "verification", "executions", "drift", "extra", "meta", "pull_request",
           "provenance", "markdown")
 
 
@@ -106,6 +106,7 @@ def to_json(
                    "level": e.level, "after": e.after, "body": lit(e.body, f"extra[{i}].body", "block")}
                   for i, e in enumerate(cp.extra)],
         "meta": meta,
+        "pull_request": cp.meta.pull_request.to_data() if cp.meta.pull_request is not None else None,
         **({"provenance": Provenance(cp).as_json()} if cp.meta.provenance is not None else {}),
         "markdown": marks,
     }

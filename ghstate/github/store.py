@@ -531,12 +531,12 @@ class GitHubStore:
     def missing_label(self, stored: Stored) -> str:
         return "" if self.policy.label in stored.labels else self.policy.label
 
-    def close(self, stored: Stored) -> Stored:
-        """Close the issue as completed (GraphQL ``closeIssue``, state reason COMPLETED); closing one that is
-        closed already changes nothing."""
+    def close(self, stored: Stored, reason: str = "completed") -> Stored:
+        """Close the issue (GraphQL ``closeIssue``) as completed or not planned (``reason``); closing one that
+        is closed already changes nothing."""
         number = stored.number
         node = self._node_with_id(stored)
-        data = self.graphql("close_checkpoint", {"input": {"issueId": node["id"], "stateReason": "COMPLETED"}},
+        data = self.graphql("close_checkpoint", {"input": {"issueId": node["id"], "stateReason": reason.upper()}},
                             number=number, what=f"closing issue #{number}",
                             landed=lambda: None)  # closing twice is closing once: a lost answer is resent
         answer = (data.get("closeIssue") or {}).get("issue") or {}

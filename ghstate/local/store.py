@@ -233,8 +233,9 @@ class LocalStore:
     def missing_label(self, stored: Stored) -> str:
         return ""  # every file of the store is a checkpoint
 
-    def close(self, stored: Stored) -> Stored:
-        """Move the checkpoint to ``closed/`` (one rename: it is open or closed, never both)."""
+    def close(self, stored: Stored, reason: str = "completed") -> Stored:
+        """Move the checkpoint to ``closed/`` (one rename: it is open or closed, never both); the local store
+        keeps no reason."""
         if stored.state != "closed":
             self.closed_path(stored.number).parent.mkdir(parents=True, exist_ok=True)
             os.replace(self.path(stored.number), self.closed_path(stored.number))
