@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, get_args
 
 if TYPE_CHECKING:  # pragma: no cover
     from ghstate.core.chain import Head, Link
+    from ghstate.core.marker import PullRequest
     from ghstate.core.model import Revision
 
 StoreKind = Literal["local", "github"]
@@ -59,6 +60,14 @@ class Appended(NamedTuple):
     moved: bool = False
 
 
+class Unindexed(NamedTuple):
+    """What ``Store.find_branch`` answers when the store cannot tell from its index (a repository written by
+    an older ghstate): the open checkpoints are looked through instead."""
+
+
+UNINDEXED = Unindexed()
+
+
 class Partial(Exception):
     """A listing that stopped before the end (too many open checkpoints to read them all)."""
 
@@ -96,6 +105,14 @@ class Store(Protocol):
 
     # most recent first, lazily; ``heads``: with what each chain's head holds (a write builds on it)
     def iter_open(self, heads: bool = False) -> Iterator[Stored]: ...
+
+    # The checkpoint of ``branch``: the newest open one its marker names, else the newest closed one where the
+    # store knows it; None when there is none; UNINDEXED when the store cannot tell (look through ``iter_open``).
+    def find_branch(self, branch: str) -> "Stored | None | Unindexed": ...
+
+    # The pull request of ``branch`` as the store read it with ``find_branch`` (no request of its own); None
+    # when it has none or the store does not know.
+    def pull_request(self, branch: str) -> "PullRequest | None": ...
 
     # A new checkpoint with ``body`` (its chain starts at its first update); ``unique``: text only its body
     # holds, to find one whose creation landed although the answer was lost.

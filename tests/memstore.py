@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from ghstate.core.chain import Head, Link, embed
 from ghstate.core.model import Revision
 from ghstate.errors import NotFound
-from ghstate.store import Appended, Saved, Stored
+from ghstate.store import UNINDEXED, Appended, Saved, Stored, Unindexed
 
 
 class MemoryStore:
@@ -99,6 +99,12 @@ class MemoryStore:
 
     def list_open(self) -> list[Stored]:
         return list(self.iter_open())
+
+    def find_branch(self, branch: str) -> Unindexed:
+        return UNINDEXED  # no index: looked through, as a repository an older ghstate wrote
+
+    def pull_request(self, branch: str) -> None:
+        return None
 
     def iter_open(self, heads: bool = False) -> Iterator[Stored]:
         self._step("list", 0)

@@ -413,6 +413,15 @@ def broken_marker(body: str) -> str | None:
     return found.group(1) if found else ""
 
 
+def branch_match(body: str, title: str, branch: str) -> int:
+    """How a checkpoint's body names ``branch``: 2 its marker does (a child task never does), 1 a marker broken
+    by hand still names it (or the issue's title does), 0 not at all."""
+    if branch_of(body) == branch and not is_child(body):
+        return 2
+    named = broken_marker(body)
+    return int(bool(branch) and named is not None and (named == branch or title in (f"Checkpoint: {branch}", branch)))
+
+
 def is_child(body: str) -> bool:
     """Whether a checkpoint is a child task of another (``ghstate split``), by a quick scan of its marker: a
     child is never a branch's checkpoint, however it was written."""

@@ -43,8 +43,8 @@ if TYPE_CHECKING:  # pragma: no cover
 SCHEMA = 1
 # The top-level keys of the JSON state (``to_json``); ``provenance`` only where the marker keeps it.
 FIELDS = ("schema", "title", "issue", "url", "goal", "phases", "next_phase", "decisions", "questions", "risks",
-          "files", "file_items", "resume", "runtime", "verification", "executions", "drift", "extra", "meta", "pull_request",
-          "provenance", "markdown")
+          "files", "file_items", "resume", "runtime", "verification", "executions", "drift", "extra", "meta",
+          "pull_request", "provenance", "markdown")
 
 
 class StateError(ValueError):

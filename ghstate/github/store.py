@@ -22,10 +22,11 @@ from typing import Any
 
 from ghstate.config import Policy, Settings
 from ghstate.core.chain import TREE_FILES, Head, Link, as_written, embed, headline_write, ref_name, split, tree_id
+from ghstate.core.marker import PullRequest
 from ghstate.core.model import Revision, github_time
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github.transport import TIMEOUT, GitHubAPI, GraphQLNotFound, checking, describe_errors, errors_of
-from ghstate.store import Appended, Note, Partial, Saved, Stored, StoreKind, Unprotected
+from ghstate.store import UNINDEXED, Appended, Note, Partial, Saved, Stored, StoreKind, Unindexed, Unprotected
 
 PROMPT_MARKER = "<!-- ghstate:prompt -->"
 CI_MARKER = "<!-- ghstate:ci -->"  # the comment of a CI result a person should act on
@@ -187,6 +188,12 @@ class GitHubStore:
                 return
             after = info.get("endCursor")
         raise Partial(MAX_PAGES * 100)
+
+    def find_branch(self, branch: str) -> Stored | None | Unindexed:
+        return UNINDEXED
+
+    def pull_request(self, branch: str) -> PullRequest | None:
+        return None
 
     def with_head(self, stored: Stored) -> Stored:
         """``stored`` with its head's content: the checkpoint read again by number (one request, which also

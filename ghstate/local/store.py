@@ -219,6 +219,23 @@ class LocalStore:
         """Checkpoints, newest first, read one at a time (branch lookup stops at the first match)."""
         return self._readable(reversed(self.numbers()))
 
+    def find_branch(self, branch: str) -> Stored | None:
+        """The newest open checkpoint whose marker names ``branch``, else the newest closed one (``closed/``);
+        a marker broken by hand that still names it when there is none. Files are cheap to read: no index."""
+        from ghstate.core.parse import branch_match
+
+        broken: Stored | None = None
+        for stored in self.iter_open():
+            found = branch_match(stored.body, stored.title, branch)
+            if found == 2:
+                return stored
+            broken = broken or (stored if found else None)
+        return broken or next((stored for stored in self._readable(reversed(self._closed_numbers()))
+                               if branch_match(stored.body, stored.title, branch) == 2), None)
+
+    def pull_request(self, branch: str) -> None:
+        return None  # no pull requests here (``ghstate.git``'s merged branches stand for them: stale)
+
     def create(self, title: str, body: str, unique: str = "") -> Stored:
         """Write the body under the next free number (callers hold the lock); its chain starts with its
         first write."""

@@ -132,11 +132,13 @@ class App:
         return tuple(p for p in paths if p != prefix and not p.startswith(prefix.rstrip("/") + "/")
                      and p != prefix + "/")
 
-    def find(self, number: int | None, *, tree: gitinfo.WorkTree | None = None) -> tuple[Stored, Checkpoint]:
-        """ISSUE, or the open checkpoint of the current branch; a clear error when there is none."""
+    def find(self, number: int | None, *, tree: gitinfo.WorkTree | None = None,
+             closed: bool = False) -> tuple[Stored, Checkpoint]:
+        """ISSUE, or the open checkpoint of the current branch (``closed``: or its closed one, when it has none
+        open); a clear error when there is none."""
         if number is None:
             tree = tree or self.tree()
-            stored = locate(self.store, None, tree.branch)
+            stored = locate(self.store, None, tree.branch, closed=closed)
             if stored is None:
                 raise NotFound(f"no open checkpoint for {tree.place} in {self.searched()}; "
                                "give an ISSUE number, or create one with 'ghstate checkpoint'")

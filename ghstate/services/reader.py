@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, NamedTuple
 from ghstate.core.chain import Mirror, as_written, classify, digest, split
 from ghstate.core.marker import MARKER_LINE
 from ghstate.core.model import Checkpoint, section_digests
-from ghstate.core.parse import branch_of, broken_marker, is_child
+from ghstate.core.parse import branch_match
 from ghstate.errors import NotFound, RemoteError
 from ghstate.local import parsecache
-from ghstate.store import Partial, Saved, Store, Stored
+from ghstate.store import UNINDEXED, Partial, Saved, Store, Stored, Unindexed
 
 if TYPE_CHECKING:  # pragma: no cover
     from ghstate.core.chain import Link
@@ -149,20 +149,24 @@ def _base(store: Store, stored: Stored, edit: Mirror, theirs: Checkpoint) -> str
     return best[2] if best else None
 
 
-def locate(store: Store, number: int | None, branch: str, heads: bool = False) -> Stored | None:
-    """ISSUE when given, else the most recent open checkpoint whose marker names ``branch``, child tasks
-    aside. With no branch (outside git, a detached HEAD) that is the most recent one written without a
-    branch. ``heads``: with what its chain's head holds (a write builds on it)."""
+def locate(store: Store, number: int | None, branch: str, heads: bool = False, closed: bool = False) -> Stored | None:
+    """ISSUE when given, else the branch's checkpoint: the most recent open one whose marker names ``branch``,
+    child tasks aside (``closed``: a closed one when it has none open, where the store knows it). With no
+    branch (outside git, a detached HEAD) that is the most recent one written without a branch. The store's
+    index answers first (``Store.find_branch``); a store that cannot tell is looked through. ``heads``: with
+    what its chain's head holds (a write builds on it)."""
     if number is not None:
         return store.get(number)
+    found = store.find_branch(branch) if branch else UNINDEXED
+    if not isinstance(found, Unindexed):
+        return found if found is None or found.state == "open" or closed else None
     broken: Stored | None = None  # a marker broken by hand: by the branch its text names, or the issue's title
     try:
         for stored in store.iter_open(heads=heads):
-            if branch_of(stored.body) == branch and not is_child(stored.body):
+            match = branch_match(stored.body, stored.title, branch)
+            if match == 2:
                 return stored
-            named = broken_marker(stored.body)
-            if branch and named is not None and (named == branch or stored.title in (f"Checkpoint: {branch}", branch)):
-                broken = broken or stored
+            broken = broken or (stored if match else None)
     except Partial as exc:  # it may be among those not read: neither "none" nor a second one for the branch
         where = f"branch {branch}" if branch else "this folder"
         raise NotFound(f"no open checkpoint for {where} among the ones read ({exc}); give its ISSUE number, "
