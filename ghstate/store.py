@@ -99,20 +99,28 @@ class Store(Protocol):
 
     def lock(self) -> AbstractContextManager[None]: ...  # writers on this machine, one at a time
 
-    def get(self, number: int) -> Stored: ...
+    # ``heads``: with what its chain's head holds (a write builds on it); a store may leave it out otherwise
+    def get(self, number: int, heads: bool = True) -> Stored: ...
 
-    def list_open(self) -> list[Stored]: ...
+    # ``bodies``: False when no field the caller shows needs them (GitHub then reads 100 a page, not 10)
+    def list_open(self, bodies: bool = True) -> list[Stored]: ...
 
-    # most recent first, lazily; ``heads``: with what each chain's head holds (a write builds on it)
-    def iter_open(self, heads: bool = False) -> Iterator[Stored]: ...
+    # most recent first, lazily; ``heads``: with what each chain's head holds where the store has it at no cost
+    # (the local store; GitHub reads a head by number, ``with_head``)
+    def iter_open(self, heads: bool = False, bodies: bool = True) -> Iterator[Stored]: ...
 
     # The checkpoint of ``branch``: the newest open one its marker names, else the newest closed one where the
     # store knows it; None when there is none; UNINDEXED when the store cannot tell (look through ``iter_open``).
-    def find_branch(self, branch: str) -> "Stored | None | Unindexed": ...
+    def find_branch(self, branch: str, heads: bool = True) -> "Stored | None | Unindexed": ...
 
     # The pull request of ``branch`` as the store read it with ``find_branch`` (no request of its own); None
     # when it has none or the store does not know.
     def pull_request(self, branch: str) -> "PullRequest | None": ...
+
+    # ``branch``'s entry in the store's index made to name ``stored`` (``leaving``: the branch it moved from,
+    # whose entry is dropped when it names it): the checkpoint the entry names afterwards, another one when
+    # a concurrent creator's was indexed first. A store without an index answers ``stored.number``.
+    def index_branch(self, stored: Stored, branch: str, leaving: str = "") -> int: ...
 
     # A new checkpoint with ``body`` (its chain starts at its first update); ``unique``: text only its body
     # holds, to find one whose creation landed although the answer was lost.

@@ -66,6 +66,7 @@ class FakeTasks:
         self.objects: dict[str, dict[str, Any]] = {}  # sha -> {"type": "tree"|"commit", …}
         self.deny_refs = False
         self.ref_writes: list[dict[str, Any]] = []  # every updateRefs/createRef input, as executed
+        self.pulls: list[dict[str, Any]] = []  # pull requests: number, head (its branch), state, cross (from a fork)
         self._failed = False  # a mutation of the current document failed
 
     # ------------------------------------------------------------------------------ set up
@@ -116,6 +117,24 @@ class FakeTasks:
 
     def close(self, number: int, reason: str = "completed") -> None:
         self.fake.issues[number].update(state="closed", state_reason=reason, updated_at=self.fake.now())
+
+    def add_pull(self, number: int, head: str, state: str = "OPEN", cross: bool = False) -> dict[str, Any]:
+        """A pull request from ``head`` (its number taken among the issues', as GitHub numbers both)."""
+        self.fake.add_issue(number, "", title=f"PR from {head}", labels=(), pull_request=True)
+        pull = {"number": number, "head": head, "state": state, "cross": cross,
+                "url": f"{self.fake.web}/{self.fake.repo}/pull/{number}"}
+        self.pulls.append(pull)
+        return pull
+
+    def _pull_requests(self, head: str | None, first: int | None, order: dict | None = None) -> dict[str, Any]:
+        found = [p for p in self.pulls if head is None or p["head"] == head]
+        if (order or {}).get("direction") == "DESC":
+            found.reverse()  # newest first: added in the order they were created
+        nodes = [{"number": p["number"], "url": p["url"], "state": p["state"], "isCrossRepository": p["cross"]}
+                 for p in found[: first or 100]]
+        return {"totalCount": len(found), "nodes": nodes,
+                "pageInfo": {"hasNextPage": len(found) > len(nodes), "endCursor": None, "hasPreviousPage": False,
+                             "startCursor": None}}
 
     def add_tree(self, files: dict[str, str]) -> str:
         """A tree already in the repository (as one a first write put there): its id."""
@@ -190,8 +209,11 @@ class FakeTasks:
 
     def _repository_fields(self) -> dict[str, Any]:
         return {"ref": lambda info, qualifiedName, **_: self._ref(qualifiedName),
-                "refs": lambda info, refPrefix, first=None, orderBy=None, **_: self._refs(refPrefix, first, orderBy),
-                "object": lambda info, oid=None, expression=None, **_: self._commit_node(oid or "")}
+                "refs": lambda info, refPrefix, first=None, orderBy=None, after=None, **_: self._refs(
+                    refPrefix, first, orderBy, after),
+                "object": lambda info, oid=None, expression=None, **_: self._commit_node(oid or ""),
+                "pullRequests": lambda info, headRefName=None, first=None, orderBy=None, **_: self._pull_requests(
+                    headRefName, first, orderBy)}
 
     def _ref(self, name: str) -> dict[str, Any] | None:
         oid = self.refs.get(name)
@@ -221,15 +243,19 @@ class FakeTasks:
         return {"totalCount": len(chain), "nodes": [self._commit_node(c) for c in chain],
                 "pageInfo": {"hasNextPage": bool(at), "endCursor": None, "hasPreviousPage": False, "startCursor": None}}
 
-    def _refs(self, prefix: str, first: int | None, order: dict | None = None) -> dict[str, Any]:
+    def _refs(self, prefix: str, first: int | None, order: dict | None = None,
+              after: str | None = None) -> dict[str, Any]:
         listed = prefix.startswith(("refs/heads/", "refs/tags/")) or self.variant.lists_custom_refs
         names = sorted(n for n in self.refs if n.startswith(prefix)) if listed else []
         if (order or {}).get("field") == "TAG_COMMIT_DATE":  # by the date of the commit each points at
             names.sort(key=lambda n: self.objects[self.refs[n]].get("at") or "",
                        reverse=(order or {}).get("direction") == "DESC")
-        nodes = [self._ref(n) for n in names[: first or 100]]
+        start = int(after) if after else 0
+        nodes = [self._ref(n) for n in names[start: start + (first or 100)]]
+        more = start + len(nodes) < len(names)
         return {"totalCount": len(names), "nodes": [{**n, "name": n["name"]} for n in nodes if n],
-                "pageInfo": {"hasNextPage": False, "endCursor": None, "hasPreviousPage": False, "startCursor": None}}
+                "pageInfo": {"hasNextPage": more, "endCursor": str(start + len(nodes)) if more else None,
+                             "hasPreviousPage": start > 0, "startCursor": str(start)}}
 
     # ------------------------------------------------------------------------------ mutations
 

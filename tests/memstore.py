@@ -91,22 +91,25 @@ class MemoryStore:
     def lock(self) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
-    def get(self, number: int) -> Stored:
+    def get(self, number: int, heads: bool = True) -> Stored:
         self._step("get", number)
         if number not in self.bodies:
             raise NotFound(f"no issue #{number}")
         return self._stored(number)
 
-    def list_open(self) -> list[Stored]:
+    def list_open(self, bodies: bool = True) -> list[Stored]:
         return list(self.iter_open())
 
-    def find_branch(self, branch: str) -> Unindexed:
+    def find_branch(self, branch: str, heads: bool = True) -> Unindexed:
         return UNINDEXED  # no index: looked through, as a repository an older ghstate wrote
 
     def pull_request(self, branch: str) -> None:
         return None
 
-    def iter_open(self, heads: bool = False) -> Iterator[Stored]:
+    def index_branch(self, stored: Stored, branch: str, leaving: str = "") -> int:
+        return stored.number
+
+    def iter_open(self, heads: bool = False, bodies: bool = True) -> Iterator[Stored]:
         self._step("list", 0)
         return iter([self._stored(n) for n in sorted(self.bodies, reverse=True)])
 

@@ -24,22 +24,24 @@ from ghstate.config import Policy, Settings
 from ghstate.core.chain import TREE_FILES, Head, Link, as_written, embed, headline_write, ref_name, split, tree_id
 from ghstate.core.marker import PullRequest
 from ghstate.core.model import Revision, github_time
+from ghstate.core.parse import branch_of, is_child
 from ghstate.errors import NotFound, RemoteError
+from ghstate.github.branches import BranchIndex
 from ghstate.github.transport import TIMEOUT, GitHubAPI, GraphQLNotFound, checking, describe_errors, errors_of
-from ghstate.store import UNINDEXED, Appended, Note, Partial, Saved, Stored, StoreKind, Unindexed, Unprotected
+from ghstate.store import Appended, Note, Partial, Saved, Stored, StoreKind, Unindexed, Unprotected
 
 PROMPT_MARKER = "<!-- ghstate:prompt -->"
 CI_MARKER = "<!-- ghstate:ci -->"  # the comment of a CI result a person should act on
 NOTICE_MARKER = "<!-- ghstate:notice -->"  # a comment ghstate posts for people to look at (a kept concurrent edit)
 LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+\{")  # the revision comments of an older ghstate (never shown as notes)
-MAX_PAGES = 10  # open checkpoints looked through for a branch: 1,000 is more than any repository keeps
+MAX_OPEN = 1_000  # open checkpoints a listing reads at most (a branch's is found by the branch index)
+BODY_PAGE = 10  # checkpoints a page of a listing with bodies holds: 10 bodies of 65,536 characters stay under 1 MB
 PAST_LISTINGS = 5  # issue numbers read after the newest listed one, when a lost create is looked for
 EDITS = 3  # newest versions of a body a write's answer holds: its own, and the one it wrote over
 HISTORY_READS = 3  # reads of an edit history that does not show a write yet (an index behind its body)
 HISTORY_PAGE = 10  # versions a page holds when a lost answer's write is looked for in the edit history
 HISTORY_PAGES = 10  # pages read at most (other writes may have come on top of it meanwhile)
 COMMENTS = 20  # newest comments read with a checkpoint (what people said since)
-LIST_COMMENTS = 5  # newest comments read with each open checkpoint of a listing
 LOG_COMMITS = 100  # commits `ghstate log` reads
 HOLDS_COMMITS = 100  # commits looked through for a write whose answer was lost
 ZERO = "0" * 40
@@ -68,6 +70,9 @@ class GitHubStore:
         self.before_write: Callable[[int], float] | None = None
         self.machine_lock: Callable[[], contextlib.AbstractContextManager[None]] | None = None
         self._heads: dict[int, Head | None] = {}  # each checkpoint's head, as read in this command
+        self.branch_index = BranchIndex(self)
+        self.seen_branches: set[str] | None = None  # the branches of every open checkpoint, once all were read
+        self.open_count = 0  # open checkpoints, as the last listing counted them
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
         """This machine's writers to the repository one at a time (``machine_lock``, when the user's cache
@@ -88,6 +93,13 @@ class GitHubStore:
     def _variables(self, **more: Any) -> dict[str, Any]:
         owner, _, name = self.repo_name.partition("/")
         return {"owner": owner, "name": name, **more}
+
+    def tolerated(self, answer: dict[str, Any], what: str) -> tuple[dict[str, Any], bool]:
+        return _tolerated(answer, self, what)
+
+    @staticmethod
+    def said(errors: list[dict[str, Any]]) -> str:
+        return _said(errors)
 
     def _pace(self, requests: int = 1) -> None:
         if self.before_write is not None:
@@ -126,12 +138,13 @@ class GitHubStore:
             self._label_ids[label["name"]] = label["id"]
         self._repository_id = (repository or {}).get("id") or self._repository_id
 
-    def get(self, number: int) -> Stored:
+    def get(self, number: int, heads: bool = True) -> Stored:
         """The checkpoint with everything a reader needs, in one request: the issue with its chain's head and
         newest comments (query ``Checkpoint``), and whether the repository has issues at all. A head the
-        token may not read leaves the issue good."""
+        token may not read leaves the issue good. ``heads``: with what the head holds (a write builds on it;
+        without, a reader whose body is not the head's unedited mirror reads it again, ``with_head``)."""
         try:
-            answer = self.graphql("checkpoint", self._variables(number=number, comments=COMMENTS,
+            answer = self.graphql("checkpoint", self._variables(number=number, comments=COMMENTS, heads=heads,
                                                                 labels=self.policy.label, ref=ref_name(number)),
                                   number=number, what=f"reading issue #{number} of {self.repo_name}",
                                   tolerate=("head",))
@@ -152,48 +165,58 @@ class GitHubStore:
 
     # ---------------------------------------------------------------------------- checkpoints
 
-    def list_open(self) -> list[Stored]:
+    def list_open(self, bodies: bool = True) -> list[Stored]:
         found: list[Stored] = []
         try:
-            found.extend(self.iter_open())
+            found.extend(self.iter_open(bodies=bodies))
         except Partial as exc:
             self.notices.append(f"{self.repo_name} has more open checkpoints than were read ({exc}); close "
                                 "finished ones")
         return found
 
-    def iter_open(self, heads: bool = False) -> Iterator[Stored]:
-        """Open checkpoints, most recently updated first, a page (100) per GraphQL request as they are
-        needed, at most MAX_PAGES pages. Each comes with its chain's head commit, as far as GitHub lists the
-        chains' refs, and what the head holds when ``heads`` (a write builds on it); ``with_head`` reads a
-        head the listing could not show, for a body that names one."""
+    def iter_open(self, heads: bool = False, bodies: bool = True) -> Iterator[Stored]:
+        """Open checkpoints, most recently updated first, a page per GraphQL request as they are needed (100,
+        or BODY_PAGE with ``bodies``: every answer stays under 1 MB), at most MAX_OPEN in all. No chain heads
+        (``heads`` is for the local store): ``with_head`` reads one by number for a reader that needs it. A
+        look through all of them with their bodies keeps the branches they name (``seen_branches``: whether
+        every one is in the branch index)."""
         after: str | None = None
-        for _ in range(MAX_PAGES):
+        first = BODY_PAGE if bodies else 100
+        branches: set[str] = set()
+        for _ in range(-(-MAX_OPEN // first)):
             answer = self.graphql("open_checkpoints", self._variables(label=self.policy.label, after=after,
-                                                                      comments=LIST_COMMENTS, heads=heads,
-                                                                      labels=self.policy.label),
-                                  what=f"listing checkpoints of {self.repo_name}", tolerate=("heads",))
-            data, readable = _tolerated(answer, self, "the chains of the checkpoints")
-            repository = data.get("repository") or {}
+                                                                      first=first, labels=self.policy.label,
+                                                                      bodies=bodies),
+                                  what=f"listing checkpoints of {self.repo_name}")
+            repository = answer.get("repository") or {}
             self._issues_enabled(repository)
             self._keep_labels(repository)
-            found = {str(r.get("name")): _head(r) for r in (repository.get("heads") or {}).get("nodes") or () if r}
             page = repository.get("issues") or {}
+            self.open_count = int(page.get("totalCount") or 0)
             for node in filter(None, page.get("nodes") or ()):
-                head = found.get(str(node["number"]))
-                # a chain the listing does not show is still looked for when the body names one
-                known = readable and (head is not None or split(node.get("body") or "")[1] is None)
-                yield self._keep(node, head, chained=known)
+                body = node.get("body") or ""
+                if bodies and (branch := branch_of(body)) and not is_child(body):
+                    branches.add(branch)
+                yield self._keep(node, None, chained=False)  # its chain is read by number, where needed
             info = page.get("pageInfo") or {}
             if not info.get("hasNextPage"):
+                if bodies:
+                    self.seen_branches = branches
                 return
             after = info.get("endCursor")
-        raise Partial(MAX_PAGES * 100)
+        raise Partial(MAX_OPEN)
 
-    def find_branch(self, branch: str) -> Stored | None | Unindexed:
-        return UNINDEXED
+    def find_branch(self, branch: str, heads: bool = True) -> Stored | None | Unindexed:
+        """The branch's checkpoint by the branch index (``ghstate.github.branches``): two requests, one when
+        it has none."""
+        return self.branch_index.find(branch, heads)
 
     def pull_request(self, branch: str) -> PullRequest | None:
-        return None
+        return self.branch_index.pulls.get(branch)
+
+    def index_branch(self, stored: Stored, branch: str, leaving: str = "") -> int:
+        """``branch``'s entry in the branch index made to name ``stored``; the number it names afterwards."""
+        return self.branch_index.claim(stored, branch, leaving)
 
     def with_head(self, stored: Stored) -> Stored:
         """``stored`` with its head's content: the checkpoint read again by number (one request, which also

@@ -177,7 +177,7 @@ class LocalStore:
 
     # ----------------------------------------------------------------------------- checkpoints
 
-    def get(self, number: int) -> Stored:
+    def get(self, number: int, heads: bool = True) -> Stored:
         path = self.path(number)
         if not path.exists() and self.closed_path(number).exists():
             path = self.closed_path(number)
@@ -208,18 +208,18 @@ class LocalStore:
             except NotFound:  # removed meanwhile
                 continue
 
-    def list_open(self) -> list[Stored]:
+    def list_open(self, bodies: bool = True) -> list[Stored]:
         return list(self._readable(self.numbers()))
 
     def list_all(self) -> list[Stored]:
         """The open checkpoints and the closed ones (``closed/``), by number."""
         return list(self._readable(sorted({*self.numbers(), *self._closed_numbers()})))
 
-    def iter_open(self, heads: bool = False) -> Iterator[Stored]:
+    def iter_open(self, heads: bool = False, bodies: bool = True) -> Iterator[Stored]:
         """Checkpoints, newest first, read one at a time (branch lookup stops at the first match)."""
         return self._readable(reversed(self.numbers()))
 
-    def find_branch(self, branch: str) -> Stored | None:
+    def find_branch(self, branch: str, heads: bool = True) -> Stored | None:
         """The newest open checkpoint whose marker names ``branch``, else the newest closed one (``closed/``);
         a marker broken by hand that still names it when there is none. Files are cheap to read: no index."""
         from ghstate.core.parse import branch_match
@@ -235,6 +235,9 @@ class LocalStore:
 
     def pull_request(self, branch: str) -> None:
         return None  # no pull requests here (``ghstate.git``'s merged branches stand for them: stale)
+
+    def index_branch(self, stored: Stored, branch: str, leaving: str = "") -> int:
+        return stored.number  # no index: the files are looked through (writers on this machine hold the lock)
 
     def create(self, title: str, body: str, unique: str = "") -> Stored:
         """Write the body under the next free number (callers hold the lock); its chain starts with its

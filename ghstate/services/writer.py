@@ -118,9 +118,12 @@ class Writer:
             with self.store.lock():
                 if spec.number is not None or spec.lookup:
                     target = locate(self.store, spec.number, spec.tree.branch, heads=True)
+                    spec = self._linked(spec)
                 if target is None and not spec.create:
                     raise NotFound(f"no open checkpoint for {spec.tree.place}")
-                return self._create(spec) if target is None else self._update(spec, target, kept, before)
+                if target is None:
+                    return self._create(spec)
+                return self._indexed(spec, self._update(spec, target, kept, before))
         except RemoteError as exc:
             if spec.dry_run or self.pending is None or not self.store.remote or callable(spec.intent):
                 raise
@@ -134,6 +137,25 @@ class Writer:
             when = "when GitHub is reachable" if exc.retryable else "once that is fixed"
             raise RemoteError(f"{exc}; the checkpoint was kept locally in {path}: run 'ghstate push' {when}",
                               retryable=exc.retryable, status=exc.status) from exc
+
+    def _linked(self, spec: WriteSpec) -> WriteSpec:
+        """A write by branch links the branch's open pull request, as its lookup read it (no request)."""
+        pull = self.store.pull_request(spec.tree.branch) if spec.number is None and spec.tree.branch else None
+        if pull is None or not isinstance(spec.intent, Intent) or spec.intent.pull_request is not None:
+            return spec
+        return replace(spec, intent=replace(spec.intent, pull_request=pull))
+
+    def _indexed(self, spec: WriteSpec, result: WriteResult) -> WriteResult:
+        """After a write by branch, or one that moved a checkpoint to this branch (``--move``), the branch's
+        entry in the store's index names the checkpoint (no request when it did already: a checkpoint an
+        older ghstate wrote is indexed by its first write)."""
+        branch, was = spec.tree.branch, result.previous.meta.branch if result.previous else ""
+        moved = spec.number is not None and spec.move and spec.record_tree and was != branch
+        if spec.dry_run or result.stored is None or not branch or not (spec.number is None or moved):
+            return result
+        self.store.index_branch(result.stored, branch, leaving=was if moved else "")
+        result.warnings.extend(self._notices())
+        return result
 
     def _identified(self, spec: WriteSpec) -> WriteSpec:
         """``spec`` with what names it for good: the marker id a new checkpoint gets, the id its chain entry
@@ -150,8 +172,25 @@ class Writer:
         interrupt.begin_create(self.store, new.unique)  # what Ctrl-C then left is known
         stored = self.store.create(new.checkpoint.title, new.body, unique=new.unique)
         interrupt.landed(self.store, stored.number, 1)
+        branch = spec.tree.branch
+        owner = self.store.index_branch(stored, branch) if branch and spec.record_tree else stored.number
+        if owner != stored.number:  # another writer created the branch's checkpoint at the same time: one stays
+            return self._duplicate(spec, stored, owner)
         return WriteResult(new.checkpoint, new.body, stored, created=True, changes=new.changes,
                            file_conflicts=list(new.conflicts), warnings=self._notices())
+
+    def _duplicate(self, spec: WriteSpec, stored: Stored, owner: int) -> WriteResult:
+        """This write's new checkpoint lost the race for its branch to ``owner``, created at the same time: it
+        is closed as a duplicate (its body stays on it), and the write goes to ``owner`` as an update."""
+        said = (f"#{owner} was created for branch {spec.tree.branch} at the same time as #{stored.number}: this "
+                f"write went to #{owner}, and #{stored.number} was closed as its duplicate")
+        try:
+            self.store.close(stored, reason="duplicate")
+        except GhstateError as exc:
+            said = said.replace("was closed as its duplicate", f"could not be closed ({exc}): close it by hand")
+        result = self._update(spec, self.store.get(owner))
+        result.warnings.insert(0, said)
+        return result
 
     def prepare_create(self, spec: WriteSpec) -> NewCheckpoint:
         """A new checkpoint as ``write`` creates it (stamped, rendered, checked), not written: for a caller
