@@ -143,6 +143,29 @@ class FakeTasks:
         self.objects[sha] = {"type": "tree", "entries": entries}
         return sha
 
+    def index(self, number: int, branch: str, flag: bool = True) -> str:
+        """``branch``'s entry in ghstate's branch index names checkpoint ``number`` (as ghstate writes it when
+        it creates one); ``flag``: every open checkpoint is in the index (refs/ghstate/indexed). The commit."""
+        from ghstate.core.chain import TREE_FILES
+        from ghstate.github import branches
+
+        tree = self.add_tree(TREE_FILES)
+        when = self.fake.now()
+        message = branches.message(number, branch)
+        sha = _git_sha("commit", json.dumps([message, tree, [], when]))
+        self.objects[sha] = {"type": "commit", "message": message, "tree": tree, "parents": [], "at": when}
+        self.refs[branches.ref_name(branch)] = sha
+        if flag:
+            self.refs.setdefault(branches.INDEXED, sha)
+        return sha
+
+    def branch_index(self) -> dict[str, int]:
+        """The branch index as ghstate wrote it: ref name (without its prefix) -> the checkpoint it names."""
+        from ghstate.github import branches
+
+        return {name.removeprefix(branches.PREFIX): branches.number_of(self.objects[oid]["message"])
+                for name, oid in self.refs.items() if name.startswith(branches.PREFIX)}
+
     def chain(self, number: int) -> list[dict[str, Any]]:
         """Checkpoint ``number``'s chain (``refs/ghstate/checkpoints/N``), oldest first: each commit's record
         (its message's JSON) with its ``oid``."""

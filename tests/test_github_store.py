@@ -96,11 +96,16 @@ def ops(gh) -> list[str]:
     return out
 
 
-def test_create_costs_two_requests_and_notifies_no_one(gh, run, sample_file, sleeps, throttled):
+def test_create_costs_four_requests_and_notifies_no_one(gh, run, repo, sample_file, sleeps, throttled):
+    """The branch's lookup (none: the index says so, where every checkpoint is in it), the issue, and the
+    branch's entry in the index (its commit, then the ref made only if it is still not there). The first
+    checkpoint of a repository also looks through the open ones (none) and sets refs/ghstate/indexed."""
     out = run("checkpoint", "--file", str(sample_file), "--title", "CLI refactor").stdout
     assert out.splitlines() == ["Created checkpoint #1 (revision 1): created with 3 phases (1 done)",
                                 "https://github.com/octo/hello/issues/1"]
-    assert ops(gh) == ["GraphQL OpenCheckpoints", "POST /issues"]
+    assert ops(gh) == ["GraphQL BranchCheckpoint", "GraphQL OpenCheckpoints", "POST /issues", "POST /git/commits",
+                       "GraphQL UpdateRefs"]
+    assert gh.tasks.branch_index() == {"feature%2Fx": 1} and "refs/ghstate/indexed" in gh.tasks.refs
     issue = gh.issues[1]
     assert issue["title"] == "CLI refactor" and [x["name"] for x in issue["labels"]] == ["ghstate"]
     cp = state_of(gh)
@@ -108,9 +113,14 @@ def test_create_costs_two_requests_and_notifies_no_one(gh, run, sample_file, sle
     assert gh.comments[1] == []
     first = issue["body"].splitlines()[0]  # one machine comment: the marker; its chain starts at its first update
     assert first.startswith("<!-- ghstate:v1 ") and '"chain"' not in first
-    assert issue["body"].count("<!--") == 1 and gh.tasks.refs == {}
+    assert issue["body"].count("<!--") == 1 and not any("checkpoints" in ref for ref in gh.tasks.refs)
     assert sleeps == [] and throttled == []  # no retries, and no PyGithub throttle between the writes
     assert gh.problems() == []
+    gh.calls.clear()
+    git(repo, "checkout", "-q", "-b", "feature/y")
+    run("checkpoint", "--phase", "Phase 1", "--resume-at", "Phase 1")
+    assert ops(gh) == ["GraphQL BranchCheckpoint", "POST /issues", "POST /git/commits", "GraphQL UpdateRefs"]
+    assert gh.tasks.branch_index() == {"feature%2Fx": 1, "feature%2Fy": 2}
 
 
 def test_title_defaults(gh, run, tmp_path):
@@ -160,15 +170,19 @@ def test_the_first_chain_of_a_repository_writes_the_tree_its_commits_share(gh, r
     assert ops(gh) == ["GraphQL Checkpoint", "POST /git/commits", "GraphQL AppendCheckpoint"]
 
 
-def test_update_by_branch_costs_three_requests(gh, run):
-    """The listing shows each chain's head commit: a body that is its head's mirror needs nothing more."""
+def test_update_by_branch_costs_four_requests(gh, run):
+    """The branch's entry in the index, the checkpoint it names (with its chain's head), the commit, and the
+    move with the mirror: as many at any count of open checkpoints."""
     existing(gh)
+    gh.tasks.index(7, "feature/x")
     gh.add_issue(8, "<!-- ghstate:v1 {\"revision\":1,\"branch\":\"other\"} -->\n## Goal\nx\n")
     run("checkpoint", "--risk", "new risk")
-    assert ops(gh) == ["GraphQL OpenCheckpoints", "POST /git/commits", "GraphQL AppendCheckpoint"]
+    assert ops(gh) == ["GraphQL BranchCheckpoint", "GraphQL Checkpoint", "POST /git/commits",
+                       "GraphQL AppendCheckpoint"]
     gh.calls.clear()
     run("checkpoint", "--risk", "newer risk")
-    assert ops(gh) == ["GraphQL OpenCheckpoints", "POST /git/commits", "GraphQL AppendCheckpoint"]
+    assert ops(gh) == ["GraphQL BranchCheckpoint", "GraphQL Checkpoint", "POST /git/commits",
+                       "GraphQL AppendCheckpoint"]
     assert state_of(gh, 7).risks[-2:] == ("new risk", "newer risk")
     assert "new risk" not in body_of(gh, 8)
 
@@ -223,8 +237,9 @@ def test_resume_reads_in_one_request_and_writes_nothing(gh, run):
     assert ops(gh) == ["GraphQL Checkpoint"]
     gh.calls.clear()
     gh.add_comment(7, "please also handle --fuzzy=0", login="maintainer", association="MEMBER")
-    prompt = run("resume").stdout  # by branch
-    assert ops(gh) == ["GraphQL OpenCheckpoints"]
+    gh.tasks.index(7, "feature/x")
+    prompt = run("resume").stdout  # by branch: its entry in the branch index, then the checkpoint it names
+    assert ops(gh) == ["GraphQL BranchCheckpoint", "GraphQL Checkpoint"]
     assert "@maintainer" in prompt and "please also handle --fuzzy=0" in prompt
     assert gh.problems() == []
 
@@ -576,7 +591,8 @@ def test_label_is_added_when_github_drops_it(gh, run):
     gh.drop_labels_on_create = True
     run("checkpoint", "--phase", "Phase 1", "--resume-at", "Phase 1")
     assert [x["name"] for x in gh.issues[1]["labels"]] == ["ghstate"]
-    assert ops(gh) == ["GraphQL OpenCheckpoints", "POST /issues", "POST /issues/1/labels"]  # list, issue, label
+    assert ops(gh)[:4] == ["GraphQL BranchCheckpoint", "GraphQL OpenCheckpoints", "POST /issues",
+                           "POST /issues/1/labels"]  # lookup, a look (none), issue, label
 
 
 def test_label_refused_after_create_is_a_warning_not_a_pending_write(gh, run, repo):
@@ -746,9 +762,9 @@ def test_branch_lookup_reads_further_pages(gh, run):
     for n in range(100, 205):
         gh.add_issue(n, f'<!-- ghstate:v1 {{"revision":1,"branch":"b{n}"}} -->\n## Goal\nx\n')
     gh.calls.clear()
-    run("checkpoint", "--risk", "found on page two")
-    assert state_of(gh, 7).risks[-1] == "found on page two"
-    assert gh.count_op("OpenCheckpoints") == 2 and 205 not in gh.issues
+    run("checkpoint", "--risk", "found on the last page")  # not in the branch index: looked through, 10 a page
+    assert state_of(gh, 7).risks[-1] == "found on the last page"
+    assert gh.count_op("OpenCheckpoints") == 11 and 205 not in gh.issues
 
 
 # ------------------------------------------------------------------- resends, budgets, odd answers
@@ -1085,8 +1101,8 @@ def test_the_chain_commit_records_the_write_and_the_body_names_it(gh, run, monke
 
 
 def test_a_lookup_that_could_not_read_every_checkpoint_never_guesses(gh, run, monkeypatch):
-    monkeypatch.setattr("ghstate.github.store.MAX_PAGES", 1)
-    for number in range(1, 102):  # 101 open checkpoints of other branches: one page of 100 is read
+    monkeypatch.setattr("ghstate.github.store.MAX_OPEN", 100)
+    for number in range(1, 102):  # 101 open checkpoints of other branches, none in the branch index: 100 are read
         gh.add_issue(number, f'<!-- ghstate:v1 {{"revision":1,"branch":"other-{number}"}} -->\n## Goal\nx\n')
     result = run("checkpoint", "--decision", "d", code=1)
     assert "among the ones read" in result.stderr and "give its ISSUE number" in result.stderr
