@@ -99,8 +99,7 @@ class Store(Protocol):
 
     def lock(self) -> AbstractContextManager[None]: ...  # writers on this machine, one at a time
 
-    # ``heads``: with what its chain's head holds (a write builds on it); a store may leave it out otherwise
-    def get(self, number: int, heads: bool = True) -> Stored: ...
+    def get(self, number: int) -> Stored: ...
 
     # ``bodies``: False when no field the caller shows needs them (GitHub then reads 100 a page, not 10)
     def list_open(self, bodies: bool = True) -> list[Stored]: ...
@@ -111,7 +110,7 @@ class Store(Protocol):
 
     # The checkpoint of ``branch``: the newest open one its marker names, else the newest closed one where the
     # store knows it; None when there is none; UNINDEXED when the store cannot tell (look through ``iter_open``).
-    def find_branch(self, branch: str, heads: bool = True) -> "Stored | None | Unindexed": ...
+    def find_branch(self, branch: str) -> "Stored | None | Unindexed": ...
 
     # The pull request of ``branch`` as the store read it with ``find_branch`` (no request of its own); None
     # when it has none or the store does not know.

@@ -91,7 +91,7 @@ class MemoryStore:
     def lock(self) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
-    def get(self, number: int, heads: bool = True) -> Stored:
+    def get(self, number: int) -> Stored:
         self._step("get", number)
         if number not in self.bodies:
             raise NotFound(f"no issue #{number}")
@@ -100,7 +100,7 @@ class MemoryStore:
     def list_open(self, bodies: bool = True) -> list[Stored]:
         return list(self.iter_open())
 
-    def find_branch(self, branch: str, heads: bool = True) -> Unindexed:
+    def find_branch(self, branch: str) -> Unindexed:
         return UNINDEXED  # no index: looked through, as a repository an older ghstate wrote
 
     def pull_request(self, branch: str) -> None:

@@ -52,6 +52,7 @@ def runner(isolated, tmp_path, monkeypatch):
 def seed(fake, number=7, branch="feature/x"):
     cp = parse(SAMPLE + "\n## Notes from review\nKeep `|` and *this*.\n").checkpoint
     cp = cp.with_meta(revision=3, branch=branch, commit="0123abc", id="abcabcabcabc")
+    fake.tasks.index(number, branch)  # the branch's entry in the branch index, as ghstate's create makes it
     return fake.add_issue(number, render_body(cp), title="CLI refactor")
 
 
@@ -120,7 +121,8 @@ def test_failures_escalate_to_blocked_then_recover(runner, run):
             env={"GITHUB_SHA": f"{attempt}f2c1e9aa1b2c3d4e5f6"})  # a new commit each time
         statuses.append(outputs(runner)["status"])
         runner.files["output"].write_text("")
-        assert len(runner.calls) <= 5, [m for m, _, _ in runner.calls]
+        # the branch's lookup 2, the commit and the move with the mirror 2, the label, the comment
+        assert len(runner.calls) <= 6, [m for m, _, _ in runner.calls]
         if attempt == 0:
             assert labels(runner) == ["ghstate", "ghstate:ci-failing"]
     assert statuses == ["failing", "failing", "blocked"]
@@ -162,7 +164,8 @@ def test_no_checkpoint_is_a_notice(runner, run):
     out = run("ci", "--result", "success").stdout
     assert out.startswith("::notice::ghstate: no open checkpoint for branch feature/x; nothing recorded")
     assert outputs(runner) == {"issue": "", "status": ""}
-    assert runner.operations() == ["OpenCheckpoints"] and len(runner.calls) == 1
+    # no entry in the branch index, which does not say yet that every checkpoint is in it: the open ones looked at
+    assert runner.operations() == ["BranchCheckpoint", "OpenCheckpoints"] and len(runner.calls) == 2
 
 
 def test_malformed_or_missing_reports_are_warnings(runner, run):
@@ -219,7 +222,8 @@ def test_github_unreachable_is_a_warning(runner, run):
     seed(runner)
     runner.fail("*", r".*", None, times=99)
     result = run("ci", "--result", "success")
-    assert result.stdout.startswith("::warning::ghstate: listing checkpoints of octo/hello failed: cannot reach")
+    assert result.stdout.startswith("::warning::ghstate: finding the checkpoint of branch feature/x in octo/hello "
+                                    "failed: cannot reach")
     assert result.exit_code == 0
 
 
@@ -463,7 +467,7 @@ def report(runner, **outcomes: str) -> None:
 def ci_run(run, runner, result: str, sha: str, *extra: str) -> dict:
     runner.calls.clear()
     run("ci", "--result", result, "--junit", "reports/*.xml", *extra, env={"GITHUB_SHA": sha})
-    assert len(runner.calls) <= 5, [m for m, _, _ in runner.calls]
+    assert len(runner.calls) <= 6, [m for m, _, _ in runner.calls]  # lookup 2, write 2, label, comment
     return parse(runner.issues[7]["body"]).checkpoint.verification_data.to_dict()
 
 
@@ -502,10 +506,10 @@ def test_new_and_persistent_failures_in_one_line_of_the_prompt(runner, run):
     ci_run(run, runner, "failure", "b" * 40)
     report(runner, test_x="failed", test_y="failed", test_z="failed")
     v = ci_run(run, runner, "failure", "c" * 40)
-    # the ledger costs no request: find, the commit, and the chain moved with the body written (the answer
-    # confirms nothing was saved between)
-    assert runner.operations() == ["OpenCheckpoints", "AppendCheckpoint"]
-    assert len(runner.calls) == 3
+    # the ledger costs no request: find (the branch's entry in the index, the checkpoint), the commit, and the
+    # chain moved with the body written (the answer confirms nothing was saved between)
+    assert runner.operations() == ["BranchCheckpoint", "Checkpoint", "AppendCheckpoint"]
+    assert len(runner.calls) == 4
     assert v["test_classes"] == {"new": ["tests.t::test_y"], "persistent": ["tests.t::test_x"],
                                  "flaky": ["tests.t::test_z"]}
     assert [t["class"] for t in v["failing_tests"]] == ["new", "persistent", "flaky"]

@@ -196,7 +196,8 @@ def test_session_start_offline_github_falls_quiet_fast(repo, run, sample_file, m
     monkeypatch.setattr("ghstate.github.transport._sleep", waited.append)
     result = run("hook", "session-start", input=event("session-start-clear.json", repo))  # no route: refused
     assert result.exit_code == 0 and result.stdout == ""
-    assert result.stderr.startswith("ghstate hook: listing checkpoints of octo/hello failed: cannot reach")
+    assert result.stderr.startswith("ghstate hook: finding the checkpoint of branch feature/x in octo/hello failed: "
+                                     "cannot reach")
     assert sum(waited) <= 4.0
 
 

@@ -17,12 +17,13 @@ def start(run, repo, source: str, session: str = "s-1") -> str:
 
 def test_comments_reach_the_whole_prompt_and_a_repeat_asks_for_nothing_more(gh, run, repo):  # noqa: F811
     existing(gh)
+    gh.tasks.index(7, "feature/x")
     gh.add_comment(7, "please also handle --fuzzy=0", login="maintainer", association="MEMBER")
     context = start(run, repo, "compact")
     assert "GitHub issue #7" in context and "please also handle --fuzzy=0" in context
     gh.calls.clear()
     again = start(run, repo, "compact")
     assert len(again.splitlines()) == 1 and "already has ghstate checkpoint #7 at revision 3" in again
-    # Finding the branch's checkpoint, with its newest comments and how long its edit history is, in one
-    # request: nothing more.
-    assert gh.operations() == ["OpenCheckpoints"] and len(gh.calls) == 1
+    # Finding the branch's checkpoint (its entry in the branch index), then the checkpoint with its newest
+    # comments and how long its edit history is: nothing more.
+    assert gh.operations() == ["BranchCheckpoint", "Checkpoint"] and len(gh.calls) == 2

@@ -87,7 +87,7 @@ class BranchIndex:
         self.pulls: dict[str, PullRequest | None] = {}  # branch -> its open pull request, read with the lookup
         self.indexed = False  # refs/ghstate/indexed was there at a lookup
 
-    def find(self, branch: str, heads: bool = True) -> Stored | None | Unindexed:
+    def find(self, branch: str) -> Stored | None | Unindexed:
         """The checkpoint of ``branch``, open or closed (two requests), None (one), UNINDEXED when the index
         cannot tell (not set up everywhere yet, a ref that names another branch's checkpoint, refs the token
         may not read): the open checkpoints are looked through then."""
@@ -116,7 +116,7 @@ class BranchIndex:
                 return UNINDEXED
             return None if repository.get("indexed") is not None else UNINDEXED
         try:
-            stored = store.get(number, heads)
+            stored = store.get(number)
         except NotFound:  # deleted, transferred, or a pull request now: not the branch's
             store.notices.append(f"the branch index names #{number} for branch {branch}, which cannot be read: "
                                  "the open checkpoints were looked through instead")
@@ -137,9 +137,10 @@ class BranchIndex:
             return stored.number
         store = self.store
         try:
+            known = known or self._entry(branch)  # not looked up (a write by number, --new): read now
             oid = store._commit(message(stored.number, branch), "", [])
             updates: list[dict[str, Any]] = [{"name": ref_name(branch), "afterOid": oid, "force": True,
-                                              **({"beforeOid": known.oid or ZERO} if known is not None else {})}]
+                                              "beforeOid": known.oid or ZERO}]
             if leaving and leaving != branch:
                 left = self._entry(leaving)
                 if left.number == stored.number:
@@ -163,9 +164,10 @@ class BranchIndex:
         return stored.number
 
     def _entry(self, branch: str) -> Entry:
-        """The branch's entry as it is now (one request)."""
+        """The branch's entry as it is now, and the repository's id (one request)."""
         store = self.store
         data = store.graphql("ref_state", store._variables(ref=ref_name(branch)), what=f"reading {ref_name(branch)}")
+        store._repository_id = (data.get("repository") or {}).get("id") or store._repository_id
         target = ((data.get("repository") or {}).get("ref") or {}).get("target") or {}
         return Entry(str(target.get("oid") or ""), number_of(str(target.get("message") or ""), branch))
 

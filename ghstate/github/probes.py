@@ -138,7 +138,7 @@ def _create_issue(s: _Session) -> tuple[bool | None, str]:
     body = f"ghstate doctor {s.token}: version 1\n\nline two of version 1\n"
     created = _call(lambda: s.api.create_issue(TITLE, body, [LABEL], landed=lambda: None))
     data = _call(lambda: s.graphql("checkpoint", {"number": created["number"], "comments": 1, "labels": LABEL,
-                                                  "heads": True, "ref": s.ref}, f"reading #{created['number']}"))
+                                                  "ref": s.ref}, f"reading #{created['number']}"))
     s.issue = {**((data.get("repository") or {}).get("issue") or {}), "body": body}
     s.repository = (data.get("repository") or {}).get("id") or ""
     return True, f"#{created['number']}"
@@ -264,7 +264,7 @@ def _write(s: _Session, body: str) -> dict[str, Any]:
 def _errors(s: _Session) -> tuple[bool | None, str]:
     """A GraphQL error comes as GitHub documents it: HTTP 200, ``errors`` with a ``type``."""
     answer = _call(lambda: s.graphql("checkpoint", {"number": 2_000_000_000, "comments": 1, "labels": LABEL,
-                                                    "heads": True, "ref": s.ref}, "asking for no issue", partial=True))
+                                                    "ref": s.ref}, "asking for no issue", partial=True))
     types = [e.get("type") for e in answer.get("errors") or [] if isinstance(e, dict)]
     return "NOT_FOUND" in types and "data" in answer, f"error types {types or 'none'}"
 

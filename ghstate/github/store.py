@@ -138,13 +138,12 @@ class GitHubStore:
             self._label_ids[label["name"]] = label["id"]
         self._repository_id = (repository or {}).get("id") or self._repository_id
 
-    def get(self, number: int, heads: bool = True) -> Stored:
+    def get(self, number: int) -> Stored:
         """The checkpoint with everything a reader needs, in one request: the issue with its chain's head and
         newest comments (query ``Checkpoint``), and whether the repository has issues at all. A head the
-        token may not read leaves the issue good. ``heads``: with what the head holds (a write builds on it;
-        without, a reader whose body is not the head's unedited mirror reads it again, ``with_head``)."""
+        token may not read leaves the issue good."""
         try:
-            answer = self.graphql("checkpoint", self._variables(number=number, comments=COMMENTS, heads=heads,
+            answer = self.graphql("checkpoint", self._variables(number=number, comments=COMMENTS,
                                                                 labels=self.policy.label, ref=ref_name(number)),
                                   number=number, what=f"reading issue #{number} of {self.repo_name}",
                                   tolerate=("head",))
@@ -206,10 +205,10 @@ class GitHubStore:
             after = info.get("endCursor")
         raise Partial(MAX_OPEN)
 
-    def find_branch(self, branch: str, heads: bool = True) -> Stored | None | Unindexed:
+    def find_branch(self, branch: str) -> Stored | None | Unindexed:
         """The branch's checkpoint by the branch index (``ghstate.github.branches``): two requests, one when
         it has none."""
-        return self.branch_index.find(branch, heads)
+        return self.branch_index.find(branch)
 
     def pull_request(self, branch: str) -> PullRequest | None:
         return self.branch_index.pulls.get(branch)

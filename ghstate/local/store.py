@@ -177,7 +177,7 @@ class LocalStore:
 
     # ----------------------------------------------------------------------------- checkpoints
 
-    def get(self, number: int, heads: bool = True) -> Stored:
+    def get(self, number: int) -> Stored:
         path = self.path(number)
         if not path.exists() and self.closed_path(number).exists():
             path = self.closed_path(number)
@@ -219,7 +219,7 @@ class LocalStore:
         """Checkpoints, newest first, read one at a time (branch lookup stops at the first match)."""
         return self._readable(reversed(self.numbers()))
 
-    def find_branch(self, branch: str, heads: bool = True) -> Stored | None:
+    def find_branch(self, branch: str) -> Stored | None:
         """The newest open checkpoint whose marker names ``branch``, else the newest closed one (``closed/``);
         a marker broken by hand that still names it when there is none. Files are cheap to read: no index."""
         from ghstate.core.parse import branch_match

@@ -156,8 +156,8 @@ def locate(store: Store, number: int | None, branch: str, heads: bool = False, c
     index answers first (``Store.find_branch``); a store that cannot tell is looked through. ``heads``: with
     what its chain's head holds (a write builds on it)."""
     if number is not None:
-        return store.get(number, heads)
-    found = store.find_branch(branch, heads) if branch else UNINDEXED
+        return store.get(number)
+    found = store.find_branch(branch) if branch else UNINDEXED
     if not isinstance(found, Unindexed):
         return found if found is None or found.state == "open" or closed else None
     broken: Stored | None = None  # a marker broken by hand: by the branch its text names, or the issue's title
