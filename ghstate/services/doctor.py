@@ -41,9 +41,11 @@ def local_rows(repo: str | None = None, store: str | None = None) -> list[Row]:
     except GhstateError as exc:
         return [*rows, Row("configuration", False, str(exc))]
     rows.append(Row("configuration", True, f"store {settings.store}, repository {settings.repo or 'none'}"))
-    source = config.token_source()
+    host = config.api_hosts(settings.api_url)[0]
+    source = config.token_source(host=host)
+    names = ", ".join(config.token_names(host))
     rows.append(Row("GitHub token", bool(source) or None,
-                    f"from {source} (never shown)" if source else "none: GH_TOKEN, GITHUB_TOKEN or 'gh auth login' "
+                    f"from {source} (never shown)" if source else f"none: {names} or 'gh auth login' "
                     "for the GitHub store; the local store needs none"))
     rows.append(_writable(settings.state_dir))
     rows.extend(_hosts(settings.root))
