@@ -139,6 +139,7 @@ class _Node(NamedTuple):
     first: int = -1
     members: dict[str, _Node] | None = None
     items: list[_Node] | None = None
+    keys: dict[str, int] | None = None  # where each member's key starts (the last of a repeated key)
 
 
 class _Unpatchable(Exception):
@@ -163,21 +164,25 @@ def _scan(text: str) -> _Node:
         if ch in "{[":
             close = "}" if ch == "{" else "]"
             members: dict[str, _Node] = {}
+            keys: dict[str, int] = {}
             items: list[_Node] = []
             pos = first = _skip(text, pos + 1)
             while text[pos] != close:
                 if ch == "{":
+                    at = pos
                     key, pos = scanstring(text, pos + 1)
                     node = value(_skip(text, pos) + 1)  # after the colon
                     members.pop(key, None)
                     members[key] = node
+                    keys[key] = at
                 else:
                     node = value(pos)
                     items.append(node)
                 pos = _skip(text, node.end)
                 if text[pos] == ",":
                     pos = _skip(text, pos + 1)
-            return _Node(start, pos + 1, first, members if ch == "{" else None, items if ch == "[" else None)
+            return _Node(start, pos + 1, first, members if ch == "{" else None, items if ch == "[" else None,
+                         keys if ch == "{" else None)
         if ch == '"':
             return _Node(start, scanstring(text, pos + 1)[1])
         m = _SCALAR.match(text, pos)
