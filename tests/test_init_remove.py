@@ -196,3 +196,19 @@ def test_the_checkpoint_commands_draft_stays_out_of_git(repo, run):
     ignore.write_text(ignore.read_text().replace("/draft.md\n", ""))
     assert "machine-local entries added" in run("init", "--agent", "claude").stdout
     assert ignore.read_text().endswith("/draft.md\n")
+
+
+def test_this_machines_own_records_go_with_the_folder_when_no_checkpoint_is_there(repo, run):
+    """On GitHub the store folder holds only what the hooks remember (seen.json, its lock): ignored by git,
+    read by nothing else, they go with .ghstate/.gitignore; writes kept for push would keep the folder."""
+    before = tree(repo)
+    run("init", "--agent", "claude")
+    for name in ("seen.json", ".seen.lock", ".lock"):
+        (repo / ".ghstate" / name).write_text("{}\n")
+    run("init", "--remove")
+    assert tree(repo) == before
+    run("init", "--agent", "claude")
+    (repo / ".ghstate/pending").mkdir()
+    (repo / ".ghstate/pending/1-new.json").write_text("{}\n")
+    assert "kept: .ghstate/ holds" in run("init", "--remove").stdout
+    assert (repo / ".ghstate/pending/1-new.json").is_file() and (repo / ".ghstate/.gitignore").is_file()

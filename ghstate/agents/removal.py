@@ -289,15 +289,22 @@ def _store_folder(root: Path, state_dir: Path) -> list[Removal]:
     known = set(setup.ignored().splitlines())
     config_left = config.exists() and not any(r.target == name(config) and r.text == "" for r in out)
     others = [p for p in state_dir.iterdir() if p.name not in (".gitignore", "config.toml")]
-    if others or config_left:
-        held = "the local store's checkpoints and this machine's files" if others else "your config.toml"
+    caches = [p for p in others if p.name in CACHES and (p.is_file() or p.name == "reported")]
+    if len(caches) < len(others) or config_left:
+        held = "the local store's checkpoints or writes kept for push" if others else "your config.toml"
         out.append(Removal(name(ignore), None, f"kept: {name(state_dir)}/ holds {held} (delete the folder when you "
                            "no longer need them)"))
     elif set(text.splitlines()) <= known:
+        out.extend(Removal(name(p), "", "deleted (this machine's own record, ignored by git)") for p in caches)
         out.append(Removal(name(ignore), "", "deleted"))
     else:
         out.append(Removal(name(ignore), None, "has lines of your own: kept"))
     return out
+
+
+# The store folder's files that only this machine's ghstate reads (what sessions were given, locks, an older
+# ghstate's reports), ignored by git: gone with the folder's .gitignore when nothing else is there.
+CACHES = ("seen.json", ".seen.lock", ".lock", "reported")
 
 
 def apply(root: Path, removals: list[Removal]) -> None:
@@ -311,7 +318,12 @@ def apply(root: Path, removals: list[Removal]) -> None:
         if removal.text:
             atomic_write(path, removal.text)
             continue
-        path.unlink(missing_ok=True)
+        if path.is_dir():
+            import shutil
+
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
         folder = path.parent
         while folder != root and root in folder.parents:
             try:
