@@ -212,3 +212,62 @@ def test_this_machines_own_records_go_with_the_folder_when_no_checkpoint_is_ther
     (repo / ".ghstate/pending/1-new.json").write_text("{}\n")
     assert "kept: .ghstate/ holds" in run("init", "--remove").stdout
     assert (repo / ".ghstate/pending/1-new.json").is_file() and (repo / ".ghstate/.gitignore").is_file()
+
+
+def test_removal_undoes_insertion_byte_for_byte_against_hypothesis_layouts():
+    """Whatever a person's JSON looks like (indent, separators, a trailing blank, their own servers), init's
+    entries inserted then removed give back their text byte for byte; a file that was an empty object goes
+    (init cannot tell it from one it made)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from ghstate.agents.hosts import CLAUDE_HOOKS, add_hooks, add_mcp_server, edit_json, mcp_entry
+    from ghstate.agents.removal import without_entries
+
+    values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                                      max_size=3), max_leaves=8)
+    docs = st.dictionaries(st.text(max_size=6).filter(lambda k: k not in ("mcpServers", "hooks")), values,
+                           max_size=4)
+
+    @settings(max_examples=150, deadline=None)
+    @given(docs, st.sampled_from([None, 1, 2, 4, "\t"]), st.sampled_from([(",", ":"), (", ", ": ")]),
+           st.sampled_from(["none", "servers", "hooks"]), st.sampled_from(["", "\n", "\n\n  "]))
+    def check(doc, indent, separators, own, tail):
+        if own == "servers":
+            doc = {**doc, "mcpServers": {"other": {"command": "x", "args": []}}}
+        elif own == "hooks":
+            doc = {**doc, "hooks": {"SessionStart": [{"matcher": "startup", "hooks": [
+                {"type": "command", "command": "echo hi"}]}]}}
+        user = json.dumps(doc, indent=indent, separators=separators if indent is None else (",", separators[1]),
+                          ensure_ascii=False) + tail
+
+        def change(d):
+            return add_mcp_server(d, "f", mcp_entry("ghstate", "claude")) | add_hooks(d, "f", CLAUDE_HOOKS,
+                                                                                       "ghstate", "claude")
+        merged = edit_json(user, "f", change)
+        assert without_entries(merged, "f") == ("" if doc == {} else user)
+
+    check()
+
+
+@pytest.mark.parametrize("user", ["# Agents\n", "# Agents\r\n\r\nRun `make`.\r\n", "# Agents\n\n\n",
+                                  "x\n<!-- a comment -->\n"])
+def test_the_agents_block_comes_out_as_it_went_in(user):
+    from ghstate.agents.hosts import with_agents_block
+    from ghstate.agents.removal import without_agents_block
+
+    assert without_agents_block(with_agents_block(user, "How to resume.\n")) == user
+    assert without_agents_block(with_agents_block(None, "How to resume.\n")) == ""
+
+
+@pytest.mark.parametrize("user", ['model = "o3"\n', 'model = "o3"\r\n\r\n[profiles.fast]\r\nmodel = "o4"\r\n',
+                                  "# only a comment\n"])
+def test_the_codex_table_comes_out_as_it_went_in(user):
+    from ghstate.agents.hosts import with_codex_server
+    from ghstate.agents.removal import without_codex_server
+
+    assert without_codex_server(with_codex_server(user, "f", "ghstate"), "f") == user
+    assert without_codex_server(with_codex_server(None, "f", "ghstate"), "f") == ""
+    edited = with_codex_server(user, "f", "ghstate").replace('"codex"]', '"mine"]')  # a table of CRLF lines too
+    assert with_codex_server(edited, "f", "ghstate", force=True) == with_codex_server(user, "f", "ghstate")

@@ -392,7 +392,7 @@ def parse_toml(text: str, origin: str) -> dict[str, Any]:
                          "(nothing was changed)") from None
 
 
-_HEADER = re.compile(r"^[ \t]*\[\[?[ \t]*([^\]\r\n]+?)[ \t]*\]\]?[ \t]*(?:#.*)?$", re.M)
+_HEADER = re.compile(r"^[ \t]*\[\[?[ \t]*([^\]\r\n]+?)[ \t]*\]\]?[ \t]*(?:#[^\r\n]*)?\r?$", re.M)  # CRLF too
 
 
 def _our_table_span(text: str) -> tuple[int, int] | None:
@@ -434,7 +434,8 @@ def with_codex_server(text: str | None, origin: str, program: str, force: bool =
                              f"write it as a [mcp_servers.{SERVER}] table, or edit it by hand")
         start, end = span
         tail = text[end:]
-        new = text[:start] + ours + ("\n" if tail.strip() else "") + tail.lstrip("\r\n")
+        newline = "\r\n" if "\r\n" in text else "\n"
+        new = text[:start] + ours.replace("\n", newline) + (newline if tail.strip() else "") + tail.lstrip("\r\n")
     else:
         newline = "\r\n" if "\r\n" in text else "\n"
         sep = "" if not text.strip() else ("" if text.endswith(("\n", "\r\n")) else newline) + newline
