@@ -262,7 +262,7 @@ def build(
     repo, elsewhere = _repository(repo, git_root if asked != "local" else None, api_url, api_from)
     chosen, token = _store_and_token(asked, repo, env, api_url, need_token=need_token, need_repo=need_repo,
                                      why=elsewhere.said)
-    fallback = _fallback(asked, chosen, repo, elsewhere, policy, policy_file)
+    fallback = _fallback(asked, chosen, repo, elsewhere, policy, policy_file, api_url)
     project = _project(project, env, policy)
     return Settings(
         root=root,
@@ -295,14 +295,14 @@ def no_token(api_url: str) -> str:
 
 
 def _fallback(asked: str, chosen: str, repo: str | None, elsewhere: "Elsewhere", policy: Policy,
-              policy_file: str) -> str:
+              policy_file: str, api_url: str = "https://api.github.com") -> str:
     """Why ``--store auto`` settled on the local store although the checkpoints are on GitHub (a GitHub
     repository is named, or ``origin`` is on github.com, or ``init`` set the repository up for GitHub),
     in words that say what to set; "" when it did not. Where ``init`` set it up, that is an error."""
     if asked != "auto" or chosen != "local":
         return ""
     if repo:
-        reason = NO_TOKEN
+        reason = no_token(api_url)
     elif elsewhere.said and (elsewhere.host == "github.com" or policy.github):
         reason = elsewhere.said
     elif policy.github:

@@ -220,3 +220,11 @@ def test_no_token_for_an_enterprise_server_names_its_variable(monkeypatch, tmp_p
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError, match="GH_ENTERPRISE_TOKEN.*--hostname ghe.example.com"):
         config.build(store="github", env={"GH_HOST": "ghe.example.com", "GITHUB_REPOSITORY": "o/r"})
+
+
+def test_the_local_store_fallback_for_an_enterprise_server_names_its_token(monkeypatch, tmp_path):
+    monkeypatch.setattr("shutil.which", lambda name, *a, **k: None)
+    monkeypatch.chdir(tmp_path)
+    settings = config.build(env={"GH_HOST": "ghe.example.com", "GITHUB_REPOSITORY": "o/r"})
+    assert settings.store == "local" and "GH_ENTERPRISE_TOKEN" in settings.fallback
+    assert config.build(env={"GITHUB_REPOSITORY": "o/r"}).fallback == config.NO_TOKEN
