@@ -174,10 +174,24 @@ def api_hosts(api_url: str) -> tuple[str, ...]:
     return (host.removeprefix("api."), host)
 
 
+def enterprise_host(host: str) -> bool:
+    """A GitHub Enterprise Server's host, as ``gh`` tells one: neither github.com nor a GHE.com tenant."""
+    host = host.lower()
+    return host not in ("", "github.com", "api.github.com") and not host.endswith(".ghe.com")
+
+
+def token_names(host: str = "github.com") -> tuple[str, ...]:
+    """The variables a token is read from for ``host``, in order: as ``gh`` reads them, an Enterprise
+    Server's own (``GH_ENTERPRISE_TOKEN``, then ``GITHUB_ENTERPRISE_TOKEN``) first for its host, then
+    ``GH_TOKEN`` and ``GITHUB_TOKEN`` (which the Action and CI set, whatever the host)."""
+    enterprise = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN") if enterprise_host(host) else ()
+    return (*enterprise, "GH_TOKEN", "GITHUB_TOKEN")
+
+
 def read_token(env: dict[str, str], host: str = "github.com") -> str:
-    """``GH_TOKEN``, then ``GITHUB_TOKEN``, then ``gh auth token`` for ``host`` (a GitHub Enterprise
+    """The first of ``token_names(host)`` set, then ``gh auth token`` for ``host`` (a GitHub Enterprise
     Server's token is not github.com's). Never printed or stored."""
-    for name in ("GH_TOKEN", "GITHUB_TOKEN"):
+    for name in token_names(host):
         if env.get(name, "").strip():
             return env[name].strip()
     import shutil
@@ -196,14 +210,14 @@ def read_token(env: dict[str, str], host: str = "github.com") -> str:
     return ""
 
 
-def token_source(env: dict[str, str] | None = None) -> str:
-    """Where the token comes from, by name (``GH_TOKEN``, ``GITHUB_TOKEN``, ``gh auth token``), "" when
-    none is set: never the token itself."""
+def token_source(env: dict[str, str] | None = None, host: str = "github.com") -> str:
+    """Where the token for ``host`` comes from, by name (``GH_ENTERPRISE_TOKEN``, ``GH_TOKEN``, …, ``gh auth
+    token``), "" when none is set: never the token itself."""
     env = dict(os.environ if env is None else env)
-    for name in ("GH_TOKEN", "GITHUB_TOKEN"):
+    for name in token_names(host):
         if env.get(name, "").strip():
             return name
-    return "gh auth token" if read_token({}) else ""
+    return "gh auth token" if read_token({}, host) else ""
 
 
 def python_finds(python: str, module: str) -> bool | None:
@@ -248,7 +262,7 @@ def build(
     repo, elsewhere = _repository(repo, git_root if asked != "local" else None, api_url, api_from)
     chosen, token = _store_and_token(asked, repo, env, api_url, need_token=need_token, need_repo=need_repo,
                                      why=elsewhere.said)
-    fallback = _fallback(asked, chosen, repo, elsewhere, policy, policy_file)
+    fallback = _fallback(asked, chosen, repo, elsewhere, policy, policy_file, api_url)
     project = _project(project, env, policy)
     return Settings(
         root=root,
@@ -272,15 +286,23 @@ def build(
 NO_TOKEN = "no GitHub token: set GH_TOKEN or GITHUB_TOKEN, or run 'gh auth login'"
 
 
+def no_token(api_url: str) -> str:
+    """What to set when no token was found for the GitHub that ``api_url`` serves."""
+    host = api_hosts(api_url)[0]
+    if not enterprise_host(host):
+        return NO_TOKEN
+    return f"no GitHub token: set GH_ENTERPRISE_TOKEN (or GH_TOKEN), or run 'gh auth login --hostname {host}'"
+
+
 def _fallback(asked: str, chosen: str, repo: str | None, elsewhere: "Elsewhere", policy: Policy,
-              policy_file: str) -> str:
+              policy_file: str, api_url: str = "https://api.github.com") -> str:
     """Why ``--store auto`` settled on the local store although the checkpoints are on GitHub (a GitHub
     repository is named, or ``origin`` is on github.com, or ``init`` set the repository up for GitHub),
     in words that say what to set; "" when it did not. Where ``init`` set it up, that is an error."""
     if asked != "auto" or chosen != "local":
         return ""
     if repo:
-        reason = NO_TOKEN
+        reason = no_token(api_url)
     elif elsewhere.said and (elsewhere.host == "github.com" or policy.github):
         reason = elsewhere.said
     elif policy.github:
@@ -384,7 +406,7 @@ def _store_and_token(chosen: str, repo: str | None, env: dict[str, str], api_url
             raise ConfigError("no GitHub repository: pass -R OWNER/NAME, set GITHUB_REPOSITORY, "
                               "or add a GitHub 'origin' remote")
         if not token:
-            raise ConfigError("no GitHub token: set GH_TOKEN or GITHUB_TOKEN, or run 'gh auth login'")
+            raise ConfigError(no_token(api_url))
     return chosen, token
 
 

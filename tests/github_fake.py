@@ -177,6 +177,7 @@ class FakeGitHub:
         self.before: list[tuple[str, re.Pattern, Callable[[], None], list[int]]] = []
         self.drop_labels_on_create = False
         self.issues_enabled = True  # a repository may have its issues turned off (Settings › Features)
+        self.visibility = "PRIVATE"  # PUBLIC, PRIVATE or INTERNAL (Repository.visibility)
         # What GitHub does not document about the edit history, each a variant tests can turn on:
         self.coalesce_seconds: int | None = None  # keep a save as the previous version when its editor saved
         #   that one at most this many seconds before (agents sharing one token are one editor)
@@ -202,7 +203,8 @@ class FakeGitHub:
         # resolved the same way; abstract types are told by a "__typename" key.
         self.graphql_root: dict[str, Callable[..., Any]] = {"repository": self._gql_repository,
                                                             "updateIssue": self._gql_update_issue,
-                                                            "closeIssue": self._gql_close_issue}
+                                                            "closeIssue": self._gql_close_issue,
+                                                            "deleteLabel": self._gql_delete_label}
         self.graphql_problems: list[str] = []  # documents GitHub's schema refused
         from github_fake_tasks import FakeTasks  # sub-issues, dependencies, closeIssue, Git refs: a module of its own
 
@@ -402,10 +404,13 @@ class FakeGitHub:
             issues = lambda info, **_: {"nodes": [], "totalCount": 0,  # noqa: E731
                                         "pageInfo": {"hasNextPage": False, "endCursor": None}}
         return {"__typename": "Repository", "nameWithOwner": self.repo, "id": self.repo_node_id,
-                "hasIssuesEnabled": self.issues_enabled,
+                "hasIssuesEnabled": self.issues_enabled, "visibility": self.visibility,
+                "isPrivate": self.visibility != "PUBLIC",
                 "issue": lambda info, number, **_: issue(number),
                 "issueOrPullRequest": lambda info, number, **_: issue_or_pr(number),
-                "issues": issues, "labels": self._gql_labels}
+                "issues": issues, "labels": self._gql_labels,
+                "label": lambda info, name, **_: ({"id": self.label_node_id(name), "name": name}
+                                                  if name in self.labels else None)}
 
     def _gql_labels(self, info: Any, first: int | None = None, query: str | None = None, **_: Any) -> dict:
         names = sorted(n for n in self.labels if not query or query.lower() in n.lower())[: first or 100]
@@ -510,6 +515,16 @@ class FakeGitHub:
                      closed_at=self.now(), updated_at=self.now())
         return {"issue": {**self._gql_issue(number), "stateReason": input.get("stateReason") or "COMPLETED"},
                 "clientMutationId": input.get("clientMutationId")}
+
+    def _gql_delete_label(self, info: Any, input: dict, **_: Any) -> dict:
+        """GitHub takes a deleted label off every issue that had it."""
+        name = next((n for n in self.labels if self.label_node_id(n) == input["id"]), None)
+        if name is None:
+            raise GraphQLNotFound(f"Could not resolve to a node with the global id of '{input['id']}'")
+        self.labels.discard(name)
+        for issue in self.issues.values():
+            issue["labels"] = [x for x in issue["labels"] if x["name"] != name]
+        return {"clientMutationId": input.get("clientMutationId")}
 
     def _gql_update_issue(self, info: Any, input: dict, **_: Any) -> dict:
         """The ``updateIssue`` mutation: the same change as a PATCH of the issue whose node id is

@@ -172,3 +172,59 @@ def test_gh_host_names_the_host_whose_origin_is_read(repo):
         config.build(env={"GH_REPO": "nope"})
     with pytest.raises(ConfigError, match="GH_HOST must be a host name"):
         config.build(env={"GH_HOST": "https://ghe.example.com/"})
+
+
+@pytest.mark.parametrize(("api", "env", "expected"), [
+    # an Enterprise Server's own token first, as gh reads it, then GH_TOKEN and GITHUB_TOKEN
+    ("https://ghe.example.com/api/v3", {"GH_ENTERPRISE_TOKEN": "e1", "GITHUB_ENTERPRISE_TOKEN": "e2", "GH_TOKEN": "g"},
+     "e1"),
+    ("https://ghe.example.com/api/v3", {"GITHUB_ENTERPRISE_TOKEN": "e2", "GH_TOKEN": "g"}, "e2"),
+    ("https://ghe.example.com/api/v3", {"GH_TOKEN": "g", "GITHUB_TOKEN": "t"}, "g"),  # the Action's GH_TOKEN
+    # github.com and a GHE.com tenant never take an Enterprise Server's token
+    ("", {"GH_ENTERPRISE_TOKEN": "e1", "GH_TOKEN": "g"}, "g"),
+    ("https://api.octo.ghe.com", {"GH_ENTERPRISE_TOKEN": "e1", "GITHUB_TOKEN": "t"}, "t"),
+])
+def test_an_enterprise_servers_token_is_read_as_gh_reads_it(monkeypatch, tmp_path, api, env, expected):
+    monkeypatch.setattr("shutil.which", lambda name, *a, **k: None)
+    monkeypatch.chdir(tmp_path)
+    env = {"GITHUB_REPOSITORY": "o/r", **({"GITHUB_API_URL": api} if api else {}), **env}
+    settings = config.build(env=env)
+    assert settings.token == expected and settings.store == "github"
+    assert config.token_source(env, config.api_hosts(settings.api_url)[0]) in env
+
+
+@pytest.mark.parametrize("hosts", [
+    {"GH_HOST": "ghe.example.com"},  # the host from GH_HOST
+    {"GH_REPO": "ghe.example.com/o/r"},  # from GH_REPO's host
+])
+def test_the_enterprise_host_may_come_from_gh_host_or_gh_repo(monkeypatch, tmp_path, hosts):
+    monkeypatch.setattr("shutil.which", lambda name, *a, **k: None)
+    monkeypatch.chdir(tmp_path)
+    env = {"GITHUB_REPOSITORY": "o/r", "GH_ENTERPRISE_TOKEN": "e1", "GH_TOKEN": "g", **hosts}
+    settings = config.build(env=env)
+    assert settings.api_url == "https://ghe.example.com/api/v3" and settings.token == "e1"
+
+
+def test_the_enterprise_host_may_come_from_the_origin_remote(monkeypatch, repo):
+    """GH_HOST names the host and origin the repository: the Enterprise Server's token is read."""
+    import subprocess
+
+    subprocess.run(["git", "remote", "add", "origin", "https://ghe.example.com/team/app.git"], check=True)
+    monkeypatch.setattr("shutil.which", lambda name, *a, **k: None)
+    settings = config.build(env={"GH_HOST": "ghe.example.com", "GITHUB_ENTERPRISE_TOKEN": "e2", "GH_TOKEN": "g"})
+    assert settings.repo == "team/app" and settings.token == "e2"
+
+
+def test_no_token_for_an_enterprise_server_names_its_variable(monkeypatch, tmp_path):
+    monkeypatch.setattr("shutil.which", lambda name, *a, **k: None)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match="GH_ENTERPRISE_TOKEN.*--hostname ghe.example.com"):
+        config.build(store="github", env={"GH_HOST": "ghe.example.com", "GITHUB_REPOSITORY": "o/r"})
+
+
+def test_the_local_store_fallback_for_an_enterprise_server_names_its_token(monkeypatch, tmp_path):
+    monkeypatch.setattr("shutil.which", lambda name, *a, **k: None)
+    monkeypatch.chdir(tmp_path)
+    settings = config.build(env={"GH_HOST": "ghe.example.com", "GITHUB_REPOSITORY": "o/r"})
+    assert settings.store == "local" and "GH_ENTERPRISE_TOKEN" in settings.fallback
+    assert config.build(env={"GITHUB_REPOSITORY": "o/r"}).fallback == config.NO_TOKEN

@@ -69,3 +69,113 @@ def test_each_claim_of_the_page_is_held_by_tests_that_exist(claim):
     for held in CLAIMS[claim]:
         file, name = held.split("::")
         assert name in _tests(file), f"{held} holds {claim!r} and is not there"
+
+
+# ------------------------------------------------------------------------ the cost tables, measured
+# Each row of docs/github.md's "What a command costs" and docs/action.md's "What a result costs" is run
+# against the fake GitHub, its requests counted, and compared with the figure the row states: a count that
+# goes stale fails here. A row is named by its first cell (rename a row here when its words change).
+
+ACTION = (ROOT / "docs" / "action.md").read_text(encoding="utf-8")
+
+
+def table(page: str, heading: str) -> dict[str, str]:
+    """The first table after ``heading`` (a heading, or the table's own header row): first cell → second."""
+    lines = page.split(heading, 1)[1].splitlines()[1:]
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    block = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        block.append([c.strip() for c in line.strip().strip("|").split("|")])
+    rows = [cells for cells in block if not set("".join(cells)) <= {"-", " "}]
+    if not heading.startswith("|"):
+        rows = rows[1:]  # its header
+    return {cells[0]: cells[1] for cells in rows}
+
+
+def figure(cell: str) -> int:
+    return int(cell.lstrip("+").split()[0])
+
+
+def requests(gh, run, *args, env=None) -> int:
+    before = len(gh.calls)
+    run(*args, env=env)
+    return len(gh.calls) - before
+
+
+def measured_commands(gh, run, sample_file) -> dict[str, list[int]]:
+    """Each row of docs/github.md's table, run on a repository that never had a chain (the first update
+    writes the tree), in the order a person would."""
+    created = requests(gh, run, "checkpoint", "--file", str(sample_file))
+    first_update = requests(gh, run, "checkpoint", "1", "--risk", "the first update")
+    by_number = requests(gh, run, "checkpoint", "1", "--risk", "an update by number")
+    by_branch = requests(gh, run, "checkpoint", "--risk", "an update by branch")
+    return {
+        "`resume N`, `show N` (by number; the hooks and the MCP `resume` tool read the same way)": [
+            requests(gh, run, "resume", "1"), requests(gh, run, "show", "1")],
+        "`resume`, `list` (by branch: the open checkpoints with their chains' heads)": [
+            requests(gh, run, "resume"), requests(gh, run, "list")],
+        "`checkpoint --file F` (a new checkpoint: find, create; its chain starts at its first update)": [created],
+        "`checkpoint N --risk R` (an update by number: read, the commit, `AppendCheckpoint`)": [by_number],
+        "`checkpoint --risk R` (an update by branch)": [by_branch],
+        "the first chain commit of a repository (the tree every chain commit shares, written once)": [
+            first_update - by_number],
+        "`log N` (the checkpoint, then its chain)": [requests(gh, run, "log", "1")],
+        "`close N` (read, `closeIssue` with the state reason COMPLETED)": [requests(gh, run, "close", "1")],
+    }
+
+
+def measured_results(gh, run, sample_file, tmp_path) -> dict[str, list[int]]:
+    """Each row of docs/action.md's table: CI results on a checkpoint whose chain has begun."""
+    run("checkpoint", "--file", str(sample_file))
+    run("checkpoint", "--risk", "its chain begins")
+    (tmp_path / "out").write_text("")
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_RUN_ID": "7", "GITHUB_REF_NAME": "feature/x",
+           "GITHUB_SERVER_URL": "https://github.com", "GITHUB_OUTPUT": str(tmp_path / "out"),
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary")}
+
+    def result(outcome: str, sha: str, *more: str) -> int:
+        return requests(gh, run, "ci", "--result", outcome, *more, env={**env, "GITHUB_SHA": sha * 40})
+
+    passed, again = result("success", "1"), result("success", "2")
+    failing_unlabelled = result("failure", "3")  # the repository has no ghstate:ci-failing label yet
+    failed_again = result("failure", "4")
+    blocked_unlabelled = result("failure", "5", "--post-prompt", "true")  # the third: blocked, no such label yet
+    recovered = result("success", "6")
+    failing, failed_once_more = result("failure", "7"), result("failure", "8")
+    blocked = result("failure", "9", "--post-prompt", "true")
+    everything = [passed, again, failing_unlabelled, failed_again, blocked_unlabelled, recovered, failing,
+                  failed_once_more, blocked]
+    return {
+        "that passes, or fails again (no comment)": [passed, again, failed_again, recovered, failed_once_more],
+        "that turns failing or blocked (the one comment a person should act on)": [failing, blocked],
+        "that sets a label the repository does not have yet (REST: the issue's labels)": [
+            failing_unlabelled - failing, blocked_unlabelled - blocked],
+        "at most": [max(everything)],
+    }
+
+
+def test_every_row_of_the_command_cost_table_is_what_the_fake_github_counts(gh, run, sample_file):
+    rows = table(PAGE, "### What a command costs")
+    counts = measured_commands(gh, run, sample_file)
+    assert set(rows) == set(counts), "a row of docs/github.md's cost table is not measured here, or the other way"
+    for row, seen in counts.items():
+        assert set(seen) == {figure(rows[row])}, f"docs/github.md says {rows[row]} for {row!r}; measured {seen}"
+
+
+def test_every_row_of_the_ci_cost_table_is_what_the_fake_github_counts(gh, run, sample_file, tmp_path):
+    rows = table(ACTION, "### What a result costs")
+    counts = measured_results(gh, run, sample_file, tmp_path)
+    assert set(rows) == set(counts), "a row of docs/action.md's cost table is not measured here, or the other way"
+    for row, seen in counts.items():
+        assert set(seen) == {figure(rows[row])}, f"docs/action.md says {rows[row]} for {row!r}; measured {seen}"
+
+
+def test_the_doctor_table_has_a_row_for_each_probe_in_its_order(gh, run):
+    import json
+
+    rows = list(table(PAGE, "| row | if it fails |"))
+    checks = [r["check"] for r in json.loads(run("doctor", "--github", "--json").stdout)]
+    probes = checks[checks.index(rows[0]):] if rows and rows[0] in checks else checks
+    assert rows == probes[:len(rows)] and len(probes) - len(rows) == 2  # then the clean-up's two rows

@@ -185,3 +185,16 @@ def test_github_that_cannot_be_reached_is_a_failed_row_in_json_too(repo, run, mo
     github = [r for r in json.loads(result.stdout) if r["check"] == "GitHub"]
     assert len(github) == 1 and github[0]["ok"] is False and "repository" in github[0]["detail"]
     assert result.stderr.splitlines()[-1].startswith("Error: ") and "GitHub" in result.stderr.splitlines()[-1]
+
+
+def test_a_public_repository_is_said_to_hold_public_checkpoints(gh, run):
+    gh.visibility = "PUBLIC"
+    row = rows(run("doctor", "--json"))["repository visibility"]
+    assert row["ok"] is True and "octo/hello is public: its checkpoints are public issues" in row["detail"]
+    gh.visibility = "PRIVATE"
+    row = rows(run("doctor", "--json"))["repository visibility"]
+    assert row["detail"].startswith("private:") and gh.problems() == []
+
+
+def test_without_a_token_the_visibility_is_not_asked(repo, run):
+    assert "repository visibility" not in rows(run("doctor", "--json"))

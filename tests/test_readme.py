@@ -13,26 +13,53 @@ README = (ROOT / "README.md").read_text()
 
 
 def test_the_readme_is_read_in_one_sitting():
-    assert len(README.splitlines()) <= 300
+    assert len(README.splitlines()) <= 260
 
 
-def test_its_first_screen_installs_ghstate_and_starts_on_github():
+def test_its_first_screen_takes_a_newcomer_to_a_checkpoint_and_a_resume_with_claude_code():
+    """Install with the MCP SDK, the token's permissions by name, init and the files to commit, and the day
+    itself (/checkpoint before /clear, then the session-start hook), in that order, in the first 60 lines."""
     first = "\n".join(README.splitlines()[:60])
-    assert INSTALL in first and "uv tool install ." in first
-    assert "GH_TOKEN" in first and "gh auth login" in first
-    assert re.search(r"^\s*ghstate init --agent ", first, re.M)
-    owner = SOURCE.removeprefix("https://github.com/").split("/")[0]
-    assert f"uses: {owner}/ghstate@" in first  # the Action, under this repository's name
+    steps = [INSTALL, "pipx inject ghstate 'mcp>=2.3,<3'", "gh auth login", "GH_TOKEN", "Issues: Read and write",
+             "Contents: Read and write", "Metadata: Read", "ghstate init --agent claude", "git add .mcp.json",
+             "`/checkpoint`", "`/clear`", "session-start hook"]
+    at = [first.find(step) for step in steps]
+    assert all(i >= 0 for i in at), [s for s in steps if first.find(s) < 0]
+    assert at == sorted(at), "the first screen's steps are out of order"
+    assert "uv tool install" in first and "Claude Code is an" in first and "MCP host" in first
+    for written in (".mcp.json", ".claude/settings.json", ".claude/commands/checkpoint.md", "resume.md",
+                    ".github/ISSUE_TEMPLATE/ghstate-checkpoint.yml", ".ghstate/.gitignore", ".ghstate/config.toml"):
+        assert written in first, written
+    assert "public" in first and "no public name yet" in first
+
+
+def test_what_init_writes_for_claude_is_what_the_first_screen_commits(repo, run, monkeypatch):
+    """The `git add` line of the first screen names every file init writes for Claude Code (with the SDK)."""
+    monkeypatch.setattr("sys.argv", ["pytest"])
+    monkeypatch.setattr("ghstate.commands.init.sdk_available", lambda program: True)
+    run("init", "--agent", "claude")
+    line = next(x for x in README.splitlines() if x.strip().startswith("git add .mcp.json"))
+    named = line.split("&&")[0].split()[2:]
+    import subprocess
+
+    written = set(subprocess.run(["git", "ls-files", "--others", "--exclude-standard"], cwd=repo, check=True,
+                                 capture_output=True, text=True).stdout.split())
+    assert written and all(any(w == n or w.startswith(n + "/") for n in named) for w in written), (written, named)
 
 
 def test_its_daily_install_works_as_written_today():
     """The daily install is run in a clone (the README's own starting point): a git+https URL would need
     the account this checkout is published under, which it does not name (OWNER is a placeholder)."""
-    section = README.split("## Install for daily use", 1)[1].split("\n## ", 1)[0]
-    (block,) = re.findall(r"^```sh\n(.*?)^```$", section, re.M | re.S)
+    section = README.split("## Claude Code in five minutes", 1)[1].split("\n## ", 1)[0]
+    block = re.findall(r"^\s*```sh\n(.*?)^\s*```$", section, re.M | re.S)[0]
     assert "OWNER" not in section and "git+" not in section
-    assert re.search(r"^pipx install \.(\s|$)", block, re.M) and "uv tool install ." in block
+    assert re.search(r"^\s*pipx install \.(\s|$)", block, re.M) and "uv tool install" in block
     assert INSTALL == "pipx install ."
+
+
+def test_the_action_is_shown_under_this_repositorys_name():
+    owner = SOURCE.removeprefix("https://github.com/").split("/")[0]
+    assert f"uses: {owner}/ghstate@" in (ROOT / "docs" / "action.md").read_text()
 
 
 def test_its_first_shell_block_is_the_main_job_on_the_local_store():

@@ -139,6 +139,7 @@ class _Node(NamedTuple):
     first: int = -1
     members: dict[str, _Node] | None = None
     items: list[_Node] | None = None
+    keys: dict[str, int] | None = None  # where each member's key starts (the last of a repeated key)
 
 
 class _Unpatchable(Exception):
@@ -163,21 +164,25 @@ def _scan(text: str) -> _Node:
         if ch in "{[":
             close = "}" if ch == "{" else "]"
             members: dict[str, _Node] = {}
+            keys: dict[str, int] = {}
             items: list[_Node] = []
             pos = first = _skip(text, pos + 1)
             while text[pos] != close:
                 if ch == "{":
+                    at = pos
                     key, pos = scanstring(text, pos + 1)
                     node = value(_skip(text, pos) + 1)  # after the colon
                     members.pop(key, None)
                     members[key] = node
+                    keys[key] = at
                 else:
                     node = value(pos)
                     items.append(node)
                 pos = _skip(text, node.end)
                 if text[pos] == ",":
                     pos = _skip(text, pos + 1)
-            return _Node(start, pos + 1, first, members if ch == "{" else None, items if ch == "[" else None)
+            return _Node(start, pos + 1, first, members if ch == "{" else None, items if ch == "[" else None,
+                         keys if ch == "{" else None)
         if ch == '"':
             return _Node(start, scanstring(text, pos + 1)[1])
         m = _SCALAR.match(text, pos)
@@ -387,7 +392,7 @@ def parse_toml(text: str, origin: str) -> dict[str, Any]:
                          "(nothing was changed)") from None
 
 
-_HEADER = re.compile(r"^[ \t]*\[\[?[ \t]*([^\]\r\n]+?)[ \t]*\]\]?[ \t]*(?:#.*)?$", re.M)
+_HEADER = re.compile(r"^[ \t]*\[\[?[ \t]*([^\]\r\n]+?)[ \t]*\]\]?[ \t]*(?:#[^\r\n]*)?\r?$", re.M)  # CRLF too
 
 
 def _our_table_span(text: str) -> tuple[int, int] | None:
@@ -429,7 +434,8 @@ def with_codex_server(text: str | None, origin: str, program: str, force: bool =
                              f"write it as a [mcp_servers.{SERVER}] table, or edit it by hand")
         start, end = span
         tail = text[end:]
-        new = text[:start] + ours + ("\n" if tail.strip() else "") + tail.lstrip("\r\n")
+        newline = "\r\n" if "\r\n" in text else "\n"
+        new = text[:start] + ours.replace("\n", newline) + (newline if tail.strip() else "") + tail.lstrip("\r\n")
     else:
         newline = "\r\n" if "\r\n" in text else "\n"
         sep = "" if not text.strip() else ("" if text.endswith(("\n", "\r\n")) else newline) + newline

@@ -220,9 +220,21 @@ CODEX_TRUST = (
     "says hooks need review (or trust them in /hooks). Codex asks again when a hook changes")
 
 
+# Beside the local store's machine-local files: the draft the /checkpoint command writes and reads back
+# (templates/claude-checkpoint.md), a working file of one session like the others.
+WORKING = "/draft.md\n"
+
+
+def ignored() -> str:
+    """What ``.ghstate/.gitignore`` holds as ``init`` writes it: the local store's list and the draft."""
+    from ghstate.local.store import IGNORED
+
+    return IGNORED + WORKING
+
+
 def keep_out_of_git(state_dir: Path, root: Path) -> Change:
     """``.ghstate/.gitignore``: the machine-local files stay out of commits, the checkpoints do not."""
-    from ghstate.local.store import GITIGNORE, IGNORED
+    from ghstate.local.store import GITIGNORE
 
     path = state_dir / GITIGNORE
     try:
@@ -231,8 +243,8 @@ def keep_out_of_git(state_dir: Path, root: Path) -> Change:
         target = str(path)
     current = _read(path)
     if current is None:
-        return Change(target, IGNORED, "written (seen.json, locks and pending/ stay out of git)")
-    missing = [line for line in IGNORED.splitlines() if line.strip() and not line.startswith("#")
+        return Change(target, ignored(), "written (seen.json, locks, pending/ and draft.md stay out of git)")
+    missing = [line for line in ignored().splitlines() if line.strip() and not line.startswith("#")
                and line not in current.splitlines()]
     if not missing:
         return Change(target, None, "unchanged")

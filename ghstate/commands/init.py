@@ -5,6 +5,7 @@ in ``ghstate.agents.setup``."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -20,6 +21,7 @@ from ghstate.agents.setup import (
     sdk_available,
 )
 from ghstate.commands.common import make_app, store_options
+from ghstate.commands.init_remove import echo_report, remove_setup
 from ghstate.local.store import atomic_write
 
 
@@ -38,14 +40,19 @@ def choose_hosts(given: tuple[str, ...], root: Path) -> list[str]:
     return [h for h in hosts.HOSTS if h in chosen]
 
 
-
 @click.command()
 @store_options
 @click.option("--agent", "agents", multiple=True, metavar="HOST",
               help="claude, codex, gemini, cursor or all; repeat it or give a comma list (default: the hosts the "
               "repository already uses, else claude).")
-@click.option("--force", is_flag=True, help="Replace the issue form, command and rule files even if they were edited.")
-def init(agents: tuple[str, ...], force: bool) -> None:
+@click.option("--force", is_flag=True, help="Replace the issue form, command and rule files even if they were edited "
+              "(with --remove: delete them even if they were edited).")
+@click.option("--remove", is_flag=True, help="Undo what init wrote, for every host: ghstate's entries, files and "
+              "AGENTS.md block; your own entries and files are kept.")
+@click.option("--github", "on_github", is_flag=True,
+              help="With --remove: also delete the ghstate labels and every ref under refs/ghstate/ on GitHub.")
+@click.option("--yes", is_flag=True, help="With --remove --github: do not ask before deleting on GitHub.")
+def init(agents: tuple[str, ...], force: bool, remove: bool, on_github: bool, yes: bool) -> None:
     """Set a repository up: labels, issue form, and each agent host's MCP server, hooks and commands.
 
     Creates the ghstate labels (GitHub store; it then records github = true in .ghstate/config.toml, so
@@ -56,12 +63,31 @@ def init(agents: tuple[str, ...], force: bool) -> None:
     for Codex, Gemini CLI and Cursor it also keeps a marked ghstate block in AGENTS.md. Running it
     again changes nothing.
 
+    --remove undoes it: ghstate's entries come out of the files init merged into (a file that holds
+    nothing else is deleted), its own files and the AGENTS.md block go, and the local store's
+    checkpoints are kept. With --github it also deletes, after asking, the labels and the refs under
+    refs/ghstate/ (the checkpoints' write logs and claims); the issues stay.
+
     \b
     Examples:
       ghstate init                      # the hosts this repository uses (else Claude Code)
       ghstate init --agent codex
       ghstate init --agent all
+      ghstate init --remove             # take ghstate out of this repository's files
+      ghstate init --remove --github    # ... and its labels and refs on GitHub
     """
+    if not remove and (on_github or yes):
+        raise click.UsageError("--github and --yes go with --remove (ghstate init --remove --github)")
+    if remove:
+        if agents:
+            raise click.UsageError("--remove takes out every host's set-up: give no --agent")
+        remove_setup(force, on_github, yes)
+    else:
+        set_up(agents, force)
+
+
+def set_up(agents: tuple[str, ...], force: bool) -> None:
+    """What ``init`` does: the files worked out before any is written, the labels, the report."""
     app = make_app()
     root = app.settings.root
     policy = app.settings.policy
@@ -89,6 +115,8 @@ def init(agents: tuple[str, ...], force: bool) -> None:
         if change.text is not None:
             atomic_write(root / change.target, change.text)
         report.append((change.target, change.outcome))
+    if app.store.remote:
+        report.extend(_public(app))
     if not on_path():
         report.append(("note", not_on_path_note()))
     if not servers:
@@ -97,8 +125,16 @@ def init(agents: tuple[str, ...], force: bool) -> None:
                        "is installed), then run 'ghstate init' again to add them; the hooks work meanwhile"))
     if any(c.target == ".codex/hooks.json" and c.text is not None for c in changes):
         report.append(("note", CODEX_TRUST.format(root=root)))
-    width = max(len(name) for name, _ in report)
-    for name, outcome in report:
-        click.echo(f"{name:<{width}}  {outcome}")
+    echo_report(report)
 
 
+def _public(app: Any) -> list[tuple[str, str]]:
+    """A note when the repository is public: its checkpoints are public issues (one request)."""
+    from ghstate.errors import GhstateError
+    from ghstate.github.repository import PUBLIC_NOTE, visibility
+
+    try:
+        seen = visibility(app.github().api)
+    except GhstateError:
+        return []
+    return [("note", PUBLIC_NOTE.format(repo=app.settings.repo))] if seen == "PUBLIC" else []

@@ -41,13 +41,32 @@ def local_rows(repo: str | None = None, store: str | None = None) -> list[Row]:
     except GhstateError as exc:
         return [*rows, Row("configuration", False, str(exc))]
     rows.append(Row("configuration", True, f"store {settings.store}, repository {settings.repo or 'none'}"))
-    source = config.token_source()
+    host = config.api_hosts(settings.api_url)[0]
+    source = config.token_source(host=host)
+    names = ", ".join(config.token_names(host))
     rows.append(Row("GitHub token", bool(source) or None,
-                    f"from {source} (never shown)" if source else "none: GH_TOKEN, GITHUB_TOKEN or 'gh auth login' "
+                    f"from {source} (never shown)" if source else f"none: {names} or 'gh auth login' "
                     "for the GitHub store; the local store needs none"))
+    if settings.store == "github":
+        rows.append(_visibility(settings))
     rows.append(_writable(settings.state_dir))
     rows.extend(_hosts(settings.root))
     return rows
+
+
+def _visibility(settings: config.Settings) -> Row:
+    """Whether the repository is public, where its checkpoints are then public issues (one request)."""
+    from ghstate.github.repository import PUBLIC_NOTE, visibility
+    from ghstate.github.transport import GitHubAPI
+
+    name = "repository visibility"
+    try:
+        seen = visibility(GitHubAPI.connect(settings))
+    except GhstateError as exc:
+        return Row(name, None, "not read: " + " ".join(str(exc).split()))
+    if seen == "PUBLIC":
+        return Row(name, True, PUBLIC_NOTE.format(repo=settings.repo))
+    return Row(name, True, f"{seen.lower() or 'not public'}: its checkpoints are seen by who can see {settings.repo}")
 
 
 def _writable(folder: Path) -> Row:
