@@ -49,9 +49,11 @@ CLAIMS = {
     "the chain keeps writers apart wherever the folder is shared": [
         "test_local_chain.py::test_two_writers_on_a_shared_folder_both_land_one_generation_each",
         "test_local_chain.py::test_a_generation_once_made_is_never_made_again"],
-    "An update takes **3**": [
-        "test_github_store.py::test_update_by_number_costs_three_requests_and_notifies_no_one",
-        "test_github_store.py::test_update_by_branch_costs_three_requests"],
+    "An update takes **3** by number": [
+        "test_github_store.py::test_update_by_number_costs_three_requests_and_notifies_no_one"],
+    "**4** by branch": ["test_github_store.py::test_update_by_branch_costs_four_requests"],
+    "A branch's checkpoint is found in **2** requests however many are open": [
+        "test_branch_index.py::test_a_branch_is_found_in_two_requests_at_any_count_and_none_in_one"],
     "checked on your GitHub by `ghstate doctor --github`": [
         "test_doctor.py::test_every_behaviour_holds_on_a_faithful_github_and_the_probe_cleans_up",
         "test_doctor.py::test_what_github_leaves_open_fails_no_row_and_each_row_says_what_it_saw"],
@@ -98,27 +100,38 @@ def figure(cell: str) -> int:
     return int(cell.lstrip("+").split()[0])
 
 
-def requests(gh, run, *args, env=None) -> int:
+def requests(gh, run, *args, env=None, code=0) -> int:
     before = len(gh.calls)
-    run(*args, env=env)
+    run(*args, env=env, code=code)
     return len(gh.calls) - before
 
 
-def measured_commands(gh, run, sample_file) -> dict[str, list[int]]:
-    """Each row of docs/github.md's table, run on a repository that never had a chain (the first update
-    writes the tree), in the order a person would."""
-    created = requests(gh, run, "checkpoint", "--file", str(sample_file))
+def measured_commands(gh, run, sample_file, repo) -> dict[str, list[int]]:
+    """Each row of docs/github.md's table, run on a repository that never had a checkpoint nor a chain (the
+    first update writes the tree), in the order a person would."""
+    from conftest import git
+
+    first = requests(gh, run, "checkpoint", "--file", str(sample_file))
+    created = requests(gh, run, "checkpoint", "--new", "--file", str(sample_file))  # #2, the branch's now
     first_update = requests(gh, run, "checkpoint", "1", "--risk", "the first update")
     by_number = requests(gh, run, "checkpoint", "1", "--risk", "an update by number")
     by_branch = requests(gh, run, "checkpoint", "--risk", "an update by branch")
+    git(repo, "checkout", "-q", "-b", "feature/none")
+    none = requests(gh, run, "resume", code=1)
+    git(repo, "checkout", "-q", "feature/x")
     return {
         "`resume N`, `show N` (by number; the hooks and the MCP `resume` tool read the same way)": [
             requests(gh, run, "resume", "1"), requests(gh, run, "show", "1")],
-        "`resume`, `list` (by branch: the open checkpoints with their chains' heads)": [
-            requests(gh, run, "resume"), requests(gh, run, "list")],
-        "`checkpoint --file F` (a new checkpoint: find, create; its chain starts at its first update)": [created],
+        "`resume` (by branch: its entry in the branch index, then the checkpoint it names)": [
+            requests(gh, run, "resume")],
+        "`resume` on a branch with none (where every open checkpoint is in the branch index)": [none],
+        "`list` (the first page: 10 open checkpoints with their bodies, no chain heads)": [requests(gh, run, "list")],
+        "`checkpoint --new --file F` (a new checkpoint: its branch's entry, create, the entry's commit and ref)": [
+            created],
+        "a repository's first checkpoint (a look through the open ones first, none; `refs/ghstate/indexed` set)": [
+            first - created],
         "`checkpoint N --risk R` (an update by number: read, the commit, `AppendCheckpoint`)": [by_number],
-        "`checkpoint --risk R` (an update by branch)": [by_branch],
+        "`checkpoint --risk R` (an update by branch: its entry, then as by number)": [by_branch],
         "the first chain commit of a repository (the tree every chain commit shares, written once)": [
             first_update - by_number],
         "`log N` (the checkpoint, then its chain)": [requests(gh, run, "log", "1")],
@@ -156,9 +169,9 @@ def measured_results(gh, run, sample_file, tmp_path) -> dict[str, list[int]]:
     }
 
 
-def test_every_row_of_the_command_cost_table_is_what_the_fake_github_counts(gh, run, sample_file):
+def test_every_row_of_the_command_cost_table_is_what_the_fake_github_counts(gh, run, sample_file, repo):
     rows = table(PAGE, "### What a command costs")
-    counts = measured_commands(gh, run, sample_file)
+    counts = measured_commands(gh, run, sample_file, repo)
     assert set(rows) == set(counts), "a row of docs/github.md's cost table is not measured here, or the other way"
     for row, seen in counts.items():
         assert set(seen) == {figure(rows[row])}, f"docs/github.md says {rows[row]} for {row!r}; measured {seen}"

@@ -153,9 +153,10 @@ class BranchIndex:
                                    landed=lambda: {} if self._entry(branch).oid == oid else None)
             if answer.get("errors"):
                 now = self._entry(branch)
-                if now.number is not None and now.number != stored.number:
-                    return now.number  # another writer's checkpoint for the branch was indexed first
-                raise GhstateError(store.said(answer["errors"]))
+                if now.number is None:
+                    raise GhstateError(store.said(answer["errors"]))
+                self.read[branch] = now
+                return now.number  # another writer's checkpoint for the branch (or this one) was indexed first
         except GhstateError as exc:
             store.notices.append(f"branch {branch} could not be added to the branch index ({exc}); its checkpoint "
                                  f"#{stored.number} is found by looking through the open checkpoints")

@@ -192,15 +192,13 @@ class GitHubStore:
             self._keep_labels(repository)
             page = repository.get("issues") or {}
             self.open_count = int(page.get("totalCount") or 0)
-            for node in filter(None, page.get("nodes") or ()):
-                body = node.get("body") or ""
-                if bodies and (branch := branch_of(body)) and not is_child(body):
-                    branches.add(branch)
+            nodes, info = [n for n in page.get("nodes") or () if n], page.get("pageInfo") or {}
+            branches.update(b for n in nodes if (b := branch_of(n.get("body") or "")) and not is_child(n["body"]))
+            if bodies and not info.get("hasNextPage"):  # all read, whether the caller reads to the end or not
+                self.seen_branches = branches
+            for node in nodes:
                 yield self._keep(node, None, chained=False)  # its chain is read by number, where needed
-            info = page.get("pageInfo") or {}
             if not info.get("hasNextPage"):
-                if bodies:
-                    self.seen_branches = branches
                 return
             after = info.get("endCursor")
         raise Partial(MAX_OPEN)

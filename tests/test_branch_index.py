@@ -1,0 +1,195 @@
+"""The branch index (``ghstate.github.branches``): a branch's checkpoint found in the same requests at any
+count of open checkpoints, made with its checkpoint, moved by ``--move``, found closed, a checkpoint from
+before it found and indexed by its first write, two creators for one branch ending with one checkpoint;
+and the branch's pull request linked by a write."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import git
+from github_fake import FakeGitHub
+from github_fake_tasks import VARIANTS
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ghstate.core.chain import TREE_FILES
+from ghstate.core.parse import parse
+from ghstate.github import branches
+
+TOKEN = "ghp_" + "b" * 36
+
+
+@pytest.fixture
+def gh(isolated, repo, monkeypatch):
+    monkeypatch.setenv("GH_TOKEN", TOKEN)
+    monkeypatch.setenv("GITHUB_REPOSITORY", "octo/hello")
+    monkeypatch.setattr("ghstate.github.transport._sleep", lambda seconds: None)
+    fake = FakeGitHub(isolated)
+    fake.tasks.add_tree(TREE_FILES)
+    yield fake
+    assert fake.problems() == [], "requests that GitHub's API description does not allow"
+
+
+@pytest.fixture
+def on(run, tmp_path):
+    """``on("a", …)``: ghstate on machine "a" (a store folder and a cache of its own: its own lock)."""
+    def run_on(machine: str, *args: str, **kwargs):
+        env = {**kwargs.pop("env", {}), "GHSTATE_DIR": str(tmp_path / "machines" / machine),
+               "XDG_CACHE_HOME": str(tmp_path / "caches" / machine)}
+        return run(*args, env=env, **kwargs)
+
+    return run_on
+
+
+def seed(gh, number: int, branch: str, indexed: bool = True) -> None:
+    """A checkpoint of ``branch`` as ghstate wrote it; ``indexed``: with its entry in the branch index."""
+    marker = json.dumps({"revision": 1, "branch": branch})
+    body = f"<!-- ghstate:v1 {marker} -->\n## Goal\n{branch}\n## Resume instruction\ngo\n"
+    gh.add_issue(number, body, title=f"Checkpoint: {branch}")
+    if indexed:
+        gh.tasks.index(number, branch)
+
+
+def ops_since(gh, start: int) -> list[str]:
+    return gh.operations()[start:]
+
+
+def state(gh, number: int):
+    return parse(gh.issues[number]["body"]).checkpoint
+
+
+@pytest.mark.parametrize("count", [10, 250])
+def test_a_branch_is_found_in_two_requests_at_any_count_and_none_in_one(gh, run, repo, count):
+    for number in range(1, count + 1):  # #1 is the oldest: a listing would reach it last
+        seed(gh, number, "feature/x" if number == 1 else f"b{number}")
+    start = len(gh.operations())
+    prompt = run("resume").stdout
+    assert "GitHub issue #1 " in prompt and ops_since(gh, start) == ["BranchCheckpoint", "Checkpoint"]
+    start = len(gh.operations())
+    run("checkpoint", "--risk", "found by its entry")
+    assert ops_since(gh, start) == ["BranchCheckpoint", "Checkpoint", "AppendCheckpoint"]  # + the commit (REST)
+    assert state(gh, 1).risks == ("found by its entry",)
+    git(repo, "checkout", "-q", "-b", "feature/none")
+    start = len(gh.operations())
+    result = run("resume", code=1)
+    assert "no open checkpoint for branch feature/none" in result.stderr
+    assert ops_since(gh, start) == ["BranchCheckpoint"]
+
+
+def test_a_checkpoint_from_before_the_index_is_found_and_indexed_by_its_first_write(gh, run):
+    seed(gh, 7, "feature/x", indexed=False)
+    seed(gh, 8, "other", indexed=True)  # written since: in the index, which does not say "every one" yet
+    gh.tasks.refs.pop(branches.INDEXED)
+    run("resume")  # a read finds it by looking, and writes nothing
+    assert "refs/ghstate/indexed" not in gh.tasks.refs and "feature%2Fx" not in gh.tasks.branch_index()
+    run("checkpoint", "--decision", "indexed now")
+    assert gh.tasks.branch_index() == {"feature%2Fx": 7, "other": 8}
+    assert branches.INDEXED in gh.tasks.refs  # the look found every open checkpoint's branch in the index
+    start = len(gh.operations())
+    run("checkpoint", "--decision", "by its entry")
+    assert ops_since(gh, start) == ["BranchCheckpoint", "Checkpoint", "AppendCheckpoint"]
+    assert state(gh, 7).decisions == ("indexed now", "by its entry")
+
+
+def test_an_index_that_does_not_say_every_checkpoint_is_in_it_never_answers_none(gh, run, repo):
+    """Without refs/ghstate/indexed, a branch with no entry may have a checkpoint from before the index:
+    looked for, never taken for none (no second checkpoint for the branch)."""
+    seed(gh, 7, "feature/x", indexed=False)
+    seed(gh, 8, "other")
+    gh.tasks.refs.pop(branches.INDEXED)
+    run("checkpoint", "--risk", "on seven")
+    assert sorted(gh.issues) == [7, 8] and state(gh, 7).risks == ("on seven",)
+
+
+def test_move_makes_the_branch_it_moves_to_name_it_and_the_one_it_left_not(gh, run, repo):
+    seed(gh, 7, "feature/x")
+    git(repo, "checkout", "-q", "-b", "feature/y")
+    result = run("checkpoint", "7", "--risk", "moved", "--move")
+    assert "it is branch feature/y's now" in result.stderr
+    assert gh.tasks.branch_index() == {"feature%2Fy": 7}
+    start = len(gh.operations())
+    assert "GitHub issue #7 " in run("resume").stdout
+    assert ops_since(gh, start) == ["BranchCheckpoint", "Checkpoint"]
+    git(repo, "checkout", "-q", "feature/x")
+    assert "no open checkpoint for branch feature/x" in run("resume", code=1).stderr
+
+
+def test_a_closed_checkpoint_is_found_closed_and_the_next_write_makes_a_new_one(gh, run):
+    seed(gh, 7, "feature/x")
+    gh.tasks.close(7)
+    from ghstate.services.app import build_app
+    from ghstate.services.reader import locate
+
+    app = build_app()
+    assert locate(app.store, None, "feature/x") is None
+    assert locate(app.store, None, "feature/x", closed=True).state == "closed"
+    out = run("checkpoint", "--phase", "Phase 1: again", "--resume-at", "Phase 1").stdout
+    assert out.startswith("Created checkpoint #8")
+    assert gh.tasks.branch_index() == {"feature%2Fx": 8} and gh.issues[7]["state"] == "closed"
+
+
+def test_an_entry_moved_onto_another_branchs_checkpoint_is_passed_over_and_said(gh, run):
+    seed(gh, 7, "feature/x", indexed=False)
+    seed(gh, 8, "other")
+    gh.tasks.refs[branches.ref_name("feature/x")] = gh.tasks.refs[branches.ref_name("other")]  # by hand
+    result = run("resume")
+    assert "GitHub issue #7 " in result.stdout and "names no checkpoint of branch feature/x" in result.stderr
+
+
+def test_an_entry_naming_a_checkpoint_of_another_branch_is_passed_over(gh, run):
+    seed(gh, 7, "feature/x", indexed=False)
+    seed(gh, 8, "other")
+    gh.tasks.index(8, "feature/x")  # an entry of this branch that names #8, whose marker says "other"
+    result = run("resume")
+    assert "GitHub issue #7 " in result.stdout and "whose marker names another branch" in result.stderr
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
+def test_two_creators_for_one_branch_end_with_one_checkpoint_and_both_writes(gh, on, variant):
+    """A and B find no checkpoint for the branch; B creates and indexes its own while A's create is on its
+    way: A's entry is refused, A's issue is closed as the duplicate, and A's write goes to B's."""
+    gh.tasks.use(variant)
+    gh.on("POST", r"^/issues$", lambda: on("b", "checkpoint", "--decision", "from b", "--resume-at", "b"))
+    result = on("a", "checkpoint", "--decision", "from a", "--resume-at", "a")
+    assert "#1 was created for branch feature/x at the same time as #2" in result.stderr
+    assert gh.issues[2]["state"] == "closed" and gh.issues[2].get("state_reason") == "duplicate"
+    assert [n for n, i in gh.issues.items() if i["state"] == "open"] == [1]
+    assert set(state(gh, 1).decisions) == {"from a", "from b"}
+    assert gh.tasks.branch_index() == {"feature%2Fx": 1}
+
+
+def test_a_write_by_branch_links_its_open_pull_request_and_not_a_forks(gh, run):
+    seed(gh, 7, "feature/x")
+    gh.tasks.add_pull(20, "feature/x", state="MERGED")  # an older one, merged
+    gh.tasks.add_pull(31, "feature/x", cross=True)  # a fork's branch of the same name
+    run("checkpoint", "--risk", "r")
+    assert state(gh, 7).meta.pull_request is None
+    gh.tasks.add_pull(32, "feature/x")
+    start = len(gh.operations())
+    out = run("checkpoint", "--risk", "r2").stdout
+    assert ops_since(gh, start) == ["BranchCheckpoint", "Checkpoint", "AppendCheckpoint"]  # no request of its own
+    pull = state(gh, 7).meta.pull_request
+    assert (pull.number, pull.state, pull.url) == (32, "open", "https://github.com/octo/hello/pull/32")
+    assert "pull request #32 linked" in out
+    data = json.loads(run("show", "7", "--json").stdout)
+    assert data["pull_request"] == {"number": 32, "url": "https://github.com/octo/hello/pull/32", "state": "open"}
+
+
+@given(st.text(min_size=1, max_size=300))
+def test_every_branch_name_has_one_flat_ref_name_git_accepts(branch):
+    name = branches.ref_name(branch).removeprefix(branches.PREFIX)
+    assert "/" not in name and ".." not in name and not name.startswith(".") and not name.endswith(".lock")
+    assert len(name) <= branches.LONGEST and all(c.isascii() and (c.isalnum() or c in "%_-") for c in name)
+    assert branches.number_of(branches.message(24, branch), branch) == 24
+    assert branches.number_of(branches.message(24, branch), branch + "x") is None
+
+
+def test_branch_names_with_slashes_or_unicode_are_apart(gh, run, repo):
+    for branch in ("a.b", "a/b", "fix/ünïcode-☃", "a%2Fb"):  # (git itself keeps "a" and "a/b" apart)
+        git(repo, "checkout", "-q", "-b", branch)
+        run("checkpoint", "--phase", f"Phase 1: {branch}", "--resume-at", "Phase 1")
+    assert sorted(gh.tasks.branch_index().values()) == [1, 2, 3, 4]
+    git(repo, "checkout", "-q", "a/b")
+    assert "GitHub issue #2 " in run("resume").stdout
