@@ -30,14 +30,16 @@ def read_open(app: App, limit: int | None = None) -> Page:
     """The open checkpoints, newest first, each as every reader sees it; with ``limit``, the store's listing
     stops at one past it (so that ``more`` is known without reading the rest)."""
     rows: list[tuple[Stored, Checkpoint]] = []
-    for stored in _listed(app):
+    for stored in listed(app):
         if limit is not None and len(rows) >= limit:
             return Page(rows, True)
         rows.append((stored, current(app.store, stored)))
     return Page(rows)
 
 
-def _listed(app: App) -> Iterator[Stored]:
+def listed(app: App) -> Iterator[Stored]:
+    """The store's open checkpoints, newest first, read as they are needed; a listing cut short by the store is
+    a warning (as ``Store.list_open`` says it), what was read is given."""
     try:
         yield from app.store.iter_open()
     except Partial as exc:  # as ``list_open`` says it: a warning, what was read is listed
