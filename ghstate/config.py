@@ -439,10 +439,14 @@ class PullEvent(NamedTuple):
     head_ref: str = ""  # the branch the pull request is made from
     head_repo: str = ""  # OWNER/NAME the head branch is in (a fork's, for a pull request from a fork)
     base_repo: str = ""  # OWNER/NAME the pull request is made to
+    head_owner: str = ""  # the owner in the head's label (OWNER:BRANCH): what is left of a fork deleted since
 
     @property
     def from_fork(self) -> bool:
-        return bool(self.head_repo and self.base_repo) and self.head_repo.lower() != self.base_repo.lower()
+        if self.head_repo and self.base_repo:
+            return self.head_repo.lower() != self.base_repo.lower()
+        return bool(self.head_owner and self.base_repo) and \
+            self.head_owner.lower() != self.base_repo.split("/")[0].lower()
 
 
 class CiRun(NamedTuple):
@@ -511,7 +515,8 @@ def ci_run(env: dict[str, str] | None = None) -> CiRun:
         pull = PullEvent(pr["number"], text(pr.get("html_url")), text(event.get("action")),
                          ("merged" if pr.get("merged") is True else "closed") if closed else "open",
                          text(head.get("ref")), text(table(head.get("repo")).get("full_name")),
-                         text(table(table(pr.get("base")).get("repo")).get("full_name")))
+                         text(table(table(pr.get("base")).get("repo")).get("full_name")),
+                         text(head.get("label")).partition(":")[0] if ":" in text(head.get("label")) else "")
     deleted = text(event.get("ref")).removeprefix("refs/heads/") \
         if name == "delete" and event.get("ref_type") == "branch" else ""
 

@@ -19,13 +19,14 @@ MUTATIONS = ("UpdateCheckpoint", "AppendCheckpoint", "CloseCheckpoint", "CreateR
 
 
 def event(runner, monkeypatch, tmp_path, action="opened", merged=False, branch="feature/x", head_repo="octo/hello",
-          name="pull_request"):
+          name="pull_request", **head):
     """A pull_request event of the runner: its file and the environment GitHub Actions gives."""
     closed = action == "closed"
     payload = {"action": action, "number": 12, "pull_request": {
         "number": 12, "html_url": PR_URL, "state": "closed" if closed else "open", "merged": merged,
         "head": {"ref": branch, "sha": "feedface" * 5, "repo": {"full_name": head_repo}},
         "base": {"ref": "main", "repo": {"full_name": "octo/hello"}}}}
+    payload["pull_request"]["head"].update(head)
     path = tmp_path / f"event-{action}-{len(list(tmp_path.glob('event-*')))}.json"
     path.write_text(json.dumps(payload))
     monkeypatch.setenv("GITHUB_EVENT_PATH", str(path))
@@ -186,3 +187,30 @@ def test_close_stale_dry_run_writes_nothing_then_closes_as_not_planned(stale_set
     assert "Closed #2 as not planned: branch feature/gone is gone from octo/hello" in out
     assert [(n, i["state"]) for n, i in sorted(stale_set.issues.items())] == [(1, "open"), (2, "closed"), (3, "closed")]
     assert stale_set.issues[2]["state_reason"] == stale_set.issues[3]["state_reason"] == "not_planned"
+
+
+def test_a_fork_deleted_since_is_told_by_its_label(runner, run, monkeypatch, tmp_path):
+    seed(runner)
+    event(runner, monkeypatch, tmp_path, action="closed", merged=True, repo=None, label="mallory:feature/x")
+    assert "pull request #12 comes from the fork of mallory (deleted since): its branch feature/x is not one of " \
+           "octo/hello's" in run("ci").stdout  # its repository is gone: its label's owner tells
+    assert runner.issues[7]["state"] == "open" and runner.calls == []
+
+
+def test_a_close_that_fails_is_a_warning_and_the_result_stands(runner, run, monkeypatch, tmp_path):
+    seed(runner)
+    event(runner, monkeypatch, tmp_path, action="closed", merged=True)
+    runner.fail_op("CloseCheckpoint", 502, times=99)
+    result = run("ci", "--result", "success")
+    assert "::warning::ghstate: #7 was not closed (" in result.stdout and "what was recorded stands" in result.stdout
+    assert "Recorded success on #7 (passing)" in result.stdout
+    assert state(runner).meta.pull_request.state == "merged" and runner.issues[7]["state"] == "open"
+
+
+def test_a_deleted_tag_is_nothing_to_do(runner, run, monkeypatch, tmp_path):
+    seed(runner)
+    tmp_path.joinpath("tag.json").write_text(json.dumps({"ref": "v1.0", "ref_type": "tag"}))
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(tmp_path / "tag.json"))
+    monkeypatch.setenv("GITHUB_EVENT_NAME", "delete")
+    assert run("ci").stdout.strip() == "::notice::ghstate: a tag was deleted, not a branch; nothing to do"
+    assert runner.calls == []

@@ -50,7 +50,7 @@ def ci(result: str | None, issue_ref: str, junit: str, phase: str, block_after: 
       ghstate ci --result failure --junit 'reports/*.xml' --phase "Phase 2"
     """
     runner = ci_run()  # the run's environment, read once
-    if result is None and runner.pull is None and not runner.deleted_branch:
+    if result is None and runner.pull is None and runner.event_name != "delete":
         raise click.UsageError("--result is needed (it may be left out on pull_request and delete events only)")
     flag = post_prompt.strip().lower()
     if flag not in ("1", "true", "yes", "on", "0", "false", "no", "off", ""):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ghstate.config import CiRun
 from ghstate.core.marker import PullRequest
 from ghstate.core.present import closed_words, oneline
-from ghstate.errors import NotFound
+from ghstate.errors import GhstateError, NotFound
 from ghstate.services.ci import CiOutcome, CiRequest, _write, record_result
 from ghstate.services.reader import current, locate
 from ghstate.store import Stored
@@ -27,7 +27,9 @@ def follow(app: App, runner: CiRun, request: CiRequest) -> CiOutcome:
     """The run's event followed: a pull request's, a deleted branch's, else the result recorded."""
     if runner.pull is not None:
         return on_pull_request(app, runner, request)
-    if runner.deleted_branch:
+    if runner.event_name == "delete":
+        if not runner.deleted_branch:
+            return CiOutcome(None, [("notice", "a tag was deleted, not a branch; nothing to do")], NOTHING)
         return on_branch_deleted(app, runner, request)
     return record_result(app, runner, request)
 
@@ -39,7 +41,8 @@ def on_pull_request(app: App, runner: CiRun, request: CiRequest) -> CiOutcome:
     assert pr is not None
     branch = pr.head_ref or runner.branch
     if pr.from_fork:  # the head ref names a branch of the fork: no checkpoint of this repository is its
-        said = (f"pull request #{pr.number} comes from the fork {pr.head_repo}: its branch {_name(branch)} is not "
+        fork = pr.head_repo or f"of {pr.head_owner} (deleted since)"
+        said = (f"pull request #{pr.number} comes from the fork {fork}: its branch {_name(branch)} is not "
                 f"one of {pr.base_repo}'s; nothing recorded")
         return CiOutcome(None, [("notice", said)], NOTHING)
     link = PullRequest(pr.number, pr.url, pr.state)
@@ -50,19 +53,25 @@ def on_pull_request(app: App, runner: CiRun, request: CiRequest) -> CiOutcome:
     stored = outcome.written.stored
     assert stored is not None
     notes = list(outcome.annotations)
-    label = f"#{stored.number}"
-    if pr.state == "merged":
-        notes.append(("notice", _close(app, stored, "completed", f"pull request #{pr.number} merged")))
-    elif pr.state == "closed":
-        from ghstate.services.lifecycle import branch_states
-
-        if branch_states(app, [branch]).get(branch):
-            notes.append(("notice", _close(app, stored, "not_planned",
-                                           f"pull request #{pr.number} closed unmerged and its branch is gone")))
-        else:
-            notes.append(("notice", f"{label} stays open: pull request #{pr.number} closed unmerged, its branch "
-                                    f"{_name(branch)} is still there ('ghstate list --stale' names it)"))
+    try:
+        if pr.state != "open":
+            notes.append(("notice", _after_closed(app, stored, pr.number, pr.state, branch)))
+    except GhstateError as exc:  # what was written stands: only the close is missing, said as a warning
+        notes.append(("warning", f"#{stored.number} was not closed ({exc}); what was recorded stands"))
     return outcome._replace(annotations=notes)
+
+
+def _after_closed(app: App, stored: Stored, number: int, state: str, branch: str) -> str:
+    """A closed pull request's checkpoint: closed as completed when it merged; as not planned when it closed
+    unmerged and its branch is gone (one request asks), else left open."""
+    if state == "merged":
+        return _close(app, stored, "completed", f"pull request #{number} merged")
+    from ghstate.services.lifecycle import branch_states
+
+    if branch_states(app, [branch]).get(branch):
+        return _close(app, stored, "not_planned", f"pull request #{number} closed unmerged and its branch is gone")
+    return (f"#{stored.number} stays open: pull request #{number} closed unmerged, its branch {_name(branch)} is "
+            "still there ('ghstate list --stale' names it)")
 
 
 def on_branch_deleted(app: App, runner: CiRun, request: CiRequest) -> CiOutcome:
