@@ -440,3 +440,11 @@ def test_ready_limit_cuts_and_says_more_are_left(plan, run):
     assert run("ready", "--json", "--limit", "4").stderr == ""
     assert run("ready", "--limit", "1").stdout == "#2\tPhase 2: matcher\t(of #1)\n"
     assert run("ready", "1", "--limit", "1").stderr == ""  # one ready child: nothing more to say
+
+
+def test_idle_children_are_never_stale_their_parent_is(plan, run, clock):
+    """Issue 38: close --stale closes as not planned, and a closed child reads as its phase done: children are
+    left to their parent."""
+    clock.advance(60 * 86400)
+    out = run("list", "--stale").stdout
+    assert out.startswith("local #1 ") and "no write for 60 days" in out and len(out.splitlines()) == 1

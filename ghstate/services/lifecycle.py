@@ -66,10 +66,11 @@ class Stale(NamedTuple):
 def stale(app: App, days: int | None = None, now: datetime | None = None) -> list[Stale]:
     """The open checkpoints whose branch is gone (from GitHub; on the local store from this clone, or merged into
     its default branch), whose pull request closed or merged, or that no one wrote to for ``days`` (default: the
-    configured ``stale_days``), in the listing's order."""
+    configured ``stale_days``), in the listing's order. A split's child tasks are left to their parent: a child
+    closed reads as its phase done (``ghstate.services.family``), so none is ever closed for being idle."""
     days = app.settings.stale_days if days is None else days
     now = now or app.clock()
-    rows = read_open(app).rows
+    rows = [(stored, cp) for stored, cp in read_open(app).rows if cp.meta.task is None]
     branches = branch_states(app, [cp.meta.branch for _, cp in rows if cp.meta.branch])
     out = []
     for stored, cp in rows:
