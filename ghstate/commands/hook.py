@@ -132,9 +132,9 @@ def session_start(host: str) -> None:
             return  # nothing to say
         cp = current(app.store, stored)
         if stored.state == "closed":  # the branch's work merged or was dropped: a line, not an open task
-            from ghstate.services.lifecycle import closed_words
+            from ghstate.services.lifecycle import why_closed
 
-            why = closed_words(app, stored, cp)
+            why = why_closed(app, stored, cp)
             context = (f"This branch's ghstate checkpoint {app.label(stored.number)} was {why}: its task is not "
                        f"open. Do not continue it unless the user asks; `ghstate resume {stored.number}` shows its "
                        "record.")

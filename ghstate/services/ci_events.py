@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ghstate.config import CiRun
 from ghstate.core.marker import PullRequest
-from ghstate.core.present import closed_words, oneline
+from ghstate.core.present import oneline
 from ghstate.errors import GhstateError, NotFound
 from ghstate.services.ci import CiOutcome, CiRequest, _write, record_result
 from ghstate.services.reader import current, locate
@@ -123,7 +123,9 @@ def _none_open(app: App, outcome: CiOutcome, branch: str, number: int | None) ->
     notes = [n for n in outcome.annotations if not n[1].startswith("no open checkpoint")]
     found = app.store.find_branch(branch) if branch else None
     if isinstance(found, Stored) and found.state == "closed":
-        words = closed_words(current(app.store, found))
+        from ghstate.services.lifecycle import why_closed
+
+        words = why_closed(app, found, current(app.store, found))
         notes.append(("notice", f"#{found.number}, the checkpoint of branch {_name(branch)}, was {words} already; "
                                 "nothing recorded"))
     else:

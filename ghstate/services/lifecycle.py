@@ -115,7 +115,7 @@ def idle_days(stamp: str, now: datetime) -> int | None:
     return max(0, (now - then).days)
 
 
-def closed_words(app: App, stored: Stored, cp: Checkpoint) -> str:
+def why_closed(app: App, stored: Stored, cp: Checkpoint) -> str:
     """Why a closed checkpoint closed (``closed when PR #31 merged``, ``closed as not planned``, ``closed``); ""
     while it is open."""
     if stored.state != "closed":

@@ -160,9 +160,11 @@ class Rehydration:
     @functools.cached_property
     def closed(self) -> str:
         """Why the checkpoint closed (``closed when PR #31 merged``); "" while it is open."""
-        from ghstate.services.lifecycle import closed_words
+        if self.stored.state != "closed":
+            return ""
+        from ghstate.services.lifecycle import why_closed
 
-        return closed_words(self.app, self.stored, self.checkpoint)
+        return why_closed(self.app, self.stored, self.checkpoint)
 
     def text(self, fmt: str | None = None) -> str:
         """The answer in the request's format (or ``fmt``: another format of the same reading, never
@@ -254,12 +256,12 @@ def rehydrate(app: App, request: ResumeRequest, *, tree: gitinfo.WorkTree | None
 def show_text(app: App, issue: int | None, as_json: bool, *, provenance: bool = False) -> str:
     """What ``ghstate show`` prints (and the MCP server's ``show`` tool answers)."""
     from ghstate.services.family import task_view
-    from ghstate.services.lifecycle import closed_words
+    from ghstate.services.lifecycle import why_closed
 
     stored, cp = app.find(issue, tree=gitinfo.head_tree(app.settings.root if app.settings.in_git else None),
                           closed=True)
     tasks = task_view(app, stored, cp)
-    closed = closed_words(app, stored, cp)
+    closed = why_closed(app, stored, cp)
     if as_json:
         import json
 
