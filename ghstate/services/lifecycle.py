@@ -49,7 +49,8 @@ def listed(app: App) -> Iterator[Stored]:
 
 def more_line(shown: int, what: str = "open checkpoints") -> str:
     """What a listing cut at its limit says on stderr."""
-    return f"More {what} than these {shown}: --limit {max(shown * 2, shown + 10)} shows more."
+    these = "this one" if shown == 1 else f"these {shown}"
+    return f"More {what} than {these}: --limit {max(shown * 2, shown + 10)} shows more."
 
 
 # ------------------------------------------------------------------------------------------- stale
