@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "lint": ("plumbing", "lint", "Check a checkpoint against the strict format."),
     "parse": ("plumbing", "parse", "Turn a markdown checkpoint body into the JSON state."),
     "render": ("plumbing", "render", "Turn a JSON state into the canonical markdown body."),
-    "close": ("close", "close", "Close a finished checkpoint (the issue on GitHub); list shows open ones only."),
+    "close": ("close", "close", "Close a finished checkpoint, or (--stale) the stale ones."),
     "push": ("push", "push", "Publish checkpoints kept locally while GitHub was unreachable."),
     "init": ("init", "init", "Set a repository up: labels, issue form, agent hooks and commands."),
     "hook": ("hook", "hook", "Agent host hook entry points (session-start, pre-compact)."),

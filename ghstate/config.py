@@ -36,6 +36,7 @@ class Policy(NamedTuple):
     prompt_budget: int = 0  # characters for `resume` (0: no limit); hooks use at most their host's limit
     project: str = ""  # a GitHub Project (v2) whose items ghstate keeps current: orgs/OWNER/projects/N, …
     github: bool = False  # set by `ghstate init` on GitHub: the checkpoints are there, never fall back silently
+    stale_days: int = 30  # days without a write after which `list --stale` names an open checkpoint
 
 
 class Settings(NamedTuple):
@@ -54,6 +55,7 @@ class Settings(NamedTuple):
     project: str = ""  # --project, GHSTATE_PROJECT, or the policy's; checked by parse_ref
     project_token: str = ""  # GHSTATE_PROJECT_TOKEN: a token for the project only; never printed
     fallback: str = ""  # why --store auto chose the local store where the checkpoints are on GitHub ("": it did not)
+    stale_days: int = 30  # GHSTATE_STALE_DAYS, else the policy's stale_days
 
     def __repr__(self) -> str:
         token = "***" if self.token else ""
@@ -128,6 +130,8 @@ def policy_from_dict(data: dict[str, Any], origin: str) -> Policy:
         raise ConfigError(f"max_body_chars in {origin} must be between 1000 and {GITHUB_LIMIT}")
     if policy.project:
         check_project(policy.project, f"project in {origin}")
+    if policy.stale_days < 1:
+        raise ConfigError(f"stale_days in {origin} must be at least 1")
     return policy
 
 
@@ -280,6 +284,7 @@ def build(
         project=project,
         project_token=env.get("GHSTATE_PROJECT_TOKEN", "").strip() if project else "",
         fallback=fallback,
+        stale_days=_stale_days(env, policy),
     )
 
 
@@ -418,6 +423,15 @@ def _project(given: str | None, env: dict[str, str], policy: Policy) -> str:
     return policy.project
 
 
+def _stale_days(env: dict[str, str], policy: Policy) -> int:
+    text = env.get("GHSTATE_STALE_DAYS", "").strip()
+    if not text:
+        return policy.stale_days
+    if not text.isdigit() or int(text) < 1:
+        raise ConfigError(f"GHSTATE_STALE_DAYS must be a whole number of days, at least 1, not {text[:40]!r}")
+    return int(text)
+
+
 def _cache_dir(env: dict[str, str]) -> str | None:
     from ghstate import __version__
 
@@ -437,6 +451,26 @@ def debugging() -> bool:
     return os.environ.get("GHSTATE_DEBUG") == "1"
 
 
+class PullEvent(NamedTuple):
+    """The pull request a ``pull_request`` (or ``pull_request_target``) event is about, from the event file."""
+
+    number: int
+    url: str = ""  # html_url
+    action: str = ""  # opened, reopened, synchronize, closed, …
+    state: str = "open"  # open, merged, or closed (closed unmerged)
+    head_ref: str = ""  # the branch the pull request is made from
+    head_repo: str = ""  # OWNER/NAME the head branch is in (a fork's, for a pull request from a fork)
+    base_repo: str = ""  # OWNER/NAME the pull request is made to
+    head_owner: str = ""  # the owner in the head's label (OWNER:BRANCH): what is left of a fork deleted since
+
+    @property
+    def from_fork(self) -> bool:
+        if self.head_repo and self.base_repo:
+            return self.head_repo.lower() != self.base_repo.lower()
+        return bool(self.head_owner and self.base_repo) and \
+            self.head_owner.lower() != self.base_repo.split("/")[0].lower()
+
+
 class CiRun(NamedTuple):
     """What a GitHub Actions runner tells ``ghstate ci`` about the run, read once (``ci_run``)."""
 
@@ -453,6 +487,9 @@ class CiRun(NamedTuple):
     output_path: str = ""  # GITHUB_OUTPUT
     summary_path: str = ""  # GITHUB_STEP_SUMMARY
     debug: bool = False
+    event_name: str = ""  # GITHUB_EVENT_NAME
+    pull: PullEvent | None = None  # on pull_request events: the pull request
+    deleted_branch: str = ""  # on a delete event of a branch: its name
 
     @property
     def branch(self) -> str:
@@ -476,18 +513,34 @@ def ci_run(env: dict[str, str] | None = None) -> CiRun:
     import json
 
     env = dict(os.environ if env is None else env)
-    head: dict[str, Any] = {}
+    event: dict[str, Any] = {}
     event_path = env.get("GITHUB_EVENT_PATH", "")
     if event_path and Path(event_path).is_file():
         try:
             event = json.loads(Path(event_path).read_text(encoding="utf-8"))
-            found = (event.get("pull_request") or {}).get("head") or {}
-            head = found if isinstance(found, dict) else {}
-        except (OSError, ValueError, AttributeError):
-            head = {}
+        except (OSError, ValueError):
+            event = {}
+    event = event if isinstance(event, dict) else {}
 
     def text(value: Any) -> str:
         return value if isinstance(value, str) else ""
+
+    def table(value: Any) -> dict[str, Any]:
+        return value if isinstance(value, dict) else {}
+
+    pr = table(event.get("pull_request"))
+    head = table(pr.get("head"))
+    name = env.get("GITHUB_EVENT_NAME", "")
+    pull = None
+    if name in ("pull_request", "pull_request_target") and isinstance(pr.get("number"), int) and pr["number"] > 0:
+        closed = text(pr.get("state")) == "closed" or text(event.get("action")) == "closed"
+        pull = PullEvent(pr["number"], text(pr.get("html_url")), text(event.get("action")),
+                         ("merged" if pr.get("merged") is True else "closed") if closed else "open",
+                         text(head.get("ref")), text(table(head.get("repo")).get("full_name")),
+                         text(table(table(pr.get("base")).get("repo")).get("full_name")),
+                         text(head.get("label")).partition(":")[0] if ":" in text(head.get("label")) else "")
+    deleted = text(event.get("ref")).removeprefix("refs/heads/") \
+        if name == "delete" and event.get("ref_type") == "branch" else ""
 
     return CiRun(
         repository=env.get("GITHUB_REPOSITORY", ""),
@@ -503,4 +556,7 @@ def ci_run(env: dict[str, str] | None = None) -> CiRun:
         output_path=env.get("GITHUB_OUTPUT", ""),
         summary_path=env.get("GITHUB_STEP_SUMMARY", ""),
         debug=env.get("GHSTATE_DEBUG") == "1",
+        event_name=name,
+        pull=pull,
+        deleted_branch=deleted,
     )

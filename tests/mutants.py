@@ -91,6 +91,9 @@ MUTANTS = (
     Mutant("repeat-window-short", "a SessionStart fired again at the window's end gives the whole prompt again",
            "ghstate/local/seen.py", "repeated", "-1.0 <= elapsed <= REPEAT_SECONDS", "-1.0 <= elapsed < REPEAT_SECONDS",
            ("tests/test_hooks.py",)),
+    Mutant("stale-dry-run-closes", "close --stale --dry-run closes what it says it would close",
+           "ghstate/commands/close.py", "_close_stale", "        if not dry_run:\n", "        if True:\n",
+           ("tests/test_lifecycle.py", "tests/test_lifecycle_github.py")),
 )
 
 

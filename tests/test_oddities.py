@@ -48,11 +48,11 @@ def test_list_says_no_phases_rather_than_all_done(repo, run):
     run("checkpoint", "--store", "local", "--goal", "g")
     (repo / "cp.md").write_text(SAMPLE.replace("- [ ] Phase", "- [x] Phase"))
     run("checkpoint", "--new", "--store", "local", "--file", "cp.md")
-    lines = run("list", "--store", "local").stdout.splitlines()
-    assert "| no phases |" in lines[0] and "all phases done" not in lines[0]
-    assert "| all phases done |" in lines[1]
+    lines = run("list", "--store", "local").stdout.splitlines()  # newest first, as on GitHub
+    assert "| no phases |" in lines[1] and "all phases done" not in lines[1]
+    assert "| all phases done |" in lines[0]
     rows = json.loads(run("list", "--store", "local", "--json").stdout)
-    assert [(r["phases_total"], r["status"]) for r in rows] == [(0, "open"), (3, "done")]
+    assert [(r["phases_total"], r["status"]) for r in rows] == [(3, "done"), (0, "open")]
 
 
 @pytest.mark.parametrize("args", [("resume", "--json"), ("resume", "--format", "json")])

@@ -432,3 +432,13 @@ def test_the_board_shows_children_under_their_parent(two_repos, run):
                      "└ octo/hello#6"]
     rows = {r["number"]: r["parent"] for r in json.loads(run("board", "--json").stdout)["checkpoints"]}
     assert rows[5] == rows[6] == "octo/hello#3" and rows[3] is None
+
+
+def test_the_board_limit_keeps_its_order_and_says_more_are_left(two_repos, run):
+    result = run("board", "--limit", "2")
+    assert [re.search(r"\S+#\d+", line).group(0) for line in result.stdout.splitlines()] == [
+        "ACME/api#11", "ACME/api#12"]
+    assert "More open checkpoints in orgs/ACME/projects/7 than these 2: --limit 12 shows more." in result.stderr
+    data = json.loads(run("board", "--json", "--limit", "3").stdout)
+    assert list(data) == ["source", "stale_days", "hidden", "checkpoints"] and len(data["checkpoints"]) == 3
+    assert "More" not in run("board", "--limit", "4").stderr

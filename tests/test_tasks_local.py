@@ -429,3 +429,22 @@ def test_a_holders_checkpoint_writes_renew_its_lease_through_the_writer(plan, ru
         run("checkpoint", "2", "--agent", "a2", "--risk", f"a2 at minute {minutes}")
     with pytest.raises(HeldByAnother, match="local #2 is claimed by a1 until 2026-11-22 09:10 UTC"):
         run_claim(app_at(T0 + timedelta(minutes=41)), ClaimRequest(child=2, agent="a2"))
+
+
+def test_ready_limit_cuts_and_says_more_are_left(plan, run):
+    """Issue 38: --limit on ready, as on list; the JSON keeps its shape (a list of children)."""
+    rows = json.loads(run("ready", "--json", "--limit", "2").stdout)
+    assert [r["number"] for r in rows] == [2, 3]
+    result = run("ready", "--json", "--limit", "2")
+    assert result.stderr.strip() == "More children than these 2: --limit 12 shows more."
+    assert run("ready", "--json", "--limit", "4").stderr == ""
+    assert run("ready", "--limit", "1").stdout == "#2\tPhase 2: matcher\t(of #1)\n"
+    assert run("ready", "1", "--limit", "1").stderr == ""  # one ready child: nothing more to say
+
+
+def test_idle_children_are_never_stale_their_parent_is(plan, run, clock):
+    """Issue 38: close --stale closes as not planned, and a closed child reads as its phase done: children are
+    left to their parent."""
+    clock.advance(60 * 86400)
+    out = run("list", "--stale").stdout
+    assert out.startswith("local #1 ") and "no write for 60 days" in out and len(out.splitlines()) == 1

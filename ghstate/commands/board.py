@@ -17,8 +17,10 @@ from ghstate.commands.common import emit_json
 @click.option("--org", metavar="ORG", help="Instead of a project: the open checkpoints of ORG's repositories.")
 @click.option("--stale", "stale_days", type=click.FloatRange(min=0), default=3.0, show_default=True,
               metavar="DAYS", help="Days without a write after which a checkpoint is marked stale.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
+              help="At most N lines, in the board's order (marked ones first); says on stderr when more are left.")
 @click.option("--json", "as_json", is_flag=True, help="Print the board as JSON.")
-def board(project: str | None, org: str | None, stale_days: float, as_json: bool) -> None:
+def board(project: str | None, org: str | None, stale_days: float, limit: int | None, as_json: bool) -> None:
     """One line per open checkpoint of a GitHub Project, across repositories: repository and number,
     branch, progress, next phase, CI, last writer and how long ago. Blocked, failing and stale ones
     come first, marked. One request per 100 items.
@@ -27,6 +29,7 @@ def board(project: str | None, org: str | None, stale_days: float, as_json: bool
     Examples:
       ghstate board --project orgs/ACME/projects/7
       ghstate board --org ACME --stale 7 --json
+      ghstate board --limit 20
     """
     from ghstate import config
     from ghstate.errors import ConfigError
@@ -57,9 +60,15 @@ def board(project: str | None, org: str | None, stale_days: float, as_json: bool
         assert org is not None
         rows, _ = project_sync.board_of_org(store, org, label=label, now=now, stale_days=stale_days)
         source = f"org {org}"
+    from ghstate.services.lifecycle import more_line
+
+    more = more_line(limit, f"open checkpoints in {source}") if limit is not None and len(rows) > limit else ""
+    rows = rows[:limit]
     if as_json:
         emit_json({"source": source, "stale_days": stale_days, "hidden": hidden,
                    "checkpoints": [r.to_json() for r in rows]})
+        if more:
+            click.echo(more, err=True)
         return
     if not rows:
         click.echo(f"No open checkpoints in {source}.", err=True)
@@ -68,3 +77,5 @@ def board(project: str | None, org: str | None, stale_days: float, as_json: bool
     if hidden:
         click.echo(f"{hidden} item{'s' if hidden != 1 else ''} of {source} could not be read with this token "
                    "(repositories it cannot see)", err=True)
+    if more:
+        click.echo(more, err=True)

@@ -15,9 +15,10 @@ from ghstate.services.ci import RESULTS
 
 
 @click.command()
-@click.option("--result", type=click.Choice((*RESULTS, "skipped")), envvar="GHSTATE_RESULT", required=True,
+@click.option("--result", type=click.Choice((*RESULTS, "skipped")), envvar="GHSTATE_RESULT", default=None,
               help="The job's outcome: ${{ job.status }}, or ${{ needs.test.result }} from a second job ('skipped' "
-                   "says no more about the code than 'cancelled', and is recorded as it).")
+                   "says no more about the code than 'cancelled', and is recorded as it). Needed except on "
+                   "pull_request and delete events, which link, close or record it when given.")
 @click.option("--issue", "issue_ref", envvar="GHSTATE_ISSUE", default="", metavar="ISSUE",
               help="Checkpoint to update (default: the open checkpoint of the branch).")
 @click.option("--junit", "junit", envvar="GHSTATE_JUNIT", default="", metavar="GLOBS",
@@ -32,7 +33,7 @@ from ghstate.services.ci import RESULTS
 @click.option("--retries", is_flag=True, envvar="GHSTATE_RETRIES",
               help="A test reported more than once in the reports was re-run: count it once, its last attempt "
                    "decides (passed after a failure: flaky). Without it, every <testcase> is a result.")
-def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, post_prompt: str, project: str,
+def ci(result: str | None, issue_ref: str, junit: str, phase: str, block_after: str, post_prompt: str, project: str,
        retries: bool) -> None:
     """Record a CI result on the checkpoint (what the GitHub Action runs).
 
@@ -40,15 +41,21 @@ def ci(result: str, issue_ref: str, junit: str, phase: str, block_after: str, po
     reports, and updates only the Verification section and the ghstate:ci-failing / ghstate:blocked
     labels. Writes the job summary and the outputs `issue` and `status`. Never fails the job.
 
+    On pull_request events it links the pull request to its head branch's checkpoint; when it merged,
+    the checkpoint closes as completed (the result recorded first, when given); closed unmerged with
+    its branch gone, as not planned. On a delete event, the branch's checkpoint closes as not planned.
+
     \b
     Example (in a workflow step, with GITHUB_TOKEN in the environment):
       ghstate ci --result failure --junit 'reports/*.xml' --phase "Phase 2"
     """
     runner = ci_run()  # the run's environment, read once
+    if result is None and runner.pull is None and runner.event_name != "delete":
+        raise click.UsageError("--result is needed (it may be left out on pull_request and delete events only)")
     flag = post_prompt.strip().lower()
     if flag not in ("1", "true", "yes", "on", "0", "false", "no", "off", ""):
         annotate("warning", f"post-prompt must be true or false, not {post_prompt!r}; taken as false")
-    result = "cancelled" if result == "skipped" else result  # a test job that did not run: nothing known
+    result = "cancelled" if result == "skipped" else (result or "")  # a test job that did not run: nothing known
     try:
         _run(runner, result, issue_ref.strip().lstrip("#"), junit, phase.strip(), block_after.strip(),
              flag in ("1", "true", "yes", "on"), project.strip(), retries)
@@ -62,7 +69,8 @@ def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, blo
          post_prompt: bool, project: str = "", retries: bool = False) -> None:
     from ghstate.commands.common import make_app
     from ghstate.errors import ConfigError
-    from ghstate.services.ci import CiRequest, record_result
+    from ghstate.services.ci import CiRequest
+    from ghstate.services.ci_events import follow
 
     if issue_ref and not issue_ref.isdigit():
         raise ConfigError(f"issue must be an issue number, not {issue_ref!r}")
@@ -71,12 +79,12 @@ def _run(runner: CiRun, result: str, issue_ref: str, junit: str, phase: str, blo
     except ValueError:
         raise ConfigError(f"block-after must be a whole number, not {block_after_text!r}") from None
     app = make_app(store="github", project=project or None)
-    outcome = record_result(app, runner, CiRequest(result, int(issue_ref) if issue_ref else None, junit, phase,
-                                                   block_after, post_prompt, retries))
+    outcome = follow(app, runner, CiRequest(result, int(issue_ref) if issue_ref else None, junit, phase,
+                                            block_after, post_prompt, retries))
     for kind, message in outcome.annotations:
         annotate(kind, message)
     write_outputs(runner, outcome.outputs)
-    if outcome.written is None:
+    if outcome.written is None or not result:
         return
     stored = outcome.written.stored
     assert stored is not None

@@ -1,4 +1,5 @@
-"""``ghstate close``: a finished checkpoint closed, so that ``list`` and the branch's lookup pass it by."""
+"""``ghstate close``: a finished checkpoint closed, so that ``list`` and the branch's lookup pass it by; and
+``close --stale``: the ones ``list --stale`` names, closed as not planned."""
 
 from __future__ import annotations
 
@@ -8,20 +9,37 @@ from ghstate.commands.common import ISSUE, emit_json, make_app, store_options
 
 
 @click.command()
-@click.argument("issue", type=ISSUE)
+@click.argument("issue", type=ISSUE, required=False)
 @store_options
+@click.option("--stale", is_flag=True, help="Close what 'list --stale' names, as not planned, saying each and why.")
+@click.option("--days", type=click.IntRange(min=1), default=None, metavar="N",
+              help="With --stale: days without a write (default: stale_days of the config, GHSTATE_STALE_DAYS, 30).")
+@click.option("--dry-run", is_flag=True, help="With --stale: say what would be closed; close nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the closed checkpoint as JSON (issue, url, state).")
-def close(issue: int, as_json: bool) -> None:
+def close(issue: int | None, stale: bool, days: int | None, dry_run: bool, as_json: bool) -> None:
     """Close a finished checkpoint: on GitHub the issue, closed as completed; in the local store, the
     file moves to .ghstate/closed/. It stays readable by number (show, resume, log); list, the
     branch's lookup and the next write of the branch pass it by.
 
+    With --stale, every open checkpoint 'list --stale' names is closed as not planned: its branch
+    gone, its pull request closed, or no write for --days.
+
     \b
-    Example:
+    Examples:
       ghstate close 24
+      ghstate close --stale --dry-run
+      ghstate close --stale --days 60
     """
+    if stale == (issue is not None):
+        raise click.UsageError("give an ISSUE, or --stale" if not stale else "give an ISSUE or --stale, not both")
+    if not stale and (dry_run or days is not None):
+        raise click.UsageError("--dry-run and --days go with --stale")
+    if stale:
+        _close_stale(days, dry_run, as_json)
+        return
     from ghstate.services import interrupt
 
+    assert issue is not None
     app = make_app()
     stored = app.store.get(issue)
     label = app.label(issue)
@@ -36,3 +54,30 @@ def close(issue: int, as_json: bool) -> None:
         emit_json({"issue": issue, "url": location, "state": closed.state})
         return
     click.echo(f"{said}: {location}")
+
+
+def _close_stale(days: int | None, dry_run: bool, as_json: bool) -> None:
+    """Each stale checkpoint closed as not planned (or, ``dry_run``, named), one line each with why."""
+    from ghstate.core.present import printable
+    from ghstate.services import interrupt, lifecycle
+
+    app = make_app()
+    found = lifecycle.stale(app, days)
+    app.flush_notices()
+    rows = []
+    for item in found:
+        label = app.label(item.stored.number)
+        state = item.stored.state
+        if not dry_run:
+            interrupt.note(f"whether {label} was closed could not be told: 'ghstate list --stale' shows what is left")
+            state = app.store.close(item.stored, "not_planned").state
+            interrupt.note(f"{label} was closed")
+        rows.append({"issue": item.stored.number, "url": app.where(item.stored), "state": state,
+                     "stale": list(item.reasons)})
+        if not as_json:
+            verb = "Would close" if dry_run else "Closed"
+            click.echo(printable(f"{verb} {label} as not planned: {'; '.join(item.reasons)}"))
+    if as_json:
+        emit_json(rows)
+    elif not found:
+        click.echo(f"No stale checkpoints in {app.searched(why=False)}.", err=True)

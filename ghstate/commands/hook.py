@@ -108,7 +108,8 @@ def session_start(host: str) -> None:
     """Give a fresh session the branch's checkpoint as context.
 
     After /clear, a compaction or a resumed session: the full rehydration prompt. At startup: one line
-    naming the checkpoint and how to load it, since a new session may be about something else.
+    naming the checkpoint and how to load it, since a new session may be about something else. On a
+    branch whose checkpoint closed (its pull request merged): one line saying so, never the open task.
 
     \b
     Examples:
@@ -126,12 +127,20 @@ def session_start(host: str) -> None:
         from ghstate.services.resume import hook_context
 
         tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
-        stored = locate(app.store, None, tree.branch)
+        stored = locate(app.store, None, tree.branch, closed=True)
         if stored is None:
             return  # nothing to say
         cp = current(app.store, stored)
-        context = hook_context(app, stored, cp, tree, {**event, "source": source},  # once per session and revision
-                               host=HOST_AGENTS[host])
+        if stored.state == "closed":  # the branch's work merged or was dropped: a line, not an open task
+            from ghstate.services.lifecycle import why_closed
+
+            why = why_closed(app, stored, cp)
+            context = (f"This branch's ghstate checkpoint {app.label(stored.number)} was {why}: its task is not "
+                       f"open. Do not continue it unless the user asks; `ghstate resume {stored.number}` shows its "
+                       "record.")
+        else:
+            context = hook_context(app, stored, cp, tree, {**event, "source": source},  # once per session, revision
+                                   host=HOST_AGENTS[host])
         click.echo(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
                                                       "additionalContext": context}}))
 

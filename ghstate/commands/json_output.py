@@ -16,10 +16,10 @@ import click
 # what each adds (json_fields). tests/test_json_output.py checks these against what each command prints.
 JSON_FIELDS: dict[str, tuple[str, ...]] = {
     "list": ("issue", "title", "url", "branch", "status", "phases_done", "phases_total", "next_phase",
-             "verification", "revision", "updated_at"),
+             "verification", "revision", "updated_at", "stale"),
     "log": ("revision", "at", "event", "changes", "agent", "role", "session", "author"),
     "lint": ("source", "errors", "warnings", "problems"),
-    "close": ("issue", "url", "state"),
+    "close": ("issue", "url", "state", "stale"),
     "push": ("file", "target", "result", "issue", "url", "error"),
     "board": ("source", "stale_days", "hidden", "checkpoints"),
     "ready": ("number", "title", "state", "blocked_by", "claimed_by", "lease_until", "phase", "url", "parent",
@@ -34,9 +34,10 @@ def json_fields(command: str) -> tuple[str, ...]:
     if command in JSON_FIELDS:
         return JSON_FIELDS[command]
     from ghstate.core.state_json import FIELDS
-    from ghstate.services.resume import READING_FIELDS, TASK_FIELDS
+    from ghstate.services.resume import CLOSED_FIELDS, READING_FIELDS, TASK_FIELDS
 
-    extra = {"checkpoint": ("result",), "show": TASK_FIELDS, "resume": (*READING_FIELDS, *TASK_FIELDS)}
+    extra = {"checkpoint": ("result",), "show": (*TASK_FIELDS, *CLOSED_FIELDS),
+             "resume": (*READING_FIELDS, *TASK_FIELDS, *CLOSED_FIELDS)}
     return (*extra.get(command, ()), *FIELDS)
 
 

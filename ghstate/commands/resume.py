@@ -28,7 +28,8 @@ def resume(issue: int | None, fmt: str, as_json: bool, post: bool, budget: int |
            source: str) -> None:
     """Print the rehydration prompt for a fresh session. Reads only, unless --post (or --session).
 
-    ISSUE defaults to the open checkpoint of the current git branch. The prompt names the next phase,
+    ISSUE defaults to the open checkpoint of the current git branch (or, when it has none open, its
+    closed one: said on stderr, and the prompt marked as closed). The prompt names the next phase,
     repeats locked decisions, lists files to re-read, quotes the resume instruction and reports what
     changed on this machine since the checkpoint (commits, files, branch, dev servers) and what in
     it contradicts itself or the tree. With --budget it fits by rank and names what it left out.
@@ -49,6 +50,8 @@ def resume(issue: int | None, fmt: str, as_json: bool, post: bool, budget: int |
     reading = rehydrate(app, ResumeRequest(issue=issue, fmt=fmt, budget=budget, session=session_id or "",
                                            source=source if session_id else None))
     text = reading.text()
+    if reading.closed:  # a branch whose checkpoint closed: said, and its closed state shown (exit 0)
+        click.echo(f"Note: {reading.label} {reading.closed}; this is its closed state, not an open task.", err=True)
     if fmt == "json":
         emit_json_text(text)  # --json FIELD,… and --jq take part of it
     else:

@@ -40,9 +40,11 @@ def split(issue: int, phase: tuple[str, ...], in_order: bool) -> None:
 @click.command()
 @click.argument("issue", type=ISSUE, required=False)
 @store_options
+@click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
+              help="At most N children (of the newest parents first); says on stderr when more are left.")
 @click.option("--json", "as_json", is_flag=True, help="Every child as JSON: number, title, state (ready, claimed, "
               "blocked, done), blocked_by, claimed_by, lease_until, parent, moved, moved_to.")
-def ready(issue: int | None, as_json: bool) -> None:
+def ready(issue: int | None, limit: int | None, as_json: bool) -> None:
     """The child tasks that are open, wait for nothing open, and nobody holds, in the parent's order.
 
     ISSUE is the parent (default: every open checkpoint that has children). On GitHub one request for
@@ -53,15 +55,19 @@ def ready(issue: int | None, as_json: bool) -> None:
     \b
     Examples:
       ghstate ready 24
+      ghstate ready --limit 5
       ghstate ready 24 --json | jq '.[] | select(.state == "claimed")'
     """
-    request = ReadyRequest(issue=issue, json=as_json)
+    request = ReadyRequest(issue=issue, json=as_json, limit=limit)
     app = make_app()
     found = run_ready(app, request)
     if as_json:
-        emit_json(found.json_rows())
-        for line in found.repaired:
-            click.echo(line, err=True)
+        rows = found.json_rows()
+        emit_json(rows)
+        every = sum(len(f.children) for _, _, f in found.families)
+        for line in [*found.repaired, found.more(len(rows), every)]:
+            if line:
+                click.echo(line, err=True)
         return
     out, said = found.lines(app)
     for line in out:

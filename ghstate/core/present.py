@@ -125,6 +125,7 @@ class PromptFacts(NamedTuple):
     findings: list[str] = []
     reread_stale: dict[str, int] = {}  # file → revision that listed it, changed since that revision
     tasks: tuple[str, ...] = ()  # its place in a plan: its parent and that one's locked decisions, its children
+    closed: str = ""  # the checkpoint is closed: why, in words (``closed_words``); "" while it is open
 
 
 def prompt(cp: Checkpoint, *, source: str, env: Templates, drift: Any = None,
@@ -164,7 +165,8 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
     resume = prov.resume()
     resume_source = f"set in {resume.words()}" if resume.known else ""
     written = ", ".join(x for x in (f"branch {cp.meta.branch}" if cp.meta.branch else "",
-                                    f"commit {short_commit(cp.meta.commit)}" if cp.meta.commit else "") if x)
+                                    f"commit {short_commit(cp.meta.commit)}" if cp.meta.commit else "",
+                                    pull_request_words(cp)) if x)
     common = dict(
         source=source, revision=cp.meta.revision, title=shown(cp.title), goal=shown(cp.goal), phases=phases,
         next=phases[nxt_index] if nxt else None, next_index=nxt_index + 1, done_count=len(done),
@@ -172,6 +174,7 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
         resume=shown(cp.resume),
         resume_source=resume_source, last=last_execution(cp), drift=drift_sentence(drift),
         findings=facts.findings, written_on=written, budget=budget, show_command=show_command, tasks=facts.tasks,
+        closed=facts.closed,
     )
 
     def render(sel: fit.Selection, left_out: str, over_by: int) -> str:
@@ -194,6 +197,24 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
     return fit.fit(render, fit.full(counts, n_changed), budget, done=len(done), later=len(later))
 
 
+def pull_request_words(cp: Checkpoint) -> str:
+    """The branch's pull request in a few words (``pull request #31 (merged) URL``); "" when none is known."""
+    pr = cp.meta.pull_request
+    return f"pull request #{pr.number} ({pr.state}){' ' + pr.url if pr.url else ''}" if pr is not None else ""
+
+
+def closed_words(cp: Checkpoint, reason: str = "") -> str:
+    """Why a closed checkpoint closed, as far as it records it: ``closed when PR #31 merged``, ``closed as not
+    planned (PR #31 closed unmerged)``, or ``closed``. ``reason``: the store's (GitHub's stateReason), when known."""
+    pr = cp.meta.pull_request
+    if pr is not None and pr.state == "merged":
+        return f"closed when PR #{pr.number} merged"
+    unmerged = f" (PR #{pr.number} closed unmerged)" if pr is not None and pr.state == "closed" else ""
+    if reason.lower() == "not_planned" or unmerged:
+        return f"closed as not planned{unmerged}"
+    return "closed"
+
+
 def shown(text: str) -> str:
     """``text`` as GitHub shows it, as far as ghstate's own escapes go (a person's markup stays)."""
     return unescape_literal(text)
@@ -207,9 +228,10 @@ def _annotated(item: str, source: Any, cp: Checkpoint) -> str:
     return item
 
 
-def short(cp: Checkpoint, *, label: str, env: Templates, drift: Any = None) -> str:
+def short(cp: Checkpoint, *, label: str, env: Templates, drift: Any = None, closed: str = "") -> str:
+    """One line; ``closed``: the checkpoint is closed (why, in words), said first."""
     nxt = cp.next_phase
-    return printable(env.get_template("short.txt.j2").render(
+    return (f"[{closed}] " if closed else "") + printable(env.get_template("short.txt.j2").render(
         label=label, title=cp.title or "(untitled)", next=nxt.name if nxt else "",
         done=sum(p.done for p in cp.phases), total=len(cp.phases),
         ci=oneline(cp.verification_data.status if cp.verification_data
@@ -227,7 +249,7 @@ def progress_bar(done: int, total: int, width: int = 20) -> str:
 
 
 def show(cp: Checkpoint, *, label: str, location: str, env: Templates, provenance: bool = False,
-         tasks: tuple[str, ...] = ()) -> str:
+         tasks: tuple[str, ...] = (), closed: str = "") -> str:
     done = sum(p.done for p in cp.phases)
     prov = Provenance(cp)
 
@@ -253,7 +275,7 @@ def show(cp: Checkpoint, *, label: str, location: str, env: Templates, provenanc
         ticks=[src(prov.tick(p.name)) if p.done else "" for p in cp.phases],
         resume=cp.resume, resume_source=src(prov.resume()) if cp.resume else "", verification=verification_line(cp),
         extras=[{"heading": e.heading or f"(notes in {HEADINGS.get(e.after or '', 'preamble')})", "body": e.body}
-                for e in cp.extra], tasks=tasks,
+                for e in cp.extra], tasks=tasks, pull_request=pull_request_words(cp), closed=closed,
     ))
 
 

@@ -410,3 +410,56 @@ def fingerprints(root: Path | None, paths: tuple[str, ...], limit: int = MAX_DIR
         except OSError:
             continue
     return out
+
+
+def default_branch(root: Path) -> str:
+    """The repository's default branch, as a ref to compare with: ``origin/HEAD``'s target when the remote
+    says it, else ``init.defaultBranch``, ``main`` or ``master``, whichever this clone has; "" when none."""
+    proc = _run(root, "for-each-ref", "--format=%(refname)%00%(symref)", "refs/heads", "refs/remotes/origin")
+    if proc.returncode != 0:
+        return ""
+    refs = dict(line.split("\0", 1) for line in proc.stdout.splitlines() if "\0" in line)
+    if refs.get("refs/remotes/origin/HEAD"):
+        return refs["refs/remotes/origin/HEAD"]
+    configured = _run(root, "config", "--get", "init.defaultBranch").stdout.strip()
+    for name in (configured, "main", "master"):
+        for ref in (f"refs/remotes/origin/{name}", f"refs/heads/{name}"):
+            if name and ref in refs:
+                return ref
+    return ""
+
+
+def branch_states(root: Path | None, branches: list[str]) -> dict[str, str]:
+    """For each branch name: "" while it is here and not merged, ``gone`` when this clone has neither the
+    branch nor a remote-tracking branch of that name, ``merged into NAME`` when its tip is on the default
+    branch (and is not the default's tip itself: a branch with no commit of its own yet is not merged).
+    Two or three git processes whatever the number of branches; no name from a checkpoint reaches a git
+    command line. Empty outside git or when git cannot tell."""
+    if root is None or not branches:
+        return {}
+    proc = _run(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/remotes")
+    if proc.returncode != 0:
+        return {}
+    tips = dict(line.rsplit(" ", 1) for line in proc.stdout.splitlines() if " " in line)
+    here: dict[str, str] = {}  # branch name -> its tip (the local branch's, else a remote-tracking one's)
+    for ref, oid in tips.items():
+        if ref.startswith("refs/remotes/") and ref.count("/") >= 3 and not ref.endswith("/HEAD"):
+            here.setdefault(ref.split("/", 3)[3], oid)
+    for ref, oid in tips.items():
+        if ref.startswith("refs/heads/"):
+            here[ref.removeprefix("refs/heads/")] = oid
+    default = default_branch(root)
+    merged: set[str] = set()
+    if default and default in tips:
+        proc = _run(root, "for-each-ref", f"--merged={tips[default]}", "--format=%(refname)", "refs/heads")
+        merged = {r.removeprefix("refs/heads/") for r in proc.stdout.splitlines()} if proc.returncode == 0 else set()
+    name = default.removeprefix("refs/remotes/origin/").removeprefix("refs/heads/")
+    out = {}
+    for branch in branches:
+        if branch not in here:
+            out[branch] = "gone"
+        elif branch in merged and branch != name and here[branch] != tips.get(default):
+            out[branch] = f"merged into {name}"
+        else:
+            out[branch] = ""
+    return out

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ghstate.ci import verdict
 from ghstate.config import CiRun
 from ghstate.core import verification
-from ghstate.core.marker import Execution
+from ghstate.core.marker import Execution, PullRequest
 from ghstate.core.model import Checkpoint
 from ghstate.errors import ConfigError, GhstateError, NotFound
 from ghstate.store import Stored
@@ -34,6 +34,7 @@ class CiRequest(NamedTuple):
     block_after: int | None = None  # consecutive failures before the task is blocked (None: the policy's)
     post_prompt: bool = False  # post the rehydration prompt when the task becomes blocked
     retries: bool = False  # a test reported more than once is one test re-run (its last attempt decides)
+    pull_request: PullRequest | None = None  # the branch's pull request, linked with the result (pull_request events)
 
 
 class CiOutcome(NamedTuple):
@@ -63,7 +64,7 @@ def record_result(app: App, runner: CiRun, request: CiRequest) -> CiOutcome:
 
         v = verdict.next_verification(cp.verification_data, run)
         text = template.render(v=v.to_dict(), **MARKDOWN).strip()
-        return Intent(verification=CiResult(text, v), tick=tick)
+        return Intent(verification=CiResult(text, v), tick=tick, pull_request=request.pull_request)
 
     from ghstate.core.intent import LabelRule
 

@@ -26,6 +26,7 @@ FORMATS = ("prompt", "short", "json", "markdown")
 # What the JSON of a reading adds to the state (``Rehydration.json``), and of a task's family (show too)
 READING_FIELDS = ("notes", "notes_left_out", "findings", "reread_stale", "fit", "delivery")
 TASK_FIELDS = ("parent", "children")
+CLOSED_FIELDS = ("closed",)  # why the checkpoint closed, in words (null while it is open): show and resume
 SOURCES = ("startup", "resume", "clear", "compact")
 
 
@@ -147,13 +148,23 @@ class Rehydration:
     def fitted(self) -> fit.Fitted:
         o = self.observed
         shown, left = self.notes
-        facts = present.PromptFacts(o.drift, o.statuses, shown, left, o.findings, o.reread_stale, self.tasks.lines)
+        facts = present.PromptFacts(o.drift, o.statuses, shown, left, o.findings, o.reread_stale, self.tasks.lines,
+                                    self.closed)
         return present.fitted_prompt(self.presented, source=self.app.describe_source(self.stored), env=self.app.env,
                                      facts=facts, budget=self.budget, show_command=f"ghstate show {self.stored.number}")
 
     @property
     def label(self) -> str:
         return self.app.label(self.stored.number)
+
+    @functools.cached_property
+    def closed(self) -> str:
+        """Why the checkpoint closed (``closed when PR #31 merged``); "" while it is open."""
+        if self.stored.state != "closed":
+            return ""
+        from ghstate.services.lifecycle import why_closed
+
+        return why_closed(self.app, self.stored, self.checkpoint)
 
     def text(self, fmt: str | None = None) -> str:
         """The answer in the request's format (or ``fmt``: another format of the same reading, never
@@ -164,7 +175,8 @@ class Rehydration:
             body = render.replace_marker(stored.body, with_digests(cp))
             return body if body.endswith("\n") else body + "\n"
         if request.fmt == "short":
-            return present.short(self.presented, label=self.label, drift=self.observed.drift, env=self.app.env) + "\n"
+            return present.short(self.presented, label=self.label, drift=self.observed.drift, env=self.app.env,
+                                 closed=self.closed) + "\n"
         kind, text, found = "full", "", None
         if request.delivering:
             kind, text, found = self.deliver(request)
@@ -189,6 +201,7 @@ class Rehydration:
         data["reread_stale"] = o.reread_stale
         data["fit"] = fit_json(self.fitted, self.budget)
         data.update(self.tasks.to_json())
+        data["closed"] = self.closed or None
         if delivering:
             data["delivery"] = {"kind": kind, "text": text.rstrip("\n") + "\n",
                                 "changes": found.as_dict() if found is not None else None}
@@ -236,16 +249,19 @@ def rehydrate(app: App, request: ResumeRequest, *, tree: gitinfo.WorkTree | None
     # Only the branch is needed to find the checkpoint: read it from HEAD rather than run git status.
     if tree is None:
         tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
-    stored, cp = found if found is not None else app.find(request.issue, tree=tree)
+    stored, cp = found if found is not None else app.find(request.issue, tree=tree, closed=True)
     return Rehydration(app, stored, cp, tree, request)
 
 
 def show_text(app: App, issue: int | None, as_json: bool, *, provenance: bool = False) -> str:
     """What ``ghstate show`` prints (and the MCP server's ``show`` tool answers)."""
     from ghstate.services.family import task_view
+    from ghstate.services.lifecycle import why_closed
 
-    stored, cp = app.find(issue, tree=gitinfo.head_tree(app.settings.root if app.settings.in_git else None))
+    stored, cp = app.find(issue, tree=gitinfo.head_tree(app.settings.root if app.settings.in_git else None),
+                          closed=True)
     tasks = task_view(app, stored, cp)
+    closed = why_closed(app, stored, cp)
     if as_json:
         import json
 
@@ -254,9 +270,10 @@ def show_text(app: App, issue: int | None, as_json: bool, *, provenance: bool = 
         data = to_json(with_digests(cp)._replace(phases=tasks.followed(cp).phases), issue=stored.number,
                        url=stored.location)
         data.update(tasks.to_json())
+        data["closed"] = closed or None
         return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
     return present.show(tasks.followed(cp), label=app.label(stored.number), location=app.where(stored), env=app.env,
-                        provenance=provenance, tasks=tasks.lines).rstrip("\n") + "\n"
+                        provenance=provenance, tasks=tasks.lines, closed=closed).rstrip("\n") + "\n"
 
 
 def hook_context(app: App, stored: Stored, cp: Checkpoint, tree: gitinfo.WorkTree, event: dict,

@@ -198,6 +198,7 @@ class ReadyRequest:
 
     issue: int | None = None
     json: bool = False
+    limit: int | None = None  # at most this many children (ready ones; with json, any), newest parents first
 
     def check(self) -> None:
         return None
@@ -207,15 +208,25 @@ class Ready(NamedTuple):
     families: tuple[tuple[Stored, Checkpoint, Family], ...]
     now: datetime
     repaired: tuple[str, ...] = ()  # claims shown again in a child's body (see show_claims)
+    limit: int | None = None
+    cut: bool = False  # the parents were read only until more than ``limit`` children were found
 
     def json_rows(self) -> list[dict[str, Any]]:
-        return [{**child.to_json(self.now), "parent": family.parent}
+        rows = [{**child.to_json(self.now), "parent": family.parent}
                 for _, _, family in self.families for child in family.children]
+        return rows[:self.limit]
+
+    def more(self, shown: int, found: int) -> str:
+        """What a listing cut at ``limit`` says ("" when nothing is left)."""
+        from ghstate.services.lifecycle import more_line
+
+        return more_line(shown, "children") if self.limit is not None and (found > shown or self.cut) else ""
 
     def lines(self, app: App) -> tuple[list[str], list[str]]:
         """(stdout, stderr): one line per ready child; what the others are, when none is ready; where the
         children a person moved to another parent went (that parent's ``ready`` offers them)."""
-        out, said = [], []
+        out: list[str] = []
+        said: list[str] = []
         for _, cp, family in self.families:
             ready = ready_of(family.children, self.now)
             # #N as ghstate takes it back (claim, resume), on either store
@@ -227,7 +238,10 @@ class Ready(NamedTuple):
         if not self.families:
             said.append(f"No checkpoint in the {app.store.kind} store has children; make some with "
                         "'ghstate split ISSUE'.")
-        return out, [*said, *self.repaired]
+        found = len(out)
+        out = out[:self.limit]
+        more = self.more(len(out), found)
+        return out, [*said, *self.repaired, *([more] if more else [])]
 
 
 def moved_line(app: App, child: Child, parent: int) -> str:
@@ -260,16 +274,24 @@ def run_ready(app: App, request: ReadyRequest) -> Ready:
     if request.issue is not None:
         stored, cp = app.find(request.issue)
         family = family_of(app, stored.number, cp)
-        return Ready(((stored, cp, family),), now, tuple(show_claims(app, family.children)))
+        return Ready(((stored, cp, family),), now, tuple(show_claims(app, family.children)), request.limit)
+    from ghstate.services.lifecycle import listed
+
     families = []
     tasks = backend(app)
-    for stored in app.store.list_open():
+    found, cut = 0, False
+    for stored in listed(app):
+        if request.limit is not None and found > request.limit:
+            cut = True  # enough to fill the limit and know that more are left
+            break
         cp = checkpoint_of(stored)
         if any(linked_child(p.name) for p in cp.phases) or tasks.has_children(stored.number):
             stored, cp = app.find(stored.number) if app.store.remote else (stored, cp)
-            families.append((stored, cp, family_of(app, stored.number, cp)))
+            family = family_of(app, stored.number, cp)
+            families.append((stored, cp, family))
+            found += len(family.children) if request.json else len(ready_of(family.children, now))
     children = tuple({c.number: c for _, _, f in families for c in f.children if not c.moved}.values())
-    return Ready(tuple(families), now, tuple(show_claims(app, children)))
+    return Ready(tuple(families), now, tuple(show_claims(app, children)), request.limit, cut)
 
 
 def dumps(data: Any) -> str:
