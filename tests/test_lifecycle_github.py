@@ -57,11 +57,11 @@ def test_an_opened_pull_request_is_linked_once(runner, run, monkeypatch, tmp_pat
     assert state(runner).meta.pull_request == PullRequest(12, PR_URL, "open")
     assert runner.issues[7]["state"] == "open" and state(runner).verification_data is None
     linked = len(runner.calls)
-    assert linked == 3  # the listing that found it, the chain's commit, the chain moved with the body
+    assert linked == 4  # the branch's entry, the checkpoint it names, the chain's commit, its move with the body
     event(runner, monkeypatch, tmp_path, action="synchronize")
     out = run("ci").stdout
     assert "#7 already links pull request #12 (open)" in out and mutations(runner) == []  # no write
-    assert len(runner.calls) == 1 < linked  # the listing that found it
+    assert len(runner.calls) == 2 < linked  # the branch's entry and the checkpoint it names
     assert "Pull request #12 (open) " + PR_URL in run("show", "7").stdout
 
 
@@ -76,10 +76,12 @@ def test_a_merged_pull_request_records_the_result_then_closes_its_checkpoint(run
     assert cp.verification_data.status == "passing" and cp.phases[1].done  # the final result, recorded first
     assert outputs(runner) == {"issue": "7", "status": "passing"}
     assert runner.operations().count("CloseCheckpoint") == 1
-    assert len(runner.calls) == 4, runner.operations()  # the listing, the chain's commit, its move, the close
+    assert len(runner.calls) == 5, runner.operations()  # the lookup 2, the chain's commit, its move, the close
     event(runner, monkeypatch, tmp_path, action="closed", merged=True)  # the event again: nothing is lost or redone
     out = run("ci", "--result", "success").stdout
-    assert "no open checkpoint for branch feature/x; nothing recorded" in out and mutations(runner) == []
+    # the branch index finds it closed, and says so
+    assert "#7, the checkpoint of branch feature/x, was closed when PR #12 merged already; nothing recorded" in out
+    assert mutations(runner) == []
     # resume by number shows the closed state, and says why it closed
     result = run("resume", "7")
     assert "Note: #7 closed when PR #12 merged" in result.stderr
@@ -175,7 +177,8 @@ def test_branches_are_asked_a_hundred_a_request(gh, run):
         gh.add_issue(number, render_body(cp), title=f"b{number}")
     gh.calls.clear()
     rows = json.loads(run("list", "--stale", "--json").stdout)
-    assert len(rows) == 150 and gh.count_op("BranchRefs") == 2 and gh.count_op("OpenCheckpoints") == 2
+    # every open checkpoint with its body (10 a page), every branch asked in 100s
+    assert len(rows) == 150 and gh.count_op("BranchRefs") == 2 and gh.count_op("OpenCheckpoints") == 15
 
 
 def test_close_stale_dry_run_writes_nothing_then_closes_as_not_planned(stale_set, run):

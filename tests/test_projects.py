@@ -72,10 +72,11 @@ def test_a_new_checkpoint_is_an_item_with_its_five_fields(gh, run, sample_file):
     fields = {f["name"]: f for f in gh.project["fields"]}
     assert [fields[n]["dataType"] for n in pure.FIELDS] == ["TEXT", "NUMBER", "SINGLE_SELECT", "TEXT", "DATE"]
     assert [o["name"] for o in fields["CI"]["options"]] == ["passing", "failing", "blocked", "none"]
-    # 5 requests for the repository's first checkpoint (its branch's entry in the branch index, a look through
-    # the open ones: none, create, the entry's commit and ref), 3 for the project: resolve, prepare (add the
-    # item and create the five fields in one document), set the six values (one document)
-    assert gh.graphql() == 3 and len(gh.fake.calls) == 8
+    # 7 requests for the repository's first checkpoint (its branch's entry in the branch index, a look through
+    # the open ones: none, create, the entry's commit, refused for want of the tree ghstate's commits share,
+    # the tree, the commit again, the ref), 3 for the project: resolve, prepare (add the item and create the
+    # five fields in one document), set the six values (one document)
+    assert gh.graphql() == 3 and len(gh.fake.calls) == 10
     assert [m for m, _ in gh.projects.mutations] == ["addProjectV2ItemById", *["createProjectV2Field"] * 5,
                                                      *["updateProjectV2ItemFieldValue"] * 6]
 

@@ -296,7 +296,7 @@ def open_checkpoints(make_app: Callable[[], Any]) -> list[tuple[str, str]]:
 
     app = make_app()
     return [(f"ghstate://checkpoint/{s.number}", s.title or checkpoint_of(s).title or f"checkpoint {s.number}")
-            for s in app.store.list_open()]
+            for s in app.store.list_open(bodies=False)]
 
 
 def prompt_text(issue: str | None, make_app: Callable[[], Any]) -> str:

@@ -16,6 +16,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 LIMIT = click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
                      help="At most N, newest first; says on stderr when more are left.")
+PAGE = 10  # what `list` shows unless --limit says otherwise: one request on GitHub
+BODILESS = frozenset({"issue", "title", "url"})  # the fields of a row that need no body
 
 
 @click.command(name="list")
@@ -27,7 +29,8 @@ LIMIT = click.option("--limit", type=click.IntRange(min=1), default=None, metava
               help="With --stale: days without a write (default: stale_days of the config, GHSTATE_STALE_DAYS, 30).")
 @click.option("--json", "as_json", is_flag=True, help="Print every checkpoint as a JSON object.")
 def list_(limit: int | None, stale: bool, days: int | None, as_json: bool) -> None:
-    """Open checkpoints of the repository (or the local store), one line each, newest first.
+    """Open checkpoints of the repository (or the local store), one line each, newest first: the newest 10
+    unless --limit says how many (one request on GitHub for 10; --json issue,title,url reads no bodies).
 
     \b
     Examples:
@@ -50,7 +53,9 @@ def list_(limit: int | None, stale: bool, days: int | None, as_json: bool) -> No
         more = limit is not None and len(pairs) > limit
         pairs = pairs[:limit]
     else:
-        pairs, more = lifecycle.read_open(app, limit)
+        fields = click.get_current_context().meta.get("json_fields")
+        bodies = not (as_json and fields and set(fields) <= BODILESS)
+        pairs, more = lifecycle.read_open(app, limit or PAGE, bodies)
     app.flush_notices()
     rows = [_row(stored, cp) | ({"stale": list(reasons[stored.number])} if stale else {}) for stored, cp in pairs]
     if more:

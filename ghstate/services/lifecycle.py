@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ghstate.core import present
 from ghstate.core.model import Checkpoint
 from ghstate.git import gitinfo
-from ghstate.services.reader import current
+from ghstate.services.reader import checkpoint_of, current
 from ghstate.store import Partial, Stored
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -26,22 +26,25 @@ class Page(NamedTuple):
     more: bool = False
 
 
-def read_open(app: App, limit: int | None = None) -> Page:
-    """The open checkpoints, newest first, each as every reader sees it; with ``limit``, the store's listing
-    stops at one past it (so that ``more`` is known without reading the rest)."""
+def read_open(app: App, limit: int | None = None, bodies: bool = True) -> Page:
+    """The open checkpoints, newest first; with ``limit``, the store's listing stops at one past it (so that
+    ``more`` is known without reading the rest). Each as every reader sees it on the local store; on GitHub as
+    its body says (a listing reads no chain: a person's edit shows as they saved it, merged by the next write),
+    and with ``bodies`` False as its issue alone (its title; nothing of the body is read)."""
     rows: list[tuple[Stored, Checkpoint]] = []
-    for stored in listed(app):
+    for stored in listed(app, bodies):
         if limit is not None and len(rows) >= limit:
             return Page(rows, True)
-        rows.append((stored, current(app.store, stored)))
+        cp = checkpoint_of(stored) if app.store.remote else current(app.store, stored)
+        rows.append((stored, cp if bodies else cp._replace(title=stored.title or cp.title)))
     return Page(rows)
 
 
-def listed(app: App) -> Iterator[Stored]:
+def listed(app: App, bodies: bool = True) -> Iterator[Stored]:
     """The store's open checkpoints, newest first, read as they are needed; a listing cut short by the store is
     a warning (as ``Store.list_open`` says it), what was read is given."""
     try:
-        yield from app.store.iter_open()
+        yield from app.store.iter_open(bodies=bodies)
     except Partial as exc:  # as ``list_open`` says it: a warning, what was read is listed
         app.store.notices.append(f"there are more open checkpoints than were read ({exc}); close finished ones "
                                  "('ghstate close --stale')")
