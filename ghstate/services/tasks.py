@@ -267,6 +267,9 @@ def nothing_ready(app: App, family: Family, now: datetime, title: str = "") -> s
     return f"nothing ready in {app.label(family.parent)}{f' ({title})' if title else ''}: {what}"
 
 
+PARENT_SCAN = 100  # open checkpoints `ready` without ISSUE looks at on GitHub, newest first: one request
+
+
 def run_ready(app: App, request: ReadyRequest) -> Ready:
     """GitHub: one request for ISSUE (the parent's read carries its children, their links and claims)."""
     request.check()
@@ -280,12 +283,13 @@ def run_ready(app: App, request: ReadyRequest) -> Ready:
     families = []
     tasks = backend(app)
     found, cut = 0, False
-    for stored in listed(app):
-        if request.limit is not None and found > request.limit:
-            cut = True  # enough to fill the limit and know that more are left
+    remote = app.store.remote  # GitHub: parents told by their sub-issues' count, the newest PARENT_SCAN looked at
+    for seen, stored in enumerate(listed(app, bodies=not remote)):
+        if (request.limit is not None and found > request.limit) or (remote and seen >= PARENT_SCAN):
+            cut = True  # enough to fill the limit and know that more are left (or as many as one request reads)
             break
         cp = checkpoint_of(stored)
-        if any(linked_child(p.name) for p in cp.phases) or tasks.has_children(stored.number):
+        if tasks.has_children(stored.number) or (not remote and any(linked_child(p.name) for p in cp.phases)):
             stored, cp = app.find(stored.number) if app.store.remote else (stored, cp)
             family = family_of(app, stored.number, cp)
             families.append((stored, cp, family))
