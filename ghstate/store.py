@@ -106,7 +106,8 @@ class Store(Protocol):
 
     # most recent first, lazily; ``heads``: with what each chain's head holds where the store has it at no cost
     # (the local store; GitHub reads a head by number, ``with_head``)
-    def iter_open(self, heads: bool = False, bodies: bool = True) -> Iterator[Stored]: ...
+    # ``page``: how many the caller reads before it stops (a store that reads in pages may read that many at once)
+    def iter_open(self, heads: bool = False, bodies: bool = True, page: int = 0) -> Iterator[Stored]: ...
 
     # The checkpoint of ``branch``: the newest open one its marker names, else the newest closed one where the
     # store knows it; None when there is none; UNINDEXED when the store cannot tell (look through ``iter_open``).

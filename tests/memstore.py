@@ -109,7 +109,7 @@ class MemoryStore:
     def index_branch(self, stored: Stored, branch: str, leaving: str = "") -> int:
         return stored.number
 
-    def iter_open(self, heads: bool = False, bodies: bool = True) -> Iterator[Stored]:
+    def iter_open(self, heads: bool = False, bodies: bool = True, page: int = 0) -> Iterator[Stored]:
         self._step("list", 0)
         return iter([self._stored(n) for n in sorted(self.bodies, reverse=True)])
 

@@ -173,14 +173,15 @@ class GitHubStore:
                                 "finished ones")
         return found
 
-    def iter_open(self, heads: bool = False, bodies: bool = True) -> Iterator[Stored]:
+    def iter_open(self, heads: bool = False, bodies: bool = True, page: int = 0) -> Iterator[Stored]:
         """Open checkpoints, most recently updated first, a page per GraphQL request as they are needed (100,
-        or BODY_PAGE with ``bodies``: every answer stays under 1 MB), at most MAX_OPEN in all. No chain heads
+        or BODY_PAGE with ``bodies``: every answer stays under 1 MB; ``page``: as many as a caller that stops
+        after them needs, one more body at most), at most MAX_OPEN in all. No chain heads
         (``heads`` is for the local store): ``with_head`` reads one by number for a reader that needs it. A
         look through all of them with their bodies keeps the branches they name (``seen_branches``: whether
         every one is in the branch index)."""
         after: str | None = None
-        first = BODY_PAGE if bodies else 100
+        first = min(page or 100, BODY_PAGE + 1 if bodies else 100) if page else BODY_PAGE if bodies else 100
         branches: set[str] = set()
         for _ in range(-(-MAX_OPEN // first)):
             answer = self.graphql("open_checkpoints", self._variables(label=self.policy.label, after=after,

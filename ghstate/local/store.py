@@ -215,7 +215,7 @@ class LocalStore:
         """The open checkpoints and the closed ones (``closed/``), by number."""
         return list(self._readable(sorted({*self.numbers(), *self._closed_numbers()})))
 
-    def iter_open(self, heads: bool = False, bodies: bool = True) -> Iterator[Stored]:
+    def iter_open(self, heads: bool = False, bodies: bool = True, page: int = 0) -> Iterator[Stored]:
         """Checkpoints, newest first, read one at a time (branch lookup stops at the first match)."""
         return self._readable(reversed(self.numbers()))
 

@@ -32,7 +32,7 @@ def read_open(app: App, limit: int | None = None, bodies: bool = True) -> Page:
     its body says (a listing reads no chain: a person's edit shows as they saved it, merged by the next write),
     and with ``bodies`` False as its issue alone (its title; nothing of the body is read)."""
     rows: list[tuple[Stored, Checkpoint]] = []
-    for stored in listed(app, bodies):
+    for stored in listed(app, bodies, limit + 1 if limit else 0):
         if limit is not None and len(rows) >= limit:
             return Page(rows, True)
         cp = checkpoint_of(stored) if app.store.remote else current(app.store, stored)
@@ -40,11 +40,11 @@ def read_open(app: App, limit: int | None = None, bodies: bool = True) -> Page:
     return Page(rows)
 
 
-def listed(app: App, bodies: bool = True) -> Iterator[Stored]:
+def listed(app: App, bodies: bool = True, page: int = 0) -> Iterator[Stored]:
     """The store's open checkpoints, newest first, read as they are needed; a listing cut short by the store is
     a warning (as ``Store.list_open`` says it), what was read is given."""
     try:
-        yield from app.store.iter_open(bodies=bodies)
+        yield from app.store.iter_open(bodies=bodies, page=page)
     except Partial as exc:  # as ``list_open`` says it: a warning, what was read is listed
         app.store.notices.append(f"there are more open checkpoints than were read ({exc}); close finished ones "
                                  "('ghstate close --stale')")

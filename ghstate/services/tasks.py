@@ -284,9 +284,9 @@ def run_ready(app: App, request: ReadyRequest) -> Ready:
     tasks = backend(app)
     found, cut = 0, False
     remote = app.store.remote  # GitHub: parents told by their sub-issues' count, the newest PARENT_SCAN looked at
-    for seen, stored in enumerate(listed(app, bodies=not remote)):
-        if (request.limit is not None and found > request.limit) or (remote and seen >= PARENT_SCAN):
-            cut = True  # enough to fill the limit and know that more are left (or as many as one request reads)
+    for seen, stored in enumerate(listed(app, bodies=not remote, page=PARENT_SCAN if remote else 0)):
+        if request.limit is not None and found > request.limit:
+            cut = True  # enough to fill the limit and know that more are left
             break
         cp = checkpoint_of(stored)
         if tasks.has_children(stored.number) or (not remote and any(linked_child(p.name) for p in cp.phases)):
@@ -294,6 +294,9 @@ def run_ready(app: App, request: ReadyRequest) -> Ready:
             family = family_of(app, stored.number, cp)
             families.append((stored, cp, family))
             found += len(family.children) if request.json else len(ready_of(family.children, now))
+        if remote and seen == PARENT_SCAN - 1:  # as many as one request reads: more were left if GitHub counts more
+            cut = getattr(app.store, "open_count", 0) > PARENT_SCAN
+            break
     children = tuple({c.number: c for _, _, f in families for c in f.children if not c.moved}.values())
     return Ready(tuple(families), now, tuple(show_claims(app, children)), request.limit, cut)
 
