@@ -5,9 +5,10 @@ Run: python benchmarks/scale.py [--counts 10,1000,10000] [--markdown]
 
 Each count gets a fresh fake seeded with that many open checkpoints, each in the branch index (as ghstate
 writes a new one), updated oldest first; the newest twenty and the oldest two (those the rows read) have a
-body of about 60,000 characters (GitHub's limit is 65,536): what a page of bodies must stay under 1 MB with. Then ghstate runs as a process, once per row:
-`resume` and `checkpoint --risk R --resume-at P` by branch on the newest branch, the oldest and a branch with none (the
-write there creates one), `list` (its first page), `ready` and the session-start hook. Requests and bytes
+body of about 60,000 characters (GitHub's limit is 65,536): what a page of bodies must stay under 1 MB
+with. Then ghstate runs as a process, once per row: `resume` and `checkpoint --risk R --resume-at P` by
+branch on the newest branch, the oldest and a branch with none (the write there creates one), `list` (its
+first page), `ready` and the session-start hook. Requests and bytes
 are counted at the fake (bytes: the answers' bodies, the largest one too); seconds are the process's wall
 time, PyGithub's start-up included, no network latency (add a round trip per request for the real thing).
 A figure measured, not asserted: tests/test_branch_index.py holds the request counts.
