@@ -193,3 +193,20 @@ def test_branch_names_with_slashes_or_unicode_are_apart(gh, run, repo):
     assert sorted(gh.tasks.branch_index().values()) == [1, 2, 3, 4]
     git(repo, "checkout", "-q", "a/b")
     assert "GitHub issue #2 " in run("resume").stdout
+
+
+@pytest.mark.parametrize("reason, said", [("completed", "#7 closed when PR #12 merged"),
+                                          ("not_planned", "#7 closed as not planned")])
+def test_resume_on_a_branch_whose_checkpoint_closed_says_so_and_shows_it(gh, run, reason, said):
+    marker = {"revision": 2, "branch": "feature/x", "pull_request": {
+        "number": 12, "url": "https://github.com/octo/hello/pull/12",
+        "state": "merged" if reason == "completed" else "closed"}}
+    gh.add_issue(7, f"<!-- ghstate:v1 {json.dumps(marker)} -->\n## Goal\nShip it.\n## Resume instruction\ngo\n",
+                 title="Checkpoint: feature/x")
+    gh.tasks.index(7, "feature/x")
+    gh.tasks.close(7, reason)
+    start = len(gh.operations())
+    result = run("resume")
+    assert said in result.stderr and "no open checkpoint" not in result.stderr
+    assert "Ship it." in result.stdout and ops_since(gh, start) == ["BranchCheckpoint", "Checkpoint"]
+    assert json.loads(run("resume", "--json").stdout)["closed"]

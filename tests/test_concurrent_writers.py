@@ -239,3 +239,42 @@ def test_twenty_writers_on_four_machines_ci_and_two_people_lose_nothing(how, tmp
         assert "asked by mona" in state["questions"], "a person's edit was undone"
         assert "required flags, not positional" not in state["decisions"], "a person's deletion was undone"
         assert fake.problems() == []
+
+
+@pytest.mark.slow
+def test_twenty_agents_creating_checkpoints_for_twenty_branches_at_once_each_find_their_own(tmp_path):
+    """Issue 38: each of 20 agents creates its branch's checkpoint at once, and a second agent races the
+    first on five of the branches: every branch ends with one open checkpoint, in the branch index, holding
+    every write that reported landing, and each branch's resume finds its own."""
+    with serve_fake() as fake:
+        env = environment(fake, tmp_path)
+        cmd = [sys.executable, "-m", "ghstate"]
+        jobs = []
+        for k in range(25):
+            branch = f"agent/{k % 20}-ü"
+            folder = tmp_path / f"agent-{k}"
+            folder.mkdir()
+            for args in (["init", "-q", "-b", branch], ["commit", "-q", "--allow-empty", "-m", "init"]):
+                subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+            jobs.append((branch, folder, subprocess.Popen(
+                [*cmd, "checkpoint", "--goal", f"goal of {branch}", "--decision", f"decided by agent {k}",
+                 "--resume-at", "Phase 1"], cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True)))
+        for _, _, proc in jobs:
+            _, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0 and "Traceback" not in err, err
+        open_ones = {}
+        for number, issue in fake.issues.items():
+            if issue["state"] == "open":
+                cp = parse(issue["body"]).checkpoint
+                assert cp.meta.branch not in open_ones, f"two open checkpoints for {cp.meta.branch}"
+                open_ones[cp.meta.branch] = number
+        assert len(open_ones) == 20
+        for k, (branch, folder, _) in enumerate(jobs):
+            resumed = subprocess.run([*cmd, "resume", "--format", "json"], cwd=folder, env=env, capture_output=True,
+                                     text=True, timeout=60)
+            assert resumed.returncode == 0, resumed.stderr
+            state = json.loads(resumed.stdout)
+            assert state["issue"] == open_ones[branch] and state["goal"] == f"goal of {branch}"
+            assert f"decided by agent {k}" in state["decisions"], state
+        assert fake.problems() == []

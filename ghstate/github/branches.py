@@ -145,12 +145,10 @@ class BranchIndex:
                 left = self._entry(leaving)
                 if left.number == stored.number:
                     updates.append({"name": ref_name(leaving), "afterOid": ZERO, "beforeOid": left.oid})
-            if self._complete(branch):
-                updates.append({"name": INDEXED, "afterOid": oid, "beforeOid": ZERO})
-            answer = store.graphql("update_refs", {"input": {"repositoryId": store._repository_id,
-                                                             "refUpdates": updates}}, partial=True,
-                                   what=f"indexing the checkpoint of branch {branch}",
-                                   landed=lambda: {} if self._entry(branch).oid == oid else None)
+            flag = [{"name": INDEXED, "afterOid": oid, "beforeOid": ZERO}] if self._complete(branch) else []
+            answer = self._move(branch, oid, updates + flag)
+            if answer.get("errors") and flag and self._entry(branch).oid == known.oid:
+                answer = self._move(branch, oid, updates)  # refs/ghstate/indexed set meanwhile, by another writer
             if answer.get("errors"):
                 now = self._entry(branch)
                 if now.number is None:
@@ -163,6 +161,14 @@ class BranchIndex:
             return stored.number
         self.read[branch] = Entry(oid, stored.number)
         return stored.number
+
+    def _move(self, branch: str, oid: str, updates: list[dict[str, Any]]) -> dict[str, Any]:
+        """The index's refs moved in one ``updateRefs`` (all or none), its whole answer (a lost one is looked
+        into: moved when the branch's ref points at ``oid``)."""
+        store = self.store
+        return store.graphql("update_refs", {"input": {"repositoryId": store._repository_id, "refUpdates": updates}},
+                             partial=True, what=f"indexing the checkpoint of branch {branch}",
+                             landed=lambda: {} if self._entry(branch).oid == oid else None)
 
     def _entry(self, branch: str) -> Entry:
         """The branch's entry as it is now, and the repository's id (one request)."""
