@@ -443,3 +443,17 @@ def test_the_board_limit_keeps_its_order_and_says_more_are_left(two_repos, run):
     data = json.loads(run("board", "--json", "--limit", "3").stdout)
     assert list(data) == ["source", "stale_days", "hidden", "checkpoints"] and len(data["checkpoints"]) == 3
     assert "More" not in run("board", "--limit", "4").stderr
+
+
+def test_a_dry_run_of_an_update_writes_nothing_anywhere(gh, run, sample_file):
+    """Issue 39, bug 1: an update's dry run returns the checkpoint as read, which was taken for a write, and
+    the project item was moved on while the issue was not written."""
+    run("checkpoint", "--file", str(sample_file), "--title", "CLI refactor")
+    mutations, start = list(gh.projects.mutations), len(gh.fake.calls)
+    for flags in (["--done", "Phase 2"], ["--decision", "X"], ["--risk", "R", "--json"]):
+        run("checkpoint", "1", *flags, "--dry-run")
+        run("checkpoint", *flags, "--dry-run")  # by branch too
+    assert gh.projects.mutations == mutations
+    sent = gh.fake.calls[start:]
+    assert not any(body and "mutation" in str(body.get("query", "")).split("(")[0] for _, _, body in sent)
+    assert not any(m in ("POST", "PATCH", "PUT", "DELETE") and "/graphql" not in url for m, url, _ in sent)

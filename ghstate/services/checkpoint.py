@@ -215,7 +215,7 @@ def run_checkpoint(app: App, request: CheckpointRequest) -> CheckpointOutcome:
                  for c in result.file_conflicts]
     warnings += [w for w in [findings.write_warning(result.previous, result.checkpoint)] if w and result.changed]
     stored = result.stored
-    if stored is None:  # a dry run
+    if stored is None or spec.dry_run:  # a dry run (of an update, the checkpoint as read): nothing written anywhere
         return CheckpointOutcome(result, tuple(warnings), "", "")
     warnings += app.keep_project(stored, result.checkpoint)
     location = app.where(stored)
