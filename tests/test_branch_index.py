@@ -210,3 +210,22 @@ def test_resume_on_a_branch_whose_checkpoint_closed_says_so_and_shows_it(gh, run
     assert said in result.stderr and "no open checkpoint" not in result.stderr
     assert "Ship it." in result.stdout and ops_since(gh, start) == ["BranchCheckpoint", "Checkpoint"]
     assert json.loads(run("resume", "--json").stdout)["closed"]
+
+
+def test_a_chain_ref_moved_onto_another_checkpoints_log_is_said_and_never_built_on(gh, run):
+    """Issue 39, bug 6: `git push origin refs/ghstate/checkpoints/2:refs/ghstate/checkpoints/1` (or a tool that
+    misfires). A commit names its checkpoint: #1 is read from its body, said, and its write does not land on
+    #2's log."""
+    seed(gh, 1, "feature/x")
+    seed(gh, 2, "other")
+    run("checkpoint", "1", "--decision", "one's own")
+    run("checkpoint", "2", "--decision", "two's own")
+    two = gh.tasks.refs["refs/ghstate/checkpoints/2"]
+    gh.tasks.refs["refs/ghstate/checkpoints/1"] = two
+    result = run("resume", "1", "--format", "json")
+    assert "points at a commit of #2's write log, not #1's" in result.stderr
+    assert json.loads(result.stdout)["decisions"] == ["one's own"]
+    result = run("checkpoint", "1", "--decision", "after the move")
+    assert "points at a commit of #2's write log" in result.stderr
+    assert state(gh, 1).decisions == ("one's own", "after the move")
+    assert gh.tasks.refs["refs/ghstate/checkpoints/2"] == two and state(gh, 2).decisions == ("two's own",)

@@ -159,7 +159,14 @@ class GitHubStore:
         if node.get("__typename") == "PullRequest":
             raise NotFound(f"#{number} in {self.repo_name} is a pull request, not a checkpoint issue")
         self._keep_labels(repository)
-        self._heads[number] = _head(repository.get("head"))
+        self._heads[number] = head = _head(repository.get("head"))
+        if head is not None and head.link is not None and head.link.number != number:  # moved onto another's
+            self._heads[number], chained = None, False
+            self.unprotected = self.unprotected or f"{ref_name(number)} points at a commit of #{head.link.number}'s log"
+            self.notices.append(f"{ref_name(number)} points at a commit of #{head.link.number}'s write log, not "
+                                f"#{number}'s (moved by hand?): #{number} is read from its body, and a write to it "
+                                f"is not built on that log; point the ref back at #{number}'s own commit, or delete "
+                                "it to start its log again")
         return self._keep(node, self._heads[number], chained)
 
     # ---------------------------------------------------------------------------- checkpoints
