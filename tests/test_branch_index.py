@@ -229,3 +229,21 @@ def test_a_chain_ref_moved_onto_another_checkpoints_log_is_said_and_never_built_
     assert "points at a commit of #2's write log" in result.stderr
     assert state(gh, 1).decisions == ("one's own", "after the move")
     assert gh.tasks.refs["refs/ghstate/checkpoints/2"] == two and state(gh, 2).decisions == ("two's own",)
+
+
+@pytest.mark.parametrize("message", ["a commit of someone else's\n", 'ghstate #1 r2: x\n\n{"format":"ghstate-chain/1",',
+                                     "ghstate #1 r2: x\n\n" + "{" * 200_000])
+def test_a_head_that_is_no_ghstate_commit_is_said_and_the_write_goes_on_top(gh, run, message):
+    """Issue 39, bug 7: the body was read and the next write landed, but nothing said the log's head was
+    unreadable, or where the write put its commit."""
+    seed(gh, 1, "feature/x")
+    run("checkpoint", "1", "--decision", "before")
+    tree = gh.tasks.objects[gh.tasks.refs["refs/ghstate/checkpoints/1"]]["tree"]
+    gh.tasks.objects["f" * 40] = {"type": "commit", "message": message, "tree": tree, "parents": [], "at": "x"}
+    gh.tasks.refs["refs/ghstate/checkpoints/1"] = "f" * 40
+    result = run("resume", "1")
+    assert f"refs/ghstate/checkpoints/1's newest commit ({'f' * 12}) is no write of ghstate's" in result.stderr
+    result = run("checkpoint", "1", "--decision", "after")
+    assert "is no write of ghstate's" in result.stderr and "a write's commit goes on top of it" in result.stderr
+    assert state(gh, 1).decisions == ("before", "after")
+    assert gh.tasks.objects[gh.tasks.refs["refs/ghstate/checkpoints/1"]]["parents"] == ["f" * 40]

@@ -160,6 +160,12 @@ class GitHubStore:
             raise NotFound(f"#{number} in {self.repo_name} is a pull request, not a checkpoint issue")
         self._keep_labels(repository)
         self._heads[number] = head = _head(repository.get("head"))
+        said = f"{ref_name(number)}'s newest commit"
+        message = (((repository.get("head") or {}).get("target")) or {}).get("message")
+        if head is not None and head.link is None and isinstance(message, str) and \
+                not any(said in n for n in self.notices):  # a commit that holds no write of ghstate's
+            self.notices.append(f"{said} ({head.oid[:12]}) is no write of ghstate's (its message does not hold "
+                                f"one): #{number} is read from its body, and a write's commit goes on top of it")
         if head is not None and head.link is not None and head.link.number != number:  # moved onto another's
             self._heads[number], chained = None, False
             self.unprotected = self.unprotected or f"{ref_name(number)} points at a commit of #{head.link.number}'s log"
