@@ -38,8 +38,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import requests
 import responses
-from github_schema import problems as schema_problems
-from graphql import GraphQLError, default_field_resolver, graphql_sync
+from github_schema import judged
+from graphql import GraphQLError, default_field_resolver, execute_sync
 
 API_DIR = Path(__file__).resolve().parent / "fixtures" / "github-api"  # GitHub's REST API description
 SPEC_FILE = API_DIR / "openapi-subset.json"
@@ -371,7 +371,7 @@ class FakeGitHub:
         if not isinstance(body, dict) or not isinstance(body.get("query"), str):
             return 400, {}, json.dumps({"message": "Problems parsing JSON", "documentation_url": REST_DOCS,
                                         "status": "400"})
-        found = schema_problems(body["query"])
+        document, found = judged(body["query"])  # parsed and judged once per distinct document
         if found:  # refused before anything runs: errors, no data
             self.graphql_problems.extend(f"GraphQL: {p}" for p in found)
             return self._json(200, {"errors": [{"message": p} for p in found]}, resource="graphql")
@@ -381,7 +381,7 @@ class FakeGitHub:
                 raise GraphQLTypedError(failing.message, failing.type or "INTERNAL")
             return default_field_resolver(source, info, **args)
 
-        result = graphql_sync(_schema(), body["query"], root_value=self.graphql_root,
+        result = execute_sync(_schema(), document, root_value=self.graphql_root,
                               variable_values=body.get("variables") or {}, field_resolver=resolve)
         answer: dict[str, Any] = {"data": result.data}
         if result.errors:
