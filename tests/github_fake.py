@@ -183,6 +183,11 @@ class FakeGitHub:
         self.history_lag = 0  # reads whose edit history leaves out the newest version (an index behind its body)
         self.cursors = "offset"  # a History cursor counts from the newest ("offset": new versions shift it)
         #   or names a version ("version": stable while versions are added)
+        # The knobs above and the Git ref variant's fields (``github_fake_tasks.Variant``) whose other value
+        # would have answered a request otherwise, or kept another state, at some point of this fake's life:
+        # a knob not in here changed nothing (tests/test_write_log.py runs a case only under the variants
+        # that can change it, and checks it with this)
+        self.reached: set[str] = set()
         self.clock = datetime(2026, 11, 22, 8, 0, tzinfo=timezone.utc)
         self.reset_at: dict[str, int] = {}  # resource ("core", "graphql") -> when its used-up limit resets
         self._limit_status = 403  # REST's answer to a used-up limit: 403 or 429
@@ -251,6 +256,8 @@ class FakeGitHub:
         """GitHub's edit history of a body: every version, with who saved it and when (with
         ``coalesce_seconds``, a quick second save by one editor replaces that editor's last version)."""
         last = (self.editors.get(number) or [None])[-1]
+        if last is not None and len(self.history[number]) > 1 and last["login"] == login and not last["deleted"]:
+            self.reached.add("coalesce_seconds")  # a second save by one editor: some window merges it
         if self.coalesce_seconds is not None and last is not None and len(self.history[number]) > 1 and \
                 last["login"] == login and not last["deleted"] and \
                 (self.clock - datetime.strptime(last["at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
@@ -480,6 +487,8 @@ class FakeGitHub:
         bodies = self.history.get(number, [])
         editors = self.editors.get(number, [])
         versions = list(enumerate(zip(bodies, editors, strict=True)))[::-1] if len(bodies) > 1 else []
+        if len(versions) > 1:
+            self.reached.add("history_lag")
         if self.history_lag > 0 and len(versions) > 1:  # the index behind the body: its newest version not listed
             self.history_lag -= 1
             versions = versions[1:]
@@ -488,6 +497,8 @@ class FakeGitHub:
         else:
             start = int(after) if after else 0
         chunk = versions[start: start + (first or 100)]
+        if after or chunk:
+            self.reached.add("cursors")  # a cursor read, or one given out
         nodes = [{"id": node_id("UCE", REPO_ID, 1000 + number, index), "diff": None if e["deleted"] else b,
                   "editedAt": e["at"], "createdAt": e["at"], "updatedAt": e.get("deleted_at") or e["at"],
                   "deletedAt": e.get("deleted_at") if e["deleted"] else None,
