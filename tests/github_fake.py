@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import hashlib
 import json
 import re
@@ -60,8 +61,10 @@ GRAPHQL_STATUSES = (200, 401, 403, 502, 504)  # what GitHub answers a GraphQL re
 REPO_ID = 1296269  # the database id of the repository (the API description's example repository)
 USER_ID = 583231  # the viewer's (octocat's) database id
 
+@functools.cache
 def _examples() -> tuple[dict, dict, dict]:
-    """GitHub's example issue, comment and label, the payloads every fake object starts from."""
+    """GitHub's example issue, comment and label, the payloads every fake object starts from (read once: each
+    object is a deep copy of one)."""
     spec = json.loads(SPEC_FILE.read_text(encoding="utf-8"))
     ops = {o["operationId"]: o for o in spec["operations"]}
 
