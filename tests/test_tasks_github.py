@@ -1,7 +1,8 @@
 """Tasks that split on the fake GitHub, under every variant of what GitHub's documentation leaves open
-(``github_fake_tasks.VARIANTS``): split's request budget and idempotence, ready in one request, the
-roll-up at no cost, racing agents with exactly one winner per child (deterministic schedules), leases
-taken over, done, the fallback without ``contents: write``, and no comment posted by any of it."""
+(``github_fake_tasks.VARIANTS``) that can change the case (the others give it the very same answers:
+tests/variants.py): split's request budget and idempotence, ready in one request, the roll-up at no cost,
+racing agents with exactly one winner per child (deterministic schedules), leases taken over, done, the
+fallback without ``contents: write``, and no comment posted by any of it."""
 
 from __future__ import annotations
 

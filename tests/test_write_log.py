@@ -1,6 +1,7 @@
 """The write log on a chain, as GitHub really is: each case of issue 33 against the fake GitHub, each writer on
 a machine of its own (its own ``.ghstate/``), a reader on a machine that never wrote, in every variant of
-GitHub's behaviour the fake offers for what GitHub does not document.
+GitHub's behaviour the fake offers for what GitHub does not document that can change the case (the others
+give it the very same answers: tests/variants.py, checked on every run).
 
 Every case was a lost write or an undone edit while the log was the body's edit history: a landed update
 whose answer was lost, resent over a later writer's; ``push`` after an outage overwriting a person's later
