@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import hashlib
 import json
 import re
@@ -38,8 +39,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import requests
 import responses
-from github_schema import problems as schema_problems
-from graphql import GraphQLError, default_field_resolver, graphql_sync
+from github_schema import judged
+from graphql import GraphQLError, default_field_resolver, execute_sync
 
 API_DIR = Path(__file__).resolve().parent / "fixtures" / "github-api"  # GitHub's REST API description
 SPEC_FILE = API_DIR / "openapi-subset.json"
@@ -60,8 +61,10 @@ GRAPHQL_STATUSES = (200, 401, 403, 502, 504)  # what GitHub answers a GraphQL re
 REPO_ID = 1296269  # the database id of the repository (the API description's example repository)
 USER_ID = 583231  # the viewer's (octocat's) database id
 
+@functools.cache
 def _examples() -> tuple[dict, dict, dict]:
-    """GitHub's example issue, comment and label, the payloads every fake object starts from."""
+    """GitHub's example issue, comment and label, the payloads every fake object starts from (read once: each
+    object is a deep copy of one)."""
     spec = json.loads(SPEC_FILE.read_text(encoding="utf-8"))
     ops = {o["operationId"]: o for o in spec["operations"]}
 
@@ -184,6 +187,11 @@ class FakeGitHub:
         self.history_lag = 0  # reads whose edit history leaves out the newest version (an index behind its body)
         self.cursors = "offset"  # a History cursor counts from the newest ("offset": new versions shift it)
         #   or names a version ("version": stable while versions are added)
+        # The knobs above and the Git ref variant's fields (``github_fake_tasks.Variant``) whose other value
+        # would have answered a request otherwise, or kept another state, at some point of this fake's life:
+        # a knob not in here changed nothing (tests/test_write_log.py runs a case only under the variants
+        # that can change it, and checks it with this)
+        self.reached: set[str] = set()
         self.clock = datetime(2026, 11, 22, 8, 0, tzinfo=timezone.utc)
         self.reset_at: dict[str, int] = {}  # resource ("core", "graphql") -> when its used-up limit resets
         self._limit_status = 403  # REST's answer to a used-up limit: 403 or 429
@@ -253,6 +261,8 @@ class FakeGitHub:
         """GitHub's edit history of a body: every version, with who saved it and when (with
         ``coalesce_seconds``, a quick second save by one editor replaces that editor's last version)."""
         last = (self.editors.get(number) or [None])[-1]
+        if last is not None and len(self.history[number]) > 1 and last["login"] == login and not last["deleted"]:
+            self.reached.add("coalesce_seconds")  # a second save by one editor: some window merges it
         if self.coalesce_seconds is not None and last is not None and len(self.history[number]) > 1 and \
                 last["login"] == login and not last["deleted"] and \
                 (self.clock - datetime.strptime(last["at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
@@ -373,7 +383,7 @@ class FakeGitHub:
         if not isinstance(body, dict) or not isinstance(body.get("query"), str):
             return 400, {}, json.dumps({"message": "Problems parsing JSON", "documentation_url": REST_DOCS,
                                         "status": "400"})
-        found = schema_problems(body["query"])
+        document, found = judged(body["query"])  # parsed and judged once per distinct document
         if found:  # refused before anything runs: errors, no data
             self.graphql_problems.extend(f"GraphQL: {p}" for p in found)
             return self._json(200, {"errors": [{"message": p} for p in found]}, resource="graphql")
@@ -383,7 +393,7 @@ class FakeGitHub:
                 raise GraphQLTypedError(failing.message, failing.type or "INTERNAL")
             return default_field_resolver(source, info, **args)
 
-        result = graphql_sync(_schema(), body["query"], root_value=self.graphql_root,
+        result = execute_sync(_schema(), document, root_value=self.graphql_root,
                               variable_values=body.get("variables") or {}, field_resolver=resolve)
         answer: dict[str, Any] = {"data": result.data}
         if result.errors:
@@ -485,6 +495,8 @@ class FakeGitHub:
         bodies = self.history.get(number, [])
         editors = self.editors.get(number, [])
         versions = list(enumerate(zip(bodies, editors, strict=True)))[::-1] if len(bodies) > 1 else []
+        if len(versions) > 1:
+            self.reached.add("history_lag")
         if self.history_lag > 0 and len(versions) > 1:  # the index behind the body: its newest version not listed
             self.history_lag -= 1
             versions = versions[1:]
@@ -493,6 +505,8 @@ class FakeGitHub:
         else:
             start = int(after) if after else 0
         chunk = versions[start: start + (first or 100)]
+        if after or chunk:
+            self.reached.add("cursors")  # a cursor read, or one given out
         nodes = [{"id": node_id("UCE", REPO_ID, 1000 + number, index), "diff": None if e["deleted"] else b,
                   "editedAt": e["at"], "createdAt": e["at"], "updatedAt": e.get("deleted_at") or e["at"],
                   "deletedAt": e.get("deleted_at") if e["deleted"] else None,

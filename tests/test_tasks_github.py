@@ -1,7 +1,8 @@
 """Tasks that split on the fake GitHub, under every variant of what GitHub's documentation leaves open
-(``github_fake_tasks.VARIANTS``): split's request budget and idempotence, ready in one request, the
-roll-up at no cost, racing agents with exactly one winner per child (deterministic schedules), leases
-taken over, done, the fallback without ``contents: write``, and no comment posted by any of it."""
+(``github_fake_tasks.VARIANTS``) that can change the case (the others give it the very same answers:
+tests/variants.py): split's request budget and idempotence, ready in one request, the roll-up at no cost,
+racing agents with exactly one winner per child (deterministic schedules), leases taken over, done, the
+fallback without ``contents: write``, and no comment posted by any of it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from github_fake import FakeGitHub
 from github_fake_tasks import VARIANTS
 from turnstile import SCHEDULES, Turnstile
+from variants import changed_by, check, knob, parametrize
 
 from ghstate.core.chain import TREE_FILES
 from ghstate.core.parse import parse
@@ -41,18 +43,24 @@ Start at Phase 2.
 """
 
 
-@pytest.fixture(params=VARIANTS, ids=[v.name for v in VARIANTS])
+def pytest_generate_tests(metafunc):
+    # each case runs under the default and the variants that can change it (tests/variants.py: its @changed_by)
+    parametrize(metafunc, [(v.name, v, knob(v)) for v in VARIANTS])
+
+
+@pytest.fixture
 def gh(request, isolated, repo, monkeypatch):
     monkeypatch.setenv("GH_TOKEN", TOKEN)
     monkeypatch.setenv("GITHUB_REPOSITORY", "octo/hello")
     monkeypatch.setattr("ghstate.github.transport._sleep", lambda seconds: None)
     fake = FakeGitHub(isolated)
-    fake.tasks.use(request.param)
+    fake.tasks.use(request.param.how)
     fake.tasks.add_tree(TREE_FILES)  # a repository whose first chain commit was written (its tree is there)
     yield fake
     assert fake.problems() == [], "requests that GitHub's API description does not allow"
     assert not any(m == "POST" and u.endswith("/comments") for m, u, _ in fake.calls), "a comment was posted"
     assert all(not c for c in fake.comments.values())
+    check(fake, request.param, request.node.originalname)
 
 
 def make_plan(gh, run, tmp_path, text: str = PLAN, *more: str) -> None:
@@ -84,6 +92,7 @@ def app_at(when: datetime):
 # ------------------------------------------------------------------------------------ split
 
 
+@changed_by("newest_sub_issue_first")
 def test_twenty_children_and_their_links_in_at_most_five_requests_and_a_split_again_makes_none(gh, run, tmp_path):
     phases = "\n".join(f"- [ ] Phase {i}: step {i}" + (f" (after Phase {i - 1})" if i > 1 else "")
                        for i in range(1, 21))
@@ -107,6 +116,7 @@ def test_twenty_children_and_their_links_in_at_most_five_requests_and_a_split_ag
     assert since(gh, start) == ["Checkpoint"]
 
 
+@changed_by()
 def test_a_split_refused_writes_nothing(gh, run, tmp_path):
     phases = "\n".join(f"- [ ] P{i}" for i in range(101))
     make_plan(gh, run, tmp_path, f"## Current status\n{phases}\n\n## Resume instruction\nGo.\n")
@@ -119,6 +129,7 @@ def test_a_split_refused_writes_nothing(gh, run, tmp_path):
     assert "circle" in run("split", "2", code=1).stderr and since(gh, start) == ["Checkpoint"]
 
 
+@changed_by("newest_sub_issue_first")
 def test_a_split_cut_short_is_made_whole_by_the_next(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     gh.fail_op("CreateChildren", type="UNPROCESSABLE", field="child_2", message="Something went wrong.")
@@ -140,6 +151,7 @@ def test_a_split_cut_short_is_made_whole_by_the_next(gh, run, tmp_path):
 # ------------------------------------------------------------------------------------ ready and the roll-up
 
 
+@changed_by("lists_custom_refs", "lists_closed_blockers", "newest_sub_issue_first")
 def test_ready_is_one_request_and_right(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1")
@@ -155,6 +167,7 @@ def test_ready_is_one_request_and_right(gh, run, tmp_path):
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", rows[0]["lease_until"])
 
 
+@changed_by("lists_custom_refs", "newest_sub_issue_first")
 def test_the_roll_up_adds_no_request_to_resume(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1")
@@ -189,6 +202,7 @@ def claimer(agent: str, parent: int = 1, when: datetime = T0):
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)
+@changed_by("typed_ref_errors", "lists_custom_refs", "newest_sub_issue_first")
 def test_racing_agents_claim_each_ready_child_exactly_once(gh, run, tmp_path, schedule):
     make_plan(gh, run, tmp_path, PLAN.replace(" (after Phase 2)", ""))
     run("split", "1", "--phase", "Phase 2", "--phase", "Phase 3")
@@ -201,6 +215,7 @@ def test_racing_agents_claim_each_ready_child_exactly_once(gh, run, tmp_path, sc
     assert {n: gh.tasks.claim_of(n)["agent"] for n in (2, 3)} == {n: a for a, n in winners.items()}
 
 
+@changed_by("lists_custom_refs", "newest_sub_issue_first")
 def test_a_held_child_refuses_another_agent_naming_the_holder_and_the_lease(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1")
@@ -213,6 +228,7 @@ def test_a_held_child_refuses_another_agent_naming_the_holder_and_the_lease(gh, 
     assert run("claim", "2", "--agent", "a1", "--lease", "2h").stderr.startswith("Renewed #2")
 
 
+@changed_by("typed_ref_errors", "lists_custom_refs", "newest_sub_issue_first")
 def test_an_expired_lease_goes_to_exactly_one_of_two_agents_taking_it_over(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1")
@@ -230,6 +246,7 @@ def test_an_expired_lease_goes_to_exactly_one_of_two_agents_taking_it_over(gh, r
     assert gh.tasks.claim_of(2)["agent"] == won[0]
 
 
+@changed_by("lists_custom_refs", "lists_closed_blockers", "newest_sub_issue_first")
 def test_done_closes_ticks_releases_and_names_what_it_unblocked(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1")
@@ -245,6 +262,7 @@ def test_done_closes_ticks_releases_and_names_what_it_unblocked(gh, run, tmp_pat
     assert run("claim", "--next", "1", "--agent", "a1").stdout == "#3\n"
 
 
+@changed_by("lists_closed_blockers", "newest_sub_issue_first")
 def test_done_again_closes_nothing_twice_and_says_what_is_ready(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1")
@@ -256,6 +274,7 @@ def test_done_again_closes_nothing_twice_and_says_what_is_ready(gh, run, tmp_pat
     assert "CloseIssue" not in since(gh, start)
 
 
+@changed_by("newest_sub_issue_first")
 def test_done_and_claim_refuse_an_issue_that_is_no_child_in_one_request(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1")
@@ -268,6 +287,7 @@ def test_done_and_claim_refuse_an_issue_that_is_no_child_in_one_request(gh, run,
     assert gh.issues[1]["state"] == "open" and gh.tasks.claim_of(1) is None
 
 
+@changed_by("newest_sub_issue_first")
 def test_without_contents_write_claims_fall_back_to_the_body_said_once(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1")
@@ -298,6 +318,7 @@ def other_parent(gh, run, tmp_path) -> int:
     return max(gh.issues)
 
 
+@changed_by("lists_closed_blockers", "newest_sub_issue_first")
 def test_a_child_closed_by_hand_is_done_for_the_parents_next_phase_at_no_request(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1")
@@ -313,6 +334,7 @@ def test_a_child_closed_by_hand_is_done_for_the_parents_next_phase_at_no_request
     assert "- [ ] Phase 2: matcher (#2)" in gh.issues[1]["body"]  # a reading writes nothing
 
 
+@changed_by("lists_custom_refs", "newest_sub_issue_first")
 def test_a_child_moved_to_another_parent_is_named_as_moved_with_where(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1")
@@ -335,6 +357,7 @@ def test_a_child_moved_to_another_parent_is_named_as_moved_with_where(gh, run, t
     assert f"#2 moved to #{other}" in claimed.stderr
 
 
+@changed_by("lists_closed_blockers", "newest_sub_issue_first")
 def test_split_again_never_duplicates_a_moved_child_and_done_ticks_the_parent_it_came_from(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1")
@@ -356,6 +379,7 @@ def test_split_again_never_duplicates_a_moved_child_and_done_ticks_the_parent_it
     assert "#3 Phase 3: config is no sub-issue of #1 any more.\n" in run("ready", "1").stderr
 
 
+@changed_by("newest_sub_issue_first")
 def test_a_phase_line_linking_an_issue_that_no_split_made_is_no_moved_child(gh, run, tmp_path):
     """A person's ``(#N)`` on a phase line that names an ordinary issue: not a child of this plan."""
     gh.add_issue(1, "A crash", "a bug report")
@@ -376,6 +400,7 @@ def test_a_phase_line_linking_an_issue_that_no_split_made_is_no_moved_child(gh, 
 # ------------------------------------------------------------------------------------ leases and claims
 
 
+@changed_by("lists_custom_refs", "lists_closed_blockers", "newest_sub_issue_first")
 def test_done_claim_next_says_the_done_on_stderr_and_prints_the_claimed_child_alone(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1")
@@ -389,6 +414,7 @@ def test_done_claim_next_says_the_done_on_stderr_and_prints_the_claimed_child_al
     assert gh.tasks.claim_of(3)["agent"] == "a1"
 
 
+@changed_by()
 def test_done_claim_next_with_nothing_ready_reports_the_done_and_exits_3(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1", "--phase", "Phase 2")
@@ -399,6 +425,7 @@ def test_done_claim_next_with_nothing_ready_reports_the_done_and_exits_3(gh, run
     assert gh.issues[2]["state"] == "closed" and parse(gh.issues[1]["body"]).checkpoint.phases[1].done
 
 
+@changed_by("lists_custom_refs", "newest_sub_issue_first")
 def test_a_lost_update_refs_answer_that_cannot_be_checked_says_what_to_run(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1")
@@ -426,6 +453,7 @@ def killed_after_its_ref_moved(gh, child: int, agent: str, when: datetime = T0) 
     assert tasks.swap(child, seen, claimed(agent, "", when, lease_of("30m"), child)) is None
 
 
+@changed_by("lists_custom_refs", "newest_sub_issue_first")
 def test_a_claim_its_body_does_not_show_is_shown_by_the_next_agent_that_reads_it(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1")
@@ -436,6 +464,7 @@ def test_a_claim_its_body_does_not_show_is_shown_by_the_next_agent_that_reads_it
     assert "> **Claimed** by `a1`" in gh.issues[2]["body"]  # repaired, in every variant: the read names its ref
 
 
+@changed_by("lists_custom_refs", "newest_sub_issue_first")
 def test_ready_repairs_a_body_line_that_is_missing_or_stale_and_resume_only_says_it(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1")
@@ -462,6 +491,7 @@ def test_ready_repairs_a_body_line_that_is_missing_or_stale_and_resume_only_says
     assert since(gh, start) == ["Checkpoint"]  # nothing wrong: nothing written
 
 
+@changed_by("lists_custom_refs", "newest_sub_issue_first")
 def test_a_holders_write_renews_its_lease_at_three_requests_and_shows_it_in_the_write(gh, run, tmp_path):
     from ghstate.core.intent import Intent
     from ghstate.core.tasks import TaskEdit
@@ -486,6 +516,7 @@ def test_a_holders_write_renews_its_lease_at_three_requests_and_shows_it_in_the_
     assert "> **Claimed** by `a1` until 2026-11-22 08:50 UTC" in gh.issues[2]["body"]
 
 
+@changed_by("typed_ref_errors", "lists_custom_refs", "newest_sub_issue_first")
 def test_a_lease_taken_over_meanwhile_is_left_to_its_new_holder(gh, run, tmp_path):
     from ghstate.services.leases import renew_if_held
 
@@ -500,6 +531,7 @@ def test_a_lease_taken_over_meanwhile_is_left_to_its_new_holder(gh, run, tmp_pat
     assert gh.tasks.claim_of(2)["agent"] == "a2"
 
 
+@changed_by("newest_sub_issue_first")
 def test_without_contents_write_the_renewal_is_the_bodys(gh, run, tmp_path):
     from ghstate.services.leases import renew_if_held
 
@@ -515,6 +547,7 @@ def test_without_contents_write_the_renewal_is_the_bodys(gh, run, tmp_path):
     assert since(gh, start) == ["RefState"]
 
 
+@changed_by("lists_custom_refs", "newest_sub_issue_first")
 def test_a_renewal_that_github_refuses_never_fails_the_write_and_says_what_renews_it(gh, run, tmp_path):
     from ghstate.services.leases import renew_if_held
 

@@ -1,6 +1,7 @@
 """The write log on a chain, as GitHub really is: each case of issue 33 against the fake GitHub, each writer on
 a machine of its own (its own ``.ghstate/``), a reader on a machine that never wrote, in every variant of
-GitHub's behaviour the fake offers for what GitHub does not document.
+GitHub's behaviour the fake offers for what GitHub does not document that can change the case (the others
+give it the very same answers: tests/variants.py, checked on every run).
 
 Every case was a lost write or an undone edit while the log was the body's edit history: a landed update
 whose answer was lost, resent over a later writer's; ``push`` after an outage overwriting a person's later
@@ -20,32 +21,39 @@ import pytest
 from conftest import SAMPLE
 from github_fake import NOT_ACCESSIBLE, FakeGitHub
 from github_fake_tasks import VARIANTS
+from variants import changed_by, check, knob, parametrize
 
 from ghstate.core import chain
 from ghstate.core.chain import TREE_FILES
 from ghstate.core.parse import parse
 
 TOKEN = "ghp_" + "T0k3n" * 8
-# What GitHub leaves open: the Git ref variants (tests/github_fake_tasks.py), and the edit history's
-GITHUB = [*((v.name, {"variant": v}) for v in VARIANTS),
-          ("quick saves of one editor merged", {"coalesce_seconds": 3600}),
-          ("an index behind its body, its count included", {"history_lag": 2})]
+# What GitHub leaves open: the Git ref variants (tests/github_fake_tasks.py), and the edit history's; each case
+# runs under the default and the variants that can change it (tests/variants.py: its @changed_by, checked)
+GITHUB = [*((v.name, {"variant": v}, knob(v)) for v in VARIANTS),
+          ("quick saves of one editor merged", {"coalesce_seconds": 3600}, "coalesce_seconds"),
+          ("an index behind its body, its count included", {"history_lag": 2}, "history_lag")]
 
 
-@pytest.fixture(params=[how for _, how in GITHUB], ids=[name for name, _ in GITHUB])
+def pytest_generate_tests(metafunc):
+    parametrize(metafunc, GITHUB)
+
+
+@pytest.fixture
 def gh(request, isolated, repo, monkeypatch):
     monkeypatch.setenv("GH_TOKEN", TOKEN)
     monkeypatch.setenv("GITHUB_REPOSITORY", "octo/hello")
     monkeypatch.setattr("ghstate.github.transport._sleep", lambda seconds: None)
     fake = FakeGitHub(isolated)
     fake.tasks.add_tree(TREE_FILES)
-    how = request.param
+    how = request.param.how
     if "variant" in how:
         fake.tasks.use(how["variant"])
     fake.coalesce_seconds = how.get("coalesce_seconds")
     fake.history_lag = how.get("history_lag", 0)
     yield fake
     assert fake.problems() == [], "requests that GitHub's API description does not allow"
+    check(fake, request.param, request.node.originalname)
 
 
 @pytest.fixture
@@ -88,6 +96,7 @@ def elsewhere(monkeypatch, tmp_path, machine: str, **edits) -> None:
 # ------------------------------------------------------------------------------ a lost answer
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_landed_update_whose_answer_was_lost_is_never_applied_again(gh, on, monkeypatch, tmp_path):
     """GitHub applies A's write and answers 502. Before A looks, B sets the resume point and a person deletes
     a decision. A finds its commit on the chain and applies nothing again: B's resume point and the
@@ -112,6 +121,7 @@ def test_a_landed_update_whose_answer_was_lost_is_never_applied_again(gh, on, mo
     assert body(gh).resume == "from B, later" and "to be deleted" not in body(gh).decisions
 
 
+@changed_by("typed_ref_errors", "stops_after_error", "coalesce_seconds", "history_lag")
 def test_of_two_writers_that_read_one_head_one_moves_it_and_the_other_builds_on_it(gh, on, monkeypatch, tmp_path):
     """A has read the head and made its commit; B's write lands first. A's move names the head it read: it is
     refused, A reads B's head and writes again on it. Both writes are on the chain, one after the other."""
@@ -127,6 +137,7 @@ def test_of_two_writers_that_read_one_head_one_moves_it_and_the_other_builds_on_
 
 
 @pytest.mark.parametrize("request_of_the_write", ["the read", "the commit", "the move and the mirror"])
+@changed_by("history_lag")
 def test_a_lost_answer_on_each_request_of_a_write_loses_nothing_and_doubles_nothing(gh, on, request_of_the_write):
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     fault = {"the read": ("POST", r"^/graphql Checkpoint$"), "the commit": ("POST", r"^/git/commits$"),
@@ -141,6 +152,7 @@ def test_a_lost_answer_on_each_request_of_a_write_loses_nothing_and_doubles_noth
 # ------------------------------------------------------------------------------ push after an outage
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_push_rebases_a_kept_write_what_came_after_its_base_stands_and_its_value_is_beside(gh, on):
     """A's write is kept while GitHub is out of reach. Meanwhile a person sets the resume point on github.com
     and B adds a decision. ``push`` puts A's write on the head: the person's resume point stands, A's is kept
@@ -163,6 +175,7 @@ def test_push_rebases_a_kept_write_what_came_after_its_base_stands_and_its_value
     assert "B's, meanwhile" in state["decisions"] and {"first", "A's risk"} <= set(state["risks"])
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_chain_order_decides_never_a_writers_clock(gh, on, monkeypatch):
     """A machine whose clock is 10 minutes slow writes after another: its write is the later one (it was
     treated as older and replaced)."""
@@ -177,6 +190,7 @@ def test_chain_order_decides_never_a_writers_clock(gh, on, monkeypatch):
     assert body(gh).resume == "A, later with a slow clock"
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_kept_write_that_landed_after_all_is_not_made_again(gh, on):
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     gh.fail_op("AppendCheckpoint", None, after=True)  # it lands; the answer is lost …
@@ -192,6 +206,7 @@ def test_a_kept_write_that_landed_after_all_is_not_made_again(gh, on):
 # ------------------------------------------------------------------------------ one editor, many saves
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_writers_sharing_a_token_and_a_person_lose_nothing_whatever_github_keeps(gh, on, monkeypatch, tmp_path):
     """Agents sharing one token are one editor: GitHub may keep their quick saves as one version. Every write
     reported is on the chain, and a person's save made while one of them was being written is merged."""
@@ -205,6 +220,7 @@ def test_writers_sharing_a_token_and_a_person_lose_nothing_whatever_github_keeps
     assert {f"agent {k}" for k in range(6)} <= set(body(gh).decisions) and "asked by mona" in body(gh).questions
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_persons_save_between_a_writes_read_and_its_mirror_is_merged_as_theirs(gh, on):
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     on("a", "checkpoint", "1", "--risk", "before")
@@ -224,6 +240,7 @@ def test_a_persons_save_between_a_writes_read_and_its_mirror_is_merged_as_theirs
 # ------------------------------------------------------------------------------ a person's pages
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_save_without_the_marker_line_from_an_older_page_keeps_the_writes_since(gh, on):
     """The page was opened at revision 2; two writes landed; the person saves that page with the marker
     line taken out and a question added. Their question stands, and the two writes are still there (the
@@ -245,6 +262,7 @@ def test_a_save_without_the_marker_line_from_an_older_page_keeps_the_writes_sinc
 
 
 @pytest.mark.parametrize("crlf", [False, True], ids=["lf", "crlf as the web UI sends"])
+@changed_by("coalesce_seconds", "history_lag")
 def test_what_a_person_deletes_stays_deleted(gh, on, crlf):
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     on("a", "checkpoint", "1", "--decision", "to be deleted")
@@ -256,6 +274,7 @@ def test_what_a_person_deletes_stays_deleted(gh, on, crlf):
     assert "to be deleted" not in body(gh).decisions and {"a risk", "another"} <= set(body(gh).risks)
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_an_older_mirror_landing_after_a_newer_one_is_repaired_never_read_as_an_edit(gh, on):
     """One winner's mirror lands after a later winner's: the body is an older mirror, unedited. It is the
     head that readers read, and the next write repairs the body; nothing of either write is lost."""
@@ -274,6 +293,7 @@ def test_an_older_mirror_landing_after_a_newer_one_is_repaired_never_read_as_an_
 # ------------------------------------------------------------------------------ the size bound, the history
 
 
+@changed_by("history_lag")
 def test_a_write_near_the_size_bound_survives_a_stale_page(gh, on):
     """Near 60,000 characters the old log's entry left out its change, and a stale page's save lost the
     write for good. On the chain the commit holds the whole checkpoint: the write survives the stale save."""
@@ -288,6 +308,7 @@ def test_a_write_near_the_size_bound_survives_a_stale_page(gh, on):
     assert "near the bound" in state["decisions"] and "a stale page's question" in state["questions"]
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_deleted_revision_makes_no_machine_forget_a_write(gh, on):
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     on("a", "checkpoint", "1", "--decision", "one")
@@ -299,6 +320,7 @@ def test_a_deleted_revision_makes_no_machine_forget_a_write(gh, on):
     assert {"one", "two"} <= set(body(gh).decisions)
 
 
+@changed_by("lists_custom_refs", "history_lag")
 def test_a_write_landing_between_a_readers_two_requests_is_not_missed(gh, on, monkeypatch, tmp_path):
     """By branch, a reader lists the checkpoints, then reads the one it found when its body is not its head's
     mirror: a write landing between is in what it reads."""
@@ -313,6 +335,7 @@ def test_a_write_landing_between_a_readers_two_requests_is_not_missed(gh, on, mo
 # ------------------------------------------------------------------------------ checkpoints before chains
 
 
+@changed_by("history_lag")
 def test_a_checkpoint_of_the_edit_history_log_moves_on_its_first_write(gh, on):
     """A body an earlier ghstate wrote (its marker's log state and entry): read as it is, its chain begins
     at its next write from its state, revision numbers continued, and the old keys are gone."""
@@ -335,6 +358,7 @@ def test_a_checkpoint_of_the_edit_history_log_moves_on_its_first_write(gh, on):
 # ------------------------------------------------------------------------------ where refs cannot be written
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_token_without_contents_write_still_writes_the_body_and_says_so_once(gh, on):
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     gh.tasks.deny_refs = True
@@ -349,6 +373,7 @@ def test_a_token_without_contents_write_still_writes_the_body_and_says_so_once(g
     assert "unprotected" in state["decisions"] and "with the chain again" in state["risks"]
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_body_written_without_the_chain_is_merged_into_it_as_an_edit(gh, on):
     """A writer without Contents: write writes the body alone, naming the head it built on without the
     chain's digest: the next writer with the chain takes it in, nothing of either lost."""
@@ -363,6 +388,7 @@ def test_a_body_written_without_the_chain_is_merged_into_it_as_an_edit(gh, on):
     assert "body only" in fresh_reader(on)["decisions"]
 
 
+@changed_by("history_lag")
 def test_a_github_without_update_refs_still_writes_the_body(gh, on):
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     gh.fail_op("AppendCheckpoint", status=200, message="Field 'updateRefs' doesn't exist on type 'Mutation'")
@@ -371,6 +397,7 @@ def test_a_github_without_update_refs_still_writes_the_body(gh, on):
     assert "on an old server" in body(gh).decisions
 
 
+@changed_by("history_lag")
 def test_a_token_that_cannot_read_refs_still_reads_the_body(gh, on):
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     on("a", "checkpoint", "1", "--decision", "d")
@@ -384,6 +411,7 @@ def test_a_token_that_cannot_read_refs_still_reads_the_body(gh, on):
 # the reviewer's test, kept as it was written, the fix after it.
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_markerless_save_from_an_older_page_editing_the_same_section_keeps_the_writes_since(gh, on):
     """Issue 33's case, with the person editing the section the writes since changed: two candidate pages
     differ from the save by one section each, and the newest is taken as the page: the writes since it are
@@ -399,6 +427,7 @@ def test_a_markerless_save_from_an_older_page_editing_the_same_section_keeps_the
     assert "written after the page" in state["decisions"], "B's reported write is gone for a new reader"
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_mirror_that_failed_after_its_move_landed_is_written_again(gh, on):
     """AppendCheckpoint: updateRefs runs, updateIssue fails (one time). The notice says the body "is written
     again", but the writer stops there: the body is left the mirror of the commit before."""
@@ -410,6 +439,7 @@ def test_a_mirror_that_failed_after_its_move_landed_is_written_again(gh, on):
     assert "on the chain" in body(gh).decisions, result.stderr  # the body never got it
 
 
+@changed_by("history_lag")
 def test_push_of_a_write_kept_when_github_was_down_keeps_a_persons_later_edit(gh, on):
     """As test_push_rebases_…, but GitHub is out of reach from the first request (the usual outage): the
     write is kept without a head, and push applies it on the head as the newest write: the person's later
@@ -428,6 +458,7 @@ def test_push_of_a_write_kept_when_github_was_down_keeps_a_persons_later_edit(gh
         "concurrent edit" in x["heading"] for x in state["extra"]), pushed.stderr
 
 
+@changed_by("history_lag")
 def test_an_unprotected_write_that_did_not_land_is_not_reported_as_landed(gh, on):
     """Without Contents: write, the body is written alone. Its request is lost before it lands (the
     connection drops), and a person saves meanwhile: ``mirror`` answers landed=False, but ``_unprotected``
@@ -442,6 +473,7 @@ def test_an_unprotected_write_that_did_not_land_is_not_reported_as_landed(gh, on
     assert not reported or "unprotected" in body(gh).decisions, (result.stdout, result.stderr)
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_body_alone_whose_answer_was_lost_still_finds_the_save_it_wrote_over(gh, on, monkeypatch, tmp_path):
     """Where the chain cannot be written, A writes the body alone: a person saves just before it lands, its
     answer is lost, and B writes before A looks. A's body is no longer the newest, yet it landed over the
@@ -462,6 +494,7 @@ def test_a_body_alone_whose_answer_was_lost_still_finds_the_save_it_wrote_over(g
     assert "by mona" in state["questions"]
 
 
+@changed_by("lists_custom_refs", "coalesce_seconds", "history_lag")
 def test_requests_of_a_read_after_a_persons_edit(gh, on):
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     on("a", "checkpoint", "1", "--risk", "r2")
@@ -476,6 +509,7 @@ def test_requests_of_a_read_after_a_persons_edit(gh, on):
     assert (len(by_number), len(by_branch)) == (1, 2), (by_number, by_branch)
 
 
+@changed_by("typed_ref_errors", "stops_after_error", "coalesce_seconds", "history_lag")
 def test_a_resent_move_whose_first_send_landed_late_is_not_applied_again(gh, on, monkeypatch, tmp_path):
     """A's AppendCheckpoint gets no answer; its look finds nothing moved, so it is sent again. The first send
     lands after that look (a request GitHub was still working on), then B sets a later resume point, then the
@@ -497,6 +531,7 @@ def test_a_resent_move_whose_first_send_landed_late_is_not_applied_again(gh, on,
     assert len(writes) == len(set(writes)) and resume == "from B, later", (writes, resume)
 
 
+@changed_by("history_lag")
 def test_push_keeps_a_persons_edit_made_on_the_kept_writes_own_head(gh, on):
     """As test_push_rebases_…, but no other writer moved the head during the outage: the head is the kept
     write's base, so push applies it plainly over the person's later edit of the same value."""
@@ -528,6 +563,7 @@ def lost_answer_over_a_save_then(gh, on, before_the_look) -> dict:
     return fresh_reader(on)
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_lost_answers_write_under_many_later_ones_still_finds_the_save_it_wrote_over(gh, on, monkeypatch, tmp_path):
     """Found by the twenty writers: before A looks, more writes land on top of its own than one page of
     the edit history holds. The history is read page by page down to A's version: the save under it is
@@ -541,6 +577,7 @@ def test_a_lost_answers_write_under_many_later_ones_still_finds_the_save_it_wrot
     assert "from mona" in state["questions"]
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_lost_answers_write_is_told_from_the_same_mirror_written_again_after_it(gh, on):
     """Found by the twenty writers: before A looks, another writer's body lands and then A's mirror is
     written again over it (the head's mirror repaired). The newest version alike is that repair, which
@@ -570,6 +607,7 @@ def save_under_a_write_its_answer_leaves_out(gh, on, then):
     return on("a", "checkpoint", "1", "--decision", "from A")
 
 
+@changed_by("typed_ref_errors", "stops_after_error", "coalesce_seconds", "history_lag")
 def test_a_write_its_answer_does_not_show_under_more_later_ones_than_a_read_lists_finds_the_save(
         gh, on, monkeypatch, tmp_path):
     """Found by the twenty writers (CI, an index behind its body): before A reads the history again, more
@@ -586,6 +624,7 @@ def test_a_write_its_answer_does_not_show_under_more_later_ones_than_a_read_list
     assert "from mona" in state["questions"]
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_write_its_answer_does_not_show_whose_history_cannot_be_read_again_still_finds_the_save(gh, on):
     """Every read of the history after A's answer fails. The save is the newest version the answer listed,
     under A's own: found, and merged (it was dropped), and A says it could not check the history (a failed
@@ -604,6 +643,7 @@ AFTER_THE_WRITE = {  # people's saves right after A's write lands, before GitHub
 
 
 @pytest.mark.parametrize("others", [["hubot"], ["hubot", "lisa"]], ids=["one save", "two saves"])
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_save_made_before_the_answer_is_read_does_not_hide_the_one_the_write_wrote_over(gh, on, others):
     """A person saves just before A's write lands; others save right after it, before GitHub reads the
     write's answer (its edit history then lists their saves above A's). The version before A's is still
@@ -632,6 +672,7 @@ def test_a_save_made_before_the_answer_is_read_does_not_hide_the_one_the_write_w
     assert ("seen by lisa" in state["risks"]) == ("lisa" in others)
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_persons_save_the_mirror_wrote_over_survives_a_failure_of_the_round_that_merges_it(gh, on):
     """A person saves between B's read and B's mirror; B's mirror lands over it; the round that would merge
     the person's save fails (GitHub out of reach). B's write landed, yet it is reported failed and kept for
@@ -654,6 +695,7 @@ def test_a_persons_save_the_mirror_wrote_over_survives_a_failure_of_the_round_th
     assert "from mona" in state["questions"], (b.exit_code, b.stdout, b.stderr)
 
 
+@changed_by("typed_ref_errors", "stops_after_error", "coalesce_seconds", "history_lag")
 def test_a_persons_save_not_merged_when_the_rounds_run_out_is_kept_for_push(gh, on, monkeypatch, tmp_path):
     """A's write lands over a person's save, and the round that merges it loses to B's, the last round
     there is: the save is kept for push, as after a failure (it was dropped, merged by no one)."""
@@ -670,6 +712,7 @@ def test_a_persons_save_not_merged_when_the_rounds_run_out_is_kept_for_push(gh, 
     assert "from A" in state["decisions"] and state["resume"] == "from B" and "from mona" in state["questions"]
 
 
+@changed_by("history_lag")
 def test_a_token_that_cannot_read_refs_reads_in_one_request_and_says_so_once(gh, on):
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     on("a", "checkpoint", "1", "--decision", "d")
@@ -701,6 +744,7 @@ def kept_without_a_read_then(gh, on, monkeypatch, *b_args: str) -> dict:
     return fresh_reader(on)
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_write_kept_without_a_read_is_rebased_from_the_commit_made_before_it(gh, on, monkeypatch):
     """B sets the resume point after A's write kept without a read: ``push`` rebases A's write from the
     newest commit made before it, so B's later value stands and A's is beside it."""
@@ -709,6 +753,7 @@ def test_a_write_kept_without_a_read_is_rebased_from_the_commit_made_before_it(g
     assert any("A's, kept" in x["body"] for x in state["extra"] if "(concurrent edit)" in x["heading"])
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_later_kept_write_to_one_checkpoint_is_rebased_from_the_earlier_one(gh, on):
     """Two writes kept one after the other, both made on the head A had read: the second was made after the
     first, so it stands over it (it is not kept beside it as a concurrent edit)."""
@@ -724,6 +769,7 @@ def test_a_later_kept_write_to_one_checkpoint_is_rebased_from_the_earlier_one(gh
     assert not any("(concurrent edit)" in x["heading"] for x in state["extra"])
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_later_kept_writes_still_keep_a_value_another_writer_set_meanwhile(gh, on):
     """As the one before, with B setting the resume point on GitHub meanwhile: B's stands over both kept
     writes (both were made on the head before B's), the later kept value beside it."""
@@ -740,6 +786,7 @@ def test_later_kept_writes_still_keep_a_value_another_writer_set_meanwhile(gh, o
     assert any("A's, kept" in x["body"] for x in state["extra"] if "(concurrent edit)" in x["heading"])
 
 
+@changed_by("coalesce_seconds", "history_lag")
 def test_a_write_kept_without_a_read_stands_where_nothing_after_it_changed_its_value(gh, on, monkeypatch):
     """B adds a decision after A's write kept without a read: A's resume point is the newest value of it,
     and stands (it is not set beside the older one)."""
