@@ -3,8 +3,9 @@
 
 Both keep a checkpoint's writes as a chain of commits moved only by compare-and-swap (``ghstate.core.chain``:
 GitHub a ref, the local store generation files created exclusively) and the body people read as the
-chain's mirror. Stores speak in raw bodies and commits and never parse a body: what it means is
-``ghstate.core``'s business.
+chain's mirror. Stores speak in raw bodies and commits; what a body means is ``ghstate.core``'s business,
+which a store asks only to tell whether a body is one ghstate wrote (``chain.as_written``) and which branch
+it names (``parse.branch_match``).
 """
 
 
@@ -141,7 +142,8 @@ class Store(Protocol):
 
     # Make ``link`` the head of ``stored``'s chain, only if the head is still ``stored.head`` (none: the chain
     # starts), then write its mirror (``link.body`` naming the new commit) with ``title``/``labels`` when
-    # given. Raises ``Unprotected`` where the chain cannot be written (nothing written then).
+    # given. Raises ``Unprotected`` where the chain cannot be written: the ref did not move, and the body's
+    # write in the same request may have run (the writer then writes the body alone).
     def append(self, stored: Stored, link: "Link", title: str | None = None,
                labels: tuple[str, ...] | None = None) -> Appended: ...
 

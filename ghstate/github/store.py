@@ -8,8 +8,9 @@ any number of writers that read one head exactly one moves the ref. The issue bo
 Requests (asserted in the tests): a read 1 (the issue with its head, ``Checkpoint``); a write 2 after its
 read (the commit over REST, then ``AppendCheckpoint``: the ref moved and the body written in one
 request, whose answer holds the newest versions of the body and the head now); a new checkpoint 1 (its
-chain starts at its first write). A chain's first commit names a tree that may need writing once per
-repository (+1).
+chain starts at its first write; its branch's entry in the branch index is ``ghstate.github.branches``').
+Every commit of ghstate's names one tree, which the repository's first commit writes: 2 requests more, once
+(the commit refused, the tree, the commit again).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+\{")  # the revision comments of 
 MAX_OPEN = 1_000  # open checkpoints a listing reads at most (a branch's is found by the branch index)
 BODY_PAGE = 10  # checkpoints a page of a listing with bodies holds: 10 bodies of 65,536 characters stay under 1 MB
 PAST_LISTINGS = 5  # issue numbers read after the newest listed one, when a lost create is looked for
-EDITS = 3  # newest versions of a body a write's answer holds: its own, and the one it wrote over
+EDITS = 3  # newest versions of a body a write's answer holds: its own, the one it wrote over, and one saved on top
 HISTORY_READS = 3  # reads of an edit history that does not show a write yet (an index behind its body)
 HISTORY_PAGE = 10  # versions a page holds when a lost answer's write is looked for in the edit history
 HISTORY_PAGES = 10  # pages read at most (other writes may have come on top of it meanwhile)
@@ -486,8 +487,8 @@ class GitHubStore:
         return self._nodes[stored.number]
 
     def _commit(self, message: str, tree: str, parents: list[str]) -> str:
-        """The chain commit (one request). The tree every chain commit names is known by its id; the first
-        commit of a repository's first chain writes it (one request more)."""
+        """A commit of ghstate's (one request). The tree every such commit names is known by its id; the first
+        commit of a repository writes it (2 requests more: the commit refused, the tree, the commit again)."""
         tree = tree or self._tree or tree_id(TREE_FILES)
         try:
             try:

@@ -341,7 +341,8 @@ class Writer:
                kept: bool = False) -> _Draft | None:
         """The commit of this round, built on ``read``: people's edits the read merged, each an entry of
         its own, then this write's change (``own``: not yet on the chain). None when there is nothing to
-        commit (no change, no edit; a mirror older than its head is repaired by ``_done``)."""
+        commit (no change, no edit; a mirror older than its head is repaired by ``_round``, which writes the
+        head's own mirror over it)."""
         assert isinstance(spec.intent, Intent)
         cp = read.checkpoint
         conflicts = [c for e in read.edits for c in e.conflicts]
