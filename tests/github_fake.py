@@ -212,7 +212,10 @@ class FakeGitHub:
         self.graphql_root: dict[str, Callable[..., Any]] = {"repository": self._gql_repository,
                                                             "updateIssue": self._gql_update_issue,
                                                             "closeIssue": self._gql_close_issue,
-                                                            "deleteLabel": self._gql_delete_label}
+                                                            "deleteLabel": self._gql_delete_label,
+                                                            "viewer": lambda info, **_: {
+                                                                "__typename": "User", "login": self.viewer
+                                                                + ("[bot]" if self.viewer_type == "Bot" else "")}}
         self.graphql_problems: list[str] = []  # documents GitHub's schema refused
         from github_fake_tasks import FakeTasks  # sub-issues, dependencies, closeIssue, Git refs: a module of its own
 

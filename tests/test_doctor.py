@@ -198,3 +198,16 @@ def test_a_public_repository_is_said_to_hold_public_checkpoints(gh, run):
 
 def test_without_a_token_the_visibility_is_not_asked(repo, run):
     assert "repository visibility" not in rows(run("doctor", "--json"))
+
+
+def test_a_persons_own_token_is_said_with_what_it_risks_and_an_apps_is_fine(gh, run):
+    """Issue 39, bug 5: an agent writing with its person's own token makes their quick saves one editor's, and
+    GitHub keeps them as one version: a note saved between the agent's read and its write is gone unseen. It
+    cannot be merged, only made rare and said."""
+    row = rows(run("doctor", "--json"))["the token's account"]
+    assert row["ok"] is None and "the token is the account octocat's" in row["detail"]
+    assert "give agents a token of their own (a GitHub App's, or a bot account's)" in row["detail"]
+    gh.viewer, gh.viewer_type = "ghstate-agent", "Bot"
+    row = rows(run("doctor", "--json"))["the token's account"]
+    assert row["ok"] is True and row["detail"].startswith("ghstate-agent[bot], a GitHub App's")
+    assert gh.problems() == []

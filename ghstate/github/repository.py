@@ -25,8 +25,21 @@ def _owner_name(api: GitHubAPI) -> dict[str, str]:
 
 def visibility(api: GitHubAPI) -> str:
     """``PUBLIC``, ``PRIVATE`` or ``INTERNAL``: one request."""
+    return visibility_and_viewer(api)[0]
+
+
+def visibility_and_viewer(api: GitHubAPI) -> tuple[str, str]:
+    """The repository's visibility and the login of the token's account (``name[bot]`` for a GitHub App's):
+    one request."""
     data = api.graphql("repository_visibility", _owner_name(api), what=f"reading whether {api.repo_name} is public")
-    return str((data.get("repository") or {}).get("visibility") or "")
+    return (str((data.get("repository") or {}).get("visibility") or ""),
+            str((data.get("viewer") or {}).get("login") or ""))
+
+
+OWN_TOKEN = ("the token is the account {login}'s: if a person also edits checkpoints on github.com as {login}, "
+             "GitHub keeps a save of theirs made within a moment of an agent's write and that write as one "
+             "version, and the save can be lost unseen; give agents a token of their own (a GitHub App's, or a "
+             "bot account's)")
 
 
 def delete_labels(api: GitHubAPI, names: list[str]) -> list[tuple[str, bool]]:

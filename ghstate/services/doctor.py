@@ -48,25 +48,31 @@ def local_rows(repo: str | None = None, store: str | None = None) -> list[Row]:
                     f"from {source} (never shown)" if source else f"none: {names} or 'gh auth login' "
                     "for the GitHub store; the local store needs none"))
     if settings.store == "github":
-        rows.append(_visibility(settings))
+        rows.extend(_visibility(settings))
     rows.append(_writable(settings.state_dir))
     rows.extend(_hosts(settings.root))
     return rows
 
 
-def _visibility(settings: config.Settings) -> Row:
-    """Whether the repository is public, where its checkpoints are then public issues (one request)."""
-    from ghstate.github.repository import PUBLIC_NOTE, visibility
+def _visibility(settings: config.Settings) -> list[Row]:
+    """Whether the repository is public, where its checkpoints are then public issues, and whose the token is (a
+    person's own, shared with their agents, makes their saves one editor's): one request."""
+    from ghstate.github.repository import OWN_TOKEN, PUBLIC_NOTE, visibility_and_viewer
     from ghstate.github.transport import GitHubAPI
 
-    name = "repository visibility"
+    name, owner = "repository visibility", "the token's account"
     try:
-        seen = visibility(GitHubAPI.connect(settings))
+        seen, login = visibility_and_viewer(GitHubAPI.connect(settings))
     except GhstateError as exc:
-        return Row(name, None, "not read: " + " ".join(str(exc).split()))
-    if seen == "PUBLIC":
-        return Row(name, True, PUBLIC_NOTE.format(repo=settings.repo))
-    return Row(name, True, f"{seen.lower() or 'not public'}: its checkpoints are seen by who can see {settings.repo}")
+        return [Row(name, None, "not read: " + " ".join(str(exc).split()))]
+    said = (PUBLIC_NOTE.format(repo=settings.repo) if seen == "PUBLIC" else
+            f"{seen.lower() or 'not public'}: its checkpoints are seen by who can see {settings.repo}")
+    if not login:
+        return [Row(name, True, said), Row(owner, None, "not read")]
+    if login.endswith("[bot]"):
+        return [Row(name, True, said), Row(owner, True, f"{login}, a GitHub App's: agents write as an editor of "
+                                           "their own, apart from every person")]
+    return [Row(name, True, said), Row(owner, None, OWN_TOKEN.format(login=login))]
 
 
 def _writable(folder: Path) -> Row:
