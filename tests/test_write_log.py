@@ -261,6 +261,24 @@ def test_a_save_without_the_marker_line_from_an_older_page_keeps_the_writes_sinc
     assert "asked on an old page" in cp.questions
 
 
+def test_a_save_without_the_marker_line_of_the_page_the_checkpoint_was_created_with_keeps_the_writes_since(gh, on):
+    """Issue 39, bug 4: the page was opened right after the checkpoint was created; two agents wrote; the person
+    saves it without the marker line. That page is closest to the body the chain began from (its first commit
+    keeps it), but the base search looked only at commits' renders, took the first commit for the page, and read
+    its decision as deleted by the person."""
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    page = chain.split(raw(gh))[0]
+    on("b", "checkpoint", "1", "--decision", "the first agent's")
+    on("c", "checkpoint", "1", "--decision", "the second agent's")
+    saved = re.sub(r"<!-- ghstate:v1 .*?-->\r?\n", "", page, count=1, flags=re.S)
+    gh.edit(1, saved.replace("## Open questions\n", "## Open questions\n- asked on the first page\n"), login="mona")
+    state = fresh_reader(on)
+    assert {"the first agent's", "the second agent's"} <= set(state["decisions"])
+    assert "asked on the first page" in state["questions"]
+    on("a", "checkpoint", "1", "--risk", "next")
+    assert {"the first agent's", "the second agent's"} <= set(body(gh).decisions)
+
+
 @pytest.mark.parametrize("crlf", [False, True], ids=["lf", "crlf as the web UI sends"])
 @changed_by("coalesce_seconds", "history_lag")
 def test_what_a_person_deletes_stays_deleted(gh, on, crlf):

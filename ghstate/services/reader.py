@@ -124,8 +124,8 @@ def _by_sections(onto: Checkpoint, theirs: Checkpoint) -> tuple[Checkpoint, tupl
 def _base(store: Store, stored: Stored, edit: Mirror, theirs: Checkpoint) -> str | None:
     """The body a person's page showed: the commit its marker names; for ghstate's page from before the
     chain (the marker, without the chain's key), the body the chain began from (its first commit keeps
-    it); for a body without the marker line, the recent commit it differs from least (the oldest of equals).
-    None: not known."""
+    it); for a body without the marker line, the recent commit it differs from least (the oldest of equals),
+    the body the chain began from among them when the first commit is. None: not known."""
     try:
         if edit.base:
             found = store.link(stored, edit.base)
@@ -145,7 +145,10 @@ def _base(store: Store, stored: Stored, edit: Mirror, theirs: Checkpoint) -> str
         then = section_digests(body_checkpoint(body))
         return sum(mine.get(k) != then.get(k) for k in {*mine, *then})
 
-    best = min(((differ(link.body), -age, link.body) for age, (_, link) in enumerate(recent)), default=None)
+    bodies = [link.body for _, link in recent]
+    if recent and not recent[-1][1].root and recent[-1][1].adopted:  # the first commit is among them: the body
+        bodies.append(recent[-1][1].adopted)  # the chain began from, older than any commit's (a page opened then)
+    best = min(((differ(body), -age, body) for age, body in enumerate(bodies)), default=None)
     return best[2] if best else None
 
 
