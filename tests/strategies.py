@@ -139,3 +139,12 @@ def checkpoints(draw) -> Checkpoint:
 def examples(n: int) -> int:
     """A test's number of examples: ``n`` in CI, ``n`` times GHSTATE_SOAK in a soak run by hand."""
     return n * max(1, int(os.environ.get("GHSTATE_SOAK", "1") or 1))
+
+
+# A JSON settings file as a person may have it (what `init` edits and `init --remove` restores): any keys but the
+# two ghstate writes, any values.
+_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                                   max_size=3), max_leaves=8)
+json_settings = st.dictionaries(st.text(max_size=6).filter(lambda k: k not in ("mcpServers", "hooks")), _values,
+                                max_size=4)

@@ -167,20 +167,15 @@ def measured_results(gh, run, sample_file, tmp_path) -> dict[str, list[int]]:
     }
 
 
-def test_every_row_of_the_command_cost_table_is_what_the_fake_github_counts(gh, run, sample_file, repo):
-    rows = table(PAGE, "### What a command costs")
-    counts = measured_commands(gh, run, sample_file, repo)
-    assert set(rows) == set(counts), "a row of docs/github.md's cost table is not measured here, or the other way"
+@pytest.mark.parametrize("page", ["docs/github.md", "docs/action.md"])
+def test_every_row_of_the_cost_tables_is_what_the_fake_github_counts(gh, run, sample_file, repo, tmp_path, page):
+    if page == "docs/github.md":
+        rows, counts = table(PAGE, "### What a command costs"), measured_commands(gh, run, sample_file, repo)
+    else:
+        rows, counts = table(ACTION, "### What a result costs"), measured_results(gh, run, sample_file, tmp_path)
+    assert set(rows) == set(counts), f"a row of {page}'s cost table is not measured here, or the other way"
     for row, seen in counts.items():
-        assert set(seen) == {figure(rows[row])}, f"docs/github.md says {rows[row]} for {row!r}; measured {seen}"
-
-
-def test_every_row_of_the_ci_cost_table_is_what_the_fake_github_counts(gh, run, sample_file, tmp_path):
-    rows = table(ACTION, "### What a result costs")
-    counts = measured_results(gh, run, sample_file, tmp_path)
-    assert set(rows) == set(counts), "a row of docs/action.md's cost table is not measured here, or the other way"
-    for row, seen in counts.items():
-        assert set(seen) == {figure(rows[row])}, f"docs/action.md says {rows[row]} for {row!r}; measured {seen}"
+        assert set(seen) == {figure(rows[row])}, f"{page} says {rows[row]} for {row!r}; measured {seen}"
 
 
 def test_the_doctor_table_has_a_row_for_each_probe_in_its_order(gh, run):

@@ -220,15 +220,10 @@ def test_removal_undoes_insertion_byte_for_byte_against_hypothesis_layouts():
     (init cannot tell it from one it made)."""
     from hypothesis import given, settings
     from hypothesis import strategies as st
+    from strategies import json_settings as docs
 
     from ghstate.agents.hosts import CLAUDE_HOOKS, add_hooks, add_mcp_server, edit_json, mcp_entry
     from ghstate.agents.removal import without_entries
-
-    values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
-                                                                                      max_size=3), max_leaves=8)
-    docs = st.dictionaries(st.text(max_size=6).filter(lambda k: k not in ("mcpServers", "hooks")), values,
-                           max_size=4)
 
     @settings(max_examples=150, deadline=None)
     @given(docs, st.sampled_from([None, 1, 2, 4, "\t"]), st.sampled_from([(",", ":"), (", ", ": ")]),

@@ -86,6 +86,7 @@ class BranchIndex:
         self.read: dict[str, Entry] = {}  # branch -> its entry, as looked up in this command
         self.pulls: dict[str, PullRequest | None] = {}  # branch -> its open pull request, read with the lookup
         self.indexed = False  # refs/ghstate/indexed was there at a lookup
+        self._asked = False  # whether every open checkpoint is in the index was asked in this command
 
     def find(self, branch: str) -> Stored | None | Unindexed:
         """The checkpoint of ``branch``, open or closed (two requests), None (one), UNINDEXED when the index
@@ -183,9 +184,9 @@ class BranchIndex:
         look through all of them in this command showed (then refs/ghstate/indexed is set with the entry).
         The index's refs are read for it (a request per 100 branches), once."""
         seen = self.store.seen_branches
-        if self.indexed or seen is None:
+        if self.indexed or self._asked or seen is None:
             return False
-        self.indexed = True  # asked once: not again in this command, whatever the answer
+        self._asked = True  # once in a command, whatever the answer
         wanted = {ref_name(b).removeprefix(PREFIX) for b in seen} - {ref_name(branch).removeprefix(PREFIX)}
         after = None
         while wanted:

@@ -195,7 +195,8 @@ class GitHubStore:
         look through all of them with their bodies keeps the branches they name (``seen_branches``: whether
         every one is in the branch index)."""
         after: str | None = None
-        first = min(page or 100, BODY_PAGE + 1 if bodies else 100) if page else BODY_PAGE if bodies else 100
+        most = BODY_PAGE + 1 if bodies else 100  # a page with bodies: one more than a screen, to know of more
+        first = min(page, most) if page else min(BODY_PAGE, most)
         branches: set[str] = set()
         for _ in range(-(-MAX_OPEN // first)):
             answer = self.graphql("open_checkpoints", self._variables(label=self.policy.label, after=after,
