@@ -39,7 +39,7 @@ class Stored(NamedTuple):
     edited_at: str = ""
 
 
-class Saved(NamedTuple):
+class BodyVersion(NamedTuple):
     """A version of a body found saved between a write's read and its mirror (a person's save the mirror
     wrote over): merged by the next round."""
 
@@ -48,7 +48,7 @@ class Saved(NamedTuple):
     at: str = ""
 
 
-class Appended(NamedTuple):
+class WriteOutcome(NamedTuple):
     """What became of a write's commit (``Store.append``). ``landed``: the chain moved to it. Otherwise
     ``stored`` is the checkpoint as it is now (another writer moved the head first: build on it). When it
     landed, ``stored`` is the checkpoint after its mirror; ``overwritten``: people's saves the mirror wrote
@@ -57,7 +57,7 @@ class Appended(NamedTuple):
 
     landed: bool
     stored: Stored
-    overwritten: tuple[Saved, ...] = ()
+    overwritten: tuple[BodyVersion, ...] = ()
     moved: bool = False
 
 
@@ -145,11 +145,11 @@ class Store(Protocol):
     # given. Raises ``Unprotected`` where the chain cannot be written: the ref did not move, and the body's
     # write in the same request may have run (the writer then writes the body alone).
     def append(self, stored: Stored, link: "Link", title: str | None = None,
-               labels: tuple[str, ...] | None = None) -> Appended: ...
+               labels: tuple[str, ...] | None = None) -> WriteOutcome: ...
 
     # Write the body alone (a mirror repaired; a write where the chain cannot be written).
     def mirror(self, stored: Stored, body: str, title: str | None = None,
-               labels: tuple[str, ...] | None = None) -> Appended: ...
+               labels: tuple[str, ...] | None = None) -> WriteOutcome: ...
 
     # The label a checkpoint carries that ``stored`` lacks ("" when it has it, or the store has no labels).
     def missing_label(self, stored: Stored) -> str: ...

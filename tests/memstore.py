@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from ghstate.core.chain import Head, Link, embed
 from ghstate.core.model import Revision
 from ghstate.errors import NotFound
-from ghstate.store import UNINDEXED, Appended, Saved, Stored, Unindexed
+from ghstate.store import UNINDEXED, BodyVersion, Stored, Unindexed, WriteOutcome
 
 
 class MemoryStore:
@@ -140,7 +140,7 @@ class MemoryStore:
         return bool(write) and any(e.write == write for _, link in self.links(stored, 1000) for e in link.entries)
 
     def append(self, stored: Stored, link: Link, title: str | None = None,
-               labels: tuple[str, ...] | None = None) -> Appended:
+               labels: tuple[str, ...] | None = None) -> WriteOutcome:
         number = stored.number
         parent = stored.head.oid if stored.head is not None else ""
         self._step("commit", number)
@@ -152,23 +152,24 @@ class MemoryStore:
             if self.mirror_after_refusal:  # what it wrote over did not reach the chain, whatever it was
                 self._step("mirror", number)
                 overwritten = self._mirror(stored, embed(link.body, oid), always=True)
-            return Appended(False, self._stored(number), overwritten)
+            return WriteOutcome(False, self._stored(number), overwritten)
         self.heads[number] = oid
         self._step("mirror", number)
         overwritten = self._mirror(stored, embed(link.body, oid))
-        return Appended(True, self._stored(number), overwritten, moved=self.heads[number] != oid)
+        return WriteOutcome(True, self._stored(number), overwritten, moved=self.heads[number] != oid)
 
     def mirror(self, stored: Stored, body: str, title: str | None = None,
-               labels: tuple[str, ...] | None = None) -> Appended:
+               labels: tuple[str, ...] | None = None) -> WriteOutcome:
         self._step("mirror", stored.number)
         overwritten = self._mirror(stored, body)
         head = self.heads.get(stored.number, "")
-        return Appended(True, self._stored(stored.number), overwritten, moved=bool(head) and head not in body)
+        return WriteOutcome(True, self._stored(stored.number), overwritten, moved=bool(head) and head not in body)
 
-    def _mirror(self, stored: Stored, text: str, always: bool = False) -> tuple[Saved, ...]:
+    def _mirror(self, stored: Stored, text: str, always: bool = False) -> tuple[BodyVersion, ...]:
         before, editor = self.history[stored.number][-1]
         self._save(stored.number, text, "octocat")
-        return () if before == stored.body and not always else (Saved(before, editor if editor != "octocat" else ""),)
+        person = editor if editor != "octocat" else ""
+        return () if before == stored.body and not always else (BodyVersion(before, person),)
 
     def missing_label(self, stored: Stored) -> str:
         return ""

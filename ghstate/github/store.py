@@ -29,7 +29,7 @@ from ghstate.core.parse import branch_of, is_child
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github.branches import BranchIndex
 from ghstate.github.transport import TIMEOUT, GitHubAPI, GraphQLNotFound, checking, describe_errors, errors_of
-from ghstate.store import Appended, Note, Partial, Saved, Stored, StoreKind, Unindexed, Unprotected
+from ghstate.store import BodyVersion, Note, Partial, Stored, StoreKind, Unindexed, Unprotected, WriteOutcome
 
 PROMPT_MARKER = "<!-- ghstate:prompt -->"
 CI_MARKER = "<!-- ghstate:ci -->"  # the comment of a CI result a person should act on
@@ -334,7 +334,7 @@ class GitHubStore:
     # ------------------------------------------------------------------------------ writing
 
     def append(self, stored: Stored, link: Link, title: str | None = None,
-               labels: tuple[str, ...] | None = None) -> Appended:
+               labels: tuple[str, ...] | None = None) -> WriteOutcome:
         """Commit ``link`` on the head ``stored`` was read with (REST), then in one GraphQL request move the
         chain's ref to it only if it still points at that head, and write the body as its mirror. A lost
         answer is never resent blindly: the chain is read, and a chain that holds the commit means it
@@ -356,7 +356,7 @@ class GitHubStore:
         if "lost" in answer:  # whatever landed of it, and what its body's write (if it ran) wrote over
             fresh = answer["lost"]
             held = fresh.head is not None and (fresh.head.oid == oid or self.holds(fresh, oid=oid))
-            return Appended(held, fresh, self._overwritten(None, stored, text, always=not held),
+            return WriteOutcome(held, fresh, self._overwritten(None, stored, text, always=not held),
                             moved=held and fresh.head.oid != oid)
         # What AppendCheckpoint's answer says: the move landed or was refused (by another writer's, or by GitHub:
         # said), and what its mirror wrote over. A refused body write whose move was refused too is GitHub's
@@ -376,18 +376,18 @@ class GitHubStore:
             fresh = self.get(number)
             # moved after all (an error about something else), or by a first send that landed after its look
             if fresh.head is not None and (fresh.head.oid == oid or (looks and self.holds(fresh, oid=oid))):
-                return Appended(True, fresh, overwritten, moved=fresh.head.oid != oid)
+                return WriteOutcome(True, fresh, overwritten, moved=fresh.head.oid != oid)
             if (fresh.head.oid if fresh.head else "") == parent:
                 if refused_issue:  # both refused: the token may write neither
                     raise self._refusal(data, on_issue, number)
                 self._refused(on_refs or errors)
-            return Appended(False, fresh, overwritten)
+            return WriteOutcome(False, fresh, overwritten)
         if not issue:  # the chain moved; its mirror did not land: the writer writes the head's again
             self.notices.append(f"#{number}'s write is on its chain, but its body could not be written "
                                 f"({_said(errors)}); it is written again")
-            return Appended(True, self.get(number), moved=True)
+            return WriteOutcome(True, self.get(number), moved=True)
         written, now = self._written(issue, errors, labels, Head(oid, link, self._tree), default=oid)
-        return Appended(True, written, overwritten, moved=now != oid)
+        return WriteOutcome(True, written, overwritten, moved=now != oid)
 
     def _refusal(self, data: dict[str, Any], errors: list[dict[str, Any]], number: int) -> Exception:
         """GitHub's refusal of a body's write, as the transport says one (a checkpoint gone from view is a
@@ -416,7 +416,7 @@ class GitHubStore:
         return Unprotected(self.unprotected)
 
     def mirror(self, stored: Stored, body: str, title: str | None = None,
-               labels: tuple[str, ...] | None = None) -> Appended:
+               labels: tuple[str, ...] | None = None) -> WriteOutcome:
         """Write the body alone (``updateIssue``): a mirror repaired, or a write where the chain cannot be
         written. Its answer says what it wrote over, as ``append``'s does; a lost answer is looked into
         (landed, or someone wrote meanwhile: not landed, read again)."""
@@ -431,7 +431,7 @@ class GitHubStore:
         except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
             raise RemoteError(str(exc), status=404) from None
         if "lost" in answer:  # whatever landed of it, and what it wrote over if it did (another write may be over it)
-            return Appended(answer["lost"].body == body, answer["lost"], self._overwritten(None, stored, body))
+            return WriteOutcome(answer["lost"].body == body, answer["lost"], self._overwritten(None, stored, body))
         data, errors = answer.get("data") or {}, errors_of(answer)
         issue = (data.get("updateIssue") or {}).get("issue")
         if not issue:  # the write itself failed (GitHub's refusal, as the transport says one), or no answer
@@ -439,7 +439,7 @@ class GitHubStore:
                 f"updating issue #{number} failed: GitHub's answer holds no issue", retryable=True)
         written, now = self._written(issue, errors, labels, stored.head, stored.chained)
         key = split(body)[1]
-        return Appended(True, written, self._overwritten(issue, stored, body),
+        return WriteOutcome(True, written, self._overwritten(issue, stored, body),
                         moved=bool(now) and key is not None and key.head != now)
 
     def _look(self, stored: Stored, looks: list[Stored], parent: str | None = None) -> Callable[[], Any]:
@@ -507,7 +507,7 @@ class GitHubStore:
         return oid
 
     def _overwritten(self, issue: dict[str, Any] | None, stored: Stored, text: str,
-                     always: bool = False) -> tuple[Saved, ...]:
+                     always: bool = False) -> tuple[BodyVersion, ...]:
         """The version a write just wrote over, when it is not the body the write had read (``always``: even
         then): a save made in between (a person's, or another writer's mirror: the writer tells them apart).
         Read from the write's answer (``issue``; None: the answer was lost), where later saves may be listed
@@ -533,7 +533,7 @@ class GitHubStore:
                 # none, what the write read, or older than that (kept as one version with this: quick saves)
                 gone = older is None or (_same(older, stored.body) and not always)
                 return () if gone or (stored.edited_at and when and when < stored.edited_at) else (
-                    Saved(str(older), _login(before.get("editor")), when),)
+                    BodyVersion(str(older), _login(before.get("editor")), when),)
         if not lost:
             self.notices.append(f"GitHub's edit history of #{stored.number} did not show this write after "
                                 f"{HISTORY_READS} reads, so whether it wrote over a person's save just before it "
@@ -544,7 +544,7 @@ class GitHubStore:
             saved, after, when = version_text(n), version_text(newer), str(n.get("editedAt") or "")
             if saved is not None and after is not None and read and when >= read and not _same(saved, stored.body) \
                     and as_written(after):
-                saves.append(Saved(saved, _login(n.get("editor")), when))
+                saves.append(BodyVersion(saved, _login(n.get("editor")), when))
         return tuple(reversed(saves))
 
     def _versions_down_to(self, stored: Stored) -> list[dict[str, Any]]:

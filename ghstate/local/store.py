@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ghstate.core.marker import text
 from ghstate.core.model import Revision
 from ghstate.errors import InputError, NotFound
-from ghstate.store import Appended, Saved, Stored, StoreKind
+from ghstate.store import BodyVersion, Stored, StoreKind, WriteOutcome
 
 if TYPE_CHECKING:  # pragma: no cover  (a reader that needs no chain or kept write never loads them)
     from ghstate.core.chain import Head, Link
@@ -299,7 +299,7 @@ class LocalStore:
         return bool(write) and any(e.write == write for _, link in self.links(stored, HOLDS) for e in link.entries)
 
     def append(self, stored: Stored, link: Link, title: str | None = None,
-               labels: tuple[str, ...] | None = None) -> Appended:
+               labels: tuple[str, ...] | None = None) -> WriteOutcome:
         """The next generation after the head ``stored`` was read with, created only if nothing has it
         (its file is linked into place whole: of any number of writers that read one head, exactly one
         makes the next); then the body written as its mirror."""
@@ -310,13 +310,13 @@ class LocalStore:
         folder = self._chain(number)  # made by atomic_create
         record = {**link.to_data(), "parent": seen or None}
         if not atomic_create(folder / f"{seen + 1}.json", json.dumps(record, ensure_ascii=False) + "\n"):
-            return Appended(False, self.get(number))
+            return WriteOutcome(False, self.get(number))
         oid = str(seen + 1)
         written = self.mirror(stored, embed(link.body, oid))  # read back with the head as it is now
         return written._replace(moved=written.stored.head is not None and written.stored.head.oid != oid)
 
     def mirror(self, stored: Stored, body: str, title: str | None = None,
-               labels: tuple[str, ...] | None = None) -> Appended:
+               labels: tuple[str, ...] | None = None) -> WriteOutcome:
         """Write the body; what was there when it was replaced, if it is not what the write had read (a
         person's save made in between), comes back as ``overwritten``."""
         path = self.closed_path(stored.number) if stored.state == "closed" else self.path(stored.number)
@@ -325,8 +325,8 @@ class LocalStore:
         except (OSError, UnicodeDecodeError):
             there = stored.body
         atomic_write(path, body)
-        overwritten = () if there in (stored.body, body) else (Saved(there),)
-        return Appended(True, self.get(stored.number), overwritten)
+        overwritten = () if there in (stored.body, body) else (BodyVersion(there),)
+        return WriteOutcome(True, self.get(stored.number), overwritten)
 
     # -------------------------------------------------------------------------------- history
 

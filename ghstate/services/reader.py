@@ -16,7 +16,7 @@ from ghstate.core.model import Checkpoint, section_digests
 from ghstate.core.parse import branch_match
 from ghstate.errors import NotFound, RemoteError
 from ghstate.local import parsecache
-from ghstate.store import UNINDEXED, Partial, Saved, Store, Stored, Unindexed
+from ghstate.store import UNINDEXED, BodyVersion, Partial, Store, Stored, Unindexed
 
 if TYPE_CHECKING:  # pragma: no cover
     from ghstate.core.chain import Link
@@ -65,7 +65,7 @@ def current(store: Store, stored: Stored) -> Checkpoint:
     return view(store, stored).checkpoint
 
 
-def view(store: Store, stored: Stored, also: tuple[Saved, ...] = (), whole: bool = False) -> View:
+def view(store: Store, stored: Stored, also: tuple[BodyVersion, ...] = (), whole: bool = False) -> View:
     """The checkpoint in ``stored``: its chain's head, with the body merged onto it when a person edited
     it, then each of ``also`` (people's saves a write wrote over) that is an edit the chain does not hold.
     A body that is the head's unedited mirror needs nothing more than the read that found it, unless
@@ -90,7 +90,7 @@ def view(store: Store, stored: Stored, also: tuple[Saved, ...] = (), whole: bool
         return View(stored, cp, mirror.body, mirror._replace(kind="unchained"), tuple(edits))
     head_cp = body_checkpoint(head.body, stored.title or head.title)
     cp, over, edits = head_cp, head.body, []
-    for i, saved in enumerate((Saved(stored.body, stored.editor, stored.edited_at), *also)):
+    for i, saved in enumerate((BodyVersion(stored.body, stored.editor, stored.edited_at), *also)):
         found = mirror if i == 0 else classify(saved.body, stored.head)  # the body as read, then ``also``'s
         if found.kind == "edited" and found.digest not in {e.digest for e in edits}:
             cp, conflicts = _merged(store, stored, found, cp)

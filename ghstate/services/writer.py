@@ -32,7 +32,7 @@ from ghstate.local.store import LocalStore, PendingWrite
 from ghstate.services import interrupt
 from ghstate.services.leases import renewed
 from ghstate.services.reader import View, body_checkpoint, locate, view
-from ghstate.store import Appended, Saved, Store, Stored, Unprotected
+from ghstate.store import BodyVersion, Store, Stored, Unprotected, WriteOutcome
 
 # Rounds of one write while other writers keep moving the head: each lost round means another writer's
 # commit landed first, and this one is built again on it, after a wait drawn at random up to a bound that
@@ -214,7 +214,7 @@ class Writer:
         if kept and self.store.holds(target, write=spec.write_id):  # it landed although its answer was lost
             self.store.notices.append(f"the kept write was on #{target.number}'s chain already: it had landed")
             return self._result(target, None, view(self.store, target), [])
-        read = view(self.store, target, tuple(Saved(*save) for save in spec.saves), whole=True)  # a kept write's
+        read = view(self.store, target, tuple(BodyVersion(*save) for save in spec.saves), whole=True)  # a kept write's
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(read.checkpoint))
         assert isinstance(spec.intent, Intent)
@@ -235,7 +235,7 @@ class Writer:
         target = read.stored
         mine: _Draft | None = None  # the round whose commit carried this write's change
         conflicts: list[str] = []  # values kept beside others by the rounds that landed
-        overwritten: tuple[Saved, ...] = ()
+        overwritten: tuple[BodyVersion, ...] = ()
         lost = False
         for round_ in range(ROUNDS):
             if round_:
@@ -272,7 +272,7 @@ class Writer:
             return self._result(target, mine, read, conflicts, self._unfinished(spec, target, overwritten, busy))
         return self._result(target, mine, read, conflicts)
 
-    def _round(self, spec: WriteSpec, read: View, draft: _Draft | None) -> Appended | None:
+    def _round(self, spec: WriteSpec, read: View, draft: _Draft | None) -> WriteOutcome | None:
         """One round's write: the draft's commit and its mirror; where the chain cannot be written, the body
         alone, naming the head it was built on (or the one its body named, where the chain cannot be read)
         without the chain's digest, so that a chain writer takes what it holds beyond that head as an edit
@@ -296,7 +296,7 @@ class Writer:
             interrupt.landed(self.store, stored.number, revision)
         return written
 
-    def _unfinished(self, spec: WriteSpec, target: Stored, overwritten: tuple[Saved, ...], why: str) -> list[str]:
+    def _unfinished(self, spec: WriteSpec, target: Stored, overwritten: tuple[BodyVersion, ...], why: str) -> list[str]:
         """What a failure after this write's change landed leaves undone, said: the body not brought up to
         date (readers read the chain; the next write repairs it), or a person's save the mirror wrote over
         not merged yet, kept for ``push`` (with its text: GitHub keeps it in the issue's edit history too)."""
