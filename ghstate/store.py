@@ -138,7 +138,7 @@ class Store(Protocol):
 
     # Whether the chain holds a commit of the write ``write`` (a write whose answer was lost, a kept write that
     # landed after all).
-    def holds(self, stored: Stored, write: str) -> bool: ...
+    def has_write(self, stored: Stored, write: str) -> bool: ...
 
     # Make ``link`` the head of ``stored``'s chain, only if the head is still ``stored.head`` (none: the chain
     # starts), then write its mirror (``link.body`` naming the new commit) with ``title``/``labels`` when

@@ -136,7 +136,7 @@ class MemoryStore:
             oid = parent
         return out
 
-    def holds(self, stored: Stored, write: str) -> bool:
+    def has_write(self, stored: Stored, write: str) -> bool:
         return bool(write) and any(e.write == write for _, link in self.links(stored, 1000) for e in link.entries)
 
     def append(self, stored: Stored, link: Link, title: str | None = None,

@@ -308,7 +308,7 @@ def test_a_failed_create_leaves_no_empty_checkpoint(repo, run, sample_file, monk
     def full_disk(path, text):
         raise OSError(28, "No space left on device", str(path))
 
-    monkeypatch.setattr("ghstate.local.store._written", full_disk)
+    monkeypatch.setattr("ghstate.local.store._temp_beside", full_disk)
     result = run("checkpoint", "--file", str(sample_file), code=1)
     assert result.stderr.startswith("Error: cannot use ") and "No space left on device" in result.stderr
     assert not list((repo / ".ghstate").glob("*.md"))

@@ -44,7 +44,7 @@ HISTORY_PAGE = 10  # versions a page holds when a lost answer's write is looked 
 HISTORY_PAGES = 10  # pages read at most (other writes may have come on top of it meanwhile)
 COMMENTS = 20  # newest comments read with a checkpoint (what people said since)
 LOG_COMMITS = 100  # commits `ghstate log` reads
-HOLDS_COMMITS = 100  # commits looked through for a write whose answer was lost
+SEARCHED_COMMITS = 100  # commits looked through for a write whose answer was lost
 ZERO = "0" * 40
 DENIED = (403, 404)  # what GitHub answers a token without Contents: write that writes Git objects
 CONTENTS_NEEDED = ("the token lacks Contents: write on {repo} (a fine-grained token or GitHub App needs "
@@ -261,13 +261,13 @@ class GitHubStore:
                  for n in self._history(stored.number, count, messages=True))
         return [(oid, link) for oid, link in found if link is not None]
 
-    def holds(self, stored: Stored, write: str = "", oid: str = "") -> bool:
+    def has_write(self, stored: Stored, write: str = "", oid: str = "") -> bool:
         """Whether the chain holds a commit of the write ``write`` (its headline names it), or the commit ``oid``:
-        among its newest HOLDS_COMMITS (one request)."""
+        among its newest SEARCHED_COMMITS (one request)."""
         if stored.head is None and stored.chained:
             return False
         return any((oid and n.get("oid") == oid) or (write and headline_write(n.get("messageHeadline") or "") == write)
-                   for n in self._history(stored.number, HOLDS_COMMITS, messages=False))
+                   for n in self._history(stored.number, SEARCHED_COMMITS, messages=False))
 
     def _history(self, number: int, count: int, *, messages: bool) -> list[dict[str, Any]]:
         data = self.graphql("chain_log", self._variables(ref=ref_name(number), count=count, messages=messages),
@@ -355,7 +355,7 @@ class GitHubStore:
                               landed=self._look(stored, looks, parent), number=number, what=f"updating issue #{number}")
         if "lost" in answer:  # whatever landed of it, and what its body's write (if it ran) wrote over
             fresh = answer["lost"]
-            held = fresh.head is not None and (fresh.head.oid == oid or self.holds(fresh, oid=oid))
+            held = fresh.head is not None and (fresh.head.oid == oid or self.has_write(fresh, oid=oid))
             return WriteOutcome(held, fresh, self._overwritten(None, stored, text, always=not held),
                             moved=held and fresh.head.oid != oid)
         # What AppendCheckpoint's answer says: the move landed or was refused (by another writer's, or by GitHub:
@@ -375,7 +375,7 @@ class GitHubStore:
                 raise self._refusal(data, on_issue, number)
             fresh = self.get(number)
             # moved after all (an error about something else), or by a first send that landed after its look
-            if fresh.head is not None and (fresh.head.oid == oid or (looks and self.holds(fresh, oid=oid))):
+            if fresh.head is not None and (fresh.head.oid == oid or (looks and self.has_write(fresh, oid=oid))):
                 return WriteOutcome(True, fresh, overwritten, moved=fresh.head.oid != oid)
             if (fresh.head.oid if fresh.head else "") == parent:
                 if refused_issue:  # both refused: the token may write neither

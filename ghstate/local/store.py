@@ -31,10 +31,10 @@ if TYPE_CHECKING:  # pragma: no cover  (a reader that needs no chain or kept wri
 
 _NUMBERED = re.compile(r"^([1-9][0-9]{0,8})\.md$")
 _GENERATION = re.compile(r"^([1-9][0-9]{0,9})\.json$")
-HOLDS = 100  # newest generations looked through for a write
+SEARCHED_GENERATIONS = 100  # newest generations looked through for a write
 
 
-def _written(path: Path, text: str) -> str:
+def _temp_beside(path: Path, text: str) -> str:
     """A temporary file beside ``path`` holding ``text``, on disk; its name."""
     import tempfile
 
@@ -53,7 +53,7 @@ def _written(path: Path, text: str) -> str:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    tmp = _written(path, text)
+    tmp = _temp_beside(path, text)
     try:
         os.replace(tmp, path)
     except BaseException:
@@ -109,7 +109,7 @@ def _flock(fd: int, fcntl: Any, wait: float | None) -> bool:
 def atomic_create(path: Path, text: str) -> bool:
     """Write ``path`` whole, only if it does not exist (False then). A process killed at any moment
     leaves either no ``path`` or all of it, never an empty placeholder."""
-    tmp = _written(path, text)
+    tmp = _temp_beside(path, text)
     try:
         os.link(tmp, path)  # fails if path exists: create-if-absent, with its content already there
         return True
@@ -196,7 +196,7 @@ class LocalStore:
             raise InputError(f"{path} is not UTF-8 text; restore it from git or delete it") from None
         return Stored(number, "", body, str(path), version=f"{stat.st_mtime_ns}:{stat.st_size}",
                       state="closed" if path.parent.name == "closed" else "open", head=self._head(number),
-                      edited_at=_stamp(stat.st_mtime))
+                      edited_at=_file_time(stat.st_mtime))
 
     def _readable(self, numbers: Iterable[int]) -> Iterator[Stored]:
         """The checkpoints of ``numbers`` that can be read; the others become notices, not failures."""
@@ -295,8 +295,9 @@ class LocalStore:
                                                                                   if count else []))
         return [(oid, link) for oid, link in found if link is not None]
 
-    def holds(self, stored: Stored, write: str) -> bool:
-        return bool(write) and any(e.write == write for _, link in self.links(stored, HOLDS) for e in link.entries)
+    def has_write(self, stored: Stored, write: str) -> bool:
+        links = self.links(stored, SEARCHED_GENERATIONS) if write else []
+        return any(e.write == write for _, link in links for e in link.entries)
 
     def append(self, stored: Stored, link: Link, title: str | None = None,
                labels: tuple[str, ...] | None = None) -> WriteOutcome:
@@ -454,7 +455,7 @@ def _numbered(folder: Path, pattern: re.Pattern[str]) -> list[int]:
     return sorted(int(m.group(1)) for m in map(pattern.match, names) if m)
 
 
-def _stamp(seconds: float) -> str:
+def _file_time(seconds: float) -> str:
     """A file's time as ghstate writes times (UTC)."""
     from datetime import datetime, timezone
 

@@ -54,7 +54,7 @@ def begin_update(store: Store, number: int, revision: int, write_id: str, text: 
     written alone, when the body is ``text``)."""
     def landed() -> str | None:
         stored = store.get(number)
-        if (write_id and store.holds(stored, write=write_id)) or (text and stored.body == text):
+        if (write_id and store.has_write(stored, write=write_id)) or (text and stored.body == text):
             return _label(store, number)
         return None
 
@@ -69,7 +69,7 @@ def line() -> str:
     """The one line for an interruption now: whether the write landed (and its revision) or was not made,
     then what the command's own note says (a task command stopped between its steps, which may have
     written before: then the journal's "nothing was written" is not said)."""
-    said, nothing = _written()
+    said, nothing = _journal_says()
     note = _state["note"]
     if said is None:
         return f"interrupted; {note or 'nothing was written'}"
@@ -78,7 +78,7 @@ def line() -> str:
     return f"{said}: nothing was written" if nothing else said
 
 
-def _written() -> tuple[str | None, bool]:
+def _journal_says() -> tuple[str | None, bool]:
     """What the writer's journal says (the write under way or the last one landed; None when neither), and
     whether it knows that nothing was written."""
     attempt = _state["attempt"]

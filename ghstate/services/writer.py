@@ -211,7 +211,7 @@ class Writer:
 
     def _update(self, spec: WriteSpec, target: Stored, kept: bool = False,
                 before: tuple[Intent, ...] = ()) -> WriteResult:
-        if kept and self.store.holds(target, write=spec.write_id):  # it landed although its answer was lost
+        if kept and self.store.has_write(target, write=spec.write_id):  # it landed although its answer was lost
             self.store.notices.append(f"the kept write was on #{target.number}'s chain already: it had landed")
             return self._result(target, None, view(self.store, target), [])
         read = view(self.store, target, tuple(BodyVersion(*save) for save in spec.saves), whole=True)  # a kept write's
