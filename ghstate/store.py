@@ -78,7 +78,13 @@ class Partial(Exception):
 
 class Unprotected(Exception):
     """The chain cannot be written here (a token without Contents: write, a GitHub without ``updateRefs``):
-    its message says what and what fixes it. The body is still written; concurrent writers are not protected."""
+    its message says what and what fixes it. The ref did not move; the body's write sent in the same request
+    may have run, and ``overwritten`` holds people's saves it was found to have written over (to merge). The
+    writer then writes the body alone; concurrent writers are not protected."""
+
+    def __init__(self, why: str, overwritten: "tuple[BodyVersion, ...]" = ()) -> None:
+        super().__init__(why)
+        self.overwritten = overwritten
 
 
 class Note(NamedTuple):
