@@ -1387,16 +1387,19 @@ def test_the_save_a_write_wrote_over_is_found_however_its_history_lists_it(older
     """A write read body R and wrote T over the version under it: a save made in between (a person's, or
     another writer's body), or R itself. However many versions land on top of T before its answer is read
     (``landed``) and after, and however many reads an index behind its body leaves the newest version out
-    of (``lag``, the answer's included), the version under T is what ``_overwritten`` finds when it is not
-    R, and nothing it finds is older than R."""
+    of (``lag``, the answer's included), the version under T is found (``Body.replaced``) when it is a
+    person's save, and nothing it finds is older than R or a body ghstate wrote."""
     from bodies import render_body
 
     from ghstate.config import Policy
-    from ghstate.github.store import EDITS, GitHubStore
+    from ghstate.github.body import EDITS
+    from ghstate.github.store import GitHubStore
     from ghstate.store import Stored
 
     page = render_body(parse(SAMPLE).checkpoint)
     fake, texts = FakeGitHub(None), iter(range(1000))  # GitHub's edit history as the fake keeps it, alone
+
+    people: set[int] = set()
 
     def save(person: bool) -> int:
         """A version saved: a person's, or a body ghstate wrote (a mirror); its place in the history."""
@@ -1407,6 +1410,8 @@ def test_the_save_a_write_wrote_over_is_found_however_its_history_lists_it(older
             fake.add_issue(1, text)
         else:
             fake.edit(1, text, login="mona" if person else "octocat")
+        if person:
+            people.add(len(fake.history[1]) - 1)
         return len(fake.history[1]) - 1
 
     for k in range(older):
@@ -1420,12 +1425,12 @@ def test_the_save_a_write_wrote_over_is_found_however_its_history_lists_it(older
     answer = {"userContentEdits": fake._gql_edits(1, EDITS, None)}  # the write's
     for person in later[landed:]:
         save(person)
-    store = GitHubStore(type("API", (), {"repo_name": "octo/hello"})(), Policy())
-    store._edits = lambda number, count=EDITS, after=None: {"userContentEdits": fake._gql_edits(number, count, after)}
+    store = GitHubStore(type("API", (), {"repo_name": "octo/hello", "sleep": staticmethod(lambda seconds: None)})(), Policy())
+    store.body._edits = lambda number, count, after: {"userContentEdits": fake._gql_edits(number, count, after)}
     text = fake.history[1]
     stored = Stored(1, "t", text[read], "", edited_at=fake.editors[1][read]["at"])
 
-    found = [saved.body for saved in store._overwritten(answer, stored, text[own])]
-    if under != read:
+    found = [saved.body for saved in store.body.replaced(stored, text[own], answer, frozenset())]
+    if under in people:
         assert text[under] in found
-    assert all(body in text[read + 1:] for body in found)
+    assert all(body in text[read + 1:] and text.index(body) in people for body in found)

@@ -93,14 +93,14 @@ class BranchIndex:
         cannot tell (not set up everywhere yet, a ref that names another branch's checkpoint, refs the token
         may not read): the open checkpoints are looked through then."""
         store = self.store
-        answer = store.graphql("branch_checkpoint", store._variables(ref=ref_name(branch), indexed=INDEXED,
+        answer = store.graphql("branch_checkpoint", store.variables(ref=ref_name(branch), indexed=INDEXED,
                                                                      branch=branch),
                                what=f"finding the checkpoint of branch {branch} in {store.repo_name}",
                                tolerate=("index", "indexed"))
         data, readable = store.tolerated(answer, "the branch index")
         repository = data.get("repository") or {}
         store._issues_enabled(repository)
-        store._repository_id = repository.get("id") or store._repository_id
+        store.repository_id = repository.get("id") or store.repository_id
         self.pulls[branch] = next((PullRequest(int(p["number"]), str(p.get("url") or ""))
                                    for p in (repository.get("pullRequests") or {}).get("nodes") or ()
                                    if p and p.get("state") == "OPEN" and not p.get("isCrossRepository")), None)
@@ -139,7 +139,7 @@ class BranchIndex:
         store = self.store
         try:
             known = known or self._entry(branch)  # not looked up (a write by number, --new): read now
-            oid = store._commit(message(stored.number, branch), "", [])
+            oid = store.chain.commit(message(stored.number, branch), "", [])
             updates: list[dict[str, Any]] = [{"name": ref_name(branch), "afterOid": oid, "force": True,
                                               "beforeOid": known.oid or ZERO}]
             if leaving and leaving != branch:
@@ -167,15 +167,15 @@ class BranchIndex:
         """The index's refs moved in one ``updateRefs`` (all or none), its whole answer (a lost one is looked
         into: moved when the branch's ref points at ``oid``)."""
         store = self.store
-        return store.graphql("update_refs", {"input": {"repositoryId": store._repository_id, "refUpdates": updates}},
+        return store.graphql("update_refs", {"input": {"repositoryId": store.repository_id, "refUpdates": updates}},
                              partial=True, what=f"indexing the checkpoint of branch {branch}",
                              landed=lambda: {} if self._entry(branch).oid == oid else None)
 
     def _entry(self, branch: str) -> Entry:
         """The branch's entry as it is now, and the repository's id (one request)."""
         store = self.store
-        data = store.graphql("ref_state", store._variables(ref=ref_name(branch)), what=f"reading {ref_name(branch)}")
-        store._repository_id = (data.get("repository") or {}).get("id") or store._repository_id
+        data = store.graphql("ref_state", store.variables(ref=ref_name(branch)), what=f"reading {ref_name(branch)}")
+        store.repository_id = (data.get("repository") or {}).get("id") or store.repository_id
         target = ((data.get("repository") or {}).get("ref") or {}).get("target") or {}
         return Entry(str(target.get("oid") or ""), number_of(str(target.get("message") or ""), branch))
 
@@ -190,7 +190,7 @@ class BranchIndex:
         wanted = {ref_name(b).removeprefix(PREFIX) for b in seen} - {ref_name(branch).removeprefix(PREFIX)}
         after = None
         while wanted:
-            data = self.store.graphql("branch_index", self.store._variables(after=after),
+            data = self.store.graphql("branch_index", self.store.variables(after=after),
                                       what="reading the branch index")
             page = ((data.get("repository") or {}).get("index")) or {}
             wanted -= {str(node.get("name") or "") for node in page.get("nodes") or () if node}

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 from ghstate.core.chain import TREE_FILES
 from ghstate.errors import GhstateError, RemoteError
-from ghstate.github.store import version_text, versions
+from ghstate.github.body import version_text, versions
 from ghstate.github.transport import GitHubAPI
 
 LABEL = "ghstate-doctor"

@@ -22,13 +22,24 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ghstate.config import Policy, Settings
-from ghstate.core.chain import TREE_FILES, Head, Link, as_written, embed, headline_write, ref_name, split, tree_id
+from ghstate.core.chain import Head, Link, embed, ref_name, split
 from ghstate.core.marker import PullRequest
 from ghstate.core.model import Revision, github_time
 from ghstate.core.parse import branch_of, is_child
+from ghstate.core.saves import body_digest
 from ghstate.errors import NotFound, RemoteError
+from ghstate.github.body import Body, login
 from ghstate.github.branches import BranchIndex
-from ghstate.github.transport import TIMEOUT, GitHubAPI, GraphQLNotFound, checking, describe_errors, errors_of
+from ghstate.github.chain_ref import ChainRef, Landed, Refused, Unknown, look
+from ghstate.github.transport import (
+    TIMEOUT,
+    AnswerLost,
+    GitHubAPI,
+    GraphQLNotFound,
+    checking,
+    describe_errors,
+    errors_of,
+)
 from ghstate.store import BodyVersion, Note, Partial, Stored, StoreKind, Unindexed, Unprotected, WriteOutcome
 
 PROMPT_MARKER = "<!-- ghstate:prompt -->"
@@ -38,15 +49,8 @@ LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+\{")  # the revision comments of 
 MAX_OPEN = 1_000  # open checkpoints a listing reads at most (a branch's is found by the branch index)
 BODY_PAGE = 10  # checkpoints a page of a listing with bodies holds: 10 bodies of 65,536 characters stay under 1 MB
 PAST_LISTINGS = 5  # issue numbers read after the newest listed one, when a lost create is looked for
-EDITS = 3  # newest versions of a body a write's answer holds: its own, the one it wrote over, and one saved on top
-HISTORY_READS = 3  # reads of an edit history that does not show a write yet (an index behind its body)
-HISTORY_PAGE = 10  # versions a page holds when a lost answer's write is looked for in the edit history
-HISTORY_PAGES = 10  # pages read at most (other writes may have come on top of it meanwhile)
 COMMENTS = 20  # newest comments read with a checkpoint (what people said since)
 LOG_COMMITS = 100  # commits `ghstate log` reads
-SEARCHED_COMMITS = 100  # commits looked through for a write whose answer was lost
-ZERO = "0" * 40
-DENIED = (403, 404)  # what GitHub answers a token without Contents: write that writes Git objects
 CONTENTS_NEEDED = ("the token lacks Contents: write on {repo} (a fine-grained token or GitHub App needs "
                    "Contents: read and write beside Issues; a classic token the 'repo' scope; in Actions, "
                    "'permissions: contents: write')")
@@ -63,8 +67,9 @@ class GitHubStore:
         self.policy = policy
         self._nodes: dict[int, dict[str, Any]] = {}  # the last GraphQL answer for each issue read
         self._label_ids: dict[str, str] = {}  # label name -> node id, for updateIssue's labelIds
-        self._repository_id = ""
-        self._tree = ""  # the tree chain commits name in this repository, once known to exist
+        self.repository_id = ""  # the repository's node id (what a ref's move names), once read
+        self.chain = ChainRef(self)  # the checkpoints' write logs on refs
+        self.body = Body(self)  # the bodies written alone, and their edit histories
         self.notices: list[str] = []  # problems after a write landed: warnings, not failures
         self.unprotected = ""  # why the chain cannot be written here ("" while it can, or it is not known)
         # Waits for a write's turn among this machine's writes to GitHub (``ghstate.local.pace``); None: none
@@ -91,7 +96,7 @@ class GitHubStore:
         """One GraphQL request through the transport (``ghstate.github.transport.GitHubAPI.graphql``)."""
         return self.api.graphql(name, variables, **kwargs)
 
-    def _variables(self, **more: Any) -> dict[str, Any]:
+    def variables(self, **more: Any) -> dict[str, Any]:
         owner, _, name = self.repo_name.partition("/")
         return {"owner": owner, "name": name, **more}
 
@@ -119,7 +124,7 @@ class GitHubStore:
             labels=tuple(x["name"] for x in (node.get("labels") or {}).get("nodes") or ()),
             state=str(node.get("state") or "OPEN").lower(), version=node.get("updatedAt") or "",
             comments=(node.get("comments") or {}).get("totalCount") or 0, head=head, chained=chained,
-            editor=_login(node.get("editor")), edited_at=str(node.get("lastEditedAt") or ""),
+            editor=login(node.get("editor")), edited_at=str(node.get("lastEditedAt") or ""),
         )
 
     def node(self, number: int) -> dict[str, Any] | None:
@@ -137,14 +142,14 @@ class GitHubStore:
         """What a read of the repository brings along: its labels' ids and its own (what writes name)."""
         for label in ((repository or {}).get("labels") or {}).get("nodes") or ():
             self._label_ids[label["name"]] = label["id"]
-        self._repository_id = (repository or {}).get("id") or self._repository_id
+        self.repository_id = (repository or {}).get("id") or self.repository_id
 
     def get(self, number: int) -> Stored:
         """The checkpoint with everything a reader needs, in one request: the issue with its chain's head and
         newest comments (query ``Checkpoint``), and whether the repository has issues at all. A head the
         token may not read leaves the issue good."""
         try:
-            answer = self.graphql("checkpoint", self._variables(number=number, comments=COMMENTS,
+            answer = self.graphql("checkpoint", self.variables(number=number, comments=COMMENTS,
                                                                 labels=self.policy.label, ref=ref_name(number)),
                                   number=number, what=f"reading issue #{number} of {self.repo_name}",
                                   tolerate=("head",))
@@ -199,7 +204,7 @@ class GitHubStore:
         first = min(page, most) if page else min(BODY_PAGE, most)
         branches: set[str] = set()
         for _ in range(-(-MAX_OPEN // first)):
-            answer = self.graphql("open_checkpoints", self._variables(label=self.policy.label, after=after,
+            answer = self.graphql("open_checkpoints", self.variables(label=self.policy.label, after=after,
                                                                       first=first, labels=self.policy.label,
                                                                       bodies=bodies),
                                   what=f"listing checkpoints of {self.repo_name}")
@@ -242,38 +247,13 @@ class GitHubStore:
         return self.get(stored.number)
 
     def link(self, stored: Stored, oid: str) -> Link | None:
-        """The commit ``oid`` (a person's page was made from it): one request; None when GitHub does not have
-        it (a commit that lost its race may be collected) or it is not a chain commit."""
-        if stored.head is not None and stored.head.oid == oid:
-            return stored.head.link
-        if not re.fullmatch(r"[0-9a-f]{40}", oid or ""):
-            return None
-        try:
-            data = self.graphql("chain_commit", self._variables(oid=oid), what=f"reading a commit of #{stored.number}")
-        except (NotFound, RemoteError):
-            return None
-        commit = (data.get("repository") or {}).get("commit") or {}
-        return Link.from_message(commit.get("message") or "")
+        return self.chain.link(stored, oid)
 
     def links(self, stored: Stored, count: int) -> list[tuple[str, Link]]:
-        """The newest ``count`` commits of the chain, newest first (one request)."""
-        found = ((str(n.get("oid") or ""), Link.from_message(n.get("message") or ""))
-                 for n in self._history(stored.number, count, messages=True))
-        return [(oid, link) for oid, link in found if link is not None]
+        return self.chain.links(stored, count)
 
-    def has_write(self, stored: Stored, write: str = "", oid: str = "") -> bool:
-        """Whether the chain holds a commit of the write ``write`` (its headline names it), or the commit ``oid``:
-        among its newest SEARCHED_COMMITS (one request)."""
-        if stored.head is None and stored.chained:
-            return False
-        return any((oid and n.get("oid") == oid) or (write and headline_write(n.get("messageHeadline") or "") == write)
-                   for n in self._history(stored.number, SEARCHED_COMMITS, messages=False))
-
-    def _history(self, number: int, count: int, *, messages: bool) -> list[dict[str, Any]]:
-        data = self.graphql("chain_log", self._variables(ref=ref_name(number), count=count, messages=messages),
-                            what=f"reading the log of #{number}")
-        target = (((data.get("repository") or {}).get("head") or {}).get("target")) or {}
-        return [n for n in ((target.get("history") or {}).get("nodes") or ()) if n]
+    def has_write(self, stored: Stored, write: str) -> bool:
+        return self.chain.has_write(stored, write=write)
 
     # ------------------------------------------------------------------------------ creating
 
@@ -336,58 +316,64 @@ class GitHubStore:
     def append(self, stored: Stored, link: Link, title: str | None = None,
                labels: tuple[str, ...] | None = None) -> WriteOutcome:
         """Commit ``link`` on the head ``stored`` was read with (REST), then in one GraphQL request move the
-        chain's ref to it only if it still points at that head, and write the body as its mirror. A lost
-        answer is never resent blindly: the chain is read, and a chain that holds the commit means it
-        landed."""
+        chain's ref to it only if it still points at that head, and write the body as its mirror
+        (``ghstate.github.chain_ref``); what it wrote over is found by ``ghstate.github.body``."""
         if self.unprotected or not stored.chained:  # its head could not be read: no move can name it
-            raise self._unprotected(f"the write log could not be read ({CONTENTS_READ.format(repo=self.repo_name)})")
-        number = stored.number
+            raise self.unprotected_by(f"the write log could not be read ({CONTENTS_READ.format(repo=self.repo_name)})")
         node = self._node_with_id(stored)
         parent = stored.head.oid if stored.head is not None else ""
         self._pace(2)
-        oid = self._commit(link.to_message(), stored.head.tree if stored.head else "", [parent] if parent else [])
+        oid = self.chain.commit(link.to_message(), stored.head.tree if stored.head else "", [parent] if parent else [])
         text = embed(link.body, oid)
-        refs = {"repositoryId": self._repository_id, "refUpdates": [
-            {"name": ref_name(number), "afterOid": oid, "beforeOid": parent or ZERO}]}
-        looks: list[Stored] = []  # the first send may still land after a look that resent it: a refusal is looked into
-        answer = self.graphql("append_checkpoint", {"refs": refs, "issue": self._issue_input(node, text, title, labels),
-                                                    "edits": EDITS, "ref": ref_name(number)}, partial=True,
-                              landed=self._look(stored, looks, parent), number=number, what=f"updating issue #{number}")
-        if "lost" in answer:  # whatever landed of it, and what its body's write (if it ran) wrote over
-            fresh = answer["lost"]
-            held = fresh.head is not None and (fresh.head.oid == oid or self.has_write(fresh, oid=oid))
-            return WriteOutcome(held, fresh, self._overwritten(None, stored, text, always=not held),
-                            moved=held and fresh.head.oid != oid)
-        # What AppendCheckpoint's answer says: the move landed or was refused (by another writer's, or by GitHub:
-        # said), and what its mirror wrote over. A refused body write whose move was refused too is GitHub's
-        # refusal of the write (kept for push); one whose move landed is written again.
-        data, errors = answer.get("data") or {}, errors_of(answer)
-        moved_ref = data.get("updateRefs") is not None
-        issue = (data.get("updateIssue") or {}).get("issue")
-        # a body written although the move was refused wrote over what did not reach the chain, whatever it was
-        overwritten = self._overwritten(issue, stored, text, always=not moved_ref) if issue else ()
-        if not moved_ref:
-            on_refs = [e for e in errors if (e.get("path") or [""])[0] == "updateRefs"]
-            on_issue = [e for e in errors if (e.get("path") or [""])[0] == "updateIssue"]
-            refused_issue = on_issue and not issue and (not on_refs or {e.get("type") for e in on_issue} & {
-                "FORBIDDEN", "INSUFFICIENT_SCOPES", "NOT_FOUND"})
-            if refused_issue and not on_refs:  # the body's write itself was refused: the token, the issue
-                raise self._refusal(data, on_issue, number)
-            fresh = self.get(number)
-            # moved after all (an error about something else), or by a first send that landed after its look
-            if fresh.head is not None and (fresh.head.oid == oid or (looks and self.has_write(fresh, oid=oid))):
-                return WriteOutcome(True, fresh, overwritten, moved=fresh.head.oid != oid)
-            if (fresh.head.oid if fresh.head else "") == parent:
-                if refused_issue:  # both refused: the token may write neither
-                    raise self._refusal(data, on_issue, number)
-                self._refused(on_refs or errors)
-            return WriteOutcome(False, fresh, overwritten)
-        if not issue:  # the chain moved; its mirror did not land: the writer writes the head's again
-            self.notices.append(f"#{number}'s write is on its chain, but its body could not be written "
-                                f"({_said(errors)}); it is written again")
-            return WriteOutcome(True, self.get(number), moved=True)
-        written, now = self._written(issue, errors, labels, Head(oid, link, self._tree), default=oid)
-        return WriteOutcome(True, written, overwritten, moved=now != oid)
+        sent = self.chain.move_and_mirror(stored, oid, self._issue_input(node, text, title, labels))
+        if isinstance(sent, Unknown):
+            return self._after_lost_append(stored, sent.fresh, oid, link)
+        if isinstance(sent, Refused):
+            return self._after_refused_move(stored, sent, oid, text)
+        return self._after_move(stored, sent, Head(oid, link, self.chain.tree), text, labels)
+
+    def _after_lost_append(self, stored: Stored, fresh: Stored, oid: str, link: Link) -> WriteOutcome:
+        """A write whose answer was lost, and the checkpoint changed since its read: whatever landed of it (the
+        move, when the chain has its commit), and what its body's write, if it ran, wrote over."""
+        held = fresh.head is not None and (fresh.head.oid == oid or self.chain.has_write(fresh, oid=oid))
+        merged = frozenset(link.merged) if held else _merged(fresh)
+        return WriteOutcome(held, fresh, self.body.replaced(stored, embed(link.body, oid), None, merged),
+                            moved=held and fresh.head is not None and fresh.head.oid != oid)
+
+    def _after_refused_move(self, stored: Stored, sent: Refused, oid: str, text: str) -> WriteOutcome:
+        """The ref did not move: GitHub refused the body's write too (the token, the issue: an error), or
+        moved it after all (an error about something else, or a first send that landed after its look), or
+        another writer's commit is there (build on it), or the chain cannot be written here (``Unprotected``).
+        A body written beside the refused move wrote over what did not reach the chain, whatever it was."""
+        number = stored.number
+        overwritten = self.body.replaced(stored, text, sent.issue, _merged(stored)) if sent.issue else ()
+        on_refs = [e for e in sent.errors if (e.get("path") or [""])[0] == "updateRefs"]
+        on_issue = [e for e in sent.errors if (e.get("path") or [""])[0] == "updateIssue"]
+        refused_issue = bool(on_issue) and not sent.issue and (not on_refs or bool({e.get("type") for e in on_issue} & {
+            "FORBIDDEN", "INSUFFICIENT_SCOPES", "NOT_FOUND"}))
+        if refused_issue and not on_refs:  # the body's write itself was refused: the token, the issue
+            raise self._refusal(sent.data, on_issue, number)
+        fresh = self.get(number)
+        if fresh.head is not None and (fresh.head.oid == oid or (sent.resent and self.chain.has_write(fresh, oid=oid))):
+            return WriteOutcome(True, fresh, overwritten, moved=fresh.head.oid != oid)
+        if (fresh.head.oid if fresh.head else "") == (stored.head.oid if stored.head else ""):
+            if refused_issue:  # both refused: the token may write neither
+                raise self._refusal(sent.data, on_issue, number)
+            self._refused(on_refs or sent.errors, overwritten)
+        return WriteOutcome(False, fresh, overwritten)
+
+    def _after_move(self, stored: Stored, sent: Landed, head: Head, text: str,
+                    labels: tuple[str, ...] | None) -> WriteOutcome:
+        """The ref moved: the mirror as written (and what it wrote over), or, when its write failed beside the
+        move, the checkpoint read again for the writer to write the head's mirror."""
+        if not sent.issue:
+            self.notices.append(f"#{stored.number}'s write is on its chain, but its body could not be written "
+                                f"({_said(sent.errors)}); it is written again")
+            return WriteOutcome(True, self.get(stored.number), moved=True)
+        assert head.link is not None
+        overwritten = self.body.replaced(stored, text, sent.issue, frozenset(head.link.merged))
+        written, now = self._kept_write(sent.issue, sent.errors, labels, head, default=head.oid)
+        return WriteOutcome(True, written, overwritten, moved=now != head.oid)
 
     def _refusal(self, data: dict[str, Any], errors: list[dict[str, Any]], number: int) -> Exception:
         """GitHub's refusal of a body's write, as the transport says one (a checkpoint gone from view is a
@@ -395,66 +381,60 @@ class GitHubStore:
         refusal = self.api.failure({"errors": errors, "data": data}, f"updating issue #{number}", number)
         return RemoteError(str(refusal), status=404) if isinstance(refusal, NotFound) else refusal
 
-    def _refused(self, errors: list[dict[str, Any]]) -> None:
+    def _refused(self, errors: list[dict[str, Any]], overwritten: tuple[BodyVersion, ...]) -> None:
         """The ref did not move and no other writer moved it: say why (a token without Contents: write, a
-        GitHub without ``updateRefs``: the chain cannot be written here)."""
+        GitHub without ``updateRefs``: the chain cannot be written here; the saves the body's write beside it
+        wrote over go with it, to be merged)."""
         kinds = {e.get("type") for e in errors}
         said = _said(errors)
         if kinds & {"FORBIDDEN", "INSUFFICIENT_SCOPES"}:
-            raise self._unprotected(CONTENTS_NEEDED.format(repo=self.repo_name) + f" ({said})")
+            raise self.unprotected_by(self.contents_needed(said), overwritten)
         if "updateRefs" in said and ("doesn't exist" in said or "undefined" in said.lower()):
-            raise self._unprotected(f"this GitHub has no 'updateRefs' mutation ({said}); a newer GitHub "
-                                    "Enterprise Server has it")
+            raise self.unprotected_by(f"this GitHub has no 'updateRefs' mutation ({said}); a newer GitHub "
+                                      "Enterprise Server has it", overwritten)
         raise RemoteError(f"writing the chain of this checkpoint failed: GitHub answered {said}")
 
-    def _unprotected(self, why: str) -> Unprotected:
+    def contents_needed(self, said: str) -> str:
+        return CONTENTS_NEEDED.format(repo=self.repo_name) + f" ({said})"
+
+    def unprotected_by(self, why: str, overwritten: tuple[BodyVersion, ...] = ()) -> Unprotected:
         """The chain cannot be written here: remembered for the rest of the command, and said once."""
         if not self.unprotected:
             self.unprotected = why
             self.notices.append(f"concurrent writers are not protected: the write log cannot be written ({why}); "
                                 "the body was written alone")
-        return Unprotected(self.unprotected)
+        return Unprotected(self.unprotected, overwritten)
 
     def mirror(self, stored: Stored, body: str, title: str | None = None,
                labels: tuple[str, ...] | None = None) -> WriteOutcome:
         """Write the body alone (``updateIssue``): a mirror repaired, or a write where the chain cannot be
         written. Its answer says what it wrote over, as ``append``'s does; a lost answer is looked into
-        (landed, or someone wrote meanwhile: not landed, read again)."""
+        (landed, or someone wrote meanwhile: not landed, read again), and sent again when nothing changed."""
         number = stored.number
-        node = self._node_with_id(stored)
+        payload = self._issue_input(self._node_with_id(stored), body, title, labels)
+        merged = _merged(stored) | {body_digest(stored.body)}  # the body read is in what is written over it
         self._pace()
-        try:
-            answer = self.graphql("update_checkpoint", {"input": self._issue_input(node, body, title, labels),
-                                                        "edits": EDITS, "ref": ref_name(number)},
-                                  partial=True, number=number, landed=self._look(stored, []),
-                                  what=f"updating issue #{number}")
-        except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
-            raise RemoteError(str(exc), status=404) from None
-        if "lost" in answer:  # whatever landed of it, and what it wrote over if it did (another write may be over it)
-            return WriteOutcome(answer["lost"].body == body, answer["lost"], self._overwritten(None, stored, body))
+        lost: AnswerLost | None = None
+        while True:
+            try:
+                answer = self.body.write(stored, payload, resending=lost)
+                break
+            except AnswerLost as exc:
+                lost, fresh = exc, look(self, stored, exc)
+                if fresh.body != stored.body:  # whatever landed of it, and what it wrote over if it did
+                    return WriteOutcome(fresh.body == body, fresh, self.body.replaced(stored, body, None, merged))
         data, errors = answer.get("data") or {}, errors_of(answer)
         issue = (data.get("updateIssue") or {}).get("issue")
         if not issue:  # the write itself failed (GitHub's refusal, as the transport says one), or no answer
             raise self._refusal(data, errors, number) if errors else RemoteError(
                 f"updating issue #{number} failed: GitHub's answer holds no issue", retryable=True)
-        written, now = self._written(issue, errors, labels, stored.head, stored.chained)
+        written, now = self._kept_write(issue, errors, labels, stored.head, stored.chained)
         key = split(body)[1]
-        return WriteOutcome(True, written, self._overwritten(issue, stored, body),
-                        moved=bool(now) and key is not None and key.head != now)
+        return WriteOutcome(True, written, self.body.replaced(stored, body, issue, merged),
+                            moved=bool(now) and key is not None and key.head != now)
 
-    def _look(self, stored: Stored, looks: list[Stored], parent: str | None = None) -> Callable[[], Any]:
-        """What to do after a write's answer was lost: the checkpoint read again (kept in ``looks``); as the
-        write read it (its body, and its head when ``parent`` is given), nothing landed: sent again (None);
-        else ``{"lost": fresh}`` (it landed, another writer's did, or someone saved the body)."""
-        def landed() -> dict[str, Any] | None:
-            fresh = checking(lambda: self.get(stored.number))
-            looks.append(fresh)
-            same = fresh.body == stored.body and (parent is None or (fresh.head.oid if fresh.head else "") == parent)
-            return None if same else {"lost": fresh}
-        return landed
-
-    def _written(self, issue: dict[str, Any], errors: list[dict[str, Any]], labels: tuple[str, ...] | None,
-                 known: Head | None, chained: bool = True, default: str = "") -> tuple[Stored, str]:
+    def _kept_write(self, issue: dict[str, Any], errors: list[dict[str, Any]], labels: tuple[str, ...] | None,
+                    known: Head | None, chained: bool = True, default: str = "") -> tuple[Stored, str]:
         """The issue a body's write answered, kept with its chain's head (``known`` when the answer's is it;
         ``default`` when it names none) and the labels it asked for; and that head's oid. Errors beside it are
         a warning: the write stands."""
@@ -486,90 +466,6 @@ class GitHubStore:
         if "id" not in (self._nodes.get(stored.number) or {}):
             self.get(stored.number)
         return self._nodes[stored.number]
-
-    def _commit(self, message: str, tree: str, parents: list[str]) -> str:
-        """A commit of ghstate's (one request). The tree every such commit names is known by its id; the first
-        commit of a repository writes it (2 requests more: the commit refused, the tree, the commit again)."""
-        tree = tree or self._tree or tree_id(TREE_FILES)
-        try:
-            try:
-                oid = self.api.commit(message, tree, parents)
-            except RemoteError as exc:
-                if exc.status != 422 or parents:
-                    raise
-                tree = self.api.tree(TREE_FILES)  # not in this repository yet
-                oid = self.api.commit(message, tree, parents)
-        except RemoteError as exc:
-            if exc.status in DENIED:
-                raise self._unprotected(CONTENTS_NEEDED.format(repo=self.repo_name) + f" ({exc})") from None
-            raise
-        self._tree = tree
-        return oid
-
-    def _overwritten(self, issue: dict[str, Any] | None, stored: Stored, text: str,
-                     always: bool = False) -> tuple[BodyVersion, ...]:
-        """The version a write just wrote over, when it is not the body the write had read (``always``: even
-        then): a save made in between (a person's, or another writer's mirror: the writer tells them apart).
-        Read from the write's answer (``issue``; None: the answer was lost), where later saves may be listed
-        above it; else (not in the answer, or nothing under it there) from the history read down to the body
-        the write read (``_versions_down_to``), again while it does not show the write (an index behind its
-        body), at most HISTORY_READS reads. Not found (not landed, not indexed yet, or kept as one version
-        with a later save of the same editor): every save since the read that a body ghstate wrote replaced
-        (the write's own above all those listed), any of which it may be (a save merged already is not
-        merged again; one a person went on from is theirs), and said when the write is known to have landed."""
-        lost = issue is None
-        listed = self._versions_down_to(stored) if issue is None else versions(issue)
-        more = len(listed) < (((issue or {}).get("userContentEdits") or {}).get("totalCount") or 0)  # than answered
-        for attempt in range(1 if lost else HISTORY_READS):
-            if attempt:  # an index behind its body, or more writes on top of it than the answer lists
-                listed, more = self._versions_down_to(stored) or listed, False  # (failed: what was listed)
-            if not listed:  # never edited: what the write read was the body (or it is not known)
-                return ()
-            at = _own_version(listed, text, stored.body)
-            # (with nothing under it listed and more there, saves above it pushed that out: read down to it)
-            if at is not None and (at + 1 < len(listed) or not more):
-                before = listed[at + 1] if at + 1 < len(listed) else {}
-                older, when = version_text(before), str(before.get("editedAt") or "")
-                # none, what the write read, or older than that (kept as one version with this: quick saves)
-                gone = older is None or (_same(older, stored.body) and not always)
-                return () if gone or (stored.edited_at and when and when < stored.edited_at) else (
-                    BodyVersion(str(older), _login(before.get("editor")), when),)
-        if not lost:
-            self.notices.append(f"GitHub's edit history of #{stored.number} did not show this write after "
-                                f"{HISTORY_READS} reads, so whether it wrote over a person's save just before it "
-                                "could not be checked; GitHub keeps every version under \"edited\" on the issue")
-        read, saves = stored.edited_at, []
-        # a save since the read that a body ghstate wrote replaced (this write's own, not listed, above them all)
-        for newer, n in zip([{"diff": text}, *listed], listed, strict=False):
-            saved, after, when = version_text(n), version_text(newer), str(n.get("editedAt") or "")
-            if saved is not None and after is not None and read and when >= read and not _same(saved, stored.body) \
-                    and as_written(after):
-                saves.append(BodyVersion(saved, _login(n.get("editor")), when))
-        return tuple(reversed(saves))
-
-    def _versions_down_to(self, stored: Stored) -> list[dict[str, Any]]:
-        """The body's versions, newest first, read a page at a time (other writes may have come on top of
-        a write whose answer was lost, or did not show it): down to the body the write read, or to one older
-        than the read (its own version is above either), at most HISTORY_PAGES pages."""
-        listed: list[dict[str, Any]] = []
-        after = None
-        for _ in range(HISTORY_PAGES):
-            issue = self._edits(stored.number, HISTORY_PAGE, after) or {}
-            listed += versions(issue)
-            info = (issue.get("userContentEdits") or {}).get("pageInfo") or {}
-            after = info.get("endCursor") if info.get("hasNextPage") else None
-            if not after or any(_same(version_text(n), stored.body) for n in listed) or (  # the read, or older
-                    listed and stored.edited_at and str(listed[-1].get("editedAt") or "") < stored.edited_at):
-                break
-        return listed
-
-    def _edits(self, number: int, count: int = EDITS, after: str | None = None) -> dict[str, Any] | None:
-        try:
-            data = self.graphql("body_edits", self._variables(number=number, edits=count, after=after),
-                                number=number, what=f"reading the edit history of #{number}")
-        except (RemoteError, NotFound):
-            return None
-        return (data.get("repository") or {}).get("issue")
 
     def missing_label(self, stored: Stored) -> str:
         return "" if self.policy.label in stored.labels else self.policy.label
@@ -633,8 +529,8 @@ class GitHubStore:
             edited = github_time(comment.get("lastEditedAt") or "") or created
             if after and edited and edited < after:
                 continue
-            login, association = _login(comment.get("author")), comment.get("authorAssociation") or ""
-            if association not in self.policy.trusted_associations and login not in self.policy.trusted_authors:
+            author, association = login(comment.get("author")), comment.get("authorAssociation") or ""
+            if association not in self.policy.trusted_associations and author not in self.policy.trusted_authors:
                 skipped += 1  # never read further, whatever it holds
                 continue
             body = comment.get("body") or ""
@@ -642,7 +538,7 @@ class GitHubStore:
                     or _posted_prompt(body):
                 continue
             when = created.strftime("%Y-%m-%d %H:%M") if created else ""
-            notes.append(Note(login, association, when, _clip(body), comment.get("url") or ""))
+            notes.append(Note(author, association, when, _clip(body), comment.get("url") or ""))
         return notes[-5:], skipped + max(0, len(notes) - 5)
 
     def ensure_labels(self, labels: list[tuple[str, str, str]]) -> list[str]:
@@ -679,38 +575,10 @@ def _posted_prompt(body: str) -> bool:
     return body.lstrip().startswith("Resuming a task from ") and "\n<checkpoint>\n" in body.replace("\r\n", "\n")
 
 
-def _login(actor: dict[str, Any] | None) -> str:
-    """An actor's login as REST names it: GraphQL calls a GitHub App's bot ``slug``, REST ``slug[bot]``."""
-    if not actor or not actor.get("login"):
-        return ""
-    login = str(actor["login"])
-    if actor.get("__typename") == "Bot" and not login.endswith("[bot]"):
-        login += "[bot]"
-    return login
-
-
-def versions(issue: dict[str, Any]) -> list[dict[str, Any]]:
-    """The versions of a body an answer lists (``userContentEdits``), newest first."""
-    return [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]
-
-
-def version_text(edit: dict[str, Any]) -> str | None:
-    """A version's whole text (GitHub's ``diff``); None when it was deleted from the history."""
-    return None if edit.get("deletedAt") or edit.get("diff") is None else str(edit["diff"])
-
-
-def _own_version(listed: list[dict[str, Any]], text: str, read: str) -> int | None:
-    """Where a write's version ``text`` is among ``listed`` (newest first): the oldest version alike above the
-    body it read. Later ones alike are others' writes of the same text (a mirror of the same head written
-    again over a body older than it), which wrote over something else."""
-    above = len(listed) if _same(text, read) else next(
-        (i for i, n in enumerate(listed) if _same(version_text(n), read)), len(listed))
-    return next((i for i in range(above - 1, -1, -1) if _same(version_text(listed[i]), text)), None)
-
-
-def _same(a: str | None, b: str | None) -> bool:
-    """Two versions of a body alike but for spacing and line endings (the web editor sends CRLF)."""
-    return a is not None and b is not None and " ".join(a.split()) == " ".join(b.split())
+def _merged(stored: Stored) -> frozenset[str]:
+    """The digests of people's bodies the chain held as ``stored`` was read (none without a chain)."""
+    link = stored.head.link if stored.head is not None else None
+    return frozenset(link.merged) if link is not None else frozenset()
 
 
 def _clip(text: str, limit: int = 600) -> str:

@@ -53,6 +53,21 @@ class CannotTell(Exception):
     """Whether a request whose answer was lost reached GitHub cannot be checked now."""
 
 
+class AnswerLost(RemoteError):
+    """A mutation's answer was lost (a timeout, a dropped connection, a 5xx): it may or may not have
+    landed, and the transport does not know the mutation well enough to tell. Raised to a caller that asked
+    for it (``graphql(..., lost=True)``), which looks at GitHub and resends itself when nothing landed
+    (``resend``: this send's attempts count on; ``unchecked``: the failure to report when the look fails)."""
+
+    def __init__(self, what: str, reason: str, attempt: int) -> None:
+        super().__init__(f"{what} failed: {reason}", retryable=True)
+        self.what, self.reason, self.attempt = what, reason, attempt
+
+    def unchecked(self) -> RemoteError:
+        return RemoteError(f"{self.what} failed: {self.reason}, and whether it reached GitHub cannot be checked now, "
+                           "so it was not sent again", retryable=True)
+
+
 class GraphQLFailure(GhstateError):
     """GitHub answered a GraphQL request (HTTP 200) with errors that retrying cannot mend, and the whole
     answer comes with the failure: ``data`` (what GitHub answered beside the errors: partial, or None)
@@ -200,14 +215,16 @@ class GitHubAPI:
     # ------------------------------------------------------------------------------ requests
 
     def call(self, what: str, fn: Callable[[], T], *, landed: Callable[[], T | None] | None = None,
-             number: int | None = None) -> T:
+             number: int | None = None, lost: bool = False, resending: AnswerLost | None = None) -> T:
         """Run one API call with bounded retries: transient failures and rate limits are waited out
         while the command's budget lasts (``total``). ``landed`` (for POSTs) says whether an attempt
-        whose answer was lost did reach GitHub, and returns what it created."""
+        whose answer was lost did reach GitHub, and returns what it created; with ``lost``, such an attempt
+        raises ``AnswerLost`` after its wait instead (the caller looks; ``resending``: the one it resends
+        after, whose attempts count on)."""
         if self._started is None:
             self._started = self.clock()
         progress.stage(f"{what} on GitHub")
-        attempt = 0
+        attempt = resending.attempt if resending is not None else 0
         while True:
             try:
                 return fn()
@@ -223,6 +240,8 @@ class GitHubAPI:
             progress.stage(f"{what}: {retry.reason}; trying again in {retry.wait:.0f} s")
             self.sleep(retry.wait)
             self._waited += retry.wait
+            if lost and retry.uncertain:
+                raise AnswerLost(what, retry.reason, attempt)
             if landed is not None and retry.uncertain:
                 try:
                     found = landed()
@@ -235,7 +254,8 @@ class GitHubAPI:
     def graphql(self, name: str, variables: dict[str, Any], *, number: int | None = None,
                 landed: Callable[[], dict[str, Any] | None] | None = None,
                 partial: bool = False, what: str = "", count: int = 0,
-                tolerate: tuple[str, ...] = ()) -> dict[str, Any]:
+                tolerate: tuple[str, ...] = (), lost: bool = False,
+                resending: AnswerLost | None = None) -> dict[str, Any]:
         """One GraphQL request: the document ``ghstate/graphql/NAME.graphql`` with ``variables``, sent
         through PyGithub's requester (same token, timeout and GHES base: ``/api/graphql``), retried as
         any call (``what`` names it in errors); rate limits and GitHub's timeouts, which GitHub answers
@@ -245,11 +265,12 @@ class GitHubAPI:
         mutation is resent after a lost answer only when ``landed`` says it did not land. ``count``: a batched
         document for that many items (``graphql.batch``). ``tolerate``: fields (by name or alias) whose errors
         leave the rest of the answer good (a part the token may not read): when every error is on one of
-        them, the whole answer is returned, as with ``partial``."""
+        them, the whole answer is returned, as with ``partial``. ``lost``: a lost answer raises ``AnswerLost``
+        (``call``), for a caller that looks and resends itself."""
         from ghstate.github import graphql as documents
 
         query = documents.batch(name, count) if count else documents.document(name)
-        if landed is None and query.lstrip().startswith("mutation"):
+        if landed is None and not lost and query.lstrip().startswith("mutation"):
             def landed() -> dict[str, Any] | None:
                 raise CannotTell
 
@@ -262,7 +283,7 @@ class GitHubAPI:
                 raise _Answer(headers, answer)
             return answer if partial or (errors and tolerate) else answer["data"]
 
-        return self.call(what or f"GraphQL {name}", send, landed=landed, number=number)
+        return self.call(what or f"GraphQL {name}", send, landed=landed, number=number, lost=lost, resending=resending)
 
     # ------------------------------------------------------------------------------ judgement
 

@@ -1,0 +1,64 @@
+"""Which saves of a body a write replaced: the one rule, on plain lists (pure: the GitHub store pages the
+edit history, ``ghstate.github.body``; the writer merges what this finds).
+
+A body has no compare-and-set, so a write (a mirror of the chain, or a body written alone) may replace a
+person's save made after the writer read the body. GitHub keeps every version in the issue's edit history,
+newest first, each with its editor and time. The rule: **every version since the read (the read included)
+that a ghstate render directly replaced and that is not itself a render, less those already merged** (their
+digest is on the chain, or in what the write wrote). A render is a body ``chain.as_written`` recognises:
+ghstate's own text, no person's edit in it. The write's own version counts as a render above all that are
+listed (the history may not list it yet).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import NamedTuple
+
+from ghstate.core.chain import as_written, digest, split
+
+
+class Version(NamedTuple):
+    """One version of a body as the edit history lists it: its whole text (None: deleted from the history),
+    who saved it and when (GitHub's ``editedAt``)."""
+
+    text: str | None
+    editor: str = ""
+    at: str = ""
+
+
+def body_digest(text: str) -> str:
+    """The digest the chain records a merged body by (its text without the chain's key)."""
+    return digest(split(text)[0])
+
+
+def replaced_saves(listed: Sequence[Version], written: str, read_at: str,
+                   merged: Collection[str] = ()) -> tuple[Version, ...]:
+    """The rule (see the module's docstring) over ``listed`` (newest first), for a write of ``written`` that
+    read the body as it was at ``read_at`` ("": when is not known, so every version listed counts as since
+    the read): the saves it or another render replaced, oldest first, each once."""
+    found: dict[str, Version] = {}
+    for newer, older in zip([Version(written), *listed], listed, strict=False):
+        if read_at and older.at and older.at < read_at:
+            break  # older than the read: not this write's business
+        if newer.text is None or older.text is None or not as_written(newer.text) or as_written(older.text):
+            continue
+        key = body_digest(older.text)
+        if key not in merged:
+            found.setdefault(key, older)
+    return tuple(reversed(found.values()))
+
+
+def reaches(listed: Sequence[Version], read_at: str) -> bool:
+    """Whether ``listed`` (newest first) goes back to the read: its oldest version is no newer than it."""
+    return bool(listed) and bool(read_at) and bool(listed[-1].at) and listed[-1].at <= read_at
+
+
+def shows(listed: Sequence[Version], written: str) -> bool:
+    """Whether the write's own version is among ``listed`` (alike but for spacing and line endings)."""
+    return any(same(v.text, written) for v in listed)
+
+
+def same(a: str | None, b: str | None) -> bool:
+    """Two versions of a body alike but for spacing and line endings (the web editor sends CRLF)."""
+    return a is not None and b is not None and " ".join(a.split()) == " ".join(b.split())

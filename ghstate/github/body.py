@@ -1,0 +1,123 @@
+"""A checkpoint issue's body on GitHub: the body written alone (``UpdateCheckpoint``), and its edit history
+paged by time, to find the people's saves a write replaced (the rule is ``ghstate.core.saves``').
+
+A body has no compare-and-set: a write may land over a person's save made after the writer read. GitHub
+keeps every version of the body (``userContentEdits``, newest first, each whole, with its editor and
+``editedAt``); a write's answer lists the newest EDITS of them. They are read further, a page at a time and
+back to the read, only when the versions listed do not reach the read and the oldest of them is a render
+(which may have replaced a save below it). A history that does not list the write's own version yet (an
+index behind its body) is read again after a short wait, HISTORY_READS times at most; if it never shows
+it, that is said, and the rule runs on what was listed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ghstate.core.chain import as_written, ref_name
+from ghstate.core.saves import Version, reaches, replaced_saves, same, shows
+from ghstate.errors import NotFound, RemoteError
+from ghstate.github.transport import AnswerLost
+from ghstate.store import BodyVersion, Stored
+
+EDITS = 3  # newest versions of a body a write's answer holds: its own, the one it wrote over, and one saved on top
+HISTORY_READS = 3  # reads of an edit history that does not show a write yet (an index behind its body)
+HISTORY_WAIT = 1.0  # seconds before a history is read again (GitHub's index catches up in time, not in reads)
+HISTORY_PAGE = 10  # versions a page holds when the history is read back to the read
+HISTORY_PAGES = 10  # pages read at most (other writes may have come on top of it meanwhile)
+
+
+def versions(issue: dict[str, Any]) -> list[dict[str, Any]]:
+    """The versions of a body an answer lists (``userContentEdits``), newest first."""
+    return [n for n in ((issue.get("userContentEdits") or {}).get("nodes") or ()) if n]
+
+
+def version_text(edit: dict[str, Any]) -> str | None:
+    """A version's whole text (GitHub's ``diff``); None when it was deleted from the history."""
+    return None if edit.get("deletedAt") or edit.get("diff") is None else str(edit["diff"])
+
+
+def login(actor: dict[str, Any] | None) -> str:
+    """An actor's login as REST names it: GraphQL calls a GitHub App's bot ``slug``, REST ``slug[bot]``."""
+    if not actor or not actor.get("login"):
+        return ""
+    name = str(actor["login"])
+    if actor.get("__typename") == "Bot" and not name.endswith("[bot]"):
+        name += "[bot]"
+    return name
+
+
+def _listed(issue: dict[str, Any]) -> list[Version]:
+    return [Version(version_text(n), login(n.get("editor")), str(n.get("editedAt") or "")) for n in versions(issue)]
+
+
+class Body:
+    """One repository's checkpoint bodies, through the store's GraphQL (``GitHubStore.graphql``)."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def write(self, stored: Stored, payload: dict[str, Any], resending: AnswerLost | None = None) -> dict[str, Any]:
+        """``updateIssue`` with ``payload`` (the body, and the title and labels when they change): GitHub's whole
+        answer (the issue as written, the newest versions of its body, the chain's head now). A lost answer
+        raises ``AnswerLost``: the caller looks and resends."""
+        number = stored.number
+        try:
+            return self.store.graphql("update_checkpoint", {"input": payload, "edits": EDITS, "ref": ref_name(number)},
+                                      partial=True, number=number, lost=True, resending=resending,
+                                      what=f"updating issue #{number}")
+        except NotFound as exc:  # it was there a moment ago: access lost, or moved; keep the write
+            raise RemoteError(str(exc), status=404) from None
+
+    def replaced(self, stored: Stored, written: str, answer: dict[str, Any] | None,
+                 merged: frozenset[str]) -> tuple[BodyVersion, ...]:
+        """People's saves the write of ``written`` over the body read as ``stored`` replaced, oldest first
+        (``ghstate.core.saves``' rule; ``merged``: digests already merged). From the write's ``answer`` (its
+        issue; None: the answer was lost, the history is paged instead), read further as the module says."""
+        lost = answer is None
+        listed = self._since(stored) if lost else _listed(answer)
+        more = not lost and len(listed) < ((answer.get("userContentEdits") or {}).get("totalCount") or 0)
+        for attempt in range(1 if lost else HISTORY_READS):
+            if attempt or (more and shows(listed, written) and self._short(listed, stored)):
+                if attempt:  # an index behind its body: it catches up in time
+                    self.store.api.sleep(HISTORY_WAIT * attempt)
+                listed, more = self._since(stored) or listed, False  # (a failed read: what was listed)
+            if not listed:  # never edited: what the write read was the body (or it is not known)
+                return ()
+            if lost or shows(listed, written):
+                break
+        else:
+            self.store.notices.append(
+                f"GitHub's edit history of #{stored.number} did not show this write after {HISTORY_READS} reads, "
+                "so whether it wrote over a person's save just before it could not be checked fully; GitHub "
+                "keeps every version under \"edited\" on the issue")
+        return tuple(BodyVersion(str(v.text), v.editor, v.at)
+                     for v in replaced_saves(listed, written, stored.edited_at, merged))
+
+    @staticmethod
+    def _short(listed: list[Version], stored: Stored) -> bool:
+        """Whether the versions listed stop above the read at a render (which may have replaced a save)."""
+        return bool(listed) and not reaches(listed, stored.edited_at) and not same(listed[-1].text, stored.body) \
+            and listed[-1].text is not None and as_written(listed[-1].text)
+
+    def _since(self, stored: Stored) -> list[Version]:
+        """The body's versions back to the read (the body the write read, or one older than the read), newest
+        first, read a page at a time, at most HISTORY_PAGES pages."""
+        listed: list[Version] = []
+        after = None
+        for _ in range(HISTORY_PAGES):
+            issue = self._edits(stored.number, HISTORY_PAGE, after) or {}
+            listed += _listed(issue)
+            info = (issue.get("userContentEdits") or {}).get("pageInfo") or {}
+            after = info.get("endCursor") if info.get("hasNextPage") else None
+            if not after or reaches(listed, stored.edited_at) or any(same(v.text, stored.body) for v in listed):
+                break
+        return listed
+
+    def _edits(self, number: int, count: int, after: str | None) -> dict[str, Any] | None:
+        try:
+            data = self.store.graphql("body_edits", self.store.variables(number=number, edits=count, after=after),
+                                      number=number, what=f"reading the edit history of #{number}")
+        except (RemoteError, NotFound):
+            return None
+        return (data.get("repository") or {}).get("issue")

@@ -1,0 +1,154 @@
+"""A checkpoint's write log on GitHub: commits on the ref ``refs/ghstate/checkpoints/N`` (``ghstate.core.chain``
+says what they hold). This module makes a commit, moves the ref to it and writes its mirror in one request
+(``AppendCheckpoint``: ``updateRefs`` with ``beforeOid``, GitHub's compare-and-swap, then ``updateIssue``),
+and tells whether a commit or a write is on the chain.
+
+The move answers ``Landed`` (the ref moved; the body's write may have failed beside it), ``Refused`` (the
+ref did not move: another writer's commit is there, or GitHub refused) or ``Unknown`` (the answer was lost
+and the checkpoint changed since the read: what landed is read from it). A lost answer is looked into once
+per loss: a checkpoint as the writer read it means nothing landed, and the request is sent again.
+
+Requests: a commit 1 (the repository's first 3: the commit refused, the tree every commit names, the commit
+again); the move and mirror 1; a lost answer 1 more (the look) and the resend.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+from ghstate.core.chain import TREE_FILES, Link, headline_write, ref_name, tree_id
+from ghstate.errors import NotFound, RemoteError
+from ghstate.github.body import EDITS
+from ghstate.github.transport import AnswerLost, CannotTell, checking, errors_of
+from ghstate.store import Stored
+
+ZERO = "0" * 40
+DENIED = (403, 404)  # what GitHub answers a token without Contents: write that writes Git objects
+SEARCHED_COMMITS = 100  # commits looked through for a write whose answer was lost
+
+
+class Landed(NamedTuple):
+    """The ref moved to the commit. ``issue``: the body as its write answered it (None: that write failed,
+    ``errors`` say why); ``data``/``errors``: the whole answer."""
+
+    issue: dict[str, Any] | None
+    data: dict[str, Any]
+    errors: list[dict[str, Any]]
+
+
+class Refused(NamedTuple):
+    """The ref did not move. ``issue``: the body's write, which GitHub may have run after the refused move
+    (None: it did not, or failed); ``resent``: the request was sent twice (the first may have landed after
+    the look that resent it)."""
+
+    issue: dict[str, Any] | None
+    data: dict[str, Any]
+    errors: list[dict[str, Any]]
+    resent: bool = False
+
+
+class Unknown(NamedTuple):
+    """The answer was lost, and the checkpoint is no longer as the writer read it: ``fresh``, read since."""
+
+    fresh: Stored
+
+
+class ChainRef:
+    """One repository's checkpoint refs, through the store's transport and GraphQL."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.tree = ""  # the tree chain commits name in this repository, once known to exist
+
+    def commit(self, message: str, tree: str, parents: list[str]) -> str:
+        """A commit of ghstate's (one request). The tree every such commit names is known by its id; the first
+        commit of a repository writes it (2 requests more: the commit refused, the tree, the commit again).
+        A token that may not write Git objects: ``Unprotected``."""
+        api = self.store.api
+        tree = tree or self.tree or tree_id(TREE_FILES)
+        try:
+            try:
+                oid = api.commit(message, tree, parents)
+            except RemoteError as exc:
+                if exc.status != 422 or parents:
+                    raise
+                tree = api.tree(TREE_FILES)  # not in this repository yet
+                oid = api.commit(message, tree, parents)
+        except RemoteError as exc:
+            if exc.status in DENIED:
+                raise self.store.unprotected_by(self.store.contents_needed(str(exc))) from None
+            raise
+        self.tree = tree
+        return oid
+
+    def move_and_mirror(self, stored: Stored, oid: str, payload: dict[str, Any]) -> Landed | Refused | Unknown:
+        """Move ``stored``'s ref from the head it was read with to ``oid`` and write ``payload`` (the mirror),
+        in one request; a lost answer looked into (see the module's docstring)."""
+        number, parent = stored.number, stored.head.oid if stored.head is not None else ""
+        refs = {"repositoryId": self.store.repository_id, "refUpdates": [
+            {"name": ref_name(number), "afterOid": oid, "beforeOid": parent or ZERO}]}
+        variables = {"refs": refs, "issue": payload, "edits": EDITS, "ref": ref_name(number)}
+        lost: AnswerLost | None = None
+        while True:
+            try:
+                answer = self.store.graphql("append_checkpoint", variables, partial=True, lost=True, resending=lost,
+                                            number=number, what=f"updating issue #{number}")
+                break
+            except AnswerLost as exc:
+                lost = exc
+                fresh = look(self.store, stored, exc)
+                if fresh.body != stored.body or (fresh.head.oid if fresh.head else "") != parent:
+                    return Unknown(fresh)
+        data, errors = answer.get("data") or {}, errors_of(answer)
+        issue = (data.get("updateIssue") or {}).get("issue")
+        if data.get("updateRefs") is None:
+            return Refused(issue, data, errors, resent=lost is not None)
+        return Landed(issue, data, errors)
+
+    # ------------------------------------------------------------------------------ what is on it
+
+    def link(self, stored: Stored, oid: str) -> Link | None:
+        """The commit ``oid`` (a person's page was made from it): one request; None when GitHub does not have
+        it (a commit that lost its race may be collected) or it is not a chain commit."""
+        if stored.head is not None and stored.head.oid == oid:
+            return stored.head.link
+        if not re.fullmatch(r"[0-9a-f]{40}", oid or ""):
+            return None
+        try:
+            data = self.store.graphql("chain_commit", self.store.variables(oid=oid),
+                                      what=f"reading a commit of #{stored.number}")
+        except (NotFound, RemoteError):
+            return None
+        commit = (data.get("repository") or {}).get("commit") or {}
+        return Link.from_message(commit.get("message") or "")
+
+    def links(self, stored: Stored, count: int) -> list[tuple[str, Link]]:
+        """The newest ``count`` commits of the chain, newest first (one request)."""
+        found = ((str(n.get("oid") or ""), Link.from_message(n.get("message") or ""))
+                 for n in self.history(stored.number, count, messages=True))
+        return [(oid, link) for oid, link in found if link is not None]
+
+    def has_write(self, stored: Stored, write: str = "", oid: str = "") -> bool:
+        """Whether the chain has a commit of the write ``write`` (its headline names it), or the commit ``oid``:
+        among its newest SEARCHED_COMMITS (one request)."""
+        if stored.head is None and stored.chained:
+            return False
+        return any((oid and n.get("oid") == oid) or (write and headline_write(n.get("messageHeadline") or "") == write)
+                   for n in self.history(stored.number, SEARCHED_COMMITS, messages=False))
+
+    def history(self, number: int, count: int, *, messages: bool) -> list[dict[str, Any]]:
+        data = self.store.graphql("chain_log", self.store.variables(ref=ref_name(number), count=count,
+                                                                    messages=messages),
+                                  what=f"reading the log of #{number}")
+        target = (((data.get("repository") or {}).get("head") or {}).get("target")) or {}
+        return [n for n in ((target.get("history") or {}).get("nodes") or ()) if n]
+
+
+def look(store: Any, stored: Stored, lost: AnswerLost) -> Stored:
+    """The checkpoint read again after ``lost`` (one request); a look that fails ends the write as the
+    transport says it: whether it reached GitHub cannot be checked, so it was not sent again."""
+    try:
+        return checking(lambda: store.get(stored.number))
+    except CannotTell:
+        raise lost.unchecked() from None
