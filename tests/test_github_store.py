@@ -1425,7 +1425,8 @@ def test_the_save_a_write_wrote_over_is_found_however_its_history_lists_it(older
     answer = {"userContentEdits": fake._gql_edits(1, EDITS, None)}  # the write's
     for person in later[landed:]:
         save(person)
-    store = GitHubStore(type("API", (), {"repo_name": "octo/hello", "sleep": staticmethod(lambda seconds: None)})(), Policy())
+    api = type("API", (), {"repo_name": "octo/hello", "sleep": staticmethod(lambda seconds: None)})()
+    store = GitHubStore(api, Policy())
     store.body._edits = lambda number, count, after: {"userContentEdits": fake._gql_edits(number, count, after)}
     text = fake.history[1]
     stored = Stored(1, "t", text[read], "", edited_at=fake.editors[1][read]["at"])
