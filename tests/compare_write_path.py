@@ -6,6 +6,7 @@ Run by hand (pytest does not collect it)::
     .venv/bin/python tests/compare_write_path.py --base HEAD            # the same code on both sides: all identical
     .venv/bin/python tests/compare_write_path.py --list                 # the scenarios' names
     .venv/bin/python tests/compare_write_path.py --only append/current/lost-after --keep
+    .venv/bin/python tests/compare_write_path.py --effect             # what the writer acts on (see _effect)
 
 ``--base`` (default 584ee4b, the commit before the write path's refactor) is exported with ``git archive`` into
 a scratch folder; ``--new`` (default: the checkout this script is in) is copied as mutants.py copies it (the files
@@ -196,6 +197,7 @@ def _body(revision: int, *, decision: str = "", risk: str = "") -> str:
     from bodies import render_body
     from conftest import SAMPLE
 
+    from ghstate.core.model import with_digests
     from ghstate.core.parse import parse
 
     text = SAMPLE
@@ -205,7 +207,7 @@ def _body(revision: int, *, decision: str = "", risk: str = "") -> str:
         text = text.replace("## Files to re-read\n", f"- {risk}\n\n## Files to re-read\n", 1)
     cp = parse(text).checkpoint.with_meta(revision=revision, branch="feature/x", id="abc123abc123",
                                           updated_at="2026-11-20T10:00:00Z")
-    return render_body(cp)
+    return render_body(with_digests(cp))  # as a write renders it: its sections' digests in its marker
 
 
 def _entry(revision: int, write: str, change: str) -> Any:
@@ -301,11 +303,16 @@ def _other_writer(fake: Any) -> None:
 
 
 def _link(ctx: Ctx, stored: Any) -> Any:
-    from ghstate.core.chain import Link
+    """The commit a writer makes on the read: it records as merged what the writer merged of the read (the
+    body the chain starts from, or a person's edit of the body), as ``services.writer`` records it."""
+    from ghstate.core.chain import Link, classify, merged_after
 
-    revision = (stored.head.link.revision if stored.head is not None and stored.head.link is not None else 1) + 1
+    head = stored.head.link if stored.head is not None else None
+    mirror = classify(stored.body, stored.head)
+    merged = merged_after(head, "" if head else mirror.digest, mirror.digest if mirror.kind == "edited" else "")
+    revision = (head.revision if head is not None else 1) + 1
     return Link(NUMBER, _body(revision, decision="from the driver"),
-                (_entry(revision, "d1d2d3d4d5d6", "+1 decision"),), TITLE,
+                (_entry(revision, "d1d2d3d4d5d6", "+1 decision"),), TITLE, merged,
                 root=ctx.commits.get("c1", ""))
 
 
@@ -583,6 +590,22 @@ def _collect(proc: subprocess.Popen, side: str) -> dict[str, dict[str, Any]]:
     return records
 
 
+def _effect(record: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A record as the writer acts on it (``--effect``): of the saves a write reports it replaced, the people's
+    only (a body ghstate wrote is never merged: every reader reads it as the chain's, ``chain.classify``), and
+    no waits (they take time, not requests)."""
+    from ghstate.core.chain import as_written
+
+    if record is None:
+        return None
+    record = {k: v for k, v in record.items() if k != "waits"}
+    result = dict(record.get("result") or {})
+    if result.get("overwritten"):
+        result["overwritten"] = [v for v in result["overwritten"] if not as_written(v["body"])]
+    record["result"] = result
+    return record
+
+
 def _difference(name: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
     if old is None or new is None:
         return f"--- {name}: only on the {'new' if old is None else 'old'} side"
@@ -603,6 +626,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], metavar="NAME", help="this scenario only (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the scenarios and stop")
     parser.add_argument("--keep", action="store_true", help="keep the scratch copies (their path is printed)")
+    parser.add_argument("--effect", action="store_true", help="compare what the writer acts on: people's saves "
+                        "among those reported replaced (bodies ghstate wrote left out), without the waits")
     parser.add_argument("--drive", action="store_true", help=argparse.SUPPRESS)  # the driver, in a copy
     parser.add_argument("--fake-dir", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -631,6 +656,9 @@ def main(argv: list[str] | None = None) -> int:
               f"(working tree) in {new}", flush=True)
         procs = (_start(old, fakes[0], args.only), _start(new, fakes[1], args.only))  # both sides at once
         olds, news = _collect(procs[0], "old"), _collect(procs[1], "new")
+        if args.effect:
+            sys.path.insert(0, str(new_checkout))
+            olds, news = ({k: _effect(v) for k, v in side.items()} for side in (olds, news))
         names = list(dict.fromkeys([*olds, *news]))
         differences = [_difference(n, olds.get(n), news.get(n)) for n in names if olds.get(n) != news.get(n)]
         for text in differences:

@@ -6,8 +6,8 @@ person's save made after the writer read the body. GitHub keeps every version in
 newest first, each with its editor and time. The rule: **every version since the read (the read included)
 that a ghstate render directly replaced and that is not itself a render, less those already merged** (their
 digest is on the chain, or in what the write wrote). A render is a body ``chain.as_written`` recognises:
-ghstate's own text, no person's edit in it. The write's own version counts as a render above all that are
-listed (the history may not list it yet).
+ghstate's own text, no person's edit in it. The write's own version, when the history does not list it yet,
+counts as a render above all that are listed.
 """
 
 from __future__ import annotations
@@ -38,7 +38,9 @@ def replaced_saves(listed: Sequence[Version], written: str, read_at: str,
     read the body as it was at ``read_at`` ("": when is not known, so every version listed counts as since
     the read): the saves it or another render replaced, oldest first, each once."""
     found: dict[str, Version] = {}
-    for newer, older in zip([Version(written), *listed], listed, strict=False):
+    # the write's own version, when not listed yet, above all those listed
+    versions = [*listed] if shows(listed, written) else [Version(written), *listed]
+    for newer, older in zip(versions, versions[1:], strict=False):
         if read_at and older.at and older.at < read_at:
             break  # older than the read: not this write's business
         if newer.text is None or older.text is None or not as_written(newer.text) or as_written(older.text):

@@ -89,7 +89,7 @@ class Body:
         else:
             self.store.notices.append(
                 f"GitHub's edit history of #{stored.number} did not show this write after {HISTORY_READS} reads, "
-                "so whether it wrote over a person's save just before it could not be checked fully; GitHub "
+                "so whether it wrote over a person's save just before it could not be checked; GitHub "
                 "keeps every version under \"edited\" on the issue")
         return tuple(BodyVersion(str(v.text), v.editor, v.at)
                      for v in replaced_saves(listed, written, stored.edited_at, merged))
