@@ -37,21 +37,9 @@ def merge_sequence(
         return list(ours)
     if base is not None and list(ours) == list(base):
         return list(theirs)
-
-    def keyed(items: Sequence[T]) -> list[tuple[tuple[Hashable, int], T]]:
-        seen: dict[Hashable, int] = {}
-        out = []
-        for item in items:
-            k = key(item)
-            seen[k] = seen.get(k, 0) + 1
-            out.append(((k, seen[k]), item))
-        return out
-
-    base_by = dict(keyed(base)) if base is not None else {}
-    ours_keyed = keyed(ours)
-    ours_by = dict(ours_keyed)
-    theirs_keyed = keyed(theirs)
-    theirs_by = dict(theirs_keyed)
+    base_by = dict(_keyed(base, key)) if base is not None else {}
+    ours_keyed, theirs_keyed = _keyed(ours, key), _keyed(theirs, key)
+    ours_by, theirs_by = dict(ours_keyed), dict(theirs_keyed)
     result: list[tuple[tuple[Hashable, int], T]] = []
     for k, item in theirs_keyed:
         if k in ours_by:
@@ -60,8 +48,24 @@ def merge_sequence(
             continue  # ours deleted it and theirs did not touch it
         else:
             result.append((k, item))  # theirs added it, or changed what ours deleted
-    # Ours' additions go after the nearest preceding item of ours that is in the result (the item
-    # itself, or one added just before it): one pass, each run of additions hung on its anchor.
+    return _with_additions(result, ours_keyed, base_by, theirs_by)
+
+
+def _keyed(items: Sequence[T], key: Callable[[T], Hashable]) -> list[tuple[tuple[Hashable, int], T]]:
+    """Each item with its key and which occurrence of that key it is."""
+    seen: dict[Hashable, int] = {}
+    out = []
+    for item in items:
+        k = key(item)
+        seen[k] = seen.get(k, 0) + 1
+        out.append(((k, seen[k]), item))
+    return out
+
+
+def _with_additions(result: list[tuple[tuple[Hashable, int], T]], ours_keyed: list[tuple[tuple[Hashable, int], T]],
+                    base_by: dict[tuple[Hashable, int], T], theirs_by: dict[tuple[Hashable, int], T]) -> list[T]:
+    """``result`` with ours' additions after the nearest preceding item of ours that is in it (the item itself,
+    or one added just before it): one pass, each run of additions hung on its anchor."""
     present = {k for k, _ in result}
     after: dict[tuple[Hashable, int] | None, list[T]] = {}
     anchor: tuple[Hashable, int] | None = None  # the result item the current run of additions follows
