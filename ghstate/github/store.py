@@ -1,16 +1,16 @@
-"""The GitHub store: checkpoint issues and their chains of writes, through GitHub's transport
-(``ghstate.github.transport``, the only module that speaks to PyGithub).
+"""The GitHub store: checkpoint issues read, listed and created, and a write put together from its two
+parts, through GitHub's transport (``ghstate.github.transport``, the only module that speaks to PyGithub).
 
-Each checkpoint's writes are commits on ``refs/ghstate/checkpoints/N`` (``ghstate.core.chain``), moved only
-with ``updateRefs`` naming the head the writer read (``beforeOid``): GitHub compares it atomically, so of
-any number of writers that read one head exactly one moves the ref. The issue body is the head's mirror.
+Each checkpoint's writes are commits on ``refs/ghstate/checkpoints/N`` (``ghstate.github.chain_ref``: the
+commit, and the ref moved with ``updateRefs`` naming the head the writer read, GitHub's compare-and-swap,
+with the body written as the new head's mirror in the same request). The body written alone, and the
+people's saves a write replaced, are ``ghstate.github.body``'s. Branches find their checkpoint through the
+branch index (``ghstate.github.branches``).
 
 Requests (asserted in the tests): a read 1 (the issue with its head, ``Checkpoint``); a write 2 after its
-read (the commit over REST, then ``AppendCheckpoint``: the ref moved and the body written in one
-request, whose answer holds the newest versions of the body and the head now); a new checkpoint 1 (its
-chain starts at its first write; its branch's entry in the branch index is ``ghstate.github.branches``').
-Every commit of ghstate's names one tree, which the repository's first commit writes: 2 requests more, once
-(the commit refused, the tree, the commit again).
+read (the commit over REST, then ``AppendCheckpoint``, whose answer holds the newest versions of the body
+and the head now); a new checkpoint 1 (its chain starts at its first write). The repository's first commit
+costs 2 more, once (the commit refused, the tree every commit names, the commit again).
 """
 
 from __future__ import annotations
