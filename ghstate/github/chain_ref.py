@@ -97,7 +97,7 @@ class ChainRef:
                 break
             except AnswerLost as exc:
                 lost = exc
-                fresh = look(self.store, stored, exc)
+                fresh = read_after_lost_answer(self.store, stored, exc)
                 if fresh.body != stored.body or (fresh.head.oid if fresh.head else "") != parent:
                     return Unknown(fresh)
         data, errors = answer.get("data") or {}, errors_of(answer)
@@ -145,7 +145,7 @@ class ChainRef:
         return [n for n in ((target.get("history") or {}).get("nodes") or ()) if n]
 
 
-def look(store: Any, stored: Stored, lost: AnswerLost) -> Stored:
+def read_after_lost_answer(store: Any, stored: Stored, lost: AnswerLost) -> Stored:
     """The checkpoint read again after ``lost`` (one request); a look that fails ends the write as the
     transport says it: whether it reached GitHub cannot be checked, so it was not sent again."""
     try:

@@ -30,7 +30,7 @@ from ghstate.core.saves import body_digest
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github.body import Body, login
 from ghstate.github.branches import BranchIndex
-from ghstate.github.chain_ref import ChainRef, Landed, Refused, Unknown, look
+from ghstate.github.chain_ref import ChainRef, Landed, Refused, Unknown, read_after_lost_answer
 from ghstate.github.transport import (
     TIMEOUT,
     AnswerLost,
@@ -420,7 +420,7 @@ class GitHubStore:
                 answer = self.body.write(stored, payload, resending=lost)
                 break
             except AnswerLost as exc:
-                lost, fresh = exc, look(self, stored, exc)
+                lost, fresh = exc, read_after_lost_answer(self, stored, exc)
                 if fresh.body != stored.body:  # whatever landed of it, and what it wrote over if it did
                     return WriteOutcome(fresh.body == body, fresh, self.body.replaced(stored, body, None, merged))
         data, errors = answer.get("data") or {}, errors_of(answer)
