@@ -93,9 +93,8 @@ def test_a_write_that_loses_its_race_is_built_again_on_the_new_head():
     write(store, risks=("other",))
     store.calls.clear()
     writer = Writer(store, env=ENV)
-    draft = writer._draft(WriteSpec(Intent(edits=Edits(questions=("late",))), number=1),
-                          __import__("ghstate.services.reader", fromlist=["view"]).view(store, stale, whole=True),
-                          own=True)
+    read = __import__("ghstate.services.reader", fromlist=["view"]).view(store, stale, whole=True)
+    draft = writer.drafter.draft(WriteSpec(Intent(edits=Edits(questions=("late",))), number=1), read, own=True)
     assert store.append(stale, draft.link).landed is False  # its head moved: refused
     write(store, questions=("late",))
     cp = seen_by_reader(store)
