@@ -173,10 +173,9 @@ def _change(spec: WriteSpec, read: View, base: Checkpoint | None, kept: bool) ->
 
 def _edit_entries(read: View, revision: int) -> list[Entry]:
     """Each person's edit merged by a round, an entry of its own after ``revision``: who saved it, when, and
-    what the edits changed."""
-    head = read.head if read.head is not None else read.checkpoint
+    what their save alone changed (the state before it against the state after it, in the order merged)."""
     return [Entry(Revision(revision + n, at=edit.at, event="edit", author=edit.editor,
-                           changes=tuple(describe(head, read.checkpoint)) or ("edited the body",)))
+                           changes=tuple(describe(edit.before, edit.after)) or ("edited the body",)))
             for n, edit in enumerate(read.edits, start=1)]
 
 
