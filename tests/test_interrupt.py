@@ -51,7 +51,7 @@ def revision(path: Path) -> int:
 
 
 def test_before_the_store_call_nothing_was_written(local, run, monkeypatch):
-    monkeypatch.setattr("ghstate.services.writer.Writer._body", ctrl_c)
+    monkeypatch.setattr("ghstate.services.draft.Drafter.body", ctrl_c)
     line = interrupted(run("checkpoint", "--store", "local", "--risk", "r", code=None))
     assert line == "Error: interrupted; nothing was written"
     assert revision(local / "1.md") == 1
@@ -121,7 +121,7 @@ def test_a_failure_that_ctrl_c_caused_is_said_as_the_interruption(local, run, mo
         raise RuntimeError("git died of SIGINT")
 
     monkeypatch.setattr(ghstate.cli, "_SIGINT", [])
-    monkeypatch.setattr("ghstate.services.writer.Writer._body", git_killed)
+    monkeypatch.setattr("ghstate.services.draft.Drafter.body", git_killed)
     line = interrupted(run("checkpoint", "--store", "local", "--risk", "r", code=None))
     assert line == "Error: interrupted; nothing was written"
 
@@ -142,7 +142,7 @@ def issue(gh, run, repo):
 
 
 def test_github_before_the_write_nothing_was_written(gh, issue, run, monkeypatch):
-    monkeypatch.setattr("ghstate.services.writer.Writer._body", ctrl_c)
+    monkeypatch.setattr("ghstate.services.draft.Drafter.body", ctrl_c)
     assert interrupted(run("checkpoint", "--risk", "r", code=None)) == "Error: interrupted; nothing was written"
 
 

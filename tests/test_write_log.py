@@ -815,3 +815,34 @@ def test_a_body_as_ghstate_wrote_it_is_told_from_a_persons_save():
     assert not chain.as_written(mirror.replace("## Open questions\n", "## Open questions\n- by mona\n"))
     assert not chain.as_written(alone.replace("## Open questions\n", "## Open questions\n- by mona\n"))
     assert not chain.as_written(SAMPLE)  # no marker: nothing tells what ghstate wrote
+
+
+@changed_by("coalesce_seconds", "history_lag")
+def test_two_peoples_saves_merged_by_one_write_are_each_their_own_entry(gh, on):
+    """Mona saves between B's read and B's mirror, which writes over it; the round that would merge her save
+    fails, and it is kept for push. Lisa then adds a question to the body. Push merges both in one round:
+    each is an entry of the log of their own, with their login, their change alone and the time they saved
+    (issue 39, bug 2: each entry held both changes, as every edit entry of a round described the round's
+    edits together)."""
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    on("a", "checkpoint", "1", "--risk", "before")
+    saved = {}
+
+    def save(login: str, heading: str, item: str) -> None:
+        gh.edit(1, raw(gh).replace(f"## {heading}\n", f"## {heading}\n- {item}\n"), login=login)
+        saved[login] = gh.issues[1]["updated_at"]
+
+    def mona_then_outage() -> None:
+        save("mona", "Remaining risks", "seen by mona")
+        gh.on_op("AppendCheckpoint", lambda: gh.fail("*", r".*", None, times=999))
+
+    gh.on_op("AppendCheckpoint", mona_then_outage)
+    assert "ghstate push" in on("b", "checkpoint", "1", "--decision", "from B").stderr
+    gh.faults.clear()
+    save("lisa", "Open questions", "asked by lisa")
+    on("b", "push")
+    log = json.loads(on("c", "log", "1", "--json").stdout)
+    edited = [(e.get("author"), e["changes"], e["at"]) for e in log if e["event"] == "edit"]
+    assert edited == [("lisa", ["+1 question"], saved["lisa"]), ("mona", ["+1 risk"], saved["mona"])], log
+    state = fresh_reader(on)
+    assert "seen by mona" in state["risks"] and "asked by lisa" in state["questions"]

@@ -93,9 +93,8 @@ def test_a_write_that_loses_its_race_is_built_again_on_the_new_head():
     write(store, risks=("other",))
     store.calls.clear()
     writer = Writer(store, env=ENV)
-    draft = writer._draft(WriteSpec(Intent(edits=Edits(questions=("late",))), number=1),
-                          __import__("ghstate.services.reader", fromlist=["view"]).view(store, stale, whole=True),
-                          own=True)
+    read = __import__("ghstate.services.reader", fromlist=["view"]).view(store, stale, whole=True)
+    draft = writer.drafter.draft(WriteSpec(Intent(edits=Edits(questions=("late",))), number=1), read, own=True)
     assert store.append(stale, draft.link).landed is False  # its head moved: refused
     write(store, questions=("late",))
     cp = seen_by_reader(store)
@@ -194,3 +193,25 @@ def test_a_write_serialises_whole_and_back():
     assert WriteSpec.from_data(json.loads(json.dumps(spec.to_data()))) == spec
     with pytest.raises(ValueError):
         WriteSpec(lambda cp: Intent()).to_data()  # made when applied: never kept
+
+
+def test_a_save_the_body_write_beside_a_refused_move_wrote_over_is_merged():
+    """Where the chain cannot be written, the store's refused move says which person's save the body's write
+    sent beside it wrote over (``Unprotected.overwritten``): the writer merges it, as it merges a landed
+    write's (it dropped them)."""
+    from ghstate.store import BodyVersion, Unprotected
+
+    store = store_with_sample()
+    write(store, risks=("before",))
+    saved = store.bodies[1].replace("## Open questions\n", "## Open questions\n- asked by mona\n")
+
+    class Refusing(MemoryStore):
+        def append(self, stored, link, title=None, labels=None):
+            self._save(1, link.body, "octocat")  # the body's write in the refused request ran, over mona's save
+            raise Unprotected("no Contents: write", (BodyVersion(saved, "mona", "2026-01-01T00:00:00Z"),))
+
+    refusing = Refusing()
+    refusing.__dict__.update(store.__dict__)
+    write(refusing, decisions=("from the agent",))
+    cp = seen_by_reader(refusing)
+    assert "asked by mona" in cp.questions and "from the agent" in cp.decisions

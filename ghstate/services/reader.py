@@ -37,12 +37,15 @@ def body_checkpoint(body: str, title: str = "") -> Checkpoint:
 
 class Edit(NamedTuple):
     """A person's edit merged onto the head: who and when (as the store knows), the digest of their body
-    (recorded, so that it is never merged twice), the sections both they and the chain changed."""
+    (recorded, so that it is never merged twice), the sections both they and the chain changed, and the state
+    just before and just after it was merged (what their save changed, apart from any other's)."""
 
     editor: str
     at: str
     digest: str
     conflicts: tuple[str, ...] = ()
+    before: Checkpoint = Checkpoint()
+    after: Checkpoint = Checkpoint()
 
 
 class View(NamedTuple):
@@ -85,17 +88,19 @@ def view(store: Store, stored: Stored, also: tuple[BodyVersion, ...] = (), whole
             body = split(saved.body)[0]
             theirs = body_checkpoint(body, stored.title)
             if theirs.meta.digests and not as_written(saved.body, theirs):  # known against its marker's digests
-                cp, conflicts = _by_sections(cp, theirs)
-                edits.append(Edit(saved.editor, saved.at, digest(body), conflicts))
+                merged, conflicts = _by_sections(cp, theirs)
+                edits.append(Edit(saved.editor, saved.at, digest(body), conflicts, cp, merged))
+                cp = merged
         return View(stored, cp, mirror.body, mirror._replace(kind="unchained"), tuple(edits))
     head_cp = body_checkpoint(head.body, stored.title or head.title)
     cp, over, edits = head_cp, head.body, []
     for i, saved in enumerate((BodyVersion(stored.body, stored.editor, stored.edited_at), *also)):
         found = mirror if i == 0 else classify(saved.body, stored.head)  # the body as read, then ``also``'s
         if found.kind == "edited" and found.digest not in {e.digest for e in edits}:
-            cp, conflicts = _merged(store, stored, found, cp)
+            merged, conflicts = _merged(store, stored, found, cp)
             over = found.body  # written over the person's text: their formatting stays
-            edits.append(Edit(saved.editor, saved.at, found.digest, conflicts))
+            edits.append(Edit(saved.editor, saved.at, found.digest, conflicts, cp, merged))
+            cp = merged
     return View(stored, cp, over, mirror, tuple(edits), head_cp)
 
 
@@ -106,10 +111,34 @@ def _merged(store: Store, stored: Stored, edit: Mirror, onto: Checkpoint) -> tup
 
     theirs = body_checkpoint(edit.body, stored.title)
     base = _base(store, stored, edit, theirs)
-    if base is not None:
-        merged, conflicts = merge3(body_checkpoint(base, stored.title), onto, theirs)
-        return merged, tuple(conflicts)
-    return _by_sections(onto, theirs)
+    if base is None:
+        return _by_sections(onto, theirs)
+    merged, conflicts = merge3(body_checkpoint(base, stored.title), onto, theirs)
+    if not MARKER_LINE.search(edit.body):  # which page it was is a guess: what the guess kept is said
+        for section, item in _kept_items(onto, theirs, merged):
+            _say(store, f"#{stored.number}'s body was saved without its hidden ghstate marker line and without "
+                        f"the {section} item \"{item}\", which the write log holds: it was kept, as such a page may "
+                        "have been opened before it was written. To remove it for good, delete it with the marker "
+                        f"line (<!-- ghstate ... -->) in place, or run 'ghstate checkpoint {stored.number} --file' "
+                        "with a body without it")
+    return merged, tuple(conflicts)
+
+
+def _kept_items(onto: Checkpoint, theirs: Checkpoint, merged: Checkpoint) -> list[tuple[str, str]]:
+    """Items the chain held (``onto``) that a person's page lacks and the merge kept: (section, item)."""
+    def items(cp: Checkpoint) -> dict[str, tuple[str, ...]]:
+        return {"phase": tuple(p.name for p in cp.phases), "decision": cp.decisions, "question": cp.questions,
+                "risk": cp.risks, "file": cp.files, "runtime": cp.runtime}
+
+    held, page, kept = items(onto), items(theirs), items(merged)
+    return [(key, item) for key, values in held.items() for item in values
+            if item not in page[key] and item in kept[key]]
+
+
+def _say(store: Store, notice: str) -> None:
+    """A notice the command says as a warning, once however often the page is merged in one command."""
+    if notice not in store.notices:
+        store.notices.append(notice)
 
 
 def _by_sections(onto: Checkpoint, theirs: Checkpoint) -> tuple[Checkpoint, tuple[str, ...]]:

@@ -1,11 +1,12 @@
-"""Writing a revision: locate → read → change → stamp → render → append to the chain → mirror.
+"""Writing a revision: locate → read → plan (commit, repair, done) → send, round after round until the body
+is the head's mirror.
 
 One pipeline serves ``checkpoint``, ``ci``, ``push``, the task commands and the hooks, on every store. The
 change is an ``Intent`` (data), applied to the checkpoint as ``reader.view`` reads it (the head of its
-chain, people's edits merged); the write is one commit on the head it read (``ghstate.core.chain``), and
-a round that lost its race is built again on the new head (by chain order, never by clocks). A write
-whose answer was lost is found on the chain, never applied twice; one GitHub could not take is kept for
-``push``, which rebases it (``Writer.write(kept=True)``).
+chain, people's edits merged); each round's commit is drafted by ``draft`` on the head it read, and a round
+that lost its race is built again on the new head (by chain order, never by clocks). A write whose answer
+was lost is found on the chain, never applied twice; one GitHub could not take is kept for ``push``, which
+rebases it (``Writer.write(kept=True)``).
 """
 
 from __future__ import annotations
@@ -16,22 +17,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import NamedTuple
 
-from ghstate.core import checks
-from ghstate.core.chain import Entry, Link, embed, merged_after, prior_entries, split
-from ghstate.core.edits import content_equal, describe, stamp
+from ghstate.core.chain import embed, split
 from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.marker import MARKER_LINE
-from ghstate.core.merge import merge3
-from ghstate.core.model import DEFAULT_MAX_BODY, Checkpoint, Revision
-from ghstate.core.render import Templates, render_body
-from ghstate.core.splice import written_body
+from ghstate.core.model import DEFAULT_MAX_BODY, Checkpoint
+from ghstate.core.render import Templates
 from ghstate.errors import GhstateError, InputError, NotFound, RemoteError
 from ghstate.local.store import LocalStore, PendingWrite
 from ghstate.services import interrupt
+from ghstate.services.draft import Draft, Drafter, NewCheckpoint
 from ghstate.services.leases import renewed
-from ghstate.services.reader import View, body_checkpoint, locate, view
+from ghstate.services.reader import View, locate, view
 from ghstate.store import BodyVersion, Store, Stored, Unprotected, WriteOutcome
 
 # Rounds of one write while other writers keep moving the head: each lost round means another writer's
@@ -41,8 +38,6 @@ from ghstate.store import BodyVersion, Store, Stored, Unprotected, WriteOutcome
 ROUNDS = 24
 BACKOFF = 0.25
 BACKOFF_MOST = 8.0
-BLIND_LINKS = 30  # commits a write kept without a read looks back through for the one it was made on
-KEY_ROOM = 120  # characters the chain's key takes in a body's marker (the bound counts the body as stored)
 
 
 def _sleep(seconds: float) -> None:
@@ -67,28 +62,33 @@ class WriteResult:
     previous: Checkpoint | None = None  # the checkpoint as it was read (people's edits merged), before this write
 
 
-class NewCheckpoint(NamedTuple):
-    """A checkpoint ready to be created: what ``Store.create`` takes (``unique``: text only its body holds)."""
-
-    checkpoint: Checkpoint
-    body: str
-    changes: list[str]
-    conflicts: tuple[str, ...]
-    unique: str
-
-
 @dataclass
-class _Draft:
-    """One round of a write: what it was built on, the commit it makes, and what it says."""
+class _Rounds:
+    """What the rounds of one write know between them: the checkpoint as last seen and the round read from it,
+    with the draft built on that read, and what the rounds that landed left."""
 
+    target: Stored  # the checkpoint as the last round's answer left it
     read: View
-    checkpoint: Checkpoint
-    body: str
-    link: Link
-    changes: list[str]
-    own: bool  # this write's own change is in it (not yet on the chain)
-    conflicts: tuple[str, ...] = ()
-    file_conflicts: tuple[str, ...] = ()
+    draft: Draft | None  # this round's commit (None: nothing to commit; a stale mirror is repaired)
+    base: Checkpoint | None  # the state a kept write was made on
+    kept: bool  # a kept write, rebased from ``base``
+    mine: Draft | None = None  # the round whose commit carried this write's change
+    conflicts: list[str] = field(default_factory=list)  # values kept beside others by the rounds that landed
+    overwritten: tuple[BodyVersion, ...] = ()  # people's saves a mirror wrote over, to merge
+    lost_race: bool = False  # the last round's move was refused: another writer's commit landed first
+    reread: bool = False  # the head moved on while the last mirror was written: read the checkpoint again
+
+    def took(self, written: WriteOutcome) -> bool:
+        """What a round's answer leaves; True when the body is the head's mirror and nothing is left to merge."""
+        if self.draft is not None and written.landed:
+            self.mine = self.draft if self.draft.own else self.mine
+            self.conflicts.extend(self.draft.conflicts)
+        self.lost_race = not written.landed
+        # people's saves stay to be merged until a round that merged them landed
+        self.overwritten = (*(self.overwritten if self.lost_race else ()), *written.overwritten)
+        self.target = written.stored
+        self.reread = written.moved and not (self.lost_race or self.overwritten)
+        return not (self.lost_race or self.overwritten or written.moved)
 
 
 class Writer:
@@ -105,6 +105,7 @@ class Writer:
         self.api_url = api_url
         self.clock = clock or (lambda: utc_now())  # looked up when called: tests set the module's clock
         self.sleep = sleep or (lambda seconds: _sleep(seconds))  # looked up when called, as the clock
+        self.drafter = Drafter(store, env, builtin, max_body_chars, lambda: self.clock())
 
     def write(self, spec: WriteSpec, *, kept: bool = False, before: tuple[Intent, ...] = ()) -> WriteResult:
         """Write ``spec``. ``kept``: a write kept while GitHub was out of reach, published now (``push``):
@@ -193,19 +194,9 @@ class Writer:
         return result
 
     def prepare_create(self, spec: WriteSpec) -> NewCheckpoint:
-        """A new checkpoint as ``write`` creates it (stamped, rendered, checked), not written: for a caller
-        that creates several in one request (``ghstate split``). Its chain starts with its first update."""
-        spec = self._identified(spec)
-        now = self.clock()
-        if callable(spec.intent):
-            spec = replace(spec, intent=spec.intent(Checkpoint()))
-        applied = spec.intent.apply(Checkpoint())
-        branch = spec.tree.branch
-        ours = applied.checkpoint._replace(title=spec.title or applied.checkpoint.title
-                                           or (f"Checkpoint: {branch}" if branch else "Checkpoint"))
-        stamped = self._stamp(ours, 1, now, spec)
-        body, stamped = self._body(stamped, None, spec)
-        return NewCheckpoint(stamped, body, describe(None, stamped), applied.conflicts, f'"id":"{stamped.meta.id}"')
+        """A new checkpoint as ``write`` creates it (marked as revision 1, rendered, checked), not written: for a
+        caller that creates several in one request (``ghstate split``). Its chain starts with its first update."""
+        return self.drafter.new(self._identified(spec))
 
     # ------------------------------------------------------------------------------ update
 
@@ -219,61 +210,53 @@ class Writer:
             spec = replace(spec, intent=spec.intent(read.checkpoint))
         assert isinstance(spec.intent, Intent)
         spec = self._placed(renewed(self.store, spec, read.stored, read.checkpoint, self.clock()), read)
-        base = self._base(read, spec, before) if kept else None
-        first = self._draft(spec, read, own=True, base=base, kept=kept)
+        base = self.drafter.base(read, spec, before) if kept else None
+        first = self.drafter.draft(spec, read, own=True, base=base, kept=kept)
         if spec.dry_run or (first is None and read.mirror.kind != "stale"):  # a dry run, or nothing to write
             return self._result(read.stored, first, read, list(first.conflicts) if first else [], tell=False)
-        return self._rounds(spec, read, first, base, kept)
+        return self._write_until_current(spec, _Rounds(read.stored, read, first, base, kept))
 
-    def _rounds(self, spec: WriteSpec, read: View, draft: _Draft | None, base: Checkpoint | None,
-                kept: bool) -> WriteResult:
-        """Write rounds until this write's change landed and the body is the head's mirror with every
-        person's save merged: a round that loses its race is built again on the new head (after a jittered
-        wait); one whose mirror wrote over a person's save is followed by one that merges it; a head that
-        moved on while the mirror was written is read again. Once the change landed, a failure is a warning
-        (what it left undone said, and a person's save it wrote over kept for ``push``)."""
-        target = read.stored
-        mine: _Draft | None = None  # the round whose commit carried this write's change
-        conflicts: list[str] = []  # values kept beside others by the rounds that landed
-        overwritten: tuple[BodyVersion, ...] = ()
-        lost = False
+    def _write_until_current(self, spec: WriteSpec, rounds: _Rounds) -> WriteResult:
+        """Rounds of read → plan → send until this write's change landed and the body is the head's mirror with
+        every person's save merged. Each round sends what its plan is: its draft's commit, or the head's own
+        mirror over an older one (a repair), or nothing (done). A round that lost its race is built again on
+        the new head (after a jittered wait); one whose mirror wrote over a person's save is followed by one
+        that merges it; after a head that moved on while the mirror was written, the next round reads the
+        checkpoint again. Once the change landed, a failure is a warning (what it left undone said, and a
+        person's save it wrote over kept for ``push``)."""
         for round_ in range(ROUNDS):
             if round_:
-                if lost and self.store.remote:  # contended: the writers that collided spread out (jittered backoff)
-                    self.sleep(random.uniform(0, min(BACKOFF_MOST, BACKOFF * 2 ** round_)))
-                read = view(self.store, target, overwritten, whole=True)
-                draft = self._draft(spec, read, own=mine is None, base=base, kept=kept)
+                self._read_again(spec, rounds, round_)
             try:
-                written = self._round(spec, read, draft)
+                written = self._send(spec, rounds.read, rounds.draft)
             except RemoteError as exc:
-                if mine is None:
+                if rounds.mine is None:
                     raise
-                unfinished = self._unfinished(spec, target, overwritten, str(exc))
-                return self._result(target, mine, read, conflicts, unfinished)
-            if written is None:  # nothing (more) to write
-                break
-            if draft is not None and written.landed:
-                mine = draft if draft.own else mine
-                conflicts.extend(draft.conflicts)
-            lost = not written.landed
-            # people's saves stay to be merged until a round that merged them landed
-            overwritten = (*(overwritten if lost else ()), *written.overwritten)
-            target = written.stored
-            if lost or overwritten:
-                continue  # built again on the new head; a person's save the mirror wrote over: merged
-            if not written.moved:
-                break
-            target = self.store.get(target.number)  # the head moved on while its mirror was written: read again
-        else:
-            if mine is None:
-                raise RemoteError(f"#{target.number} kept changing while it was being written ({ROUNDS} times); "
-                                  "nothing of this write landed: run it again", retryable=True)
-            busy = f"other writers kept changing #{target.number} ({ROUNDS} rounds)"  # as after a failure
-            return self._result(target, mine, read, conflicts, self._unfinished(spec, target, overwritten, busy))
-        return self._result(target, mine, read, conflicts)
+                unfinished = self._unfinished(spec, rounds.target, rounds.overwritten, str(exc))
+                return self._result(rounds.target, rounds.mine, rounds.read, rounds.conflicts, unfinished)
+            if written is None or rounds.took(written):  # nothing (more) to write
+                return self._result(rounds.target, rounds.mine, rounds.read, rounds.conflicts)
+        if rounds.mine is None:
+            raise RemoteError(f"#{rounds.target.number} kept changing while it was being written ({ROUNDS} times); "
+                              "nothing of this write landed: run it again", retryable=True)
+        busy = f"other writers kept changing #{rounds.target.number} ({ROUNDS} rounds)"  # as after a failure
+        unfinished = self._unfinished(spec, rounds.target, rounds.overwritten, busy)
+        return self._result(rounds.target, rounds.mine, rounds.read, rounds.conflicts, unfinished)
 
-    def _round(self, spec: WriteSpec, read: View, draft: _Draft | None) -> WriteOutcome | None:
-        """One round's write: the draft's commit and its mirror; where the chain cannot be written, the body
+    def _read_again(self, spec: WriteSpec, rounds: _Rounds, round_: int) -> None:
+        """A round after the first reads once: the checkpoint as the last answer left it (read again after a
+        head that moved on while its mirror was written), with the saves a mirror wrote over; then drafts on
+        it. A round after a lost race waits first: the writers that collided spread out (jittered backoff)."""
+        if rounds.lost_race and self.store.remote:
+            self.sleep(random.uniform(0, min(BACKOFF_MOST, BACKOFF * 2 ** round_)))
+        if rounds.reread:
+            rounds.target = self.store.get(rounds.target.number)
+        rounds.read = view(self.store, rounds.target, rounds.overwritten, whole=True)
+        rounds.draft = self.drafter.draft(spec, rounds.read, own=rounds.mine is None, base=rounds.base,
+                                          kept=rounds.kept)
+
+    def _send(self, spec: WriteSpec, read: View, draft: Draft | None) -> WriteOutcome | None:
+        """One round sent: the draft's commit and its mirror; where the chain cannot be written, the body
         alone, naming the head it was built on (or the one its body named, where the chain cannot be read)
         without the chain's digest, so that a chain writer takes what it holds beyond that head as an edit
         (the store says once why); the head's mirror over a body older than it; None when nothing is left."""
@@ -287,11 +270,13 @@ class Writer:
         interrupt.begin_update(self.store, stored.number, revision, spec.write_id if draft.own else "")
         try:
             written = self.store.append(stored, draft.link, title=title, labels=labels)
-        except Unprotected:
+        except Unprotected as refused:
             head = stored.head.oid if stored.head is not None else read.mirror.base
             text = embed(draft.body, head, protected=False) if head else draft.body
             interrupt.begin_update(self.store, stored.number, revision, "", text)
-            written = self.store.mirror(stored, text, title=title, labels=labels)._replace(moved=False)
+            alone = self.store.mirror(stored, text, title=title, labels=labels)
+            # saves the refused request's body write wrote over, then what the body alone wrote over
+            written = alone._replace(moved=False, overwritten=(*refused.overwritten, *alone.overwritten))
         if written.landed:
             interrupt.landed(self.store, stored.number, revision)
         return written
@@ -337,72 +322,7 @@ class Writer:
         missing = self.store.missing_label(stored) if spec.adopt else ""
         return (*(labels if labels is not None else stored.labels), missing) if missing else labels
 
-    def _draft(self, spec: WriteSpec, read: View, *, own: bool, base: Checkpoint | None = None,
-               kept: bool = False) -> _Draft | None:
-        """The commit of this round, built on ``read``: people's edits the read merged, each an entry of
-        its own, then this write's change (``own``: not yet on the chain). None when there is nothing to
-        commit (no change, no edit; a mirror older than its head is repaired by ``_round``, which writes the
-        head's own mirror over it)."""
-        assert isinstance(spec.intent, Intent)
-        cp = read.checkpoint
-        conflicts = [c for e in read.edits for c in e.conflicts]
-        file_conflicts: tuple[str, ...] = ()
-        if own:
-            if kept:  # rebased onto the head: what came after its base stands, its own value beside
-                cp, kept_beside = rebased(spec.intent, base, cp)
-                conflicts.extend(kept_beside)
-            else:
-                applied = spec.intent.apply(cp)
-                cp, file_conflicts = applied.checkpoint, applied.conflicts
-        changed = own and (not content_equal(cp, read.checkpoint) or spec.event == "pre-compact")
-        if not changed and not read.edits:
-            return None
-        now = self.clock()
-        revision = max(read.link.revision if read.link else 0, read.checkpoint.meta.revision)
-        entries = list(prior_entries(read.checkpoint)) if read.link is None else []  # the chain starts
-        head = read.head if read.head is not None else read.checkpoint
-        for edit in read.edits:
-            revision += 1
-            entries.append(Entry(Revision(revision, at=edit.at, event="edit", author=edit.editor,
-                                          changes=tuple(describe(head, read.checkpoint)) or ("edited the body",))))
-        changes = describe(read.checkpoint, cp) if changed else []
-        if changed:
-            revision += 1
-            cp, e = self._stamp(cp, revision, now, spec), spec.execution  # who, as what, when it was made (kept)
-            entries.append(Entry(Revision(revision, at=spec.made_at or now, event=spec.event, changes=tuple(changes),
-                                          agent=e.agent if e else "", role=e.role if e else "",
-                                          session=e.session if e else ""), spec.write_id))
-        else:
-            cp = cp.with_meta(revision=revision, updated_at=now)
-        body, cp = self._body(cp, read, spec)
-        head = read.stored.head
-        link = Link(read.stored.number, body, tuple(entries), cp.title,
-                    merged_after(read.link, "" if read.link else read.mirror.digest, *(e.digest for e in read.edits)),
-                    adopted="" if read.link else read.mirror.body,
-                    root=(read.link.root or (head.oid if head else "")) if read.link else "")
-        return _Draft(read, cp, body, link, changes, changed, tuple(dict.fromkeys(conflicts)), file_conflicts)
-
-    def _base(self, read: View, spec: WriteSpec, before: tuple[Intent, ...]) -> Checkpoint | None:
-        """The state a kept write was made on, with the earlier kept writes of its push on it (its maker had
-        made those first); None when it is not known. That state is the head it had read (the head now,
-        when it is that one: a person may have edited the body since). A write kept without a read (GitHub
-        was out of reach from the start) was made on the newest commit of the chain made before it (by the
-        entries' times); on an issue without a chain, on its body, unless that was edited since."""
-        target = read.stored
-        head = target.head
-        link: Link | None = None
-        if spec.base:
-            link = head.link if head is not None and head.oid == spec.base else self.store.link(target, spec.base)
-        elif head is not None:
-            link = _made_before(self.store.links(target, BLIND_LINKS), spec.made_at)
-        base = (body_checkpoint(link.body, target.title) if link is not None
-                else read.checkpoint if head is None and not spec.base and target.edited_at <= spec.made_at
-                else None)
-        for intent in before if base is not None else ():
-            base = intent.apply(base, lenient=True).checkpoint
-        return base
-
-    def _result(self, stored: Stored, mine: _Draft | None, read: View, conflicts: list[str],
+    def _result(self, stored: Stored, mine: Draft | None, read: View, conflicts: list[str],
                 unfinished: list[str] | None = None, tell: bool = True) -> WriteResult:
         """What a write says once its last round landed (``mine``: the round that carried its change, None when
         nothing of it was left to write; ``conflicts``: values the rounds that landed kept beside others;
@@ -439,62 +359,13 @@ class Writer:
             return [f"the comment asking a person to settle the concurrent edit could not be posted ({exc})"]
         return []
 
-    def _stamp(self, cp: Checkpoint, revision: int, now: str, spec: WriteSpec) -> Checkpoint:
-        kept = not spec.record_tree and cp.meta.revision  # the branch, commit and dirty files stay as they were
-        tree = cp.meta if kept else spec.tree
-        stamped = stamp(cp, revision=revision, now=now, branch=tree.branch, commit=tree.commit, dirty=tree.dirty,
-                        execution=spec.execution, new_id=spec.new_id)
-        return stamped if kept else stamped.with_meta(fingerprints=dict(spec.fingerprints))
-
-    def _body(self, cp: Checkpoint, read: View | None, spec: WriteSpec) -> tuple[str, Checkpoint]:
-        """The body for ``cp`` (over an existing body only what changed is rewritten: a person's formatting
-        stays), checked as every body is before it leaves: a repository's own template must read back as the
-        shipped one; what goes to GitHub must fit, the chain's key included, and hold no credential."""
-        body, cp = written_body(cp, self.env, read.over if read else None)
-        if self.builtin is not None:  # a repository's own template
-            template = self.env.get_template("checkpoint.md.j2").filename or "checkpoint.md.j2"
-            checks.check_template(body, render_body(cp, self.builtin), template)
-        body, shed = checks.fit_size(body, cp, self.max_body_chars, KEY_ROOM if read else 0)
-        if shed:
-            self.store.notices.append(f"to stay under {self.max_body_chars:,} characters, this revision's hidden "
-                                      f"marker leaves out {shed}")
-        if self.store.remote and not spec.allow_secrets:
-            checks.check_secrets(read.over if read else "", read.checkpoint if read else Checkpoint(), body, cp)
-        return body, cp
-
     def _save_pending(self, spec: WriteSpec) -> str:
         assert self.pending is not None and isinstance(spec.intent, Intent)
         return str(self.pending.save_pending(PendingWrite(spec, repo=self.repo, api_url=self.api_url,
                                                           saved_at=self.clock())))
 
 
-def _title(draft: _Draft) -> str | None:
+def _title(draft: Draft) -> str | None:
     """The title to write with the body: the checkpoint's, when it is not the issue's already."""
     title = draft.checkpoint.title
     return title if title != (draft.read.stored.title or title) else None
-
-
-def _made_before(links: list[tuple[str, Link]], made_at: str) -> Link | None:
-    """The newest of ``links`` (newest first) whose writes were all made before ``made_at`` (one made in the
-    same second is taken as made after it: what it changed stands); the first link's starting body when
-    the chain began after it; None when the links read do not reach back that far."""
-    for _, link in links:
-        if all(e.revision.at < made_at for e in link.entries):
-            return link
-    if links and not links[-1][1].root:  # the first commit was read: the chain began after the write
-        return Link(links[-1][1].number, links[-1][1].adopted) if links[-1][1].adopted else None
-    return None
-
-
-def rebased(intent: Intent, base: Checkpoint | None, now: Checkpoint) -> tuple[Checkpoint, list[str]]:
-    """A kept write on the checkpoint as it is ``now``: made on ``base``, what came after it stands, and where
-    both changed one value, the kept write's is kept beside (``merge3``). With no base (GitHub was out of
-    reach before the checkpoint could be read), every text it sets that ``now`` holds otherwise is such a
-    value: kept beside, never written over."""
-    if base is None:
-        ours = intent.apply(now, lenient=True).checkpoint
-        base = now._replace(goal="", resume="", verification="", verification_data=None)
-    else:
-        ours = intent.apply(base, lenient=True).checkpoint
-    merged, beside = merge3(base, ours, now)
-    return merged._replace(executions=now.executions, meta=now.meta), beside

@@ -1,0 +1,222 @@
+"""The draft of a write: what one round commits on the head it read, and the body it writes, built and checked,
+never sent (``writer`` sends it).
+
+A round's draft is people's edits the read merged, each an entry of its own, then this write's change, the
+checkpoint marked as the new revision and its body rendered over the one people read, checked as every body is
+before it leaves (a repository's template, the size bound, credentials). A new checkpoint's first body is built
+the same way; for ``push``, a kept write is rebased onto the head from the state it was made on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+from ghstate.core import checks
+from ghstate.core.chain import Entry, Link, merged_after, prior_entries
+from ghstate.core.edits import content_equal, describe, stamp
+from ghstate.core.intent import Intent, WriteSpec
+from ghstate.core.merge import merge3
+from ghstate.core.model import Checkpoint, Revision
+from ghstate.core.render import Templates, render_body
+from ghstate.core.splice import written_body
+from ghstate.services.reader import View, body_checkpoint
+from ghstate.store import Store
+
+BLIND_LINKS = 30  # commits a write kept without a read looks back through for the one it was made on
+KEY_ROOM = 120  # characters the chain's key takes in a body's marker (the bound counts the body as stored)
+
+
+class NewCheckpoint(NamedTuple):
+    """A checkpoint ready to be created: what ``Store.create`` takes (``unique``: text only its body holds)."""
+
+    checkpoint: Checkpoint
+    body: str
+    changes: list[str]
+    conflicts: tuple[str, ...]
+    unique: str
+
+
+@dataclass
+class Draft:
+    """One round of a write: what it was built on, the commit it makes, and what it says."""
+
+    read: View
+    checkpoint: Checkpoint
+    body: str
+    link: Link
+    changes: list[str]
+    own: bool  # this write's own change is in it (not yet on the chain)
+    conflicts: tuple[str, ...] = ()
+    file_conflicts: tuple[str, ...] = ()
+
+
+class _Change(NamedTuple):
+    """This write's change applied to what a round read (the read's own state when it carries none)."""
+
+    checkpoint: Checkpoint
+    changed: bool  # a revision of its own: its content differs (or a pre-compact write, which is always one)
+    kept_beside: tuple[str, ...] = ()  # a kept write's values kept beside the head's (rebased)
+    file_conflicts: tuple[str, ...] = ()  # sections both a --file and the checkpoint changed
+
+
+@dataclass(frozen=True)
+class Drafter:
+    """Builds drafts for one store and one set of templates (``builtin``: the shipped templates, when ``env``
+    holds a repository's own checkpoint.md.j2)."""
+
+    store: Store
+    env: Templates
+    builtin: Templates | None
+    max_body_chars: int
+    clock: Callable[[], str]
+
+    def new(self, spec: WriteSpec) -> NewCheckpoint:
+        """A new checkpoint (marked as revision 1, rendered, checked); its chain starts with its first update."""
+        now = self.clock()
+        if callable(spec.intent):
+            spec = replace(spec, intent=spec.intent(Checkpoint()))
+        applied = spec.intent.apply(Checkpoint())
+        branch = spec.tree.branch
+        ours = applied.checkpoint._replace(title=spec.title or applied.checkpoint.title
+                                           or (f"Checkpoint: {branch}" if branch else "Checkpoint"))
+        marked = self.as_revision(ours, 1, now, spec)
+        body, marked = self.body(marked, None, spec)
+        return NewCheckpoint(marked, body, describe(None, marked), applied.conflicts, f'"id":"{marked.meta.id}"')
+
+    def draft(self, spec: WriteSpec, read: View, *, own: bool, base: Checkpoint | None = None,
+              kept: bool = False) -> Draft | None:
+        """The commit of one round, built on ``read``: people's edits the read merged, each an entry of its
+        own, then this write's change (``own``: not yet on the chain; ``kept``: rebased from ``base``). None
+        when there is nothing to commit (no change, no edit); a body older than its head is then the
+        writer's to repair, with the head's own mirror."""
+        change = _change(spec, read, base, kept) if own else _Change(read.checkpoint, False)
+        if not change.changed and not read.edits:
+            return None
+        now = self.clock()
+        revision = max(read.link.revision if read.link else 0, read.checkpoint.meta.revision)
+        entries = list(prior_entries(read.checkpoint)) if read.link is None else []  # the chain starts
+        entries += _edit_entries(read, revision)
+        revision += len(read.edits)
+        changes = describe(read.checkpoint, change.checkpoint) if change.changed else []
+        if change.changed:
+            revision += 1
+            cp = self.as_revision(change.checkpoint, revision, now, spec)
+            entries.append(_own_entry(spec, revision, spec.made_at or now, changes))
+        else:
+            cp = change.checkpoint.with_meta(revision=revision, updated_at=now)
+        body, cp = self.body(cp, read, spec)
+        conflicts = [*(c for e in read.edits for c in e.conflicts), *change.kept_beside]
+        return Draft(read, cp, body, _link(read, body, entries, cp.title), changes, change.changed,
+                     tuple(dict.fromkeys(conflicts)), change.file_conflicts)
+
+    def as_revision(self, cp: Checkpoint, revision: int, now: str, spec: WriteSpec) -> Checkpoint:
+        """``cp`` marked as this write's revision: its number, when, who wrote it (the execution), and the
+        branch, commit, dirty files and fingerprints it was written from (unless ``record_tree`` is off on a
+        checkpoint that has them: they stay as they were)."""
+        kept = not spec.record_tree and cp.meta.revision
+        tree = cp.meta if kept else spec.tree
+        marked = stamp(cp, revision=revision, now=now, branch=tree.branch, commit=tree.commit, dirty=tree.dirty,
+                       execution=spec.execution, new_id=spec.new_id)
+        return marked if kept else marked.with_meta(fingerprints=dict(spec.fingerprints))
+
+    def body(self, cp: Checkpoint, read: View | None, spec: WriteSpec) -> tuple[str, Checkpoint]:
+        """The body for ``cp`` (over an existing body only what changed is rewritten: a person's formatting
+        stays), checked as every body is before it leaves: a repository's own template must read back as the
+        shipped one; what goes to GitHub must fit, the chain's key included, and hold no credential."""
+        body, cp = written_body(cp, self.env, read.over if read else None)
+        if self.builtin is not None:  # a repository's own template
+            template = self.env.get_template("checkpoint.md.j2").filename or "checkpoint.md.j2"
+            checks.check_template(body, render_body(cp, self.builtin), template)
+        body, shed = checks.fit_size(body, cp, self.max_body_chars, KEY_ROOM if read else 0)
+        if shed:
+            self.store.notices.append(f"to stay under {self.max_body_chars:,} characters, this revision's hidden "
+                                      f"marker leaves out {shed}")
+        if self.store.remote and not spec.allow_secrets:
+            checks.check_secrets(read.over if read else "", read.checkpoint if read else Checkpoint(), body, cp)
+        return body, cp
+
+    def base(self, read: View, spec: WriteSpec, before: tuple[Intent, ...]) -> Checkpoint | None:
+        """The state a kept write was made on, with the earlier kept writes of its push on it (its maker had
+        made those first); None when it is not known. That state is the head it had read (the head now,
+        when it is that one: a person may have edited the body since). A write kept without a read (GitHub
+        was out of reach from the start) was made on the newest commit of the chain made before it (by the
+        entries' times); on an issue without a chain, on its body, unless that was edited since."""
+        target = read.stored
+        head = target.head
+        link: Link | None = None
+        if spec.base:
+            link = head.link if head is not None and head.oid == spec.base else self.store.link(target, spec.base)
+        elif head is not None:
+            link = _made_before(self.store.links(target, BLIND_LINKS), spec.made_at)
+        base = (body_checkpoint(link.body, target.title) if link is not None
+                else read.checkpoint if head is None and not spec.base and target.edited_at <= spec.made_at
+                else None)
+        for intent in before if base is not None else ():
+            base = intent.apply(base, lenient=True).checkpoint
+        return base
+
+
+def _change(spec: WriteSpec, read: View, base: Checkpoint | None, kept: bool) -> _Change:
+    """This write's change on what ``read`` holds: applied, or for a kept write rebased from ``base``."""
+    assert isinstance(spec.intent, Intent)
+    if kept:  # rebased onto the head: what came after its base stands, its own value beside
+        cp, beside = rebased(spec.intent, base, read.checkpoint)
+        files: tuple[str, ...] = ()
+    else:
+        applied = spec.intent.apply(read.checkpoint)
+        cp, beside, files = applied.checkpoint, [], applied.conflicts
+    changed = not content_equal(cp, read.checkpoint) or spec.event == "pre-compact"
+    return _Change(cp, changed, tuple(beside), files)
+
+
+def _edit_entries(read: View, revision: int) -> list[Entry]:
+    """Each person's edit merged by a round, an entry of its own after ``revision``: who saved it, when, and
+    what their save alone changed (the state before it against the state after it, in the order merged)."""
+    return [Entry(Revision(revision + n, at=edit.at, event="edit", author=edit.editor,
+                           changes=tuple(describe(edit.before, edit.after)) or ("edited the body",)))
+            for n, edit in enumerate(read.edits, start=1)]
+
+
+def _own_entry(spec: WriteSpec, revision: int, at: str, changes: list[str]) -> Entry:
+    """This write's entry: who, as what, under which session, when it was made (a kept write's own time)."""
+    e = spec.execution
+    return Entry(Revision(revision, at=at, event=spec.event, changes=tuple(changes), agent=e.agent if e else "",
+                          role=e.role if e else "", session=e.session if e else ""), spec.write_id)
+
+
+def _link(read: View, body: str, entries: list[Entry], title: str) -> Link:
+    """The commit a round makes on the head it read: its body and entries, and the people's bodies it merged
+    (never merged again); the chain's first commit keeps the body it began from."""
+    head = read.stored.head
+    merged = merged_after(read.link, "" if read.link else read.mirror.digest, *(e.digest for e in read.edits))
+    return Link(read.stored.number, body, tuple(entries), title, merged,
+                adopted="" if read.link else read.mirror.body,
+                root=(read.link.root or (head.oid if head else "")) if read.link else "")
+
+
+def _made_before(links: list[tuple[str, Link]], made_at: str) -> Link | None:
+    """The newest of ``links`` (newest first) whose writes were all made before ``made_at`` (one made in the
+    same second is taken as made after it: what it changed stands); the first link's starting body when
+    the chain began after it; None when the links read do not reach back that far."""
+    for _, link in links:
+        if all(e.revision.at < made_at for e in link.entries):
+            return link
+    if links and not links[-1][1].root:  # the first commit was read: the chain began after the write
+        return Link(links[-1][1].number, links[-1][1].adopted) if links[-1][1].adopted else None
+    return None
+
+
+def rebased(intent: Intent, base: Checkpoint | None, now: Checkpoint) -> tuple[Checkpoint, list[str]]:
+    """A kept write on the checkpoint as it is ``now``: made on ``base``, what came after it stands, and where
+    both changed one value, the kept write's is kept beside (``merge3``). With no base (GitHub was out of
+    reach before the checkpoint could be read), every text it sets that ``now`` holds otherwise is such a
+    value: kept beside, never written over."""
+    if base is None:
+        ours = intent.apply(now, lenient=True).checkpoint
+        base = now._replace(goal="", resume="", verification="", verification_data=None)
+    else:
+        ours = intent.apply(base, lenient=True).checkpoint
+    merged, beside = merge3(base, ours, now)
+    return merged._replace(executions=now.executions, meta=now.meta), beside
