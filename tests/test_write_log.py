@@ -846,3 +846,25 @@ def test_two_peoples_saves_merged_by_one_write_are_each_their_own_entry(gh, on):
     assert edited == [("lisa", ["+1 question"], saved["lisa"]), ("mona", ["+1 risk"], saved["mona"])], log
     state = fresh_reader(on)
     assert "seen by mona" in state["risks"] and "asked by lisa" in state["questions"]
+
+
+@changed_by("coalesce_seconds", "history_lag")
+def test_two_people_saving_in_turn_under_a_mirror_are_each_their_own_entry(gh, on):
+    """Mona adds a risk, then lisa a question on top of it, both between B's read and B's mirror, which
+    writes over lisa's save. Each is an entry of the log of their own, with their login and their change
+    alone (issue 39, bug 2: lisa's save held mona's change too, and the answer of the write named no one)."""
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    on("a", "checkpoint", "1", "--risk", "before")
+
+    def mona_then_lisa() -> None:
+        gh.edit(1, raw(gh).replace("## Remaining risks\n", "## Remaining risks\n- seen by mona\n"), login="mona")
+        gh.edit(1, raw(gh).replace("## Open questions\n", "## Open questions\n- asked by lisa\n"), login="lisa")
+
+    gh.on_op("AppendCheckpoint", mona_then_lisa)
+    on("b", "checkpoint", "1", "--decision", "from B")
+    log = json.loads(on("c", "log", "1", "--json").stdout)
+    edited = sorted((e.get("author"), e["changes"]) for e in log if e["event"] == "edit")
+    assert edited == [("lisa", ["+1 question"]), ("mona", ["+1 risk"])], log
+    state = fresh_reader(on)
+    assert "seen by mona" in state["risks"] and "asked by lisa" in state["questions"]
+    assert "from B" in state["decisions"]

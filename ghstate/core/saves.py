@@ -5,8 +5,10 @@ A body has no compare-and-set, so a write (a mirror of the chain, or a body writ
 person's save made after the writer read the body. GitHub keeps every version in the issue's edit history,
 newest first, each with its editor and time. The rule: **every version since the read (the read included)
 that a ghstate render directly replaced and that is not itself a render, less those already merged** (their
-digest is on the chain, or in what the write wrote). A render is a body ``chain.as_written`` recognises:
-ghstate's own text, no person's edit in it. The write's own version, when the history does not list it yet,
+digest is on the chain, or in what the write wrote), each its own save. A save under such a one that a
+person went on from (two people saving in turn before the render) went from view with it: it is found too,
+so that each person's change is theirs alone. A render is a body ``chain.as_written`` recognises: ghstate's
+own text, no person's edit in it. The write's own version, when the history does not list it yet,
 counts as a render above all that are listed.
 """
 
@@ -40,10 +42,14 @@ def replaced_saves(listed: Sequence[Version], written: str, read_at: str,
     found: dict[str, Version] = {}
     # the write's own version, when not listed yet, above all those listed
     versions = [*listed] if shows(listed, written) else [Version(written), *listed]
+    replaced = False  # under a render: the saves down to the next render went from view together
     for newer, older in zip(versions, versions[1:], strict=False):
         if read_at and older.at and older.at < read_at:
             break  # older than the read: not this write's business
-        if newer.text is None or older.text is None or not as_written(newer.text) or as_written(older.text):
+        if newer.text is not None and as_written(newer.text):
+            replaced = True
+        if older.text is None or as_written(older.text) or not replaced:
+            replaced = replaced and older.text is None  # a deleted version keeps the run going
             continue
         key = body_digest(older.text)
         if key not in merged:
