@@ -592,14 +592,17 @@ def _collect(proc: subprocess.Popen, side: str) -> dict[str, dict[str, Any]]:
 
 def _effect(record: dict[str, Any] | None) -> dict[str, Any] | None:
     """A record as the writer acts on it (``--effect``): of the saves a write reports it replaced, the people's
-    only (a body ghstate wrote is never merged: every reader reads it as the chain's, ``chain.classify``), and
-    no waits (they take time, not requests)."""
+    only (a body ghstate wrote is never merged: every reader reads it as the chain's, ``chain.classify``); no
+    waits (they take time, not requests); and the checkpoint a write answers without who last edited it and
+    when (issue 39 had the write's answer name them; before, it named no one)."""
     from ghstate.core.chain import as_written
 
     if record is None:
         return None
     record = {k: v for k, v in record.items() if k != "waits"}
     result = dict(record.get("result") or {})
+    if isinstance(result.get("stored"), dict):  # a write's answer names who last edited the body, and when (since
+        result["stored"] = {k: v for k, v in result["stored"].items() if k not in ("editor", "edited_at")}  # bug 2)
     if result.get("overwritten"):
         result["overwritten"] = [v for v in result["overwritten"] if not as_written(v["body"])]
     record["result"] = result
