@@ -74,25 +74,28 @@ class Body:
         """People's saves the write of ``written`` over the body read as ``stored`` replaced, oldest first
         (``ghstate.core.saves``' rule; ``merged``: digests already merged). From the write's ``answer`` (its
         issue; None: the answer was lost, the history is paged instead), read further as the module says."""
-        lost = answer is None
-        listed = self._since(stored) if lost else _listed(answer)
-        more = not lost and len(listed) < ((answer.get("userContentEdits") or {}).get("totalCount") or 0)
-        for attempt in range(1 if lost else HISTORY_READS):
-            if attempt or (more and shows(listed, written) and self._short(listed, stored)):
-                if attempt:  # an index behind its body: it catches up in time
-                    self.store.api.sleep(HISTORY_WAIT * attempt)
-                listed, more = self._since(stored) or listed, False  # (a failed read: what was listed)
-            if not listed:  # never edited: what the write read was the body (or it is not known)
-                return ()
-            if lost or shows(listed, written):
-                break
-        else:
+        listed = self._since(stored) if answer is None else self._until_shown(stored, written, answer)
+        return tuple(BodyVersion(str(v.text), v.editor, v.at)
+                     for v in replaced_saves(listed, written, stored.edited_at, merged))
+
+    def _until_shown(self, stored: Stored, written: str, answer: dict[str, Any]) -> list[Version]:
+        """The versions the write's answer lists, read further back when they stop above the read at a render,
+        and read again after a wait while they do not show the write's own version (said when they never do)."""
+        listed = _listed(answer)
+        if len(listed) < ((answer.get("userContentEdits") or {}).get("totalCount") or 0) \
+                and shows(listed, written) and self._short(listed, stored):
+            listed = self._since(stored) or listed  # (a failed read: what was listed)
+        for attempt in range(1, HISTORY_READS):
+            if not listed or shows(listed, written):  # never edited, or the write is there
+                return listed
+            self.store.api.sleep(HISTORY_WAIT * attempt)  # an index behind its body: it catches up in time
+            listed = self._since(stored) or listed
+        if listed and not shows(listed, written):
             self.store.notices.append(
                 f"GitHub's edit history of #{stored.number} did not show this write after {HISTORY_READS} reads, "
                 "so whether it wrote over a person's save just before it could not be checked; GitHub "
                 "keeps every version under \"edited\" on the issue")
-        return tuple(BodyVersion(str(v.text), v.editor, v.at)
-                     for v in replaced_saves(listed, written, stored.edited_at, merged))
+        return listed
 
     @staticmethod
     def _short(listed: list[Version], stored: Stored) -> bool:

@@ -25,6 +25,7 @@ from ghstate.store import Stored
 
 ZERO = "0" * 40
 DENIED = (403, 404)  # what GitHub answers a token without Contents: write that writes Git objects
+REFUSALS = {"FORBIDDEN", "INSUFFICIENT_SCOPES", "NOT_FOUND"}  # GitHub's errors that refuse a write itself
 SEARCHED_COMMITS = 100  # commits looked through for a write whose answer was lost
 
 
@@ -46,6 +47,25 @@ class Refused(NamedTuple):
     data: dict[str, Any]
     errors: list[dict[str, Any]]
     resent: bool = False
+
+    @property
+    def on_refs(self) -> list[dict[str, Any]]:
+        """GitHub's errors about the move."""
+        return [e for e in self.errors if (e.get("path") or [""])[0] == "updateRefs"]
+
+    @property
+    def on_issue(self) -> list[dict[str, Any]]:
+        """GitHub's errors about the body's write."""
+        return [e for e in self.errors if (e.get("path") or [""])[0] == "updateIssue"]
+
+    @property
+    def issue_refused(self) -> bool:
+        """Whether GitHub refused the body's write (not merely skipped it after the refused move): an error on
+        it and no issue; beside errors on the move too, one that says the token or the issue (what a refused
+        move does not cause)."""
+        on_issue = self.on_issue
+        kinds = {e.get("type") for e in on_issue}
+        return bool(on_issue) and not self.issue and (not self.on_refs or bool(kinds & REFUSALS))
 
 
 class Unknown(NamedTuple):

@@ -45,6 +45,7 @@ from ghstate.store import BodyVersion, Note, Partial, Stored, StoreKind, Unindex
 PROMPT_MARKER = "<!-- ghstate:prompt -->"
 CI_MARKER = "<!-- ghstate:ci -->"  # the comment of a CI result a person should act on
 NOTICE_MARKER = "<!-- ghstate:notice -->"  # a comment ghstate posts for people to look at (a kept concurrent edit)
+_UNTRUSTED = object()  # a comment whose author is not trusted: counted, never read
 LOG_MARKER = re.compile(r"<!--\s*ghstate:log\s+\{")  # the revision comments of an older ghstate (never shown as notes)
 MAX_OPEN = 1_000  # open checkpoints a listing reads at most (a branch's is found by the branch index)
 BODY_PAGE = 10  # checkpoints a page of a listing with bodies holds: 10 bodies of 65,536 characters stay under 1 MB
@@ -76,6 +77,7 @@ class GitHubStore:
         self.before_write: Callable[[int], float] | None = None
         self.machine_lock: Callable[[], contextlib.AbstractContextManager[None]] | None = None
         self._heads: dict[int, Head | None] = {}  # each checkpoint's head, as read in this command
+        self._foreign: dict[int, bool] = {}  # whose ref points at another checkpoint's log (not read, not built on)
         self.branch_index = BranchIndex(self)
         self.seen_branches: set[str] | None = None  # the branches of every open checkpoint, once all were read
         self.open_count = 0  # open checkpoints, as the last listing counted them
@@ -165,21 +167,30 @@ class GitHubStore:
         if node.get("__typename") == "PullRequest":
             raise NotFound(f"#{number} in {self.repo_name} is a pull request, not a checkpoint issue")
         self._keep_labels(repository)
-        self._heads[number] = head = _head(repository.get("head"))
+        self._heads[number] = self._own_head(number, repository.get("head"))
+        return self._keep(node, self._heads[number], chained and not self._foreign.get(number))
+
+    def _own_head(self, number: int, ref: dict[str, Any] | None) -> Head | None:
+        """The head of ``number``'s chain as its ref answers it: one that holds no write of ghstate's is said
+        (a write's commit goes on top of it); one on another checkpoint's log is said and not built on (None:
+        the body is read, and a write is not protected)."""
+        head = _head(ref)
         said = f"{ref_name(number)}'s newest commit"
-        message = (((repository.get("head") or {}).get("target")) or {}).get("message")
-        if head is not None and head.link is None and isinstance(message, str) and \
-                not any(said in n for n in self.notices):  # a commit that holds no write of ghstate's
+        self._foreign[number] = False
+        message = ((ref or {}).get("target") or {}).get("message")
+        if head is not None and head.link is None and isinstance(message, str) \
+                and not any(said in n for n in self.notices):  # a commit that holds no write of ghstate's
             self.notices.append(f"{said} ({head.oid[:12]}) is no write of ghstate's (its message does not hold "
                                 f"one): #{number} is read from its body, and a write's commit goes on top of it")
-        if head is not None and head.link is not None and head.link.number != number:  # moved onto another's
-            self._heads[number], chained = None, False
-            self.unprotected = self.unprotected or f"{ref_name(number)} points at a commit of #{head.link.number}'s log"
-            self.notices.append(f"{ref_name(number)} points at a commit of #{head.link.number}'s write log, not "
-                                f"#{number}'s (moved by hand?): #{number} is read from its body, and a write to it "
-                                f"is not built on that log; point the ref back at #{number}'s own commit, or delete "
-                                "it to start its log again")
-        return self._keep(node, self._heads[number], chained)
+        if head is None or head.link is None or head.link.number == number:
+            return head
+        self._foreign[number] = True  # moved onto another's
+        self.unprotected = self.unprotected or f"{ref_name(number)} points at a commit of #{head.link.number}'s log"
+        self.notices.append(f"{ref_name(number)} points at a commit of #{head.link.number}'s write log, not "
+                            f"#{number}'s (moved by hand?): #{number} is read from its body, and a write to it "
+                            f"is not built on that log; point the ref back at #{number}'s own commit, or delete "
+                            "it to start its log again")
+        return None
 
     # ---------------------------------------------------------------------------- checkpoints
 
@@ -204,25 +215,29 @@ class GitHubStore:
         first = min(page, most) if page else min(BODY_PAGE, most)
         branches: set[str] = set()
         for _ in range(-(-MAX_OPEN // first)):
-            answer = self.graphql("open_checkpoints", self.variables(label=self.policy.label, after=after,
-                                                                      first=first, labels=self.policy.label,
-                                                                      bodies=bodies),
-                                  what=f"listing checkpoints of {self.repo_name}")
-            repository = answer.get("repository") or {}
-            self._issues_enabled(repository)
-            self._keep_labels(repository)
-            page = repository.get("issues") or {}
-            self.open_count = int(page.get("totalCount") or 0)
-            nodes, info = [n for n in page.get("nodes") or () if n], page.get("pageInfo") or {}
+            nodes, after = self._open_page(after, first, bodies)
             branches.update(b for n in nodes if (b := branch_of(n.get("body") or "")) and not is_child(n["body"]))
-            if bodies and not info.get("hasNextPage"):  # all read, whether the caller reads to the end or not
+            if bodies and after is None:  # all read, whether the caller reads to the end or not
                 self.seen_branches = branches
             for node in nodes:
                 yield self._keep(node, None, chained=False)  # its chain is read by number, where needed
-            if not info.get("hasNextPage"):
+            if after is None:
                 return
-            after = info.get("endCursor")
         raise Partial(MAX_OPEN)
+
+    def _open_page(self, after: str | None, first: int, bodies: bool) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of open checkpoints (one request): their nodes, and the cursor of the next page (None: the
+        last one)."""
+        answer = self.graphql("open_checkpoints", self.variables(label=self.policy.label, after=after, first=first,
+                                                                 labels=self.policy.label, bodies=bodies),
+                              what=f"listing checkpoints of {self.repo_name}")
+        repository = answer.get("repository") or {}
+        self._issues_enabled(repository)
+        self._keep_labels(repository)
+        page = repository.get("issues") or {}
+        self.open_count = int(page.get("totalCount") or 0)
+        info = page.get("pageInfo") or {}
+        return [n for n in page.get("nodes") or () if n], info.get("endCursor") if info.get("hasNextPage") else None
 
     def find_branch(self, branch: str) -> Stored | None | Unindexed:
         """The branch's checkpoint by the branch index (``ghstate.github.branches``): two requests, one when
@@ -347,19 +362,15 @@ class GitHubStore:
         A body written beside the refused move wrote over what did not reach the chain, whatever it was."""
         number = stored.number
         overwritten = self.body.replaced(stored, text, sent.issue, _merged(stored)) if sent.issue else ()
-        on_refs = [e for e in sent.errors if (e.get("path") or [""])[0] == "updateRefs"]
-        on_issue = [e for e in sent.errors if (e.get("path") or [""])[0] == "updateIssue"]
-        refused_issue = bool(on_issue) and not sent.issue and (not on_refs or bool({e.get("type") for e in on_issue} & {
-            "FORBIDDEN", "INSUFFICIENT_SCOPES", "NOT_FOUND"}))
-        if refused_issue and not on_refs:  # the body's write itself was refused: the token, the issue
-            raise self._refusal(sent.data, on_issue, number)
+        if sent.issue_refused and not sent.on_refs:  # the body's write itself was refused: the token, the issue
+            raise self._refusal(sent.data, sent.on_issue, number)
         fresh = self.get(number)
         if fresh.head is not None and (fresh.head.oid == oid or (sent.resent and self.chain.has_write(fresh, oid=oid))):
             return WriteOutcome(True, fresh, overwritten, moved=fresh.head.oid != oid)
         if (fresh.head.oid if fresh.head else "") == (stored.head.oid if stored.head else ""):
-            if refused_issue:  # both refused: the token may write neither
-                raise self._refusal(sent.data, on_issue, number)
-            self._refused(on_refs or sent.errors, overwritten)
+            if sent.issue_refused:  # both refused: the token may write neither
+                raise self._refusal(sent.data, sent.on_issue, number)
+            self._refused(sent.on_refs or sent.errors, overwritten)
         return WriteOutcome(False, fresh, overwritten)
 
     def _after_move(self, stored: Stored, sent: Landed, head: Head, text: str,
@@ -525,21 +536,28 @@ class GitHubStore:
         notes: list[Note] = []
         skipped = 0
         for comment in (node.get("comments") or {}).get("nodes") or ():
-            created = github_time(comment.get("createdAt") or "")
-            edited = github_time(comment.get("lastEditedAt") or "") or created
-            if after and edited and edited < after:
-                continue
-            author, association = login(comment.get("author")), comment.get("authorAssociation") or ""
-            if association not in self.policy.trusted_associations and author not in self.policy.trusted_authors:
+            note = self._note(comment, after)
+            if note is _UNTRUSTED:
                 skipped += 1  # never read further, whatever it holds
-                continue
-            body = comment.get("body") or ""
-            if LOG_MARKER.search(body) or any(m in body for m in (PROMPT_MARKER, CI_MARKER, NOTICE_MARKER)) \
-                    or _posted_prompt(body):
-                continue
-            when = created.strftime("%Y-%m-%d %H:%M") if created else ""
-            notes.append(Note(author, association, when, _clip(body), comment.get("url") or ""))
+            elif isinstance(note, Note):
+                notes.append(note)
         return notes[-5:], skipped + max(0, len(notes) - 5)
+
+    def _note(self, comment: dict[str, Any], after: datetime | None) -> Note | object | None:
+        """A comment as a note a resume may show; None when it is older than ``after`` or ghstate's own;
+        ``_UNTRUSTED`` when its author may not write to the repository (and is not listed as trusted)."""
+        created = github_time(comment.get("createdAt") or "")
+        edited = github_time(comment.get("lastEditedAt") or "") or created
+        if after and edited and edited < after:
+            return None
+        author, association = login(comment.get("author")), comment.get("authorAssociation") or ""
+        if association not in self.policy.trusted_associations and author not in self.policy.trusted_authors:
+            return _UNTRUSTED
+        body = comment.get("body") or ""
+        if _ghstates_own(body):
+            return None
+        when = created.strftime("%Y-%m-%d %H:%M") if created else ""
+        return Note(author, association, when, _clip(body), comment.get("url") or "")
 
     def ensure_labels(self, labels: list[tuple[str, str, str]]) -> list[str]:
         """Create labels that do not exist (``ghstate init``); returns the ones created."""
@@ -568,6 +586,12 @@ def _head(ref: dict[str, Any] | None) -> Head | None:
 
 def _said(errors: list[dict[str, Any]]) -> str:
     return describe_errors(errors) or "no result"
+
+
+def _ghstates_own(body: str) -> bool:
+    """A comment ghstate posted: a prompt, a CI result, a notice, an older ghstate's revision comment."""
+    return bool(LOG_MARKER.search(body)) or any(m in body for m in (PROMPT_MARKER, CI_MARKER, NOTICE_MARKER)) \
+        or _posted_prompt(body)
 
 
 def _posted_prompt(body: str) -> bool:
