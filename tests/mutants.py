@@ -57,7 +57,7 @@ MUTANTS = (
            'if atomic_write(folder / f"{seen + 1}.json", json.dumps(record, ensure_ascii=False) + "\\n"):',
            ("tests/test_local_chain.py",)),
     Mutant("person-edit-ignored", "a person's edit of the body is read as an older mirror: it is written over",
-           "ghstate/services/reader.py", "view",
+           "ghstate/services/reader.py", "_chained_view",
            'if found.kind == "edited" and found.digest not in {e.digest for e in edits}:', "if False:",
            ("tests/test_write_log.py", "tests/test_interleavings.py", "tests/test_writer.py")),
     Mutant("overwritten-save-ignored", "a person's save that lands while a write is under way is not merged",

@@ -83,11 +83,39 @@ def branches(stmts: Iterable[ast.stmt]) -> int:
     return total
 
 
+def decisions(function: ast.AST) -> int:
+    """The decision points of a function (its cyclomatic complexity less one, as radon counts it, boolean
+    operators included): ``if``/``elif`` and conditional expressions, ``for``/``while`` (and their ``else``),
+    each ``except`` and a ``try``'s ``else``, ``assert``, each ``case``, each comprehension and its ``if`` clauses, and
+    each ``and``/``or`` beyond the first operand; nested functions, lambdas and classes left out. On the
+    1,558 functions of ghstate/ it agrees with radon 6's ``cc`` (less one) but for 15, off by one or two
+    (radon counts some lambdas' branches into the function around them, and some asserts not)."""
+    total = 0
+    todo = list(ast.iter_child_nodes(function))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, (ast.If, ast.IfExp, ast.Assert, ast.match_case)):
+            total += 1
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            total += 1 + bool(node.orelse)
+        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            total += len(node.handlers) + bool(node.orelse)
+        elif isinstance(node, ast.comprehension):
+            total += 1 + len(node.ifs)
+        elif isinstance(node, ast.BoolOp):
+            total += len(node.values) - 1
+        todo.extend(ast.iter_child_nodes(node))
+    return total
+
+
 class Function(NamedTuple):
     name: str  # qualified: Class.method, outer.inner
     line: int  # the def line
     lines: int
     branches: int
+    decisions: int = 0  # cyclomatic complexity less one (radon's count, boolean operators included)
 
 
 def functions(tree: ast.AST) -> Iterator[Function]:
@@ -98,7 +126,7 @@ def functions(tree: ast.AST) -> Iterator[Function]:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 name = prefix + child.name
                 end = child.end_lineno or child.lineno
-                yield Function(name, child.lineno, end - child.lineno + 1, branches(child.body))
+                yield Function(name, child.lineno, end - child.lineno + 1, branches(child.body), decisions(child))
                 yield from walk(child, name + ".")
             elif isinstance(child, ast.ClassDef):
                 yield from walk(child, prefix + child.name + ".")
@@ -120,9 +148,14 @@ class Shape(NamedTuple):
     def most_branched(self) -> Function | None:
         return max(self.functions, key=lambda f: f.branches, default=None)
 
-    def over(self, max_lines: int = MAX_LINES, max_branches: int = MAX_BRANCHES) -> tuple[int, int]:
+    @property
+    def most_decisions(self) -> Function | None:
+        return max(self.functions, key=lambda f: f.decisions, default=None)
+
+    def over(self, max_lines: int = MAX_LINES, max_branches: int = MAX_BRANCHES) -> tuple[int, int, int]:
         return (sum(f.lines > max_lines for f in self.functions),
-                sum(f.branches > max_branches for f in self.functions))
+                sum(f.branches > max_branches for f in self.functions),
+                sum(f.decisions > max_branches for f in self.functions))
 
 
 def shape(path: Path) -> Shape | None:
@@ -146,24 +179,27 @@ def offenders(root: Path, modules: Iterable[str] = MODULES, max_lines: int = MAX
                 out.append(f"{module}:{f.line} {f.name}: {f.lines} lines > {max_lines}")
             if f.branches > max_branches:
                 out.append(f"{module}:{f.line} {f.name}: {f.branches} branches > {max_branches}")
+            if f.decisions > max_branches:
+                out.append(f"{module}:{f.line} {f.name}: {f.decisions} decision points > {max_branches}")
     return out
 
 
 # ---------------------------------------------------------------------------------------------- the table
 
-HEADINGS = ("module", "lines", "functions", "longest", "most branches", f">{MAX_LINES} lines",
-            f">{MAX_BRANCHES} branches")
+HEADINGS = ("module", "lines", "functions", "longest", "most branches", "most decisions", f">{MAX_LINES} lines",
+            f">{MAX_BRANCHES} branches", f">{MAX_BRANCHES} decisions")
 
 
 def _cells(found: Shape | None) -> tuple[str, ...]:
     if found is None:
         return (MISSING,) * (len(HEADINGS) - 1)
-    longest, most = found.longest, found.most_branched
-    over_lines, over_branches = found.over()
+    longest, most, decided = found.longest, found.most_branched, found.most_decisions
+    over_lines, over_branches, over_decisions = found.over()
     return (str(found.lines), str(len(found.functions)),
             f"{longest.lines} {longest.name}" if longest else MISSING,
             f"{most.branches} {most.name}" if most else MISSING,
-            str(over_lines), str(over_branches))
+            f"{decided.decisions} {decided.name}" if decided else MISSING,
+            str(over_lines), str(over_branches), str(over_decisions))
 
 
 def _total(shapes: list[Shape | None]) -> tuple[str, ...]:
@@ -197,7 +233,7 @@ def table(roots: list[Path], modules: Iterable[str] = MODULES) -> str:
     totals = zip(*(_total(shapes) for shapes in per_root), strict=True)
     rows.append(("total", *(" → ".join(c) for c in totals)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADINGS))]
-    numeric = {1, 2, 5, 6}
+    numeric = {1, 2, 6, 7, 8}
 
     def line(row: tuple[str, ...]) -> str:
         cells = enumerate(zip(row, widths, strict=True))
@@ -207,8 +243,9 @@ def table(roots: list[Path], modules: Iterable[str] = MODULES) -> str:
             + _described(r) for k, r in enumerate(roots)]
     rule = "  ".join("-" * w for w in widths)
     body = [line(rows[0]), rule, *(line(r) for r in rows[1:-1]), rule, line(rows[-1])]
-    notes = [f"lines: a function's, from its def line to its last; branches: as ruff's PLR0912 counts them (see "
-             f"{Path(__file__).name}); {MISSING}: no such module"]
+    notes = [f"lines: a function's, from its def line to its last; branches: as ruff's PLR0912 counts them; "
+             f"decisions: its cyclomatic complexity less one, and/or included (see {Path(__file__).name}); "
+             f"{MISSING}: no such module"]
     return "\n".join([*head, "", *body, "", *notes]) + "\n"
 
 

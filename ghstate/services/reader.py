@@ -83,15 +83,27 @@ def view(store: Store, stored: Stored, also: tuple[BodyVersion, ...] = (), whole
         cp = checkpoint_of(stored)
         return View(stored, cp, mirror.body, mirror, head=cp)
     if mirror.kind == "unchained" or head is None:  # the body is the state
-        cp, edits = checkpoint_of(stored), []
-        for saved in also:  # a person's save that a body written alone wrote over: what they changed, onto it
-            body = split(saved.body)[0]
-            theirs = body_checkpoint(body, stored.title)
-            if theirs.meta.digests and not as_written(saved.body, theirs):  # known against its marker's digests
-                merged, conflicts = _by_sections(cp, theirs)
-                edits.append(Edit(saved.editor, saved.at, digest(body), conflicts, cp, merged))
-                cp = merged
-        return View(stored, cp, mirror.body, mirror._replace(kind="unchained"), tuple(edits))
+        return _unchained_view(stored, mirror, also)
+    return _chained_view(store, stored, mirror, head, also)
+
+
+def _unchained_view(stored: Stored, mirror: Mirror, also: tuple[BodyVersion, ...]) -> View:
+    """A checkpoint without a chain: its body, with each of ``also`` (a person's save that a body written
+    alone wrote over) merged onto it by what they changed, known against its marker's digests."""
+    cp, edits = checkpoint_of(stored), []
+    for saved in also:
+        body = split(saved.body)[0]
+        theirs = body_checkpoint(body, stored.title)
+        if theirs.meta.digests and not as_written(saved.body, theirs):
+            merged, conflicts = _by_sections(cp, theirs)
+            edits.append(Edit(saved.editor, saved.at, digest(body), conflicts, cp, merged))
+            cp = merged
+    return View(stored, cp, mirror.body, mirror._replace(kind="unchained"), tuple(edits))
+
+
+def _chained_view(store: Store, stored: Stored, mirror: Mirror, head: Link, also: tuple[BodyVersion, ...]) -> View:
+    """The head of the chain with the body as read, then each of ``also``, merged onto it where a person
+    edited it (each once, in that order)."""
     head_cp = body_checkpoint(head.body, stored.title or head.title)
     cp, over, edits = head_cp, head.body, []
     for i, saved in enumerate((BodyVersion(stored.body, stored.editor, stored.edited_at), *also)):

@@ -11,6 +11,7 @@ rebases it (``Writer.write(kept=True)``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import time
@@ -116,7 +117,7 @@ class Writer:
         spec = self._identified(spec)
         target: Stored | None = None
         try:
-            with self.store.lock():
+            with contextlib.nullcontext() if spec.dry_run else self.store.lock():  # a dry run takes no lock: no file
                 if spec.number is not None or spec.lookup:
                     target = locate(self.store, spec.number, spec.tree.branch, heads=True)
                     spec = self._linked(spec)
@@ -128,16 +129,21 @@ class Writer:
         except RemoteError as exc:
             if spec.dry_run or self.pending is None or not self.store.remote or callable(spec.intent):
                 raise
-            head = target.head.oid if target is not None and target.head is not None else ""
-            try:  # kept whole, with the head it was made on: ``push`` rebases it onto the head then
-                path = self._save_pending(replace(spec, number=target.number if target else spec.number,
-                                                  base=spec.base or head, new_id=spec.new_id if target is None else ""))
-            except OSError as err:
-                raise GhstateError(f"GitHub could not be reached and the local copy could not be saved either "
-                                   f"({err}); nothing was written") from err
-            when = "when GitHub is reachable" if exc.retryable else "once that is fixed"
-            raise RemoteError(f"{exc}; the checkpoint was kept locally in {path}: run 'ghstate push' {when}",
-                              retryable=exc.retryable, status=exc.status) from exc
+            raise self._kept_for_push(spec, target, exc) from exc
+
+    def _kept_for_push(self, spec: WriteSpec, target: Stored | None, exc: RemoteError) -> RemoteError:
+        """A write GitHub could not take, kept whole with the head it was made on (``push`` rebases it onto
+        the head then): the failure, saying where it is kept."""
+        head = target.head.oid if target is not None and target.head is not None else ""
+        try:
+            path = self._save_pending(replace(spec, number=target.number if target else spec.number,
+                                              base=spec.base or head, new_id=spec.new_id if target is None else ""))
+        except OSError as err:
+            raise GhstateError(f"GitHub could not be reached and the local copy could not be saved either "
+                               f"({err}); nothing was written") from err
+        when = "when GitHub is reachable" if exc.retryable else "once that is fixed"
+        return RemoteError(f"{exc}; the checkpoint was kept locally in {path}: run 'ghstate push' {when}",
+                           retryable=exc.retryable, status=exc.status)
 
     def _linked(self, spec: WriteSpec) -> WriteSpec:
         """A write by branch links the branch's open pull request, as its lookup read it (no request)."""
