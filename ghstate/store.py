@@ -4,8 +4,9 @@
 Both keep a checkpoint's writes as a chain of commits moved only by compare-and-swap (``ghstate.core.chain``:
 GitHub a ref, the local store generation files created exclusively) and the body people read as the
 chain's mirror. Stores speak in raw bodies and commits; what a body means is ``ghstate.core``'s business,
-which a store asks only to tell whether a body is one ghstate wrote (``chain.as_written``) and which branch
-it names (``parse.branch_match``).
+which a store asks only to tell whether a body is one ghstate wrote (``chain.as_written``), which of the
+versions a write replaced are people's saves (``saves.replaced_saves``) and which branch it names
+(``parse.branch_match``).
 """
 
 
