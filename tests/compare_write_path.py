@@ -591,11 +591,18 @@ def _collect(proc: subprocess.Popen, side: str) -> dict[str, dict[str, Any]]:
 
 
 def _effect(record: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A record as the writer acts on it (``--effect``): of the saves a write reports it replaced, the people's
-    only (a body ghstate wrote is never merged: every reader reads it as the chain's, ``chain.classify``); no
+    """A record as the writer acts on it (``--effect``): of the saves a write reports it replaced, those it merges
+    (people's, and bodies written alone beside the chain: ``saves.is_save``; a mirror ghstate wrote is never
+    merged, every reader reads it as the chain's, ``chain.classify``); no
     waits (they take time, not requests); and the checkpoint a write answers without who last edited it and
     when (issue 39 had the write's answer name them; before, it named no one)."""
     from ghstate.core.chain import as_written
+
+    try:  # a version the writer merges: a person's save, or a body written alone beside the chain
+        from ghstate.core.saves import is_save
+    except ImportError:  # pragma: no cover - a checkout from before the rule
+        def is_save(text: str) -> bool:
+            return not as_written(text)
 
     if record is None:
         return None
@@ -604,7 +611,7 @@ def _effect(record: dict[str, Any] | None) -> dict[str, Any] | None:
     if isinstance(result.get("stored"), dict):  # a write's answer names who last edited the body, and when (since
         result["stored"] = {k: v for k, v in result["stored"].items() if k not in ("editor", "edited_at")}  # bug 2)
     if result.get("overwritten"):
-        result["overwritten"] = [v for v in result["overwritten"] if not as_written(v["body"])]
+        result["overwritten"] = [v for v in result["overwritten"] if is_save(v["body"])]
     record["result"] = result
     return record
 

@@ -394,6 +394,29 @@ def test_a_body_written_without_the_chain_is_merged_into_it_as_an_edit(gh, on):
     assert "body only" in fresh_reader(on)["decisions"]
 
 
+@changed_by("coalesce_seconds", "history_lag")
+def test_a_body_written_alone_that_a_mirror_replaced_is_merged_into_the_chain(gh, on, monkeypatch, tmp_path):
+    """B, without Contents: write, writes the body alone between C's read and C's mirror, which writes over it.
+    B's body is ghstate's text, but not on the chain: C finds it as a save to merge, and B's decision stands
+    (found by a newcomer reading the rule: a body written alone counted as a render, never merged)."""
+    if gh.coalesce_seconds:  # B and C share one account: GitHub may keep their quick saves as one version
+        pytest.skip("one account's quick saves kept as one version leave B's body out of the history: the limit "
+                    "docs/github.md names (agents need a token of their own)")
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    on("a", "checkpoint", "1", "--risk", "on the chain")
+
+    def b_alone() -> None:
+        gh.tasks.deny_refs = True
+        elsewhere(monkeypatch, tmp_path, "b", decisions=("body only, from B",))
+        gh.tasks.deny_refs = False
+
+    gh.on_op("AppendCheckpoint", b_alone)
+    on("c", "checkpoint", "1", "--question", "from C")
+    state = fresh_reader(on)
+    assert "body only, from B" in state["decisions"] and "from C" in state["questions"]
+    assert "body only, from B" in body(gh).decisions
+
+
 @changed_by("history_lag")
 def test_a_github_without_update_refs_still_writes_the_body(gh, on):
     on("a", "checkpoint", "--file", "-", input=SAMPLE)

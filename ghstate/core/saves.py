@@ -7,9 +7,12 @@ newest first, each with its editor and time. The rule: **every version since the
 that a ghstate render directly replaced and that is not itself a render, less those already merged** (their
 digest is on the chain, or in what the write wrote), each its own save. A save under such a one that a
 person went on from (two people saving in turn before the render) went from view with it: it is found too,
-so that each person's change is theirs alone. A render is a body ``chain.as_written`` recognises: ghstate's
-own text, no person's edit in it. The write's own version, when the history does not list it yet,
-counts as a render above all that are listed.
+so that each person's change is theirs alone; but not the read itself under such saves (they hold it).
+
+A render is a body ``chain.as_written`` recognises: ghstate's own text, no person's edit in it. A body
+written alone beside a chain (where the chain cannot be written) is ghstate's text but no part of the
+chain: it is a save to merge too (``is_save``). The write's own version, when the history does not list it
+yet, counts as a render above all that are listed.
 """
 
 from __future__ import annotations
@@ -34,27 +37,51 @@ def body_digest(text: str) -> str:
     return digest(split(text)[0])
 
 
-def replaced_saves(listed: Sequence[Version], written: str, read_at: str,
+def replaced_saves(listed: Sequence[Version], written: str, read: Version,
                    merged: Collection[str] = ()) -> tuple[Version, ...]:
     """The rule (see the module's docstring) over ``listed`` (newest first), for a write of ``written`` that
-    read the body as it was at ``read_at`` ("": when is not known, so every version listed counts as since
-    the read): the saves it or another render replaced, oldest first, each once."""
+    read the body ``read`` (its text, and when it was saved: "" when never edited, and then only its text
+    tells it): the saves it or another render replaced, oldest first, each once (the write's own version, a
+    body written alone that another write replaced, is the writer's to make again, not a save)."""
     found: dict[str, Version] = {}
     # the write's own version, when not listed yet, above all those listed
     versions = [*listed] if shows(listed, written) else [Version(written), *listed]
     replaced = False  # under a render: the saves down to the next render went from view together
     for newer, older in zip(versions, versions[1:], strict=False):
-        if read_at and older.at and older.at < read_at:
+        if read.at and older.at and older.at < read.at:
             break  # older than the read: not this write's business
-        if newer.text is not None and as_written(newer.text):
-            replaced = True
-        if older.text is None or as_written(older.text) or not replaced:
+        direct = newer.text is not None and as_written(newer.text)
+        replaced = replaced or direct
+        if not replaced or not _to_merge(older, written):
             replaced = replaced and older.text is None  # a deleted version keeps the run going
             continue
+        the_read = _is_read(older, read)
+        if the_read and not direct:
+            break  # the read, under people's saves that went on from it: theirs carries it
         key = body_digest(older.text)
         if key not in merged:
             found.setdefault(key, older)
+        if the_read:
+            break
     return tuple(reversed(found.values()))
+
+
+def _to_merge(version: Version, written: str) -> bool:
+    """A version to merge, if a render replaced it: a save (``is_save``), not deleted, not the write's own."""
+    return version.text is not None and is_save(version.text) and not same(version.text, written)
+
+
+def _is_read(version: Version, read: Version) -> bool:
+    """Whether ``version`` is the body the write read: saved when it was, or (never edited) alike."""
+    return version.at == read.at if read.at else same(version.text, read.text)
+
+
+def is_save(text: str) -> bool:
+    """Whether a version is one to merge: a person's save, or a body ghstate wrote alone beside a chain (its
+    key names the head it was built on, without the digest of a mirror: what it holds beyond that head is an
+    edit the chain does not have)."""
+    key = split(text)[1]
+    return (key is not None and not key.digest) or not as_written(text)
 
 
 def reaches(listed: Sequence[Version], read_at: str) -> bool:

@@ -76,7 +76,8 @@ class Body:
         issue; None: the answer was lost, the history is paged instead), read further as the module says."""
         listed = self._since(stored) if answer is None else self._until_shown(stored, written, answer)
         return tuple(BodyVersion(str(v.text), v.editor, v.at)
-                     for v in replaced_saves(listed, written, stored.edited_at, merged))
+                     for v in replaced_saves(listed, written, Version(stored.body, stored.editor, stored.edited_at),
+                                             merged))
 
     def _until_shown(self, stored: Stored, written: str, answer: dict[str, Any]) -> list[Version]:
         """The versions the write's answer lists, read further back when they stop above the read at a render,

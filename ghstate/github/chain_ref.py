@@ -8,8 +8,15 @@ ref did not move: another writer's commit is there, or GitHub refused) or ``Unkn
 and the checkpoint changed since the read: what landed is read from it). A lost answer is looked into once
 per loss: a checkpoint as the writer read it means nothing landed, and the request is sent again.
 
+A look that finds the checkpoint as read resends; the resend's answer can be a refusal when the first send
+landed after the look: the chain's newest commits are then searched for this commit (``has_write``), and a
+write found there has landed (never applied twice). A look that finds it changed answers ``Unknown``: the
+store searches the chain for the commit the same way, and pages the edit history for what the body's write
+replaced (``ghstate.github.body``).
+
 Requests: a commit 1 (the repository's first 3: the commit refused, the tree every commit names, the commit
-again); the move and mirror 1; a lost answer 1 more (the look) and the resend.
+again); the move and mirror 1; a lost answer 1 more (the look) and the resend, or the look, the chain's log
+(1) and the edit history (a page of 10 a request, back to the read).
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ branch index (``ghstate.github.branches``).
 
 Requests (asserted in the tests): a read 1 (the issue with its head, ``Checkpoint``); a write 2 after its
 read (the commit over REST, then ``AppendCheckpoint``, whose answer holds the newest versions of the body
-and the head now); a new checkpoint 1 (its chain starts at its first write). The repository's first commit
-costs 2 more, once (the commit refused, the tree every commit names, the commit again).
+and the head now); a new checkpoint 1 (its chain starts at its first write; its branch's entry in the index
+is ``branches``'). The repository's first commit costs 2 more, once: three requests in place of one (the
+commit refused, the tree every commit names, the commit again).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ only module that imports ``github`` (PyGithub); the store (``ghstate.github.stor
 (``ghstate.github.project_sync``) speak to GitHub through it, in plain dicts.
 
 PyGithub's own throttle (0.25 s between requests, 1 s between writes) and its urllib3 retry are both
-off on purpose: a checkpoint makes one to three requests, so the throttle would only add seconds, and
+off on purpose: a command makes a handful of requests, so the throttle would only add seconds, and
 the stock retry resends POSTs, which can create a second issue or comment when the first attempt
 reached GitHub but its answer did not reach us. Retrying is done here instead, within one budget per
 command (``TOTAL``): transient 5xx, timeouts and dropped answers with exponential backoff; rate limits
