@@ -27,9 +27,11 @@ def save(k: int) -> str:
 
 
 def alone(k: int) -> str:
-    """A body written alone beside the chain (no Contents: write): ghstate's text, the head without a digest."""
-    return chain.embed(PAGE.replace("## Open questions\n", f"## Open questions\n- alone {k}\n"), f"{k:040x}",
-                       protected=False)
+    """A body written alone beside the chain (no Contents: write): ghstate's text (its sections' digests its
+    own), the head it was built on without a mirror's digest."""
+    cp = parse(SAMPLE).checkpoint
+    cp = cp._replace(questions=(*cp.questions, f"alone {k}")).with_meta(revision=k + 1)
+    return chain.embed(render_body(with_digests(cp)), f"{k:040x}", protected=False)
 
 
 def at(k: int) -> str:
@@ -80,7 +82,8 @@ def test_the_writes_own_version_not_listed_yet_is_above_all():
 
 
 def test_a_body_written_alone_that_a_mirror_replaced_is_a_save():
-    assert is_save(alone(1)) and not is_save(render(1)) and is_save(save(1))
+    assert chain.as_written(alone(1)) and is_save(alone(1))  # ghstate's text, yet not on the chain
+    assert not is_save(render(1)) and is_save(save(1))
     assert found(history(render(0), alone(1), render(2)), render(2), 0) == [alone(1)]
 
 
