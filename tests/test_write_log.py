@@ -891,3 +891,27 @@ def test_two_people_saving_in_turn_under_a_mirror_are_each_their_own_entry(gh, o
     state = fresh_reader(on)
     assert "seen by mona" in state["risks"] and "asked by lisa" in state["questions"]
     assert "from B" in state["decisions"]
+
+
+@changed_by("typed_ref_errors", "stops_after_error", "coalesce_seconds", "history_lag")
+def test_a_save_deleted_from_the_history_while_a_write_reads_it_further_is_still_merged(gh, on, monkeypatch, tmp_path):
+    """C loses its race to B, and C's body write (run beside the refused move) replaces mona's save made
+    after B's mirror. C's answer lists C's body, mona's save and B's mirror, which is newer than C's read:
+    C reads the history further back. Before that read, someone deletes mona's version from the history.
+    What C's answer held of it is merged (found by the twenty writers' race with versions deleted: the read
+    further replaced the answer's listing, and the save's text was gone)."""
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    on("a", "checkpoint", "1", "--risk", "on the chain")
+
+    def b_then_mona() -> None:
+        elsewhere(monkeypatch, tmp_path, "b", decisions=("from B",))
+        gh.edit(1, raw(gh).replace("## Open questions\n", "## Open questions\n- by mona\n"), login="mona")
+        gh.on_op("BodyEdits", lambda: gh.delete_revision(1, next(
+            i for i, e in enumerate(gh.editors[1]) if e["login"] == "mona")))
+
+    gh.on_op("AppendCheckpoint", b_then_mona)
+    on("c", "checkpoint", "1", "--question", "from C")
+    state = fresh_reader(on)
+    assert "from B" in state["decisions"] and "from C" in state["questions"]
+    if not gh.tasks.variant.stops_after_error and not gh.coalesce_seconds:  # C's body write ran over mona's
+        assert "by mona" in state["questions"]

@@ -51,6 +51,16 @@ def _listed(issue: dict[str, Any]) -> list[Version]:
     return [Version(version_text(n), login(n.get("editor")), str(n.get("editedAt") or "")) for n in versions(issue)]
 
 
+def _together(first: list[Version], then: list[Version]) -> list[Version]:
+    """A history read again (``then``; empty: the read failed, ``first`` stands), with the texts of versions
+    deleted from it since ``first`` listed them (a person may delete a version while a write reads: what was
+    read of it is still what it held)."""
+    if not then:
+        return first
+    texts = {(v.at, v.editor): v.text for v in first if v.text is not None}
+    return [v._replace(text=texts.get((v.at, v.editor))) if v.text is None else v for v in then]
+
+
 class Body:
     """One repository's checkpoint bodies, through the store's GraphQL (``GitHubStore.graphql``)."""
 
@@ -85,12 +95,12 @@ class Body:
         listed = _listed(answer)
         if len(listed) < ((answer.get("userContentEdits") or {}).get("totalCount") or 0) \
                 and shows(listed, written) and self._short(listed, stored):
-            listed = self._since(stored) or listed  # (a failed read: what was listed)
+            listed = _together(listed, self._since(stored))
         for attempt in range(1, HISTORY_READS):
             if not listed or shows(listed, written):  # never edited, or the write is there
                 return listed
             self.store.api.sleep(HISTORY_WAIT * attempt)  # an index behind its body: it catches up in time
-            listed = self._since(stored) or listed
+            listed = _together(listed, self._since(stored))
         if listed and not shows(listed, written):
             self.store.notices.append(
                 f"GitHub's edit history of #{stored.number} did not show this write after {HISTORY_READS} reads, "
