@@ -1,8 +1,9 @@
 """Pacing the writes this machine sends to GitHub, across processes: GitHub's secondary rate limit allows
 about 80 content-creating requests a minute (issue writes, comments) to one account, and agents sharing
 a token share it. Each write waits until INTERVAL after the last one any ghstate process on this machine
-sent for the same repository, so that thirty agents writing at once stay under the limit instead of being
-refused and retried. The last write's time is a file in the user's cache folder, under a file lock; a
+sent for the same repository, so that thirty agents writing at once on this machine stay under the limit
+instead of being refused and retried (machines sharing one token are not paced together: GitHub's
+Retry-After is then waited out). The last write's time is a file in the user's cache folder, under a file lock; a
 cache folder that cannot be used paces nothing (the limit's Retry-After is then waited out)."""
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ A claim is a compare-and-swap on what was read (``Held.version``): taking a free
 own claim and taking over a claim whose lease ran out all name the value seen, and exactly one of any
 number of agents that saw the same value wins (GitHub: ``updateRefs``; the local store: an exclusively
 created file). On GitHub the claim is also shown in the child's body, for people. Where the token cannot
-write refs (no ``contents: write``), the body is the claim: written through the write log, where of two
-racing claims the first logged stands; that is best effort, and said once.
+write refs (no ``contents: write``), the body is the claim, written as any write is there (the body alone,
+with no compare-and-swap), so two agents racing for one child may both be told they won: best effort, and
+said once.
 """
 
 from __future__ import annotations
