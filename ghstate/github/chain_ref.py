@@ -22,6 +22,7 @@ again); the move and mirror 1; a lost answer 1 more (the look) and the resend, o
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ghstate.core.chain import TREE_FILES, Link, headline_write, ref_name, tree_id
@@ -116,21 +117,16 @@ class ChainRef:
         refs = {"repositoryId": self.store.repository_id, "refUpdates": [
             {"name": ref_name(number), "afterOid": oid, "beforeOid": parent or ZERO}]}
         variables = {"refs": refs, "issue": payload, "edits": EDITS, "ref": ref_name(number)}
-        lost: AnswerLost | None = None
-        while True:
-            try:
-                answer = self.store.graphql("append_checkpoint", variables, partial=True, lost=True, resending=lost,
-                                            number=number, what=f"updating issue #{number}")
-                break
-            except AnswerLost as exc:
-                lost = exc
-                fresh = read_after_lost_answer(self.store, stored, exc)
-                if fresh.body != stored.body or (fresh.head.oid if fresh.head else "") != parent:
-                    return Unknown(fresh)
+        sent = send_looking(self.store, stored, lambda lost: self.store.graphql(
+            "append_checkpoint", variables, partial=True, lost=True, resending=lost, number=number,
+            what=f"updating issue #{number}"), lambda fresh: (fresh.head.oid if fresh.head else "") == parent)
+        if isinstance(sent, Unknown):
+            return sent
+        answer, resent = sent
         data, errors = answer.get("data") or {}, errors_of(answer)
         issue = (data.get("updateIssue") or {}).get("issue")
         if data.get("updateRefs") is None:
-            return Refused(issue, data, errors, resent=lost is not None)
+            return Refused(issue, data, errors, resent=resent)
         return Landed(issue, data, errors)
 
     # ------------------------------------------------------------------------------ what is on it
@@ -172,10 +168,22 @@ class ChainRef:
         return [n for n in ((target.get("history") or {}).get("nodes") or ()) if n]
 
 
-def read_after_lost_answer(store: Any, stored: Stored, lost: AnswerLost) -> Stored:
-    """The checkpoint read again after ``lost`` (one request); a look that fails ends the write as the
-    transport says it: whether it reached GitHub cannot be checked, so it was not sent again."""
-    try:
-        return checking(lambda: store.get(stored.number))
-    except CannotTell:
-        raise lost.unchecked() from None
+def send_looking(store: Any, stored: Stored, send: Callable[[AnswerLost | None], dict[str, Any]],
+                 as_read: Callable[[Stored], bool] = lambda fresh: True) -> tuple[dict[str, Any], bool] | Unknown:
+    """A write to ``stored`` sent (``send``, given the loss it resends after) until GitHub answers it: after a
+    lost answer the checkpoint is read again (one request); as the write read it (its body, and ``as_read``),
+    nothing landed and it is sent again; else ``Unknown``. The answer, and whether it was sent again. A look
+    that fails ends the write as the transport says it: whether it reached GitHub cannot be checked, so it
+    was not sent again."""
+    lost: AnswerLost | None = None
+    while True:
+        try:
+            return send(lost), lost is not None
+        except AnswerLost as exc:
+            lost = exc
+            try:
+                fresh = checking(lambda: store.get(stored.number))
+            except CannotTell:
+                raise exc.unchecked() from None
+            if fresh.body != stored.body or not as_read(fresh):
+                return Unknown(fresh)

@@ -31,10 +31,9 @@ from ghstate.core.saves import body_digest
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github.body import Body, login
 from ghstate.github.branches import BranchIndex
-from ghstate.github.chain_ref import ChainRef, Landed, Refused, Unknown, read_after_lost_answer
+from ghstate.github.chain_ref import ChainRef, Landed, Refused, Unknown, send_looking
 from ghstate.github.transport import (
     TIMEOUT,
-    AnswerLost,
     GitHubAPI,
     GraphQLNotFound,
     checking,
@@ -78,7 +77,6 @@ class GitHubStore:
         self.before_write: Callable[[int], float] | None = None
         self.machine_lock: Callable[[], contextlib.AbstractContextManager[None]] | None = None
         self._heads: dict[int, Head | None] = {}  # each checkpoint's head, as read in this command
-        self._foreign: dict[int, bool] = {}  # whose ref points at another checkpoint's log (not read, not built on)
         self.branch_index = BranchIndex(self)
         self.seen_branches: set[str] | None = None  # the branches of every open checkpoint, once all were read
         self.open_count = 0  # open checkpoints, as the last listing counted them
@@ -168,30 +166,28 @@ class GitHubStore:
         if node.get("__typename") == "PullRequest":
             raise NotFound(f"#{number} in {self.repo_name} is a pull request, not a checkpoint issue")
         self._keep_labels(repository)
-        self._heads[number] = self._own_head(number, repository.get("head"))
-        return self._keep(node, self._heads[number], chained and not self._foreign.get(number))
+        self._heads[number], own = self._own_head(number, repository.get("head"))
+        return self._keep(node, self._heads[number], chained and own)
 
-    def _own_head(self, number: int, ref: dict[str, Any] | None) -> Head | None:
-        """The head of ``number``'s chain as its ref answers it: one that holds no write of ghstate's is said
-        (a write's commit goes on top of it); one on another checkpoint's log is said and not built on (None:
-        the body is read, and a write is not protected)."""
+    def _own_head(self, number: int, ref: dict[str, Any] | None) -> tuple[Head | None, bool]:
+        """The head of ``number``'s chain as its ref answers it, and whether the ref is its own: one that holds
+        no write of ghstate's is said (a write's commit goes on top of it); one on another checkpoint's log is
+        said and not built on (None, False: the body is read, and a write is not protected)."""
         head = _head(ref)
         said = f"{ref_name(number)}'s newest commit"
-        self._foreign[number] = False
         message = ((ref or {}).get("target") or {}).get("message")
         if head is not None and head.link is None and isinstance(message, str) \
                 and not any(said in n for n in self.notices):  # a commit that holds no write of ghstate's
             self.notices.append(f"{said} ({head.oid[:12]}) is no write of ghstate's (its message does not hold "
                                 f"one): #{number} is read from its body, and a write's commit goes on top of it")
         if head is None or head.link is None or head.link.number == number:
-            return head
-        self._foreign[number] = True  # moved onto another's
+            return head, True
         self.unprotected = self.unprotected or f"{ref_name(number)} points at a commit of #{head.link.number}'s log"
         self.notices.append(f"{ref_name(number)} points at a commit of #{head.link.number}'s write log, not "
                             f"#{number}'s (moved by hand?): #{number} is read from its body, and a write to it "
                             f"is not built on that log; point the ref back at #{number}'s own commit, or delete "
                             "it to start its log again")
-        return None
+        return None, False
 
     # ---------------------------------------------------------------------------- checkpoints
 
@@ -426,15 +422,11 @@ class GitHubStore:
         payload = self._issue_input(self._node_with_id(stored), body, title, labels)
         merged = _merged(stored) | {body_digest(stored.body)}  # the body read is in what is written over it
         self._pace()
-        lost: AnswerLost | None = None
-        while True:
-            try:
-                answer = self.body.write(stored, payload, resending=lost)
-                break
-            except AnswerLost as exc:
-                lost, fresh = exc, read_after_lost_answer(self, stored, exc)
-                if fresh.body != stored.body:  # whatever landed of it, and what it wrote over if it did
-                    return WriteOutcome(fresh.body == body, fresh, self.body.replaced(stored, body, None, merged))
+        sent = send_looking(self, stored, lambda lost: self.body.write(stored, payload, resending=lost))
+        if isinstance(sent, Unknown):  # whatever landed of it, and what it wrote over if it did
+            fresh = sent.fresh
+            return WriteOutcome(fresh.body == body, fresh, self.body.replaced(stored, body, None, merged))
+        answer, _ = sent
         data, errors = answer.get("data") or {}, errors_of(answer)
         issue = (data.get("updateIssue") or {}).get("issue")
         if not issue:  # the write itself failed (GitHub's refusal, as the transport says one), or no answer

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ghstate.core.chain import Mirror, as_written, classify, digest, split
 from ghstate.core.marker import MARKER_LINE
-from ghstate.core.model import Checkpoint, section_digests
+from ghstate.core.model import LIST_SECTIONS, Checkpoint, section_digests
 from ghstate.core.parse import branch_match
 from ghstate.errors import NotFound, RemoteError
 from ghstate.local import parsecache
@@ -139,11 +139,10 @@ def _merged(store: Store, stored: Stored, edit: Mirror, onto: Checkpoint) -> tup
 def _kept_items(onto: Checkpoint, theirs: Checkpoint, merged: Checkpoint) -> list[tuple[str, str]]:
     """Items the chain held (``onto``) that a person's page lacks and the merge kept: (section, item)."""
     def items(cp: Checkpoint) -> dict[str, tuple[str, ...]]:
-        return {"phase": tuple(p.name for p in cp.phases), "decision": cp.decisions, "question": cp.questions,
-                "risk": cp.risks, "file": cp.files, "runtime": cp.runtime}
+        return {"phases": tuple(p.name for p in cp.phases), **{key: getattr(cp, key) for key in LIST_SECTIONS}}
 
     held, page, kept = items(onto), items(theirs), items(merged)
-    return [(key, item) for key, values in held.items() for item in values
+    return [(key.removesuffix("s"), item) for key, values in held.items() for item in values
             if item not in page[key] and item in kept[key]]
 
 
