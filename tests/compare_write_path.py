@@ -42,10 +42,8 @@ import filecmp
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -495,22 +493,17 @@ def _scenarios() -> list[tuple[str, Any]]:
             return scenario()
         out.append((name, run))
 
-    for chain in APPEND_CHAINS:
-        for fault in APPEND_FAULTS:
-            add("append", chain, fault)
-    for chain in ("current", "none"):
-        for fault in APPEND_CHANGED:
-            for change in CHANGES:
-                if change != "same" or fault == "labels-rest-refused":
-                    add("append", chain, fault, change)
-    for chain in MIRROR_CHAINS:
-        for fault in MIRROR_FAULTS:
-            add("mirror", chain, fault)
-    for chain in ("stale", "current"):
-        for fault in MIRROR_CHANGED:
-            for change in CHANGES:
-                if change != "same" or fault == "labels-rest-refused":
-                    add("mirror", chain, fault, change)
+    for method, chains, faults, changed_chains, changed_faults in (
+            ("append", APPEND_CHAINS, APPEND_FAULTS, ("current", "none"), APPEND_CHANGED),
+            ("mirror", MIRROR_CHAINS, MIRROR_FAULTS, ("stale", "current"), MIRROR_CHANGED)):
+        for chain in chains:
+            for fault in faults:
+                add(method, chain, fault)
+        for chain in changed_chains:  # each title and label change, under the faults that can tell them apart
+            for fault in changed_faults:
+                for change in CHANGES:
+                    if change != "same" or fault == "labels-rest-refused":
+                        add(method, chain, fault, change)
     return out
 
 
@@ -528,19 +521,6 @@ def _export(rev: str, into: Path) -> Path:
     archive = subprocess.run(["git", "archive", "--format=tar", commit], cwd=CHECKOUT, check=True,
                              capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into
-
-
-def _copy(checkout: Path, into: Path) -> Path:
-    """A copy of a checkout's files as git lists them (tracked and untracked, not ignored): uncommitted changes
-    included, as mutants.py copies one."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=checkout,
-                            check=True, capture_output=True).stdout.decode().split("\0")
-    for name in filter(None, listed):
-        source = checkout / name
-        if source.is_file():
-            (into / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, into / name)
     return into
 
 
@@ -648,12 +628,13 @@ def main(argv: list[str] | None = None) -> int:
         for name, _ in _scenarios():
             print(name)
         return 0
+    from mutants import copy_checkout, scratch_folder  # beside this script, as the copies are made there too
+
     started = time.monotonic()
-    folder = Path(tempfile.mkdtemp(prefix="ghstate-compare-"))
-    try:
+    with scratch_folder("ghstate-compare-", args.keep) as folder:
         new_checkout = Path(args.new).resolve()
         old = _export(args.base, folder / "old" / "ghstate")
-        new = _copy(new_checkout, folder / "new" / "ghstate")
+        new = copy_checkout(new_checkout, folder / "new" / "ghstate")
         differ = _same_fake(old, new)
         if differ:
             print(f"the fake GitHub differs between the sides ({', '.join(differ)}): the NEW side's fake is used "
@@ -679,11 +660,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{len(names)} scenarios, identical {len(names) - len(differences)}, different {len(differences)} "
               f"({time.monotonic() - started:.1f}s)")
         return 1 if differences else 0
-    finally:
-        if args.keep:
-            print(f"kept: {folder}")
-        else:
-            shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

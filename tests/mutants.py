@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import os
 import re
 import shutil
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -145,17 +147,36 @@ def mutated(source: str, mutant: Mutant) -> str:
     return changed
 
 
-def scratch(into: Path) -> Path:
-    """A copy of the checkout's files as git lists them (tracked and untracked, not ignored), with the
-    checkout's sibling ``shared`` folder beside it when there is one (the JUnit corpus)."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=CHECKOUT,
+def copy_checkout(checkout: Path, root: Path) -> Path:
+    """A copy in ``root`` of ``checkout``'s files as git lists them (tracked and untracked, not ignored):
+    uncommitted changes included."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=checkout,
                             check=True, capture_output=True).stdout.decode().split("\0")
-    root = into / CHECKOUT.name
     for name in filter(None, listed):
-        source = CHECKOUT / name
+        source = checkout / name
         if source.is_file():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, root / name)
+    return root
+
+
+@contextlib.contextmanager
+def scratch_folder(prefix: str, keep: bool) -> Iterator[Path]:
+    """A scratch folder, removed afterwards unless ``keep`` (its path is then printed)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield folder
+    finally:
+        if keep:
+            print(f"kept: {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def scratch(into: Path) -> Path:
+    """A copy of the checkout (``copy_checkout``), with the checkout's sibling ``shared`` folder beside it when
+    there is one (the JUnit corpus)."""
+    root = copy_checkout(CHECKOUT, into / CHECKOUT.name)
     if (CHECKOUT.parent / "shared").is_dir():
         (into / "shared").symlink_to(CHECKOUT.parent / "shared")
     return root
@@ -219,8 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no mutant named {args.only}; known: {', '.join(m.name for m in MUTANTS)}")
     for mutant in chosen:  # every mutant applies to the checkout as it is, before anything runs
         mutated((CHECKOUT / mutant.path).read_text(), mutant)
-    folder = Path(tempfile.mkdtemp(prefix="ghstate-mutants-"))
-    try:
+    with scratch_folder("ghstate-mutants-", args.keep) as folder:
         root = scratch(folder)
         env = environment(root)
         selections = {m.name: (("tests",) if args.all else m.tests) for m in chosen}
@@ -245,11 +265,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{len(rows) - len(survived)} of {len(rows)} mutants caught"
               + (f"; survived: {', '.join(survived)}" if survived else ""))
         return 1 if survived else 0
-    finally:
-        if args.keep:
-            print(f"kept: {folder}")
-        else:
-            shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
