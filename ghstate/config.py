@@ -38,6 +38,16 @@ class Policy(NamedTuple):
     github: bool = False  # set by `ghstate init` on GitHub: the checkpoints are there, never fall back silently
     stale_days: int = 30  # days without a write after which `list --stale` names an open checkpoint
 
+    def labels(self) -> list[tuple[str, str, str]]:
+        """The labels ghstate keeps in a repository: (name, colour, description), as ``init`` creates them and
+        ``init --remove --github`` deletes them (with ``DOCTOR_LABEL``, its probes')."""
+        return [(self.label, "1d76db", "Working state kept by ghstate"),
+                (self.ci_failing_label, "d93f0b", "ghstate: CI is failing on this task"),
+                (self.blocked_label, "b60205", "ghstate: CI failed too often in a row; needs a person")]
+
+
+DOCTOR_LABEL = "ghstate-doctor"  # the label of `doctor --github`'s throwaway probe issue
+
 
 class Settings(NamedTuple):
     root: Path  # the git working tree's top, or the current folder outside git

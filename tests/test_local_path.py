@@ -33,7 +33,7 @@ def test_local_resume_never_imports_pygithub(repo, tmp_path):
     (tmp_path / "c.md").write_text(SAMPLE)
     created = _run(["-m", "ghstate", "checkpoint", "--file", str(tmp_path / "c.md")], repo)
     assert created.returncode == 0, created.stderr
-    for args in (["resume"], ["resume", "--format", "json"], ["show"], ["list"], ["--version"]):
+    for args in (["resume"], ["resume", "--format", "json"], ["show"], ["list"], ["--version"], ["init", "--remove"]):
         proc = _run(["-X", "importtime", "-m", "ghstate", *args], repo)
         assert proc.returncode == 0, proc.stderr
         modules = imported_modules(proc.stderr)

@@ -100,9 +100,7 @@ def set_up(agents: tuple[str, ...], force: bool) -> None:
         changes.append(github_recorded(app.settings))
     report: list[tuple[str, str]] = []
     if app.store.remote:
-        labels = [(policy.label, "1d76db", "Working state kept by ghstate"),
-                  (policy.ci_failing_label, "d93f0b", "ghstate: CI is failing on this task"),
-                  (policy.blocked_label, "b60205", "ghstate: CI failed too often in a row; needs a person")]
+        labels = policy.labels()
         created = set(app.github().ensure_labels(labels))
         for name, _, _ in labels:
             report.append((f"label {name}", "created" if name in created else "exists"))

@@ -9,6 +9,7 @@ import click
 
 from ghstate.agents import removal
 from ghstate.commands.common import make_app
+from ghstate.config import DOCTOR_LABEL
 from ghstate.errors import GhstateError
 
 ON_GITHUB = ("the labels {labels} and the refs under refs/ghstate/ (the checkpoints' write logs and claims) of {repo}")
@@ -18,9 +19,7 @@ def remove_setup(force: bool, on_github: bool, yes: bool) -> None:
     app = make_app(store="github" if on_github else "local")
     settings = app.settings
     policy = settings.policy
-    from ghstate.github.probes import LABEL as DOCTOR_LABEL
-
-    labels = [policy.label, policy.ci_failing_label, policy.blocked_label, DOCTOR_LABEL]
+    labels = [name for name, _, _ in policy.labels()] + [DOCTOR_LABEL]
     changes = removal.plan(settings.root, settings.state_dir, force)  # a file it cannot read stops it here
     report: list[tuple[str, str]] = []
     if on_github:

@@ -24,14 +24,14 @@ import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ghstate.core.chain import TREE_FILES
+from ghstate.config import DOCTOR_LABEL
+from ghstate.core.chain import TREE_FILES, ZERO
 from ghstate.errors import GhstateError, RemoteError
 from ghstate.github.body import version_text, versions
 from ghstate.github.transport import GitHubAPI
 
-LABEL = "ghstate-doctor"
+LABEL = DOCTOR_LABEL
 TITLE = "ghstate doctor: a probe of what ghstate's write log relies on (safe to delete)"
-ZERO = "0" * 40
 EDITS = 5  # newest versions read back
 BIG = 61_000  # characters of a commit message read back whole: more than a checkpoint's bound
 CONTENTS = "the token needs Contents: write on {repo} (beside Issues: write)"
