@@ -38,6 +38,7 @@ KEY = "chain"  # the mirror's key, always the last of its marker
 OLD_ENTRY = "entry"  # the key a body's write-log entry had before chains (read, and dropped)
 MERGED_KEPT = 20  # digests of people's bodies a commit remembers as merged
 REF_PREFIX = "refs/ghstate/checkpoints/"
+ZERO = "0" * 40  # the object id a ref move names for "no such ref yet" (updateRefs' beforeOid) or "delete it"
 _KEY = json.dumps(KEY)
 _OLD = json.dumps(OLD_ENTRY)
 _HEADLINE_WRITE = re.compile(r"\bw:([0-9a-f]{6,40})\b")

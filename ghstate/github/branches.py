@@ -23,6 +23,7 @@ import json
 import re
 from typing import Any, NamedTuple
 
+from ghstate.core.chain import ZERO
 from ghstate.core.marker import PullRequest
 from ghstate.core.parse import branch_match
 from ghstate.errors import GhstateError, NotFound
@@ -31,7 +32,6 @@ from ghstate.store import UNINDEXED, Stored, Unindexed
 PREFIX = "refs/ghstate/branches/"
 INDEXED = "refs/ghstate/indexed"
 FORMAT = "ghstate-branch/1"
-ZERO = "0" * 40
 LONGEST = 200  # characters of an encoded name; a longer branch is named by its digest
 _PLAIN = re.compile(r"[A-Za-z0-9_-]")
 _NUMBER = re.compile(r"^ghstate #(\d+)\b")

@@ -25,13 +25,12 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ghstate.core.chain import TREE_FILES, Link, headline_write, ref_name, tree_id
+from ghstate.core.chain import TREE_FILES, ZERO, Link, headline_write, ref_name, tree_id
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github.body import EDITS
 from ghstate.github.transport import AnswerLost, CannotTell, checking, errors_of
 from ghstate.store import Stored
 
-ZERO = "0" * 40
 DENIED = (403, 404)  # what GitHub answers a token without Contents: write that writes Git objects
 REFUSALS = {"FORBIDDEN", "INSUFFICIENT_SCOPES", "NOT_FOUND"}  # GitHub's errors that refuse a write itself
 SEARCHED_COMMITS = 100  # commits looked through for a write whose answer was lost

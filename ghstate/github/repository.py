@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ghstate.core.chain import ZERO
 from ghstate.errors import RemoteError
 from ghstate.github.transport import GitHubAPI
 
 PREFIX = "refs/ghstate/"
-ZERO = "0" * 40
 ROUNDS = 50  # lists of 100 refs deleted, at most, before giving up (5,000 refs)
 
 PUBLIC_NOTE = ("{repo} is public: its checkpoints are public issues, and their write logs refs anyone can "

@@ -17,6 +17,7 @@ import json
 import os
 from typing import Any, NamedTuple
 
+from ghstate.core.chain import ZERO
 from ghstate.core.claims import Child, Claim, Family, Held, Summary, mirror_in
 from ghstate.core.model import Phase
 from ghstate.core.parse import task_link_of
@@ -26,7 +27,6 @@ from ghstate.github.store import GitHubStore
 from ghstate.github.transport import GitHubAPI
 
 REF_PREFIX = "refs/ghstate/claims/"
-ZERO = "0" * 40
 CREATE_BATCH = 20  # children created per request
 LINK_BATCH = 50  # links made per request
 DENIED = (403, 404)  # what GitHub answers a token without contents: write that writes Git objects

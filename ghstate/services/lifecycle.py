@@ -36,7 +36,7 @@ def read_open(app: App, limit: int | None = None, bodies: bool = True) -> Page:
         if limit is not None and len(rows) >= limit:
             return Page(rows, True)
         cp = checkpoint_of(stored) if app.store.remote else current(app.store, stored)
-        rows.append((stored, cp if bodies else cp._replace(title=stored.title or cp.title)))
+        rows.append((stored, cp))
     return Page(rows)
 
 

@@ -288,9 +288,9 @@ def run_ready(app: App, request: ReadyRequest) -> Ready:
         if request.limit is not None and found > request.limit:
             cut = True  # enough to fill the limit and know that more are left
             break
-        cp = checkpoint_of(stored)
+        cp = Checkpoint() if remote else checkpoint_of(stored)  # GitHub's listing holds no bodies: none parsed
         if tasks.has_children(stored.number) or (not remote and any(linked_child(p.name) for p in cp.phases)):
-            stored, cp = app.find(stored.number) if app.store.remote else (stored, cp)
+            stored, cp = app.find(stored.number) if remote else (stored, cp)
             family = family_of(app, stored.number, cp)
             families.append((stored, cp, family))
             found += len(family.children) if request.json else len(ready_of(family.children, now))
