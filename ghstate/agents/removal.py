@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ghstate.agents import hosts
-from ghstate.templating import builtin_templates
 
 Path_ = tuple[Any, ...]  # keys and indexes from a JSON file's top object down to one of its values
 
-HOOK_SUBCOMMANDS = ("session-start", "pre-compact")
+# every hook subcommand init adds to a host (a hook added there is removed here too)
+HOOK_SUBCOMMANDS = tuple(dict.fromkeys(h.sub for h in (*hosts.CLAUDE_HOOKS, *hosts.CODEX_HOOKS, *hosts.GEMINI_HOOKS)))
 
 
 def _ours(command: object) -> bool:
@@ -246,9 +246,7 @@ def plan(root: Path, state_dir: Path, force: bool = False) -> list[Removal]:
             text = setup._read(root / target)
             if text is None:
                 continue
-            shipped = {setup.with_program((builtin_templates() / v).read_text(encoding="utf-8"), setup.PROGRAM)
-                       for v in setup.VARIANTS.get(source, (source,))}
-            if force or setup.bare(text) in shipped:
+            if force or setup.as_shipped(text, source, setup.PROGRAM):
                 out.append(Removal(target, "", "deleted"))
             else:
                 out.append(Removal(target, None, "edited since init wrote it: kept (--force deletes it)"))

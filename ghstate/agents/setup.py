@@ -134,6 +134,13 @@ def plan(root: Path, chosen: list[str], program: str, force: bool, servers: bool
     return planner.changes
 
 
+def as_shipped(text: str, source: str, program: str) -> bool:
+    """Whether ``text`` is one of the shipped template ``source``'s variants as init writes it (for ``program``;
+    the bare command or a machine's path to it alike): a file nobody edited since init wrote it."""
+    return bare(text) in {with_program((builtin_templates() / v).read_text(encoding="utf-8"), program)
+                          for v in VARIANTS.get(source, (source,))}
+
+
 class _Planner:
     """The changes of one ``init``, host by host (a method each, named as ``hosts.HOSTS`` names them)."""
 
@@ -159,7 +166,7 @@ class _Planner:
         return with_program((builtin_templates() / source).read_text(encoding="utf-8"), self.program)
 
     def template(self, source: str, target: str) -> None:
-        variants = VARIANTS.get(source, (source,))  # what init may have written there before
+        source_asked = source  # what init may have written there before: its variants
         if source == "cursor-rule.mdc" and not self.servers:  # no server to call: the rule says the command line
             source = "cursor-rule-cli.mdc"
         text = self.shipped(source)
@@ -167,7 +174,7 @@ class _Planner:
         current = _read(path) if path.exists() else None
         if current == text:
             self.changes.append(Change(target, None, "unchanged"))
-        elif current is not None and not self.force and bare(current) not in {self.shipped(v) for v in variants}:
+        elif current is not None and not self.force and not as_shipped(current, source_asked, self.program):
             self.changes.append(Change(target, None, "exists, kept as it is (--force replaces it)"))
         elif current is not None and bare(current) != current and bare(current) == text:
             self.changes.append(Change(target, text, "written (calls the bare 'ghstate' again)"))

@@ -1,6 +1,7 @@
 """``ghstate doctor``: the set-up checked, one row a check. Without ``github``: this machine and repository
 (git, the configuration, the token and where it comes from, the store folder, each agent host's hook and
-MCP server, the MCP SDK, ``ghstate`` on PATH). With it: what the write log (a chain of commits on a ref
+MCP server, the MCP SDK, ``ghstate`` on PATH), and where the store is GitHub one request: whether the repository
+is public and whose the token is. With it: what the write log (a chain of commits on a ref
 per checkpoint) and claims rely on in GitHub, probed on the configured repository (``ghstate.github.probes``).
 A row is (name, ok, detail): ok False is a failure, None a check that does not apply or could not be made."""
 
