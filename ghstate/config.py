@@ -66,6 +66,9 @@ class Settings(NamedTuple):
     project_token: str = ""  # GHSTATE_PROJECT_TOKEN: a token for the project only; never printed
     fallback: str = ""  # why --store auto chose the local store where the checkpoints are on GitHub ("": it did not)
     stale_days: int = 30  # GHSTATE_STALE_DAYS, else the policy's stale_days
+    # This clone's machine-only files, shared by every worktree of the clone and never committed:
+    # <git common dir>/ghstate; GHSTATE_DIR when set, and the state_dir outside git.
+    machine_dir: Path | None = None
 
     def __repr__(self) -> str:
         token = "***" if self.token else ""
@@ -267,6 +270,7 @@ def build(
     state_dir = Path(env["GHSTATE_DIR"]).expanduser() if env.get("GHSTATE_DIR") else root / ".ghstate"
     if not state_dir.is_absolute():
         state_dir = (cwd / state_dir).resolve()
+    machine_dir = _machine_dir(git_root, state_dir, env)
     policy, policy_file = load_policy(root, state_dir)
     repo, api_url = _repository_and_api(repo, env)
     asked = store or env.get("GHSTATE_STORE") or policy.store
@@ -295,7 +299,16 @@ def build(
         project_token=env.get("GHSTATE_PROJECT_TOKEN", "").strip() if project else "",
         fallback=fallback,
         stale_days=_stale_days(env, policy),
+        machine_dir=machine_dir,
     )
+
+
+def _machine_dir(git_root: Path | None, state_dir: Path, env: dict[str, str]) -> Path:
+    """Where this clone keeps what only this machine needs (see Settings.machine_dir)."""
+    if env.get("GHSTATE_DIR") or git_root is None:
+        return state_dir
+    common = gitinfo.common_dir(git_root)
+    return common / "ghstate" if common is not None else state_dir
 
 
 NO_TOKEN = "no GitHub token: set GH_TOKEN or GITHUB_TOKEN, or run 'gh auth login'"

@@ -48,6 +48,11 @@ def _own_git_dir(root: Path) -> Path | None:
     return git_dir if git_dir.is_absolute() else (root / git_dir).resolve()
 
 
+def common_dir(root: Path) -> Path | None:
+    """The repository's git folder shared by all its worktrees (for a linked worktree, the main one's)."""
+    return _git_dir(root)
+
+
 def _git_dir(root: Path) -> Path | None:
     """The repository's git folder, where its config lives (for a linked worktree, the main one's)."""
     git_dir = _own_git_dir(root)
