@@ -116,6 +116,29 @@ def test_only_the_transport_imports_github():
     assert not any(n == "requests" or n.startswith("requests.") for n in _imported(PACKAGE / "github" / "store.py"))
 
 
+def _imports_transport(path: Path) -> bool:
+    """Whether a module imports GitHub's transport (``ghstate.github.transport``, by either spelling)."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.startswith("ghstate.github.transport") for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module is not None:
+            if node.module.startswith("ghstate.github.transport"):
+                return True
+            if node.module == "ghstate.github" and any(a.name == "transport" for a in node.names):
+                return True
+    return False
+
+
+def test_no_module_outside_the_github_package_reaches_its_transport():
+    """GitHub is reached through ``ghstate.github``'s store and modules (a service asks ``App.github()`` or
+    ``GitHubStore.connect``), never by opening the transport or PyGithub itself: the doctor once did."""
+    outside = [path for path in PACKAGE.rglob("*.py") if (PACKAGE / "github") not in path.parents]
+    assert [str(p.relative_to(ROOT)) for p in outside if _imports_transport(p)] == []
+    assert [str(p.relative_to(ROOT)) for p in outside
+            if any(n == "github" or n.startswith("github.") for n in _imported(p))] == []
+
+
 PROCESS_CALLS = {("os", "system"), ("os", "popen"), ("os", "posix_spawn"), ("os", "posix_spawnp"), ("os", "fork"),
                  ("asyncio", "create_subprocess_exec"), ("asyncio", "create_subprocess_shell")}
 

@@ -59,11 +59,11 @@ def _visibility(settings: config.Settings) -> list[Row]:
     """Whether the repository is public, where its checkpoints are then public issues, and whose the token is (a
     person's own, shared with their agents, makes their saves one editor's): one request."""
     from ghstate.github.repository import OWN_TOKEN, PUBLIC_NOTE, visibility_and_viewer
-    from ghstate.github.transport import GitHubAPI
+    from ghstate.github.store import GitHubStore  # GitHub as every service has it (services.app.build_app)
 
     name, owner = "repository visibility", "the token's account"
     try:
-        seen, login = visibility_and_viewer(GitHubAPI.connect(settings))
+        seen, login = visibility_and_viewer(GitHubStore.connect(settings).api)
     except GhstateError as exc:
         return [Row(name, None, "not read: " + " ".join(str(exc).split()))]
     said = (PUBLIC_NOTE.format(repo=settings.repo) if seen == "PUBLIC" else
