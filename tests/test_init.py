@@ -39,7 +39,7 @@ def test_init_twice_over_existing_settings(repo, run):
     assert commands == ["echo hi", "ghstate hook session-start"]
     assert settings["hooks"]["PreCompact"][0]["hooks"][0]["command"] == "ghstate hook pre-compact"
     for path in (".github/ISSUE_TEMPLATE/ghstate-checkpoint.yml", ".claude/commands/checkpoint.md",
-                 ".claude/commands/resume.md"):
+                 ".claude/commands/ghstate-resume.md"):
         assert (repo / path).is_file(), path
     snapshot = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git/" not in str(p)}
     second = run("init").stdout
@@ -124,7 +124,7 @@ def test_committed_files_call_the_bare_ghstate_even_when_it_runs_from_a_virtuale
     assert "OWNER" not in out and "git+" not in out  # a command that works as written, not a placeholder
     target = re.search(r"pipx install (\S+)", " ".join(out.split())).group(1)
     assert target == "." or (Path(target) / "pyproject.toml").is_file()  # the clone ghstate was installed from
-    resume = (repo / ".claude" / "commands" / "resume.md").read_text()
+    resume = (repo / ".claude" / "commands" / "ghstate-resume.md").read_text()
     assert "Run `ghstate resume $ARGUMENTS`" in resume and "/opt/tools" not in resume
     written = [p for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts and ".ghstate" not in p.parts]
     assert written and not [p for p in written if "/opt/tools" in p.read_text() or "python" in p.read_text()
@@ -174,8 +174,55 @@ def test_what_an_earlier_init_wrote_with_one_machines_path_calls_the_bare_ghstat
         "type": "stdio", "command": "ghstate", "args": ["mcp", "--agent", "claude-code"]}
     codex = (repo / ".codex" / "config.toml").read_text()
     assert 'command = "ghstate"' in codex and "/opt" not in codex and "python" not in codex
-    assert (repo / ".claude" / "commands" / "resume.md").read_text() == shipped
-    assert re.search(r"^\.claude/commands/resume\.md +written \(calls the bare 'ghstate' again\)$", out, re.M), out
+    assert (repo / ".claude" / "commands" / "ghstate-resume.md").read_text() == shipped
+    assert not (repo / ".claude" / "commands" / "resume.md").exists()  # as shipped, at the name /resume hides
+    assert re.search(r"^\.claude/commands/resume\.md +deleted: the command is \.claude/commands/ghstate-resume\.md",
+                     out, re.M), out
+    checkpoint = (builtin_templates() / "claude-checkpoint.md").read_text()
+    (repo / ".claude" / "commands" / "checkpoint.md").write_text(checkpoint.replace("`ghstate ", f"`{local} ")
+                                                                 .replace("(ghstate ", f"({local} "))
+    out = run("init", "--agent", "claude").stdout
+    assert (repo / ".claude" / "commands" / "checkpoint.md").read_text() == checkpoint
+    assert re.search(r"^\.claude/commands/checkpoint\.md +written \(calls the bare 'ghstate' again\)$", out, re.M), out
+
+
+RESUME_HIDDEN = ".claude/commands/resume.md"  # where an earlier init wrote the command Claude Code's /resume hides
+
+
+def test_init_over_an_earlier_setup_retires_the_resume_command_that_claude_codes_own_hides(repo, run):
+    """Claude Code's /resume (its conversation picker) takes the name first: an earlier init's resume.md
+    was never reachable. init deletes it as shipped and writes /ghstate-resume; a second init changes nothing."""
+    from ghstate.templating import builtin_templates
+
+    shipped = (builtin_templates() / "claude-resume.md").read_text()
+    run("init", "--agent", "claude")
+    (repo / ".claude/commands/ghstate-resume.md").rename(repo / RESUME_HIDDEN)  # as an earlier init left it
+    out = run("init").stdout  # plain init finds the Claude set-up and mends it
+    assert not (repo / RESUME_HIDDEN).exists() and (repo / ".claude/commands/ghstate-resume.md").read_text() == shipped
+    assert "Claude Code's own /resume hides a project's /resume" in out
+    before = snapshot(repo)
+    assert "deleted" not in run("init").stdout and snapshot(repo) == before
+
+
+def test_an_edited_resume_command_moves_to_the_new_name_with_its_edits(repo, run):
+    (repo / ".claude/commands").mkdir(parents=True)
+    (repo / RESUME_HIDDEN).write_text("my own resume steps\n")
+    out = run("init", "--agent", "claude").stdout
+    assert not (repo / RESUME_HIDDEN).exists()
+    assert (repo / ".claude/commands/ghstate-resume.md").read_text() == "my own resume steps\n"
+    assert "moved to .claude/commands/ghstate-resume.md, your edits with it" in out
+    (repo / RESUME_HIDDEN).write_text("edited again, beside the new one\n")
+    out = run("init", "--agent", "claude").stdout
+    assert (repo / RESUME_HIDDEN).read_text() == "edited again, beside the new one\n" and "delete this one" in out
+    run("init", "--agent", "claude", "--force")
+    assert not (repo / RESUME_HIDDEN).exists()
+
+
+def test_init_for_another_host_leaves_claudes_files_alone(repo, run):
+    (repo / ".claude/commands").mkdir(parents=True)
+    (repo / RESUME_HIDDEN).write_text("mine\n")
+    run("init", "--agent", "codex")
+    assert (repo / RESUME_HIDDEN).read_text() == "mine\n"
 
 
 # ------------------------------------------------------------------------------------ every host

@@ -100,9 +100,25 @@ def test_an_edited_command_file_is_kept_unless_forced(repo, run):
     command.write_text("my own version\n")
     out = run("init", "--remove").stdout
     assert command.read_text() == "my own version\n" and "edited since init wrote it: kept" in out
-    assert not (repo / ".claude/commands/resume.md").exists() and not (repo / ".mcp.json").exists()
+    assert not (repo / ".claude/commands/ghstate-resume.md").exists() and not (repo / ".mcp.json").exists()
     run("init", "--remove", "--force")
     assert not (repo / ".claude").exists()
+
+
+def test_remove_takes_out_the_resume_command_an_earlier_init_wrote_under_the_name_claude_code_hides(repo, run):
+    from ghstate.templating import builtin_templates
+
+    before = tree(repo)
+    run("init", "--agent", "claude")
+    (repo / ".claude/commands/ghstate-resume.md").rename(repo / ".claude/commands/resume.md")  # an earlier init's
+    out = run("init", "--remove").stdout
+    assert tree(repo) == before and ".claude/commands/resume.md" in out
+    run("init", "--agent", "claude")
+    hidden = repo / ".claude/commands/resume.md"
+    hidden.write_text((builtin_templates() / "claude-resume.md").read_text() + "and my own line\n")
+    assert "edited since init wrote it: kept" in run("init", "--remove").stdout and hidden.exists()
+    run("init", "--remove", "--force")
+    assert not hidden.exists()
 
 
 def test_the_local_stores_checkpoints_are_kept_with_their_gitignore(repo, run, sample_file):

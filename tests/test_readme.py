@@ -27,7 +27,7 @@ def test_its_first_screen_takes_a_newcomer_to_a_checkpoint_and_a_resume_with_cla
     assert all(i >= 0 for i in at), [s for s in steps if first.find(s) < 0]
     assert at == sorted(at), "the first screen's steps are out of order"
     assert "uv tool install" in first and "Claude Code is an" in first and "MCP host" in first
-    for written in (".mcp.json", ".claude/settings.json", ".claude/commands/checkpoint.md", "resume.md",
+    for written in (".mcp.json", ".claude/settings.json", ".claude/commands/checkpoint.md", "ghstate-resume.md",
                     ".github/ISSUE_TEMPLATE/ghstate-checkpoint.yml", ".ghstate/.gitignore", ".ghstate/config.toml"):
         assert written in first, written
     assert "public" in first and "no public name yet" in first

@@ -241,15 +241,15 @@ def plan(root: Path, state_dir: Path, force: bool = False) -> list[Removal]:
     if text is not None:
         change(".codex/config.toml", without_codex_server(text, str(root / ".codex/config.toml")),
                "[mcp_servers.ghstate] removed")
-    for sources in setup.FILES.values():
-        for source, target in sources:
-            text = setup._read(root / target)
-            if text is None:
-                continue
-            if force or setup.as_shipped(text, source, setup.PROGRAM):
-                out.append(Removal(target, "", "deleted"))
-            else:
-                out.append(Removal(target, None, "edited since init wrote it: kept (--force deletes it)"))
+    retired = [(source, old) for files in setup.RETIRED.values() for old, source, _ in files]
+    for source, target in [pair for sources in setup.FILES.values() for pair in sources] + retired:
+        text = setup._read(root / target)
+        if text is None:
+            continue
+        if force or setup.as_shipped(text, source, setup.PROGRAM):
+            out.append(Removal(target, "", "deleted"))
+        else:
+            out.append(Removal(target, None, "edited since init wrote it: kept (--force deletes it)"))
     text = setup._read(root / "AGENTS.md")
     if text is not None:
         change("AGENTS.md", without_agents_block(text), "ghstate block removed")

@@ -16,11 +16,19 @@ from ghstate.templating import builtin_templates
 FILES = {
     None: (("issue-form.yml", ".github/ISSUE_TEMPLATE/ghstate-checkpoint.yml"),),
     "claude": (("claude-checkpoint.md", ".claude/commands/checkpoint.md"),
-               ("claude-resume.md", ".claude/commands/resume.md")),
+               ("claude-resume.md", ".claude/commands/ghstate-resume.md")),
     "gemini": (("gemini-checkpoint.toml", ".gemini/commands/ghstate/checkpoint.toml"),
                ("gemini-resume.toml", ".gemini/commands/ghstate/resume.toml")),
     "cursor": (("cursor-rule.mdc", ".cursor/rules/ghstate.mdc"),),
 }
+
+
+# Files an earlier init wrote under a name ghstate no longer uses: (old target, its template, the new target).
+# Claude Code's own /resume (its conversation picker) takes the name of `.claude/commands/resume.md` first,
+# so ghstate's command there was never reachable; it is /ghstate-resume now. init replaces such a file (moving
+# a person's edits to the new name), and init --remove takes it out as one of its own.
+RETIRED = {"claude": ((".claude/commands/resume.md", "claude-resume.md", ".claude/commands/ghstate-resume.md"),)}
+RETIRED_WHY = "Claude Code's own /resume hides a project's /resume"
 
 
 # A file init writes in one of two forms: the one it wrote before may be replaced by the other (the
@@ -29,7 +37,8 @@ VARIANTS = {"cursor-rule.mdc": ("cursor-rule.mdc", "cursor-rule-cli.mdc")}
 
 
 class Change(NamedTuple):
-    """One file init would write: its new text (None: it stays as it is) and what to report."""
+    """One file init would write: its new text (None: it stays as it is; ``""``: it is deleted) and what to
+    report."""
 
     target: str
     text: str | None
@@ -123,9 +132,11 @@ def plan(root: Path, chosen: list[str], program: str, force: bool, servers: bool
         planner.template(source, target)
     for host in chosen:
         getattr(planner, host)()
+    moved = {new for host in chosen for old, source, new in RETIRED.get(host, ()) if planner.retire(old, source, new)}
     for host in chosen:
         for source, target in FILES.get(host, ()):
-            planner.template(source, target)
+            if target not in moved:
+                planner.template(source, target)
     if set(chosen) - {"claude"} or (root / "AGENTS.md").exists():
         body = (builtin_templates() / "agents-md.md").read_text(encoding="utf-8")
         new = hosts.with_agents_block(_read(root / "AGENTS.md"), body)
@@ -180,6 +191,24 @@ class _Planner:
             self.changes.append(Change(target, text, "written (calls the bare 'ghstate' again)"))
         else:
             self.changes.append(Change(target, text, "written"))
+
+    def retire(self, old: str, source: str, new: str) -> bool:
+        """An earlier init's file at a name ghstate no longer uses: deleted when nobody edited it (or with
+        --force; ``new`` gets the template), else moved to ``new`` with its edits, unless a file is there
+        already (then kept, and said). True when the move took care of ``new``."""
+        current = _read(self.root / old)
+        if current is None:
+            return False
+        if self.force or as_shipped(current, source, self.program):
+            self.changes.append(Change(old, "", f"deleted: the command is {new} now ({RETIRED_WHY})"))
+            return False
+        if (self.root / new).exists():
+            self.changes.append(Change(old, None, f"edited, kept: {new} is the command now ({RETIRED_WHY}); "
+                                       "delete this one"))
+            return False
+        self.changes.append(Change(old, "", f"moved to {new}, your edits with it ({RETIRED_WHY})"))
+        self.changes.append(Change(new, current, f"moved here from {old}, as you edited it"))
+        return True
 
     def claude(self) -> None:
         origin = str(self.root / ".claude/settings.json")

@@ -110,7 +110,9 @@ def set_up(agents: tuple[str, ...], force: bool) -> None:
 
     interrupt.note("init stopped part-way; run 'ghstate init' again: it adds only what is missing")
     for change in changes:
-        if change.text is not None:
+        if change.text == "":  # a file an earlier init wrote under a name ghstate no longer uses
+            (root / change.target).unlink(missing_ok=True)
+        elif change.text is not None:
             atomic_write(root / change.target, change.text)
         report.append((change.target, change.outcome))
     if app.store.remote:
