@@ -1,0 +1,223 @@
+"""The GitHub Action's install on this machine, as the runner runs it. Run:
+
+    python benchmarks/action_install.py [--runs N] [--wheel dist/ghstate-X.Y.Z-py3-none-any.whl] [--before REV]
+                                        [--per-dependency]
+
+Reads action.yml and runs its own scripts, the steps "Where ghstate comes from" and "Install ghstate", the
+way the runner runs a composite action's bash step (``bash --noprofile --norc -eo pipefail FILE``, with
+RUNNER_TEMP, GITHUB_OUTPUT and the step's env, its expressions filled in as the runner would):
+
+- cold: a fresh RUNNER_TEMP and no pip cache (a new hosted runner has none), the whole install;
+- warm: the virtualenv a cold run made, restored as the cache restores it (a tar archive unpacked into a
+  fresh RUNNER_TEMP; that unpacking is timed apart, as "restore"), then the same two steps.
+
+With ``--wheel``, the release's wheel is offered to pip beside the index (PIP_FIND_LINKS), as if the release
+were published: the Action's files are then the release's when action/requirements.txt names them, and the
+release path is taken (its hashes are checked as on a runner). Without it, a release not yet on the index
+falls back to the source build, as the Action does. Which path was taken is printed.
+
+``--before REV``: REV's action.yml install step too, cold, for a comparison under the same load.
+
+``--per-dependency``: each pinned runtime dependency installed alone (its wheel, no dependencies) into a
+virtualenv of its own, with the time it takes and the room it takes: what a cold install pays for each.
+
+Prints medians; never asserts. The goal (issue 46): warm at most 1 s, cold at most half of the 7.6 s the
+source build took here before."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+STEPS = ("Where ghstate comes from", "Install ghstate")
+
+
+def steps() -> dict[str, dict]:
+    spec = yaml.safe_load((ROOT / "action.yml").read_text())
+    found = {s.get("name"): s for s in spec["runs"]["steps"]}
+    missing = [name for name in STEPS if name not in found]
+    if missing:
+        raise SystemExit(f"action.yml has no step named {missing}: update benchmarks/action_install.py")
+    return {name: found[name] for name in STEPS}
+
+
+def fill(value: str, context: dict[str, str]) -> str:
+    """A step's env value with its ``${{ ... }}`` expressions replaced as the runner would."""
+    def one(match: re.Match) -> str:
+        name = match.group(1).strip()
+        if name not in context:
+            raise SystemExit(f"action.yml uses {name}, which this benchmark does not provide")
+        return context[name]
+
+    return re.sub(r"\$\{\{(.*?)\}\}", one, str(value))
+
+
+def run_step(step: dict, context: dict[str, str], base_env: dict[str, str], temp: Path) -> dict[str, str]:
+    """One bash step as the runner runs it; its GITHUB_OUTPUT read back."""
+    script = temp / "step.sh"
+    script.write_text(step["run"])
+    output = temp / "output"
+    output.write_text("")
+    environ = {**base_env, "RUNNER_TEMP": str(temp), "GITHUB_OUTPUT": str(output)}
+    environ.update({k: fill(v, context) for k, v in (step.get("env") or {}).items()})
+    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], env=environ,
+                          capture_output=True, text=True)
+    if proc.returncode != 0 or "::warning::" in proc.stdout:
+        raise SystemExit(f"step {step['name']!r} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+    return dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
+
+
+def install(temp: Path, base_env: dict[str, str]) -> tuple[float, dict[str, str]]:
+    """Both steps, timed together; the plan's and the install's outputs."""
+    context = {"github.action_path": str(ROOT), "runner.temp": str(temp)}
+    plan_step, install_step = steps().values()
+    start = time.perf_counter()
+    plan = run_step(plan_step, context, base_env, temp)
+    context.update({f"steps.plan.outputs.{k}": v for k, v in plan.items()})
+    done = run_step(install_step, context, base_env, temp)
+    return time.perf_counter() - start, {**plan, **done}
+
+
+def before(rev: str, runs: int) -> None:
+    """An earlier action.yml's "Install ghstate" step (one step then: a venv with pip, a build of the source),
+    cold, under the same load as the runs above: the figure the goal halves."""
+    spec = yaml.safe_load(subprocess.run(["git", "show", f"{rev}:action.yml"], cwd=ROOT, check=True,
+                                         capture_output=True, text=True).stdout)
+    step = next(s for s in spec["runs"]["steps"] if s.get("name") == "Install ghstate")
+    times = []
+    with tempfile.TemporaryDirectory(prefix="ghstate-before-") as scratch:
+        for i in range(runs):
+            temp = Path(scratch) / str(i)
+            temp.mkdir()
+            start = time.perf_counter()
+            run_step(step, {"github.action_path": str(ROOT), "runner.temp": str(temp)},
+                     base_environment(None, cold=True), temp)
+            times.append(time.perf_counter() - start)
+            shutil.rmtree(temp)
+    print(f"before ({rev}'s install, cold): median {statistics.median(times):.2f} s over {runs} runs "
+          f"({', '.join(f'{t:.2f}' for t in times)})")
+
+
+def base_environment(wheel: Path | None, cold: bool) -> dict[str, str]:
+    environ = {k: v for k, v in os.environ.items()
+               if not k.startswith(("GH_", "GITHUB_", "GHSTATE_", "VIRTUAL_ENV", "PYTHON"))}
+    environ["PATH"] = os.pathsep.join(p for p in environ.get("PATH", "").split(os.pathsep)
+                                      if not p.startswith(sys.prefix))  # the runner's python3, not this venv's
+    environ["RUNNER_OS"] = {"darwin": "macOS"}.get(sys.platform, "Linux")
+    if cold:
+        environ["PIP_NO_CACHE_DIR"] = "1"
+    if wheel is not None:
+        links = [str(wheel.resolve().parent), environ.get("PIP_FIND_LINKS", "")]
+        environ["PIP_FIND_LINKS"] = " ".join(filter(None, links))
+    return environ
+
+
+def measure(runs: int, wheel: Path | None) -> None:
+    cold_times, warm_times, restore_times, took = [], [], [], set()
+    with tempfile.TemporaryDirectory(prefix="ghstate-action-") as scratch:
+        archive = Path(scratch) / "venv.tar"
+        for i in range(runs):
+            temp = Path(scratch) / f"cold-{i}"
+            temp.mkdir()
+            seconds, outputs = install(temp, base_environment(wheel, cold=True))
+            cold_times.append(seconds)
+            took.add(f"{outputs.get('how')} -> {outputs.get('installed')}")
+            if i == 0:
+                with tarfile.open(archive, "w") as tar:  # what the cache keeps (it compresses it too)
+                    tar.add(temp / "ghstate-venv", arcname="ghstate-venv")
+                size = sum(p.stat().st_size for p in (temp / "ghstate-venv").rglob("*") if p.is_file())
+            shutil.rmtree(temp)
+        for i in range(runs):
+            temp = Path(scratch) / f"warm-{i}"
+            temp.mkdir()
+            start = time.perf_counter()
+            with tarfile.open(archive) as tar:
+                tar.extractall(temp, filter="tar") if sys.version_info >= (3, 12) else tar.extractall(temp)
+            restore_times.append(time.perf_counter() - start)
+            seconds, outputs = install(temp, base_environment(wheel, cold=False))
+            if outputs.get("installed"):
+                raise SystemExit("a warm run installed again: the restored virtualenv was not taken")
+            warm_times.append(seconds)
+            shutil.rmtree(temp)
+    print(f"path taken (plan -> install): {', '.join(sorted(took))}")
+    print(f"virtualenv: {size / 1e6:.1f} MB, archive {archive_size(size)}")
+    print(f"cold (no cache, no pip cache): median {statistics.median(cold_times):.2f} s over {runs} runs "
+          f"({', '.join(f'{t:.2f}' for t in cold_times)})")
+    print(f"warm (virtualenv restored): median {statistics.median(warm_times):.2f} s over {runs} runs "
+          f"({', '.join(f'{t:.2f}' for t in warm_times)}); unpacking the archive here: median "
+          f"{statistics.median(restore_times):.2f} s")
+
+
+def archive_size(size: int) -> str:
+    return f"{size / 1e6:.1f} MB before compression"
+
+
+def per_dependency(runs: int) -> None:
+    """Each pinned dependency's wheel installed alone: seconds (median) and megabytes on disk."""
+    sys.path.insert(0, str(ROOT / "action"))
+    import lock
+
+    _, pins = lock.read_lock()
+    base = base_environment(None, cold=True)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ghstate-deps-") as scratch:
+        for name, (exact, _) in sorted(pins.items()):
+            if name == "ghstate":
+                continue
+            times, size = [], 0
+            for i in range(runs):
+                venv = Path(scratch) / f"{name}-{i}"
+                subprocess.run([shutil.which("python3", path=base["PATH"]) or "python3", "-m", "venv", "--without-pip",
+                                str(venv)], check=True, env=base)
+                start = time.perf_counter()
+                proc = subprocess.run(["python3", "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
+                                       "--quiet", "--no-deps", "--only-binary", ":all:", f"{name}=={exact}"],
+                                      env=base, capture_output=True, text=True)
+                if proc.returncode != 0:  # a marker leaves it out here (tomli on 3.11+): not installed
+                    break
+                times.append(time.perf_counter() - start)
+                size = sum(p.stat().st_size for p in venv.rglob("*") if p.is_file())
+                shutil.rmtree(venv)
+            if times:
+                rows.append((statistics.median(times), size / 1e6, f"{name}=={exact}"))
+    empty = Path(tempfile.mkdtemp()) / "v"
+    subprocess.run(["python3", "-m", "venv", "--without-pip", str(empty)], check=True, env=base)
+    floor = sum(p.stat().st_size for p in empty.rglob("*") if p.is_file()) / 1e6
+    shutil.rmtree(empty.parent)
+    print(f"each dependency alone (pip's own start included, about the first row's floor; an empty "
+          f"virtualenv is {floor:.1f} MB):")
+    for seconds, megabytes, name in sorted(rows, reverse=True):
+        print(f"  {name:32} {seconds:5.2f} s  {megabytes - floor:6.1f} MB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--wheel", type=Path, help="the release's wheel, offered beside the index")
+    parser.add_argument("--per-dependency", action="store_true")
+    parser.add_argument("--before", metavar="REV", help="also time REV's action.yml install (cold), interleaved "
+                        "load alike: e.g. the commit before the cached install")
+    args = parser.parse_args()
+    if not shutil.which("bash"):
+        raise SystemExit("bash is needed: the Action's steps are bash")
+    measure(args.runs, args.wheel)
+    if args.before:
+        before(args.before, args.runs)
+    if args.per_dependency:
+        per_dependency(max(1, args.runs // 2))
+
+
+if __name__ == "__main__":
+    main()
