@@ -61,7 +61,7 @@ def not_on_path_note() -> str:
 
     clone = installed_from()
     how = (f"pipx install {shlex.quote(clone)} (or: uv tool install {shlex.quote(clone)})" if clone else
-           "in a clone of ghstate, pipx install . (or: uv tool install .)")
+           "pipx install ghstate (or: uv tool install ghstate)")
     return (f"ghstate is not on PATH here. The hooks, MCP servers and commands init wrote call the bare "
             f"'ghstate', as they are committed and run on every teammate's machine; install it for daily use "
             f"with: {how}")
