@@ -87,28 +87,36 @@ def plan(out=sys.stdout) -> None:
 
 def runtime_requirements() -> list[tuple[str, str]]:
     """ghstate's runtime dependencies and theirs, as (name, marker): read from the installed distributions'
-    metadata (run this in a virtualenv where ghstate is installed), markers kept where they are not extras."""
+    metadata (run this in a virtualenv where ghstate is installed). A dependency behind an extra comes in when
+    its parent is asked for with that extra (PyGithub asks for ``pyjwt[crypto]``: cryptography); other markers
+    (a Python version, an implementation) are kept, for pip to evaluate where the Action runs."""
     from importlib import metadata
 
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
     found: dict[str, str] = {}
-    todo = [Requirement(r) for r in metadata.requires("ghstate") or ()]
+    # (a requirement, the marker it inherits from its parent, the extras its parent was asked for with)
+    todo: list[tuple[Requirement, str, set[str]]] = [(Requirement(r), "", set()) for r in metadata.requires("ghstate")
+                                                     or ()]
     while todo:
-        requirement = todo.pop()
+        requirement, inherited, asked = todo.pop()
         marker = str(requirement.marker) if requirement.marker else ""
         if "extra" in marker:
-            continue
+            if not any(requirement.marker.evaluate({"extra": e}) for e in asked):
+                continue
+            marker = ""  # asked for by its parent's extra: the parent's own marker decides
+        marker = " and ".join(f"({m})" if " or " in m else m for m in (inherited, marker) if m)
         name = canonicalize_name(requirement.name)
         if name in found:
             found[name] = "" if not marker or not found[name] else found[name]
             continue
         found[name] = marker
         try:
-            todo += [Requirement(r) for r in metadata.requires(requirement.name) or ()]
+            children = metadata.requires(requirement.name) or ()
         except metadata.PackageNotFoundError:
-            pass  # not installed on this Python (a marker excludes it here): it has no dependencies to add
+            continue  # not installed on this Python (a marker excludes it here): it has no dependencies to add
+        todo += [(Requirement(text), marker, set(requirement.extras)) for text in children]
     return sorted(found.items())
 
 

@@ -110,6 +110,13 @@ def before(rev: str, runs: int) -> None:
           f"({', '.join(f'{t:.2f}' for t in times)})")
 
 
+def runs(temp: Path) -> None:
+    """The virtualenv the steps left answers as the record step will call it (checked, not timed)."""
+    proc = subprocess.run([str(temp / "ghstate-venv" / "bin" / "ghstate"), "--version"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"the installed ghstate does not run:\n{proc.stdout}{proc.stderr}")
+
+
 def base_environment(wheel: Path | None, cold: bool) -> dict[str, str]:
     environ = {k: v for k, v in os.environ.items()
                if not k.startswith(("GH_", "GITHUB_", "GHSTATE_", "VIRTUAL_ENV", "PYTHON"))}
@@ -133,6 +140,7 @@ def measure(runs: int, wheel: Path | None) -> None:
             temp.mkdir()
             seconds, outputs = install(temp, base_environment(wheel, cold=True))
             cold_times.append(seconds)
+            runs(temp)
             took.add(f"{outputs.get('how')} -> {outputs.get('installed')}")
             if i == 0:
                 with tarfile.open(archive, "w") as tar:  # what the cache keeps (it compresses it too)
@@ -150,6 +158,7 @@ def measure(runs: int, wheel: Path | None) -> None:
             if outputs.get("installed"):
                 raise SystemExit("a warm run installed again: the restored virtualenv was not taken")
             warm_times.append(seconds)
+            runs(temp)
             shutil.rmtree(temp)
     print(f"path taken (plan -> install): {', '.join(sorted(took))}")
     print(f"virtualenv: {size / 1e6:.1f} MB, archive {archive_size(size)}")

@@ -190,6 +190,9 @@ def test_the_actions_lock_pins_this_version_and_constraints_with_hashes():
         assert hashes and all(re.fullmatch(r"[0-9a-f]{64}", h) for h in hashes), name
         assert name == "ghstate" or pinned[name] == exact, name
     assert len(pins["ghstate"][1]) == 1  # one wheel, pure Python
+    # a dependency behind an extra its parent asks for: PyGithub needs pyjwt[crypto], so cryptography (the
+    # Action's install takes no dependency the lock does not name: --no-deps)
+    assert "cryptography" in pins and "cryptography" in dict(lock.runtime_requirements())
 
 
 def _copy_action(tmp_path: Path) -> Path:
