@@ -90,27 +90,22 @@ def install(temp: Path, base_env: dict[str, str]) -> tuple[float, dict[str, str]
     return time.perf_counter() - start, {**plan, **done}
 
 
-def before(rev: str, runs: int) -> None:
-    """An earlier action.yml's "Install ghstate" step (one step then: a venv with pip, a build of the source),
-    cold, under the same load as the runs above: the figure the goal halves."""
+def before_step(rev: str) -> dict:
+    """REV's action.yml "Install ghstate" step (one step then: a venv with pip, a build of the source)."""
     spec = yaml.safe_load(subprocess.run(["git", "show", f"{rev}:action.yml"], cwd=ROOT, check=True,
                                          capture_output=True, text=True).stdout)
-    step = next(s for s in spec["runs"]["steps"] if s.get("name") == "Install ghstate")
-    times = []
-    with tempfile.TemporaryDirectory(prefix="ghstate-before-") as scratch:
-        for i in range(runs):
-            temp = Path(scratch) / str(i)
-            temp.mkdir()
-            start = time.perf_counter()
-            run_step(step, {"github.action_path": str(ROOT), "runner.temp": str(temp)},
-                     base_environment(None, cold=True), temp)
-            times.append(time.perf_counter() - start)
-            shutil.rmtree(temp)
-    print(f"before ({rev}'s install, cold): median {statistics.median(times):.2f} s over {runs} runs "
-          f"({', '.join(f'{t:.2f}' for t in times)})")
+    return next(s for s in spec["runs"]["steps"] if s.get("name") == "Install ghstate")
 
 
-def runs(temp: Path) -> None:
+def before(step: dict, temp: Path) -> float:
+    """One cold run of an earlier install step, in ``temp``."""
+    start = time.perf_counter()
+    run_step(step, {"github.action_path": str(ROOT), "runner.temp": str(temp)}, base_environment(None, cold=True),
+             temp)
+    return time.perf_counter() - start
+
+
+def check_runs(temp: Path) -> None:
     """The virtualenv the steps left answers as the record step will call it (checked, not timed)."""
     proc = subprocess.run([str(temp / "ghstate-venv" / "bin" / "ghstate"), "--version"], capture_output=True, text=True)
     if proc.returncode != 0:
@@ -131,24 +126,30 @@ def base_environment(wheel: Path | None, cold: bool) -> dict[str, str]:
     return environ
 
 
-def measure(runs: int, wheel: Path | None) -> None:
-    cold_times, warm_times, restore_times, took = [], [], [], set()
+def measure(runs: int, wheel: Path | None, rev: str | None) -> None:
+    """Cold runs (each followed by one of REV's, when given: the two under the same load), then warm runs."""
+    cold_times, warm_times, restore_times, before_times, took = [], [], [], [], set()
+    earlier = before_step(rev) if rev else None
     with tempfile.TemporaryDirectory(prefix="ghstate-action-") as scratch:
         archive = Path(scratch) / "venv.tar"
         for i in range(runs):
-            temp = Path(scratch) / f"cold-{i}"
+            temp = Path(scratch) / "temp"  # one RUNNER_TEMP, as on a runner: a virtualenv is not relocatable
             temp.mkdir()
             seconds, outputs = install(temp, base_environment(wheel, cold=True))
             cold_times.append(seconds)
-            runs(temp)
+            check_runs(temp)
             took.add(f"{outputs.get('how')} -> {outputs.get('installed')}")
             if i == 0:
                 with tarfile.open(archive, "w") as tar:  # what the cache keeps (it compresses it too)
                     tar.add(temp / "ghstate-venv", arcname="ghstate-venv")
                 size = sum(p.stat().st_size for p in (temp / "ghstate-venv").rglob("*") if p.is_file())
             shutil.rmtree(temp)
-        for i in range(runs):
-            temp = Path(scratch) / f"warm-{i}"
+            if earlier is not None:
+                temp.mkdir()
+                before_times.append(before(earlier, temp))
+                shutil.rmtree(temp)
+        for _ in range(runs):
+            temp = Path(scratch) / "temp"
             temp.mkdir()
             start = time.perf_counter()
             with tarfile.open(archive) as tar:
@@ -158,7 +159,7 @@ def measure(runs: int, wheel: Path | None) -> None:
             if outputs.get("installed"):
                 raise SystemExit("a warm run installed again: the restored virtualenv was not taken")
             warm_times.append(seconds)
-            runs(temp)
+            check_runs(temp)
             shutil.rmtree(temp)
     print(f"path taken (plan -> install): {', '.join(sorted(took))}")
     print(f"virtualenv: {size / 1e6:.1f} MB, archive {archive_size(size)}")
@@ -167,6 +168,10 @@ def measure(runs: int, wheel: Path | None) -> None:
     print(f"warm (virtualenv restored): median {statistics.median(warm_times):.2f} s over {runs} runs "
           f"({', '.join(f'{t:.2f}' for t in warm_times)}); unpacking the archive here: median "
           f"{statistics.median(restore_times):.2f} s")
+    if before_times:
+        each = ", ".join(f"{t:.2f}" for t in before_times)
+        print(f"before ({rev}'s install, cold, each right after a cold run above): median "
+              f"{statistics.median(before_times):.2f} s over {runs} runs ({each})")
 
 
 def archive_size(size: int) -> str:
@@ -216,14 +221,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--wheel", type=Path, help="the release's wheel, offered beside the index")
     parser.add_argument("--per-dependency", action="store_true")
-    parser.add_argument("--before", metavar="REV", help="also time REV's action.yml install (cold), interleaved "
-                        "load alike: e.g. the commit before the cached install")
+    parser.add_argument("--before", metavar="REV", help="also time REV's action.yml install (cold), each run "
+                        "right after one of the cold runs: e.g. the commit before the cached install")
     args = parser.parse_args()
     if not shutil.which("bash"):
         raise SystemExit("bash is needed: the Action's steps are bash")
-    measure(args.runs, args.wheel)
-    if args.before:
-        before(args.before, args.runs)
+    measure(args.runs, args.wheel, args.before)
     if args.per_dependency:
         per_dependency(max(1, args.runs // 2))
 
