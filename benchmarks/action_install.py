@@ -18,8 +18,8 @@ falls back to the source build, as the Action does. Which path was taken is prin
 
 ``--before REV``: REV's action.yml install step too, cold, for a comparison under the same load.
 
-``--per-dependency``: each pinned runtime dependency installed alone (its wheel, no dependencies) into a
-virtualenv of its own, with the time it takes and the room it takes: what a cold install pays for each.
+``--per-dependency``: each pinned runtime dependency alone, its wheel downloaded and then installed into a
+virtualenv of its own (seconds and megabytes for each): what a cold install pays for each.
 
 Prints medians; never asserts. The goal (issue 46): warm at most 1 s, cold at most half of the 7.6 s the
 source build took here before."""
@@ -179,41 +179,59 @@ def archive_size(size: int) -> str:
 
 
 def per_dependency(runs: int) -> None:
-    """Each pinned dependency's wheel installed alone: seconds (median) and megabytes on disk."""
+    """Each pinned dependency alone: its wheel downloaded (seconds, megabytes), then installed from that file into
+    a virtualenv of its own (seconds, megabytes on disk); medians. pip's own start is in every figure: the
+    floor printed first is pip doing nothing (``pip --version`` through ``--python``, as the Action calls it)."""
     sys.path.insert(0, str(ROOT / "action"))
     import lock
 
     _, pins = lock.read_lock()
     base = base_environment(None, cold=True)
+    python3 = shutil.which("python3", path=base["PATH"]) or "python3"
     rows = []
     with tempfile.TemporaryDirectory(prefix="ghstate-deps-") as scratch:
+        empty = Path(scratch) / "empty"
+        subprocess.run([python3, "-m", "venv", "--without-pip", str(empty)], check=True, env=base)
+        floor = statistics.median(_timed([python3, "-m", "pip", "--python", str(empty / "bin" / "python"),
+                                          "--version"], base) for _ in range(runs))
+        empty_size = _size(empty)
         for name, (exact, _) in sorted(pins.items()):
             if name == "ghstate":
                 continue
-            times, size = [], 0
+            fetched, installed, wheel_mb, disk_mb = [], [], 0.0, 0.0
             for i in range(runs):
-                venv = Path(scratch) / f"{name}-{i}"
-                subprocess.run([shutil.which("python3", path=base["PATH"]) or "python3", "-m", "venv", "--without-pip",
-                                str(venv)], check=True, env=base)
-                start = time.perf_counter()
-                proc = subprocess.run(["python3", "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
-                                       "--quiet", "--no-deps", "--only-binary", ":all:", f"{name}=={exact}"],
-                                      env=base, capture_output=True, text=True)
-                if proc.returncode != 0:  # a marker leaves it out here (tomli on 3.11+): not installed
+                here = Path(scratch) / f"{name}-{i}"
+                wheels, venv = here / "wheels", here / "venv"
+                fetched.append(_timed([python3, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary",
+                                       ":all:", "-d", str(wheels), f"{name}=={exact}"], base, check=False))
+                found = list(wheels.glob("*.whl"))
+                if not found:  # a marker leaves it out of this Python (tomli on 3.11+)
                     break
-                times.append(time.perf_counter() - start)
-                size = sum(p.stat().st_size for p in venv.rglob("*") if p.is_file())
-                shutil.rmtree(venv)
-            if times:
-                rows.append((statistics.median(times), size / 1e6, f"{name}=={exact}"))
-    empty = Path(tempfile.mkdtemp()) / "v"
-    subprocess.run(["python3", "-m", "venv", "--without-pip", str(empty)], check=True, env=base)
-    floor = sum(p.stat().st_size for p in empty.rglob("*") if p.is_file()) / 1e6
-    shutil.rmtree(empty.parent)
-    print(f"each dependency alone (pip's own start included, about the first row's floor; an empty "
-          f"virtualenv is {floor:.1f} MB):")
-    for seconds, megabytes, name in sorted(rows, reverse=True):
-        print(f"  {name:32} {seconds:5.2f} s  {megabytes - floor:6.1f} MB")
+                subprocess.run([python3, "-m", "venv", "--without-pip", str(venv)], check=True, env=base)
+                installed.append(_timed([python3, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
+                                         "--quiet", "--no-deps", "--no-compile", str(found[0])], base))
+                wheel_mb, disk_mb = found[0].stat().st_size / 1e6, (_size(venv) - empty_size) / 1e6
+                shutil.rmtree(here)
+            if installed:
+                rows.append((statistics.median(fetched), statistics.median(installed), wheel_mb, disk_mb,
+                             f"{name}=={exact}"))
+    print(f"each dependency alone, medians of {runs}; pip doing nothing takes {floor:.2f} s here, and is in every "
+          "figure:")
+    print(f"  {'':32} {'download':>9} {'wheel':>8} {'install':>8} {'on disk':>8}")
+    for got, put, wheel_mb, disk_mb, name in sorted(rows, key=lambda r: -r[3]):
+        print(f"  {name:32} {got:7.2f} s {wheel_mb:5.1f} MB {put:6.2f} s {disk_mb:5.1f} MB")
+    print(f"  {'all':32} {sum(r[0] for r in rows):7.2f} s {sum(r[2] for r in rows):5.1f} MB "
+          f"{sum(r[1] for r in rows):6.2f} s {sum(r[3] for r in rows):5.1f} MB")
+
+
+def _timed(command: list[str], environ: dict[str, str], check: bool = True) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, env=environ, check=check, capture_output=True)
+    return time.perf_counter() - start
+
+
+def _size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
 def main() -> None:
@@ -228,7 +246,7 @@ def main() -> None:
         raise SystemExit("bash is needed: the Action's steps are bash")
     measure(args.runs, args.wheel, args.before)
     if args.per_dependency:
-        per_dependency(max(1, args.runs // 2))
+        per_dependency(args.runs)
 
 
 if __name__ == "__main__":
