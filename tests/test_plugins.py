@@ -109,6 +109,10 @@ def test_without_ghstate_a_hook_says_so_in_one_line_and_exits_0(tmp_path):
         assert len(proc.stdout.splitlines()) == 1
         message = json.loads(proc.stdout)["systemMessage"]  # shown to the person, not given to the model
         assert "'ghstate' command is not on PATH" in message and "pipx install" in message
+        # Codex checks a hook's answer strictly against its schema (fixtures from its binary): this one passes
+        jsonschema = pytest.importorskip("jsonschema")
+        schema = ROOT / "tests" / "fixtures" / "hosts" / "codex" / f"{sub}.command.output.schema.json"
+        jsonschema.validate(json.loads(proc.stdout), load(schema))
     proc = subprocess.run([sh, str(RUN), "mcp", "--agent", "claude-code"], env=env, capture_output=True, text=True)
     assert proc.returncode == 1 and proc.stdout == "" and len(proc.stderr.splitlines()) == 1
     assert "'ghstate' command is not on PATH" in proc.stderr

@@ -146,6 +146,22 @@ def test_claude_code_installs_the_plugin_and_its_hook_gives_the_prompt_once_besi
     assert "ghstate@ghstate" not in person.run(claude, "plugin", "list").stdout
 
 
+def test_claude_code_shows_the_plugins_one_line_where_ghstate_is_missing(person):
+    claude = host("claude")
+    person.run(claude, "plugin", "marketplace", "add", str(person.market))
+    person.run(claude, "plugin", "install", "ghstate@ghstate")
+    without = os.pathsep.join(p for p in ("/usr/bin", "/bin") if not (Path(p) / "ghstate").exists())
+    with ModelStub() as model:
+        proc = person.run(claude, "-p", "say OK", "--output-format", "stream-json", "--verbose",
+                          "--include-hook-events", env={"PATH": without, "ANTHROPIC_API_KEY": "sk-test",
+                                                        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{model.port}"})
+    answers = [e for e in map(json.loads, proc.stdout.splitlines())
+               if e.get("subtype") == "hook_response" and e.get("hook_event") == "SessionStart"]
+    assert len(answers) == 1 and answers[0]["exit_code"] == 0 and answers[0]["stderr"] == ""
+    assert len(answers[0]["stdout"].splitlines()) == 1
+    assert "'ghstate' command is not on PATH" in json.loads(answers[0]["stdout"])["systemMessage"]
+
+
 # ------------------------------------------------------------------------------------ Gemini CLI
 
 
