@@ -300,6 +300,22 @@ def test_a_compaction_forgets_what_the_session_was_given(repo, run, sample_file)
     assert "<checkpoint>" in start(run, repo, "compact")
 
 
+def test_a_sessions_last_start_is_forgotten_with_it_and_kept_for_the_last_sessions_only(tmp_path):
+    """The pre-compact hook forgets the session's last start too (a start after it is a new one), and the
+    seen-file keeps the last starts of as many sessions as it keeps sessions."""
+    from ghstate.local import seen
+
+    with seen.book(tmp_path) as book:
+        for i in range(seen.MAX_SESSIONS + 5):
+            book.started(f"s{i}", "local:1", "compact", 1)
+    seen.forget(tmp_path, f"s{seen.MAX_SESSIONS + 4}")
+    with seen.book(tmp_path) as book:
+        assert book.last_start(f"s{seen.MAX_SESSIONS + 4}") is None
+        assert book.last_start(f"s{seen.MAX_SESSIONS + 3}")["src"] == "compact"
+        assert book.last_start("s4") is None and book.last_start("s5") is not None  # the oldest went
+        assert len(book.data["starts"]) == seen.MAX_SESSIONS - 1
+
+
 @pytest.mark.parametrize("source", ["compact", "clear"])
 def test_a_later_compaction_restores_even_when_no_pre_compact_ran(repo, run, sample_file, clock, source):
     """Issue 18: the whole prompt at revision 1, a delta at revision 2, then a compaction whose PreCompact
