@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -163,10 +164,10 @@ def installed_plugins(homes: dict[str, Path]) -> list[tuple[str, str, bool]]:
     for key, value in (enabled.items() if isinstance(enabled, dict) else ()):
         if key.split("@")[0] == "ghstate":
             found.append(("Claude Code", key, value is True))
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         codex = tomllib.loads(_text(homes["codex"] / "config.toml") or "")
     except ValueError:
