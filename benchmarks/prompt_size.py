@@ -8,7 +8,7 @@ characters (the text a person wrote: title, goal, phases, steps, items, resume i
 the text of sections ghstate does not know (kept in the body, not in the prompt), the prompt
 unfitted and fitted to each host's hook budget, and the prompt's overhead ratio (prompt / state). Then the
 hook's wall time in a real git repository: a first SessionStart (the whole prompt), the same again
-(one line), and a resume after one new decision (only the change). Prints figures; asserts nothing.
+(nothing: the session has it), and a resume after one new decision (only the change). Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def hook_times(runs: int) -> None:
             return elapsed, len(context)
 
         figures: dict[str, list[tuple[float, int]]] = {"floor: python -c 'import click, jinja2, markdown_it'": [],
-                                                       "first (whole prompt)": [], "again (one line)": [],
+                                                       "first (whole prompt)": [], "again (nothing)": [],
                                                        "resume after a decision (the change)": []}
         for i in range(runs):
             start = time.perf_counter()
@@ -92,7 +92,7 @@ def hook_times(runs: int) -> None:
             figures["floor: python -c 'import click, jinja2, markdown_it'"].append(
                 ((time.perf_counter() - start) * 1000, 0))
             figures["first (whole prompt)"].append(hook("compact", f"s{i}"))
-            figures["again (one line)"].append(hook("compact", f"s{i}"))
+            figures["again (nothing)"].append(hook("compact", f"s{i}"))
             subprocess.run([*ghstate, "checkpoint", "--decision", f"decision {i} of the benchmark"], cwd=work,
                            env=env, check=True, capture_output=True)
             figures["resume after a decision (the change)"].append(hook("resume", f"s{i}"))

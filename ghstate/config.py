@@ -469,6 +469,15 @@ def _cache_dir(env: dict[str, str]) -> str | None:
     return str(Path(base) / "ghstate" / f"templates-{__version__}") if base else None
 
 
+def host_homes(env: dict[str, str] | None = None) -> dict[str, Path]:
+    """Where each agent host keeps what a person installed for every repository (plugins, extensions):
+    Claude Code's CLAUDE_CONFIG_DIR or ~/.claude, Codex's CODEX_HOME or ~/.codex, Gemini CLI's ~/.gemini."""
+    env = dict(os.environ) if env is None else env
+    home = Path(env.get("HOME") or Path.home())
+    return {"claude": Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude"),
+            "codex": Path(env.get("CODEX_HOME") or home / ".codex"), "gemini": home / ".gemini"}
+
+
 def debugging() -> bool:
     """GHSTATE_DEBUG=1: failures show their traceback instead of one line."""
     return os.environ.get("GHSTATE_DEBUG") == "1"

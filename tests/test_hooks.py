@@ -250,13 +250,13 @@ def test_a_second_session_start_for_the_same_session_and_revision_is_one_line(re
     run("checkpoint", "--file", str(sample_file))
     first = start(run, repo, "compact")
     assert "<checkpoint>" in first
-    second = start(run, repo, "compact")
-    assert len(second.splitlines()) == 1 and "already has ghstate checkpoint local #1 at revision 1" in second
-    assert len(start(run, repo, "resume").splitlines()) == 1  # resumed, nothing changed: one line too
+    assert start(run, repo, "compact") == ""  # the same start again (fired twice): the session has it
+    resumed = start(run, repo, "resume")  # resumed, nothing changed: one line
+    assert len(resumed.splitlines()) == 1 and "already has ghstate checkpoint local #1 at revision 1" in resumed
     assert "<checkpoint>" in start(run, repo, "clear", session="another")  # another session: the whole prompt
 
 
-def test_resume_after_one_decision_injects_only_the_change(repo, run, sample_file):
+def test_resume_after_one_decision_injects_only_the_change(repo, run, sample_file, clock):
     run("checkpoint", "--file", str(sample_file))
     start(run, repo, "clear")
     run("checkpoint", "--decision", "keep the v1 API")
@@ -265,7 +265,9 @@ def test_resume_after_one_decision_injects_only_the_change(repo, run, sample_fil
     assert "New locked decisions (settled, do not reopen):\n- keep the v1 API" in context
     assert "required flags, not positional" not in context and "Next phase" not in context
     assert "src/parser.ts" not in context and context.count("<checkpoint>") == 1
-    assert len(start(run, repo, "resume").splitlines()) == 1  # and once only
+    assert start(run, repo, "resume") == ""  # the same start again: nothing
+    clock.advance(60)
+    assert len(start(run, repo, "resume").splitlines()) == 1  # a later resume: the change is not given twice
 
 
 def test_resume_after_a_tick_says_the_next_phase_and_the_stale_instruction(repo, run, sample_file):
@@ -298,6 +300,22 @@ def test_a_compaction_forgets_what_the_session_was_given(repo, run, sample_file)
     assert "<checkpoint>" in start(run, repo, "compact")
 
 
+def test_a_sessions_last_start_is_forgotten_with_it_and_kept_for_the_last_sessions_only(tmp_path):
+    """The pre-compact hook forgets the session's last start too (a start after it is a new one), and the
+    seen-file keeps the last starts of as many sessions as it keeps sessions."""
+    from ghstate.local import seen
+
+    with seen.book(tmp_path) as book:
+        for i in range(seen.MAX_SESSIONS + 5):
+            book.started(f"s{i}", "local:1", "compact", 1)
+    seen.forget(tmp_path, f"s{seen.MAX_SESSIONS + 4}")
+    with seen.book(tmp_path) as book:
+        assert book.last_start(f"s{seen.MAX_SESSIONS + 4}") is None
+        assert book.last_start(f"s{seen.MAX_SESSIONS + 3}")["src"] == "compact"
+        assert book.last_start("s4") is None and book.last_start("s5") is not None  # the oldest went
+        assert len(book.data["starts"]) == seen.MAX_SESSIONS - 1
+
+
 @pytest.mark.parametrize("source", ["compact", "clear"])
 def test_a_later_compaction_restores_even_when_no_pre_compact_ran(repo, run, sample_file, clock, source):
     """Issue 18: the whole prompt at revision 1, a delta at revision 2, then a compaction whose PreCompact
@@ -315,14 +333,15 @@ def test_a_later_compaction_restores_even_when_no_pre_compact_ran(repo, run, sam
 
 
 @pytest.mark.parametrize("source", ["compact", "clear"])
-def test_a_double_fired_session_start_is_one_line_the_second_time(repo, run, sample_file, clock, source):
+def test_a_double_fired_session_start_gives_nothing_the_second_time(repo, run, sample_file, clock, source):
+    """The host fires a SessionStart twice, or two set-ups of the hook fire at once (the plugin's and
+    init's): the session already has what the first gave, and gets nothing more."""
     from ghstate.local import seen
 
     run("checkpoint", "--file", str(sample_file))
     assert "<checkpoint>" in start(run, repo, source)
     clock.advance(seen.REPEAT_SECONDS)  # the host fires it again, at the window's very end
-    again = start(run, repo, source)
-    assert len(again.splitlines()) == 1 and "already has ghstate checkpoint local #1 at revision 1" in again
+    assert start(run, repo, source) == ""
     clock.advance(0.5)  # half a second past the window: a compaction of its own
     assert "<checkpoint>" in start(run, repo, source)
     other = "clear" if source == "compact" else "compact"
@@ -368,12 +387,11 @@ def test_concurrent_session_starts_inject_the_prompt_once(repo, run, sample_file
              for _ in range(4)]
     outs = [p.communicate(data, timeout=60) for p in procs]
     assert all(err == "" for _, err in outs), outs
-    contexts = [json.loads(out)["hookSpecificOutput"]["additionalContext"] for out, _ in outs]
-    assert sum("<checkpoint>" in c for c in contexts) == 1
-    assert sum(len(c.splitlines()) == 1 for c in contexts) == 3
+    contexts = [json.loads(out)["hookSpecificOutput"]["additionalContext"] for out, _ in outs if out]
+    assert len(contexts) == 1 and "<checkpoint>" in contexts[0]  # the others say nothing: the session has it
 
 
-def test_resume_json_gives_the_same_delivery(repo, run, sample_file):
+def test_resume_json_gives_the_same_delivery(repo, run, sample_file, clock):
     run("checkpoint", "--file", str(sample_file))
     first = json.loads(run("resume", "--session", "x", "--source", "clear", "--format", "json").stdout)
     assert first["delivery"]["kind"] == "full" and "<checkpoint>" in first["delivery"]["text"]
@@ -382,7 +400,11 @@ def test_resume_json_gives_the_same_delivery(repo, run, sample_file):
     assert data["delivery"]["kind"] == "changes" and data["delivery"]["changes"]["risks"] == ["the cache may go stale"]
     assert data["provenance"]["risks"][1]["revision"] == 2
     again = json.loads(run("resume", "--session", "x", "--format", "json").stdout)
-    assert again["delivery"]["kind"] == "line"
+    assert again["delivery"] == {"kind": "repeat", "text": "", "changes": None}  # the same start again
+    assert run("resume", "--session", "x").stdout == ""
+    clock.advance(60)
+    later = json.loads(run("resume", "--session", "x", "--format", "json").stdout)
+    assert later["delivery"]["kind"] == "line"
 
 
 # ------------------------------------------------------------------------------------ other hosts

@@ -32,8 +32,11 @@ def find_host(name: str) -> str | None:
     return None
 
 
-pytestmark = pytest.mark.skipif(not any(find_host(n) for n in ("claude", "codex", "gemini")),
-                                reason="no agent host is installed (set GHSTATE_HOSTS_BIN to their folder)")
+# One host at a time, on one worker (--dist loadgroup): each starts node, hooks and MCP servers, and two at once
+# on a small machine can push a server's start or a hook past the host's timeout.
+pytestmark = [pytest.mark.skipif(not any(find_host(n) for n in ("claude", "codex", "gemini")),
+                                 reason="no agent host is installed (set GHSTATE_HOSTS_BIN to their folder)"),
+              pytest.mark.xdist_group("agent-hosts")]
 
 
 def host(name: str) -> str:

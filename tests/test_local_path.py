@@ -116,8 +116,8 @@ def test_an_unchanged_body_is_parsed_once_across_runs(repo, tmp_path):
     assert not {m for m in again if m.startswith("markdown_it")}, "an unchanged body was parsed again"
     assert not again & {"ghstate.core.secrets", "ghstate.core.writelog", "ghstate.core.intent", "ghstate.local.seen",
                         "ghstate.services.writer"}
-    event = '{"hook_event_name":"SessionStart","source":"clear","session_id":"s-1","cwd":"."}'
-    for _ in range(2):
+    for i in range(2):  # two sessions (the same one again at once would be a repeat, answered with nothing)
+        event = f'{{"hook_event_name":"SessionStart","source":"clear","session_id":"s-{i}","cwd":"."}}'
         hook = subprocess.run([sys.executable, "-X", "importtime", "-m", "ghstate", "hook", "session-start"],
                               cwd=repo, input=event, capture_output=True, text=True, timeout=60,
                               env={**os.environ, **cache})

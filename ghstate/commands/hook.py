@@ -141,6 +141,8 @@ def session_start(host: str) -> None:
         else:
             context = hook_context(app, stored, cp, tree, {**event, "source": source},  # once per session, revision
                                    host=HOST_AGENTS[host])
+            if not context:
+                return  # this session start was already answered (fired twice: the host's, or plugin and init)
         click.echo(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
                                                       "additionalContext": context}}))
 

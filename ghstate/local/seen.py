@@ -2,8 +2,10 @@
 
 A resumed session gets only what changed since it last saw the checkpoint (one line when nothing
 did); after a compaction or a /clear it gets the whole prompt again, whether or not the pre-compact
-hook ran, unless the host fired the same SessionStart twice (the same source within a few seconds,
-nothing delivered in between): the repeat gets one line.
+hook ran. A SessionStart that repeats the one before it (the same session, source and revision within
+a few seconds, nothing delivered in between) gets nothing: the host fired it twice, or two set-ups of
+the hook fired at once (a plugin installed for the person, and ``ghstate init``'s in the repository),
+and the session already has what the first one gave.
 
 The memory is one small JSON file in the local store folder (``.ghstate/seen.json``), bounded to the
 last MAX_SESSIONS sessions, read and written under its own lock and replaced atomically, so that
@@ -27,7 +29,7 @@ MAX_CHECKPOINTS = 4  # per session
 MAX_BYTES = 1 << 20  # a larger file is not ours to trust: start afresh
 
 
-REPEAT_SECONDS = 10.0  # the same source again this soon, nothing delivered in between: the host fired it twice
+REPEAT_SECONDS = 10.0  # the same source again this soon, nothing delivered in between: the same start, again
 
 
 def _now() -> float:
@@ -124,9 +126,9 @@ class Decision(NamedTuple):
 
 
 def repeated(source: str, record: dict[str, Any] | None, now: float | None = None) -> bool:
-    """Is this SessionStart the one that produced ``record``, fired again by the host? Yes when the
-    last thing the session was given came from the same source within REPEAT_SECONDS; a later
-    compaction or /clear (the host summarised or cleared in between, which takes longer) is not."""
+    """Is this SessionStart the one that left ``record`` (a session's last start, ``Book.last_start``),
+    fired again? Yes when that start had the same source within REPEAT_SECONDS; a later compaction
+    or /clear (the host summarised or cleared in between, which takes longer) is not."""
     if not record or record.get("src") != source:
         return False
     at = record.get("at")
@@ -136,14 +138,12 @@ def repeated(source: str, record: dict[str, Any] | None, now: float | None = Non
     return -1.0 <= elapsed <= REPEAT_SECONDS
 
 
-def decide(source: str, record: dict[str, Any] | None, cp: Checkpoint, now: float | None = None) -> Decision:
+def decide(source: str, record: dict[str, Any] | None, cp: Checkpoint) -> Decision:
     """What a SessionStart of ``source`` gives a session that was last given ``record``."""
     rev = record.get("rev") if record else None
     if source in ("clear", "compact"):
         # Its context was just replaced, whatever it was given before (the pre-compact hook may not have
-        # run): the whole prompt, unless this is the same event fired twice.
-        if record and record.get("full") and rev == cp.meta.revision and repeated(source, record, now):
-            return Decision("line", seen_revision=rev)
+        # run): the whole prompt. (The same start fired twice is answered before this: ``Book.last_start``.)
         return Decision("full")
     if source == "resume" and record:
         found = changes(record, cp)
@@ -190,8 +190,27 @@ class Book:
             self.sessions.pop(next(iter(self.sessions)))
         self.dirty = True
 
+    def last_start(self, session: str) -> dict[str, Any] | None:
+        """The session's last SessionStart answered: its source, when, which checkpoint at which revision."""
+        starts = self.data.get("starts")
+        record = starts.get(session) if isinstance(starts, dict) else None
+        return record if isinstance(record, dict) else None
+
+    def started(self, session: str, key: str, source: str, revision: int) -> None:
+        starts = self.data.get("starts")
+        starts = starts if isinstance(starts, dict) else {}
+        starts.pop(session, None)
+        starts[session] = {"key": key, "src": source, "rev": revision, "at": round(_now(), 3)}
+        while len(starts) > MAX_SESSIONS:
+            starts.pop(next(iter(starts)))
+        self.data["starts"] = starts
+        self.dirty = True
+
     def forget(self, session: str) -> None:
+        starts = self.data.get("starts")
         if self.sessions.pop(session, None) is not None:
+            self.dirty = True
+        if isinstance(starts, dict) and starts.pop(session, None) is not None:
             self.dirty = True
 
     def save(self) -> None:

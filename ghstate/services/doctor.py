@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -52,6 +53,7 @@ def local_rows(repo: str | None = None, store: str | None = None) -> list[Row]:
         rows.extend(_visibility(settings))
     rows.append(_writable(settings.state_dir))
     rows.extend(_hosts(settings.root))
+    rows.extend(plugin_rows(config.host_homes(), settings.root))
     return rows
 
 
@@ -115,9 +117,10 @@ def _hosts(root: Path) -> list[Row]:
         served = bool(server_text) and "ghstate" in server_text and "mcp" in server_text
         if hooks:
             rows.append(Row(f"{host} hook", hooked or None,
-                            "registered" if hooked else f"not registered: run 'ghstate init --agent {_agent(host)}'"))
+                            f"registered in {hooks} (this repository, by 'ghstate init')" if hooked else
+                            f"not registered: run 'ghstate init --agent {_agent(host)}'"))
         if served:
-            rows.append(Row(f"{host} MCP server", sdk, "registered" + ("" if sdk else
+            rows.append(Row(f"{host} MCP server", sdk, f"registered in {servers}" + ("" if sdk else
                             ", but the MCP SDK is not installed here: pip install 'ghstate[mcp]'")))
         bare = any(t and ("\"ghstate " in t or "'ghstate " in t or "= \"ghstate\"" in t)
                    for t in (hook_text, server_text))
@@ -138,3 +141,56 @@ def _text(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+
+
+# What removes ghstate's plugin or extension from each host (the person's, not the repository's: init --remove
+# leaves it alone).
+UNINSTALL = {"Claude Code": "claude plugin uninstall {id}", "Codex CLI": "codex plugin remove {id}",
+             "Gemini CLI": "gemini extensions uninstall ghstate"}
+
+
+def installed_plugins(homes: dict[str, Path]) -> list[tuple[str, str, bool]]:
+    """ghstate as each host installed it for the person, in every repository: (host, id, enabled), from the
+    hosts' own files (Claude Code's settings ``enabledPlugins``, Codex's config ``[plugins."ghstate@…"]``,
+    Gemini CLI's ``extensions/ghstate``)."""
+    import json
+
+    found: list[tuple[str, str, bool]] = []
+    try:
+        settings = json.loads(_text(homes["claude"] / "settings.json") or "{}")
+    except ValueError:
+        settings = {}
+    enabled = settings.get("enabledPlugins") if isinstance(settings, dict) else None
+    for key, value in (enabled.items() if isinstance(enabled, dict) else ()):
+        if key.split("@")[0] == "ghstate":
+            found.append(("Claude Code", key, value is True))
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        codex = tomllib.loads(_text(homes["codex"] / "config.toml") or "")
+    except ValueError:
+        codex = {}
+    plugins = codex.get("plugins")
+    for key, value in (plugins.items() if isinstance(plugins, dict) else ()):
+        if key.split("@")[0] == "ghstate" and isinstance(value, dict):
+            found.append(("Codex CLI", key, value.get("enabled", True) is not False))
+    if (homes["gemini"] / "extensions" / "ghstate" / "gemini-extension.json").is_file():
+        found.append(("Gemini CLI", "ghstate", True))
+    return found
+
+
+def plugin_rows(homes: dict[str, Path], root: Path) -> list[Row]:
+    """A row for each host where the person installed ghstate for every repository; where this repository is
+    set up by ``init`` for that host too, the row says so (both hooks fire, and the session gets each prompt
+    once)."""
+    rows = []
+    for host, plugin, enabled in installed_plugins(homes):
+        hooks = next(h for name, h, _ in HOST_FILES if name == host)
+        also = "hook session-start" in (_text(root / hooks) or "")  # init's hook in this repository
+        detail = (f"{plugin}, installed for you in every repository" + ("" if enabled else " (disabled)") +
+                  ("; this repository is set up by 'ghstate init' too: both hooks fire, each prompt is given once"
+                   if also else "") + f"; remove it with: {UNINSTALL[host].format(id=plugin)}")
+        rows.append(Row(f"{host} plugin", True if enabled else None, detail))
+    return rows

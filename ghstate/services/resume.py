@@ -184,7 +184,7 @@ class Rehydration:
             text = self.fitted.text
         if request.fmt == "json":
             return self.json(kind, text, found, request.delivering)
-        return text.rstrip("\n") + "\n"
+        return text.rstrip("\n") + "\n" if text else ""
 
     def json(self, kind: str, text: str, found: "seen.Changes | None", delivering: bool) -> str:
         import json
@@ -203,7 +203,7 @@ class Rehydration:
         data.update(self.tasks.to_json())
         data["closed"] = self.closed or None
         if delivering:
-            data["delivery"] = {"kind": kind, "text": text.rstrip("\n") + "\n",
+            data["delivery"] = {"kind": kind, "text": text.rstrip("\n") + "\n" if text else "",
                                 "changes": found.as_dict() if found is not None else None}
         return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
@@ -214,7 +214,8 @@ class Rehydration:
     def deliver(self, request: ResumeRequest) -> "tuple[str, str, seen.Changes | None]":
         """Once per session and revision: (kind, text, changes) for a session starting with ``source``,
         recorded in the seen-file so that the next start of the same session knows what it was given.
-        Kind "full" with no text: the whole prompt (``fitted``)."""
+        Kind "full" with no text: the whole prompt (``fitted``); "repeat" with no text: nothing, the session's
+        start was already answered (``seen.repeated``)."""
         from ghstate.local import seen  # only a delivery reads the seen-file
 
         app, cp, stored = self.app, self.checkpoint, self.stored
@@ -223,6 +224,10 @@ class Rehydration:
             return ("pointer", self.pointer(), None) if source == "startup" else ("full", "", None)
         key = f"{app.store.kind}:{stored.number}"
         with seen.book(app.settings.state_dir) as book:
+            last = book.last_start(request.session)
+            if last and last.get("key") == key and last.get("rev") == cp.meta.revision and seen.repeated(source, last):
+                return "repeat", "", None  # the same start again (fired twice, or a plugin's hook and init's)
+            book.started(request.session, key, source, cp.meta.revision)
             record = book.get(request.session, key)
             decision = seen.decide(source, record, cp)
             if decision.kind == "full":
