@@ -118,7 +118,8 @@ class FakeTasks:
         return {"parent": (lambda info, **_: self.fake._gql_issue(parent)) if parent else None}
 
     def close(self, number: int, reason: str = "completed") -> None:
-        self.fake.issues[number].update(state="closed", state_reason=reason, updated_at=self.fake.now())
+        self.fake.issues[number].update(state="closed", state_reason=reason, closed_at=self.fake.now(),
+                                        updated_at=self.fake.now())
 
     def add_pull(self, number: int, head: str, state: str = "OPEN", cross: bool = False) -> dict[str, Any]:
         """A pull request from ``head`` (its number taken among the issues', as GitHub numbers both)."""

@@ -26,7 +26,6 @@ from ghstate.config import Policy, Settings
 from ghstate.core.chain import Head, Link, embed, ref_name, split
 from ghstate.core.marker import PullRequest
 from ghstate.core.model import Revision, github_time
-from ghstate.core.parse import branch_of, is_child
 from ghstate.core.saves import body_digest
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github.body import Body, login
@@ -78,7 +77,6 @@ class GitHubStore:
         self.machine_lock: Callable[[], contextlib.AbstractContextManager[None]] | None = None
         self._heads: dict[int, Head | None] = {}  # each checkpoint's head, as read in this command
         self.branch_index = BranchIndex(self)
-        self.seen_branches: set[str] | None = None  # the branches of every open checkpoint, once all were read
         self.open_count = 0  # open checkpoints, as the last listing counted them
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
@@ -204,18 +202,12 @@ class GitHubStore:
         """Open checkpoints, most recently updated first, a page per GraphQL request as they are needed (100,
         or BODY_PAGE with ``bodies``: every answer stays under 1 MB; ``page``: as many as a caller that stops
         after them needs, one more body at most), at most MAX_OPEN in all. No chain heads
-        (``heads`` is for the local store): ``with_head`` reads one by number for a reader that needs it. A
-        look through all of them with their bodies keeps the branches they name (``seen_branches``: whether
-        every one is in the branch index)."""
+        (``heads`` is for the local store): ``with_head`` reads one by number for a reader that needs it."""
         after: str | None = None
         most = BODY_PAGE + 1 if bodies else 100  # a page with bodies: one more than a screen, to know of more
         first = min(page, most) if page else min(BODY_PAGE, most)
-        branches: set[str] = set()
         for _ in range(-(-MAX_OPEN // first)):
             nodes, after = self._open_page(after, first, bodies)
-            branches.update(b for n in nodes if (b := branch_of(n.get("body") or "")) and not is_child(n["body"]))
-            if bodies and after is None:  # all read, whether the caller reads to the end or not
-                self.seen_branches = branches
             for node in nodes:
                 yield self._keep(node, None, chained=False)  # its chain is read by number, where needed
             if after is None:
@@ -237,8 +229,8 @@ class GitHubStore:
         return [n for n in page.get("nodes") or () if n], info.get("endCursor") if info.get("hasNextPage") else None
 
     def find_branch(self, branch: str) -> Stored | None | Unindexed:
-        """The branch's checkpoint by the branch index (``ghstate.github.branches``): two requests, one when
-        it has none."""
+        """The branch's checkpoint by the branch index (``ghstate.github.branches``): two requests; one the
+        index does not hold three (GitHub's issue search), a branch with none two."""
         return self.branch_index.find(branch)
 
     def pull_request(self, branch: str) -> PullRequest | None:
