@@ -41,12 +41,14 @@ class Stored(NamedTuple):
 
 
 class BodyVersion(NamedTuple):
-    """A version of a body found saved between a write's read and its mirror (a person's save the mirror
-    wrote over): merged by the next round."""
+    """A version of a body saved by a person: one a write's mirror wrote over (merged by the next round), or
+    one of the saves an edited body as read is made of (``Store.saves``). ``mixed``: it may hold other
+    people's saves too (no version history told them apart), under its last editor."""
 
     body: str
     editor: str = ""
     at: str = ""
+    mixed: bool = False
 
 
 class WriteOutcome(NamedTuple):
@@ -133,6 +135,11 @@ class Store(Protocol):
     # A new checkpoint with ``body`` (its chain starts at its first update); ``unique``: text only its body
     # holds, to find one whose creation landed although the answer was lost.
     def create(self, title: str, body: str, unique: str = "") -> Stored: ...
+
+    # The people's saves an edited body (``stored.body``, a person's edit of its chain's mirror) is made of,
+    # oldest first, each its own (who, when, its whole text); the last is the body as read. A store that keeps
+    # no versions (the local store's file) answers the body alone.
+    def saves(self, stored: Stored) -> "tuple[BodyVersion, ...]": ...
 
     # ``stored`` with its head's content (a listing may have read only the head's oid).
     def with_head(self, stored: Stored) -> Stored: ...

@@ -29,6 +29,7 @@ CLAIMS = {
         "test_write_log.py::test_what_a_person_deletes_stays_deleted",
         "test_write_log.py::test_a_save_without_the_marker_line_from_an_older_page_keeps_the_writes_since",
         "test_write_log.py::test_a_persons_save_between_a_writes_read_and_its_mirror_is_merged_as_theirs",
+        "test_write_log.py::test_two_peoples_saves_read_by_a_plain_read_are_each_their_own_entry_and_credited",
         "test_local_chain.py::test_a_persons_edit_of_the_file_is_merged_as_theirs"],
     "The body converges": [
         "test_interleavings.py::test_no_reported_write_is_lost_in_any_interleaving",
@@ -146,7 +147,16 @@ def measured_commands(gh, run, sample_file, repo) -> dict[str, list[int]]:
         "`checkpoint --risk R` (an update by branch: its entry, then as by number)": [by_branch],
         "`log N` (the checkpoint, then its chain)": [requests(gh, run, "log", "1")],
         "`close N` (read, `closeIssue` with the state reason COMPLETED)": [requests(gh, run, "close", "1")],
+        "`resume N` on a body people edited since the last write (the checkpoint, its edit history: each person's "
+        "save its own)": [edited_read(gh, run)],
     }
+
+
+def edited_read(gh, run) -> int:
+    """Mona, then Lisa, save the body of #1 on github.com; then it is read."""
+    for login, item in (("mona", "- a risk\n"), ("lisa", "- another\n")):
+        gh.edit(1, gh.issues[1]["body"].replace("## Remaining risks\n", "## Remaining risks\n" + item), login=login)
+    return requests(gh, run, "resume", "1")
 
 
 def measured_results(gh, run, sample_file, tmp_path) -> dict[str, list[int]]:

@@ -250,6 +250,10 @@ class GitHubStore:
             return stored  # read by number in this command: its chain cannot be read, reading again will not help
         return self.get(stored.number)
 
+    def saves(self, stored: Stored) -> tuple[BodyVersion, ...]:
+        """The people's saves the edited body is made of (``ghstate.github.body``: one request)."""
+        return self.body.saves(stored, _merged(stored))
+
     def link(self, stored: Stored, oid: str) -> Link | None:
         return self.chain.link(stored, oid)
 
