@@ -172,6 +172,10 @@ class Store(Protocol):
     # closed). ``reason``: "completed" (done, or its pull request merged) or "not_planned" (abandoned, stale).
     def close(self, stored: Stored, reason: str = "completed") -> Stored: ...
 
+    # ``branch`` is gone (deleted after its checkpoint closed): its entry in the store's index dropped when it
+    # names ``stored``, closed; whether it was. A store without an index answers False.
+    def retire_branch(self, branch: str, stored: Stored) -> bool: ...
+
     def revisions(self, number: int) -> "list[Revision]": ...
 
     # Tell the people who follow the checkpoint something they should act on (GitHub: one comment, which

@@ -53,6 +53,13 @@ CLAIMS = {
     "An update takes **3** by number": [
         "test_github_store.py::test_update_by_number_costs_three_requests_and_notifies_no_one"],
     "**4** by branch": ["test_github_store.py::test_update_by_branch_costs_four_requests"],
+    "A close folds the chain into `refs/ghstate/archive`": [
+        "test_archive.py::test_a_hundred_made_and_ninety_closed_leave_the_refs_of_ten",
+        "test_archive.py::test_two_closes_at_once_both_fold_into_the_archive"],
+    "Still read whole": ["test_archive.py::test_log_and_show_of_an_archived_checkpoint_read_its_whole_history"],
+    "Reopened, its chain goes on": ["test_archive.py::test_a_reopened_checkpoint_gets_its_chain_ref_back_on_its_head"],
+    "A branch's entry goes once its branch is gone and its checkpoint closed": [
+        "test_lifecycle_github.py::test_a_branch_deleted_after_its_checkpoint_closed_takes_its_entry_with_it"],
     "A branch's checkpoint is found in **2** requests however many are open": [
         "test_branch_index.py::test_a_branch_is_found_in_two_requests_at_any_count_and_none_in_two"],
     "Checkpoints it did not make are found by search": [
@@ -146,17 +153,23 @@ def measured_commands(gh, run, sample_file, repo) -> dict[str, list[int]]:
         "`checkpoint N --risk R` (an update by number: read, the commit, `AppendCheckpoint`)": [by_number],
         "`checkpoint --risk R` (an update by branch: its entry, then as by number)": [by_branch],
         "`log N` (the checkpoint, then its chain)": [requests(gh, run, "log", "1")],
-        "`close N` (read, `closeIssue` with the state reason COMPLETED)": [requests(gh, run, "close", "1")],
         "`resume N` on a body people edited since the last write (the checkpoint, its edit history: each person's "
         "save its own)": [edited_read(gh, run)],
+        "`close N` (read, `closeIssue` with the state reason COMPLETED; its chain folded into the archive: what is "
+        "there, the archive's commit, one `updateRefs`)": [requests(gh, run, "close", "1")],
+        "`show N` of a closed checkpoint (the checkpoint, its head from the archive)": [requests(gh, run, "show", "1")],
+        "`log N` of a closed checkpoint (the checkpoint, its head, its chain from the archive)": [
+            requests(gh, run, "log", "1")],
     }
 
 
 def edited_read(gh, run) -> int:
-    """Mona, then Lisa, save the body of #1 on github.com; then it is read."""
+    """Mona, then Lisa, save the body of #1 on github.com; then it is read (and a write merges their saves)."""
     for login, item in (("mona", "- a risk\n"), ("lisa", "- another\n")):
         gh.edit(1, gh.issues[1]["body"].replace("## Remaining risks\n", "## Remaining risks\n" + item), login=login)
-    return requests(gh, run, "resume", "1")
+    measured = requests(gh, run, "resume", "1")
+    run("checkpoint", "1", "--risk", "their saves merged")  # the body ghstate's again, for the rows after
+    return measured
 
 
 def measured_results(gh, run, sample_file, tmp_path) -> dict[str, list[int]]:

@@ -28,6 +28,7 @@ from ghstate.core.marker import PullRequest
 from ghstate.core.model import Revision, github_time
 from ghstate.core.saves import body_digest
 from ghstate.errors import NotFound, RemoteError
+from ghstate.github.archive import Archive
 from ghstate.github.body import Body, login
 from ghstate.github.branches import BranchIndex
 from ghstate.github.chain_ref import ChainRef, Landed, Refused, Unknown, send_looking
@@ -70,6 +71,7 @@ class GitHubStore:
         self.repository_id = ""  # the repository's node id (what a ref's move names), once read
         self.chain = ChainRef(self)  # the checkpoints' write logs on refs
         self.body = Body(self)  # the bodies written alone, and their edit histories
+        self.archive = Archive(self)  # closed checkpoints' refs, folded into one
         self.notices: list[str] = []  # problems after a write landed: warnings, not failures
         self.unprotected = ""  # why the chain cannot be written here ("" while it can, or it is not known)
         # Waits for a write's turn among this machine's writes to GitHub (``ghstate.local.pace``); None: none
@@ -165,6 +167,9 @@ class GitHubStore:
             raise NotFound(f"#{number} in {self.repo_name} is a pull request, not a checkpoint issue")
         self._keep_labels(repository)
         self._heads[number], own = self._own_head(number, repository.get("head"))
+        if self._heads[number] is None and chained and own:  # no ref: folded into the archive when it closed
+            key = split(node.get("body") or "")[1]
+            self._heads[number] = self.chain.archived(number, key.head) if key is not None and key.head else None
         return self._keep(node, self._heads[number], chained and own)
 
     def _own_head(self, number: int, ref: dict[str, Any] | None) -> tuple[Head | None, bool]:
@@ -472,15 +477,24 @@ class GitHubStore:
 
     def close(self, stored: Stored, reason: str = "completed") -> Stored:
         """Close the issue (GraphQL ``closeIssue``) as completed or not planned (``reason``); closing one that
-        is closed already changes nothing."""
+        is closed already changes nothing. Its refs are folded into the archive (``ghstate.github.archive``:
+        3 requests more, 1 when there is nothing to fold)."""
         number = stored.number
         node = self._node_with_id(stored)
         data = self.graphql("close_checkpoint", {"input": {"issueId": node["id"], "stateReason": reason.upper()}},
                             number=number, what=f"closing issue #{number}",
                             landed=lambda: None)  # closing twice is closing once: a lost answer is resent
         answer = (data.get("closeIssue") or {}).get("issue") or {}
-        return stored._replace(state=str(answer.get("state") or "CLOSED").lower(),
-                               location=answer.get("url") or stored.location)
+        closed = stored._replace(state=str(answer.get("state") or "CLOSED").lower(),
+                                 location=answer.get("url") or stored.location)
+        if closed.state == "closed":
+            self.archive.fold(closed)  # its refs folded: the refs kept grow with open checkpoints only
+        return closed
+
+    def retire_branch(self, branch: str, stored: Stored) -> bool:
+        """``branch`` is gone from GitHub: its entry in the branch index dropped when it names ``stored``, which is
+        closed (``ghstate.github.archive``: one request, and one more to drop it)."""
+        return stored.state == "closed" and self.archive.drop_entry(branch, stored.number)
 
     # ------------------------------------------------------------------------------ reading more
 
