@@ -106,3 +106,24 @@ def test_a_branch_entry_stays_while_its_branch_is_there_and_resume_says_it_close
     run("close", str(number))
     assert gh.tasks.branch_index() == {"feature%2Fx": number}
     assert f"#{number} closed" in run("resume", code=None).stderr
+
+
+def test_close_again_folds_a_checkpoint_closed_before_the_archive(gh, run, repo):
+    """A checkpoint closed by an older ghstate (or on github.com) keeps its refs; `ghstate close N` on it folds
+    them, and leaves its state reason as it was."""
+    number = made(gh, run, repo, "feature/x", "w")
+    del gh.tasks.refs["refs/heads/feature/x"]
+    gh.tasks.close(number, "not_planned")
+    assert f"refs/ghstate/checkpoints/{number}" in gh.tasks.refs
+    assert run("close", str(number)).stdout.startswith(f"#{number} was closed already")
+    assert ghstate_refs(gh) == [archive.ARCHIVE] and gh.issues[number]["state_reason"] == "not_planned"
+    assert "CloseCheckpoint" not in gh.operations()
+
+
+def test_a_token_that_cannot_write_refs_still_closes_and_says_the_refs_stay(gh, run, repo):
+    number = made(gh, run, repo, "feature/x", "w")
+    gh.tasks.deny_refs = True
+    result = run("close", str(number))
+    assert gh.issues[number]["state"] == "closed" and f"refs/ghstate/checkpoints/{number}" in gh.tasks.refs
+    assert "its refs could not be folded into refs/ghstate/archive" in result.stderr
+    assert "concurrent writers are not protected" not in result.stderr

@@ -74,7 +74,9 @@ def saves_in(listed: Sequence[Version], body: Version, merged: Collection[str] =
     when the history does not reach a render or the start (off, too short, or a version deleted from it), is
     the rest taken together under its editor. Versions newer than the read are not its business."""
     versions = [v for v in listed if not (body.at and v.at and v.at > body.at)]
-    if not versions or not same(versions[0].text, body.text):
+    if versions and same(versions[0].text, body.text):
+        versions[0] = versions[0]._replace(text=body.text)  # the body as read (its digest is what is merged)
+    else:
         versions = [body, *versions]  # the body as read, not listed (yet): its last editor's save
     found: list[Version] = []
     whole = complete and all(v.text is not None for v in versions)  # the history's start is a person's: whole

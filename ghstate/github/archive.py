@@ -24,7 +24,7 @@ from ghstate.core.chain import ZERO, ref_name
 from ghstate.core.parse import branch_of, is_child
 from ghstate.errors import GhstateError
 from ghstate.github import branches
-from ghstate.store import Stored
+from ghstate.store import Stored, Unprotected
 
 ARCHIVE = "refs/ghstate/archive"
 FORMAT = "ghstate-archive/1"
@@ -57,6 +57,8 @@ class Archive:
         """``stored`` (closed now) folded into the archive, and its branch's entry dropped when its branch is
         gone; a failure is said (the close stands)."""
         branch = "" if is_child(stored.body) else branch_of(stored.body)
+        store = self.store
+        said, unprotected = len(store.notices), store.unprotected
         try:
             for _ in range(TRIES):
                 state = self._state(stored.number, branch)
@@ -64,9 +66,11 @@ class Archive:
                 if not updates or self._move(stored.number, updates):
                     return
             raise GhstateError(f"{ARCHIVE} kept moving ({TRIES} tries)")
-        except GhstateError as exc:
-            self.store.notices.append(f"#{stored.number} is closed, but its refs could not be folded into {ARCHIVE} "
-                                      f"({exc}); the next close folds them")
+        except (GhstateError, Unprotected) as exc:  # a token without Contents: write, GitHub out of reach
+            del store.notices[said:]  # (not a write left unprotected: the checkpoint is closed, its refs stay)
+            store.unprotected = unprotected
+            store.notices.append(f"#{stored.number} is closed, but its refs could not be folded into {ARCHIVE} "
+                                 f"({exc}); 'ghstate close {stored.number}' folds them")
 
     def drop_entry(self, branch: str, number: int) -> bool:
         """``branch``'s entry deleted when it names ``number`` (a closed checkpoint) and the branch is gone from

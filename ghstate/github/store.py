@@ -476,10 +476,13 @@ class GitHubStore:
         return "" if self.policy.label in stored.labels else self.policy.label
 
     def close(self, stored: Stored, reason: str = "completed") -> Stored:
-        """Close the issue (GraphQL ``closeIssue``) as completed or not planned (``reason``); closing one that
-        is closed already changes nothing. Its refs are folded into the archive (``ghstate.github.archive``:
-        3 requests more, 1 when there is nothing to fold)."""
+        """Close the issue (GraphQL ``closeIssue``) as completed or not planned (``reason``), and fold its refs
+        into the archive (``ghstate.github.archive``: 3 requests more, 1 when there is nothing to fold); one
+        that is closed already only has its refs folded (a checkpoint closed before this version)."""
         number = stored.number
+        if stored.state == "closed":  # closed already (before this version, say): only its refs folded
+            self.archive.fold(stored)
+            return stored
         node = self._node_with_id(stored)
         data = self.graphql("close_checkpoint", {"input": {"issueId": node["id"], "stateReason": reason.upper()}},
                             number=number, what=f"closing issue #{number}",
