@@ -148,7 +148,8 @@ class FakeTasks:
 
     def index(self, number: int, branch: str, flag: bool = True) -> str:
         """``branch``'s entry in ghstate's branch index names checkpoint ``number`` (as ghstate writes it when
-        it creates one); ``flag``: every open checkpoint is in the index (refs/ghstate/indexed). The commit."""
+        it creates one); ``flag``: refs/ghstate/indexed set too, as ghstate set it before issue 44 (no longer
+        read: a repository that ran that version). The commit."""
         from ghstate.core.chain import TREE_FILES
         from ghstate.github import branches
 
