@@ -7,8 +7,10 @@ Each count gets a fresh fake seeded with that many open checkpoints, each in the
 writes a new one), updated oldest first; the newest twenty and the oldest two (those the rows read) have a
 body of about 60,000 characters (GitHub's limit is 65,536): what a page of bodies must stay under 1 MB
 with. Then ghstate runs as a process, once per row: `resume` and `checkpoint --risk R --resume-at P` by
-branch on the newest branch, the oldest and a branch with none (the write there creates one), `list` (its
-first page), `ready` and the session-start hook. Requests and bytes
+branch on the newest branch, the oldest and a branch with none (the write there creates one); on two
+checkpoints the branch index does not hold (found with GitHub's issue search): `resume` on an older ghstate's
+(no entry), its first write (which adds the entry) and `resume` after it, and `resume` on one opened with the
+issue form; `list` (its first page), `ready` and the session-start hook. Requests and bytes
 are counted at the fake (bytes: the answers' bodies, the largest one too); seconds are the process's wall
 time, PyGithub's start-up included, no network latency (add a round trip per request for the real thing).
 A figure measured, not asserted: tests/test_branch_index.py holds the request counts.
@@ -48,6 +50,11 @@ def seed(fake, count: int) -> None:
                 f"start\n\n## Remaining risks\n{risks}\n## Resume instruction\nStart at Phase 1.\n")
         fake.add_issue(number, body, title=f"Checkpoint: {branch}")
         fake.tasks.index(number, branch, flag=number == 1)
+    marker = json.dumps({"revision": 1, "branch": "older"})  # an older ghstate's, made after the flag: no entry
+    fake.add_issue(count + 1, f"<!-- ghstate:v1 {marker} -->\n## Goal\nOlder.\n\n## Current status\n- [ ] Phase 1: "
+                   "start\n\n## Resume instruction\nStart at Phase 1.\n", title="Checkpoint: older")
+    fake.add_issue(count + 2, "### Branch\n\nfrom-form\n\n### Goal\n\nMade with the issue form.\n\n### Current status"
+                   "\n\n- [ ] Phase 1: start\n\n### Resume instruction\n\nStart at Phase 1.", title="Checkpoint: form")
     fake.tasks.add_tree(TREE_FILES)
 
 
@@ -89,6 +96,13 @@ def run_count(count: int) -> dict[str, dict[str, float]]:
             rows[f"resume, {label}"] = measure(fake, ["resume"], env, tmp)
             rows[f"checkpoint --risk, {label}"] = measure(fake, ["checkpoint", "--risk", "measured", "--resume-at",
                                                                  "Phase 1"], env, tmp)
+        subprocess.run(["git", "checkout", "-q", "-B", "older"], cwd=tmp, check=True)
+        rows["resume, not indexed (an older ghstate's)"] = measure(fake, ["resume"], env, tmp)
+        rows["checkpoint --risk, not indexed (its first write: indexed)"] = measure(
+            fake, ["checkpoint", "--risk", "measured", "--resume-at", "Phase 1"], env, tmp)
+        rows["resume, not indexed, after its first write"] = measure(fake, ["resume"], env, tmp)
+        subprocess.run(["git", "checkout", "-q", "-B", "from-form"], cwd=tmp, check=True)
+        rows["resume, not indexed (made with the issue form)"] = measure(fake, ["resume"], env, tmp)
         subprocess.run(["git", "checkout", "-q", "-B", "b1"], cwd=tmp, check=True)
         rows["list (first page)"] = measure(fake, ["list"], env, tmp)
         rows["ready"] = measure(fake, ["ready"], env, tmp)

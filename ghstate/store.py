@@ -41,12 +41,14 @@ class Stored(NamedTuple):
 
 
 class BodyVersion(NamedTuple):
-    """A version of a body found saved between a write's read and its mirror (a person's save the mirror
-    wrote over): merged by the next round."""
+    """A version of a body saved by a person: one a write's mirror wrote over (merged by the next round), or
+    one of the saves an edited body as read is made of (``Store.saves``). ``mixed``: it may hold other
+    people's saves too (no version history told them apart), under its last editor."""
 
     body: str
     editor: str = ""
     at: str = ""
+    mixed: bool = False
 
 
 class WriteOutcome(NamedTuple):
@@ -134,6 +136,11 @@ class Store(Protocol):
     # holds, to find one whose creation landed although the answer was lost.
     def create(self, title: str, body: str, unique: str = "") -> Stored: ...
 
+    # The people's saves an edited body (``stored.body``, a person's edit of its chain's mirror) is made of,
+    # oldest first, each its own (who, when, its whole text); the last is the body as read. A store that keeps
+    # no versions (the local store's file) answers the body alone.
+    def saves(self, stored: Stored) -> "tuple[BodyVersion, ...]": ...
+
     # ``stored`` with its head's content (a listing may have read only the head's oid).
     def with_head(self, stored: Stored) -> Stored: ...
 
@@ -164,6 +171,10 @@ class Store(Protocol):
     # A finished checkpoint, closed: no longer open (``list``), still readable by number (and by its branch, as
     # closed). ``reason``: "completed" (done, or its pull request merged) or "not_planned" (abandoned, stale).
     def close(self, stored: Stored, reason: str = "completed") -> Stored: ...
+
+    # ``branch`` is gone (deleted after its checkpoint closed): its entry in the store's index dropped when it
+    # names ``stored``, closed; whether it was. A store without an index answers False.
+    def retire_branch(self, branch: str, stored: Stored) -> bool: ...
 
     def revisions(self, number: int) -> "list[Revision]": ...
 

@@ -187,6 +187,10 @@ class FakeGitHub:
         self.history_lag = 0  # reads whose edit history leaves out the newest version (an index behind its body)
         self.cursors = "offset"  # a History cursor counts from the newest ("offset": new versions shift it)
         #   or names a version ("version": stable while versions are added)
+        # What GitHub does not document about its issue search (``search``), each a variant too:
+        self.search_lag = 0  # seconds (GitHub's clock) before a created or changed issue is searched as it is
+        self.search_match = "phrase"  # a quoted phrase matches its words in a row ("phrase") or anywhere ("words")
+        self.search_comments = True  # the text of HTML comments in a body (a hidden marker) is searched
         # The knobs above and the Git ref variant's fields (``github_fake_tasks.Variant``) whose other value
         # would have answered a request otherwise, or kept another state, at some point of this fake's life:
         # a knob not in here changed nothing (tests/test_write_log.py runs a case only under the variants
@@ -213,6 +217,7 @@ class FakeGitHub:
                                                             "updateIssue": self._gql_update_issue,
                                                             "closeIssue": self._gql_close_issue,
                                                             "deleteLabel": self._gql_delete_label,
+                                                            "search": self._gql_search,
                                                             "viewer": lambda info, **_: {
                                                                 "__typename": "User", "login": self.viewer
                                                                 + ("[bot]" if self.viewer_type == "Bot" else "")}}
@@ -521,6 +526,47 @@ class FakeGitHub:
                 "pageInfo": {"hasNextPage": start + len(chunk) < len(versions), "endCursor": end,
                              "hasPreviousPage": start > 0, "startCursor": str(start)}}
 
+    def _gql_search(self, info: Any, query: str, type: str, first: int | None = None, after: str | None = None,
+                    **_: Any) -> dict:
+        """GitHub's issue search (``search(type: ISSUE)``), over an index that is ``search_lag`` seconds behind
+        the issues: the qualifiers ghstate sends (``repo:``, ``is:issue``/``is:open``/``is:closed``,
+        ``label:``, ``in:title,body``, ``sort:updated-desc``) and quoted phrases, matched word by word
+        (punctuation and case ignored: ``feature/x`` is the words ``feature x``). A qualifier it does not know
+        is refused, so that no test of ghstate relies on one the fake ignores."""
+        if type != "ISSUE":
+            raise GraphQLTypedError(f"the fake GitHub searches issues only, not {type}", "INTERNAL")
+        terms = _search_terms(query)
+        sort = terms.pop("sort", ["best-match"])[-1]
+        found = []
+        for number in self.issues:
+            seen = self._searched_as(number)
+            if seen is not None and _search_hit(seen, terms, self.search_match):
+                found.append((seen["updated_at"] if sort == "updated-desc" else "", number))
+        found.sort(reverse=True)
+        start = int(after) if after else 0
+        chunk = [n for _, n in found[start: start + (first or 10)]]
+        more = start + len(chunk) < len(found)
+        return {"issueCount": len(found), "nodes": [self._gql_issue(n) for n in chunk],
+                "pageInfo": {"hasNextPage": more, "endCursor": str(start + len(chunk)) if chunk else None,
+                             "hasPreviousPage": start > 0, "startCursor": str(start)}}
+
+    def _searched_as(self, number: int) -> dict | None:
+        """Issue ``number`` as the search index holds it: as it was ``search_lag`` seconds ago (None: not there
+        yet), its body without HTML comments unless ``search_comments``."""
+        issue = self.issues[number]
+        cutoff = (self.clock - timedelta(seconds=self.search_lag)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        if issue["created_at"] > cutoff:
+            return None
+        bodies = [b for b, e in zip(self.history.get(number, []), self.editors.get(number, []), strict=False)
+                  if e["at"] <= cutoff] or [issue["body"] or ""]
+        closed = issue["state"] == "closed" and (issue.get("closed_at") or "") <= cutoff
+        body = bodies[-1] or ""
+        if not self.search_comments:
+            body = re.sub(r"<!--.*?-->", " ", body, flags=re.DOTALL)
+        return {"number": number, "title": issue["title"], "body": body, "state": "closed" if closed else "open",
+                "labels": {x["name"].lower() for x in issue["labels"]}, "pull": "pull_request" in issue,
+                "updated_at": issue["updated_at"], "repo": self.repo}
+
     def _gql_close_issue(self, info: Any, input: dict, **_: Any) -> dict:
         """The ``closeIssue`` mutation: closed, with its reason (GitHub's default: COMPLETED)."""
         number = next((n for n, i in self.issues.items() if i["node_id"] == input["issueId"]
@@ -804,6 +850,48 @@ def _error_json(error: GraphQLError) -> dict[str, Any]:
         out["locations"] = [{"line": at.line, "column": at.column} for at in error.locations]
     out["message"] = error.message
     return out
+
+
+_SEARCH_TERM = re.compile(r'(\w+):"([^"]*)"|(\w+):(\S+)|"([^"]*)"|(\S+)')
+_SEARCH_QUALIFIERS = {"repo", "is", "label", "in", "sort"}
+
+
+def _search_terms(query: str) -> dict[str, list[str]]:
+    """A search string as its terms: qualifiers by name ("repo", "is", …), phrases and bare words under ""."""
+    terms: dict[str, list[str]] = {}
+    for quoted_key, quoted, key, value, phrase, word in _SEARCH_TERM.findall(query):
+        name = quoted_key or key
+        if name and name not in _SEARCH_QUALIFIERS:
+            raise GraphQLTypedError(f"the fake GitHub does not model the search qualifier {name}:", "INTERNAL")
+        terms.setdefault(name, []).append(quoted if quoted_key else value if key else phrase or word)
+    return terms
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", text.lower())
+
+
+def _search_hit(seen: dict, terms: dict[str, list[str]], match: str) -> bool:
+    """Whether an issue as the index holds it answers the terms."""
+    for value in terms.get("is", []):
+        if value in ("issue", "pr") and seen["pull"] != (value == "pr"):
+            return False
+        if value in ("open", "closed") and seen["state"] != value:
+            return False
+    if not {v.lower() for v in terms.get("label", [])} <= seen["labels"]:
+        return False
+    if any(v.lower() != seen["repo"].lower() for v in terms.get("repo", [])):
+        return False
+    where = {w for v in terms.get("in", ["title,body"]) for w in v.split(",")}
+    text = _words(" ".join(seen[w] for w in ("title", "body") if w in where))
+    for phrase in terms.get("", []):
+        wanted = _words(phrase)
+        if match == "words" or len(wanted) < 2:
+            if not set(wanted) <= set(text):
+                return False
+        elif not any(text[i: i + len(wanted)] == wanted for i in range(len(text) - len(wanted) + 1)):
+            return False
+    return True
 
 
 def _schema():

@@ -118,7 +118,8 @@ class FakeTasks:
         return {"parent": (lambda info, **_: self.fake._gql_issue(parent)) if parent else None}
 
     def close(self, number: int, reason: str = "completed") -> None:
-        self.fake.issues[number].update(state="closed", state_reason=reason, updated_at=self.fake.now())
+        self.fake.issues[number].update(state="closed", state_reason=reason, closed_at=self.fake.now(),
+                                        updated_at=self.fake.now())
 
     def add_pull(self, number: int, head: str, state: str = "OPEN", cross: bool = False) -> dict[str, Any]:
         """A pull request from ``head`` (its number taken among the issues', as GitHub numbers both)."""
@@ -147,7 +148,8 @@ class FakeTasks:
 
     def index(self, number: int, branch: str, flag: bool = True) -> str:
         """``branch``'s entry in ghstate's branch index names checkpoint ``number`` (as ghstate writes it when
-        it creates one); ``flag``: every open checkpoint is in the index (refs/ghstate/indexed). The commit."""
+        it creates one); ``flag``: refs/ghstate/indexed set too, as ghstate set it before issue 44 (no longer
+        read: a repository that ran that version). The commit."""
         from ghstate.core.chain import TREE_FILES
         from ghstate.github import branches
 

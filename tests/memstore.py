@@ -119,6 +119,14 @@ class MemoryStore:
         self.add_issue(number, body)
         return self._stored(number)
 
+    def retire_branch(self, branch: str, stored: Stored) -> bool:
+        """No branch index here: nothing to drop."""
+        return False
+
+    def saves(self, stored: Stored) -> tuple[BodyVersion, ...]:
+        """The body as read, alone: no versions are kept to tell people's saves apart."""
+        return (BodyVersion(stored.body, stored.editor, stored.edited_at),)
+
     def with_head(self, stored: Stored) -> Stored:
         return stored
 

@@ -164,8 +164,8 @@ def test_no_checkpoint_is_a_notice(runner, run):
     out = run("ci", "--result", "success").stdout
     assert out.startswith("::notice::ghstate: no open checkpoint for branch feature/x; nothing recorded")
     assert outputs(runner) == {"issue": "", "status": ""}
-    # no entry in the branch index, which does not say yet that every checkpoint is in it: the open ones looked at
-    assert runner.operations() == ["BranchCheckpoint", "OpenCheckpoints"] and len(runner.calls) == 2
+    # no entry in the branch index, and GitHub's issue search finds none the index does not hold
+    assert runner.operations() == ["BranchCheckpoint", "BranchSearch"] and len(runner.calls) == 2
 
 
 def test_malformed_or_missing_reports_are_warnings(runner, run):

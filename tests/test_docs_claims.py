@@ -29,6 +29,7 @@ CLAIMS = {
         "test_write_log.py::test_what_a_person_deletes_stays_deleted",
         "test_write_log.py::test_a_save_without_the_marker_line_from_an_older_page_keeps_the_writes_since",
         "test_write_log.py::test_a_persons_save_between_a_writes_read_and_its_mirror_is_merged_as_theirs",
+        "test_write_log.py::test_two_peoples_saves_read_by_a_plain_read_are_each_their_own_entry_and_credited",
         "test_local_chain.py::test_a_persons_edit_of_the_file_is_merged_as_theirs"],
     "The body converges": [
         "test_interleavings.py::test_no_reported_write_is_lost_in_any_interleaving",
@@ -52,8 +53,19 @@ CLAIMS = {
     "An update takes **3** by number": [
         "test_github_store.py::test_update_by_number_costs_three_requests_and_notifies_no_one"],
     "**4** by branch": ["test_github_store.py::test_update_by_branch_costs_four_requests"],
+    "A close folds the chain into `refs/ghstate/archive`": [
+        "test_archive.py::test_a_hundred_made_and_ninety_closed_leave_the_refs_of_ten",
+        "test_archive.py::test_two_closes_at_once_both_fold_into_the_archive"],
+    "Still read whole": ["test_archive.py::test_log_and_show_of_an_archived_checkpoint_read_its_whole_history"],
+    "Reopened, its chain goes on": ["test_archive.py::test_a_reopened_checkpoint_gets_its_chain_ref_back_on_its_head"],
+    "A branch's entry goes once its branch is gone and its checkpoint closed": [
+        "test_lifecycle_github.py::test_a_branch_deleted_after_its_checkpoint_closed_takes_its_entry_with_it"],
     "A branch's checkpoint is found in **2** requests however many are open": [
-        "test_branch_index.py::test_a_branch_is_found_in_two_requests_at_any_count_and_none_in_one"],
+        "test_branch_index.py::test_a_branch_is_found_in_two_requests_at_any_count_and_none_in_two"],
+    "Checkpoints it did not make are found by search": [
+        "test_branch_index.py::test_a_checkpoint_made_with_the_issue_form_after_the_index_is_found_by_its_branch",
+        "test_branch_index.py::test_an_older_ghstates_checkpoint_without_an_entry_is_found_after_the_flag",
+        "test_branch_index.py::test_a_thousand_checkpoints_the_index_does_not_hold_cost_the_same_as_ten"],
     "checked on your GitHub by `ghstate doctor --github`": [
         "test_doctor.py::test_every_behaviour_holds_on_a_faithful_github_and_the_probe_cleans_up",
         "test_doctor.py::test_what_github_leaves_open_fails_no_row_and_each_row_says_what_it_saw"],
@@ -118,23 +130,46 @@ def measured_commands(gh, run, sample_file, repo) -> dict[str, list[int]]:
     by_branch = requests(gh, run, "checkpoint", "--risk", "an update by branch")
     git(repo, "checkout", "-q", "-b", "feature/none")
     none = requests(gh, run, "resume", code=1)
+    by_branch_create = requests(gh, run, "checkpoint", "--file", str(sample_file))
+    gh.add_issue(len(gh.issues) + 1, "### Branch\n\nfeature/form\n\n### Goal\n\nx\n\n### Current status\n\n- [ ] "
+                 "Phase 1: x\n\n### Resume instruction\n\nStart at Phase 1.", title="Checkpoint: made by a person")
+    git(repo, "checkout", "-q", "-b", "feature/form")
+    unindexed = requests(gh, run, "resume")
     git(repo, "checkout", "-q", "feature/x")
     return {
         "`resume N`, `show N` (by number; the hooks and the MCP `resume` tool read the same way)": [
             requests(gh, run, "resume", "1"), requests(gh, run, "show", "1")],
         "`resume` (by branch: its entry in the branch index, then the checkpoint it names)": [
             requests(gh, run, "resume")],
-        "`resume` on a branch with none (where every open checkpoint is in the branch index)": [none],
+        "`resume` on a branch with none (its entry, none; GitHub's issue search, none)": [none],
+        "`resume` on a branch whose checkpoint the branch index does not hold (made with the issue form, by a person "
+        "or by an older ghstate: its entry, none; the search; the checkpoint)": [unindexed],
         "`list` (the first page: 10 open checkpoints with their bodies, no chain heads)": [requests(gh, run, "list")],
         "`checkpoint --new --file F` (a new checkpoint: its branch's entry, create, the entry's commit and ref)": [
             created],
-        "a repository's first checkpoint (a look through the open ones, none; `refs/ghstate/indexed` set; the tree "
-        "ghstate's commits share, written once)": [first - created],
+        "`checkpoint --file F` on a branch with none (its entry, the search, create, the entry's commit and ref)": [
+            by_branch_create],
+        "a repository's first checkpoint (the tree ghstate's commits share, written once)": [first - by_branch_create],
         "`checkpoint N --risk R` (an update by number: read, the commit, `AppendCheckpoint`)": [by_number],
         "`checkpoint --risk R` (an update by branch: its entry, then as by number)": [by_branch],
         "`log N` (the checkpoint, then its chain)": [requests(gh, run, "log", "1")],
-        "`close N` (read, `closeIssue` with the state reason COMPLETED)": [requests(gh, run, "close", "1")],
+        "`resume N` on a body people edited since the last write (the checkpoint, its edit history: each person's "
+        "save its own)": [edited_read(gh, run)],
+        "`close N` (read, `closeIssue` with the state reason COMPLETED; its chain folded into the archive: what is "
+        "there, the archive's commit, one `updateRefs`)": [requests(gh, run, "close", "1")],
+        "`show N` of a closed checkpoint (the checkpoint, its head from the archive)": [requests(gh, run, "show", "1")],
+        "`log N` of a closed checkpoint (the checkpoint, its head, its chain from the archive)": [
+            requests(gh, run, "log", "1")],
     }
+
+
+def edited_read(gh, run) -> int:
+    """Mona, then Lisa, save the body of #1 on github.com; then it is read (and a write merges their saves)."""
+    for login, item in (("mona", "- a risk\n"), ("lisa", "- another\n")):
+        gh.edit(1, gh.issues[1]["body"].replace("## Remaining risks\n", "## Remaining risks\n" + item), login=login)
+    measured = requests(gh, run, "resume", "1")
+    run("checkpoint", "1", "--risk", "their saves merged")  # the body ghstate's again, for the rows after
+    return measured
 
 
 def measured_results(gh, run, sample_file, tmp_path) -> dict[str, list[int]]:

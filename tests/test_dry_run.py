@@ -276,6 +276,7 @@ class Case:
 
 
 C = "checkpoint"
+HISTORY = frozenset({"cursors", "history_lag"})  # the knobs a read of a body people edited reaches
 BOARD = "project_mutations: changed"  # the project's item added or a field of it set (in the project mode only)
 CLAIM = "claims/2"  # the claim on child #2 renewed: its ref moved (GitHub), a generation added (local)
 CASES = (
@@ -318,8 +319,9 @@ CASES = (
     Case("update-1--project", seed_one, (C, "1", "--done", "Phase 2", "--project", PROJECT), "- [x] Phase 2",
          modes=("project",), reaches=(BOARD,)),
     # over a person's save of the body: a write would merge it (one more entry on the chain)
-    Case("edited-1", seed_edited, (C, "1", "--risk", "a dry risk"), "is slow on"),
-    Case("edited-branch", seed_edited, (C, "--done", "Phase 2"), "is slow on", reaches=(BOARD,)),
+    # (its edit history read, to tell the saves apart: issue 44)
+    Case("edited-1", seed_edited, (C, "1", "--risk", "a dry risk"), "is slow on", changed_by=HISTORY),
+    Case("edited-branch", seed_edited, (C, "--done", "Phase 2"), "is slow on", reaches=(BOARD,), changed_by=HISTORY),
     # a write by number from another branch: --move would make it that branch's
     Case("elsewhere-1", seed_elsewhere, (C, "1", "--risk", "a dry risk"), "a dry risk"),
     Case("elsewhere-1--move", seed_elsewhere, (C, "1", "--risk", "a dry risk", "--move"), "a dry risk"),
@@ -350,7 +352,7 @@ CASES = (
                "goal": "A new goal", "phase": ["Phase 4: docs"], "undo": ["Phase 1"], "title": "Renamed"},
          reaches=(BOARD,)),
     Case("mcp-edited", seed_edited, (), "is slow on", tool={"issue": 1, "question": ["which matcher?"]},
-         reaches=(BOARD,)),
+         reaches=(BOARD,), changed_by=HISTORY),
     Case("mcp-lease", seed_claimed, (), "a dry risk", tool={"issue": 2, "risk": ["a dry risk"]}, agent="a1",
          changed_by=frozenset({"lists_custom_refs"}), reaches=(CLAIM, BOARD)),
 )

@@ -393,3 +393,61 @@ def test_the_loopback_server_answers_as_the_fake_does(isolated):
         limited = requests.get(f"{fake.base}/repos/octo/hello/issues/7")
         assert limited.status_code == 403 and limited.headers["X-RateLimit-Remaining"] == "0"
         assert fake.issues[7]["body"] == "seven"
+
+
+# ------------------------------------------------------------------------------------ issue search
+
+SEARCH = """query Search($q: String!) { search(query: $q, type: ISSUE, first: 10) {
+  issueCount nodes { ... on Issue { number } } } }"""
+
+
+def searched(query: str) -> list[int]:
+    return [n["number"] for n in gql(SEARCH, q=query).json()["data"]["search"]["nodes"]]
+
+
+def test_issue_search_takes_the_qualifiers_and_phrases_ghstate_sends(fake):
+    """https://docs.github.com/en/search-github/searching-on-github/searching-issues-and-pull-requests
+    (``repo:``, ``is:issue``, ``is:open``, ``label:``, ``in:title``/``in:body``, ``sort:updated-desc``) and
+    https://docs.github.com/en/search-github/getting-started-with-searching-on-github/understanding-the-search-syntax
+    (a quoted phrase; punctuation is not searched: ``feature/x`` is found as ``feature x``). Fails if a
+    qualifier is ignored, or a phrase matches words that are not in a row."""
+    fake.add_issue(1, "### Branch\n\nfeature/x\n")
+    fake.add_issue(2, "the branch is not feature/x", title="Checkpoint: feature/x")
+    fake.add_issue(3, "### Branch\n\nfeature/x\n", labels=("bug",))
+    fake.add_issue(4, "### Branch\n\nfeature/x\n", state="closed")
+    fake.add_issue(5, "### Branch\n\nfeature/x\n", pull_request=True)
+    scope = 'repo:octo/hello is:issue is:open label:"ghstate"'
+    assert searched(f'{scope} in:body "branch feature/x" sort:updated-desc') == [1]
+    assert searched(f'{scope} in:title "checkpoint feature/x"') == [2]
+    assert searched('repo:octo/other is:issue "branch feature/x"') == []
+    answer = gql(SEARCH, q='repo:octo/hello author:mona "x"').json()
+    assert "does not model the search qualifier author" in answer["errors"][0]["message"]
+
+
+def test_issue_search_lags_behind_creates_and_edits(fake):
+    """Observed on github.com: an issue is found by search only seconds after it is created or edited (search
+    is an index updated apart from the issue; ``search_lag``). Fails if a lagging index finds an issue made
+    within the lag, or misses it after."""
+    fake.search_lag = 30
+    fake.add_issue(1, "### Branch\n\nfeature/x\n")
+    assert searched('is:issue in:body "branch feature/x"') == []
+    fake.advance(31)
+    assert searched('is:issue in:body "branch feature/x"') == [1]
+    fake.edit(1, "### Branch\n\nfeature/y\n")
+    assert searched('is:issue in:body "branch feature/x"') == [1]  # as it was
+    fake.advance(31)
+    assert searched('is:issue in:body "branch feature/x"') == []
+
+
+@pytest.mark.parametrize("knob, value, found", [("search_comments", True, [1]), ("search_comments", False, []),
+                                                ("search_match", "phrase", []), ("search_match", "words", [2])])
+def test_what_issue_search_leaves_open_is_a_variant(fake, knob, value, found):
+    """Not documented: whether the text of an HTML comment (a hidden marker) is searched, and how strictly a
+    phrase is matched (its words in a row, or anywhere). Each is a knob; ghstate's tests run under both."""
+    setattr(fake, knob, value)
+    if knob == "search_comments":
+        fake.add_issue(1, '<!-- ghstate:v1 {"branch": "feature/x"} -->\n## Goal\nx\n')
+        assert searched('is:issue in:body "branch feature/x"') == found
+    else:
+        fake.add_issue(2, "feature work on branch main, x")
+        assert searched('is:issue in:body "branch feature/x"') == found

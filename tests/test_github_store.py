@@ -96,16 +96,16 @@ def ops(gh) -> list[str]:
     return out
 
 
-def test_create_costs_four_requests_and_notifies_no_one(gh, run, repo, sample_file, sleeps, throttled):
-    """The branch's lookup (none: the index says so, where every checkpoint is in it), the issue, and the
-    branch's entry in the index (its commit, then the ref made only if it is still not there). The first
-    checkpoint of a repository also looks through the open ones (none) and sets refs/ghstate/indexed."""
+def test_create_costs_five_requests_and_notifies_no_one(gh, run, repo, sample_file, sleeps, throttled):
+    """The branch's lookup (no entry), GitHub's issue search (none: no issue the index does not hold names
+    the branch), the issue, and the branch's entry in the index (its commit, then the ref made only if it is
+    still not there)."""
     out = run("checkpoint", "--file", str(sample_file), "--title", "CLI refactor").stdout
     assert out.splitlines() == ["Created checkpoint #1 (revision 1): created with 3 phases (1 done)",
                                 "https://github.com/octo/hello/issues/1"]
-    assert ops(gh) == ["GraphQL BranchCheckpoint", "GraphQL OpenCheckpoints", "POST /issues", "POST /git/commits",
+    assert ops(gh) == ["GraphQL BranchCheckpoint", "GraphQL BranchSearch", "POST /issues", "POST /git/commits",
                        "GraphQL UpdateRefs"]
-    assert gh.tasks.branch_index() == {"feature%2Fx": 1} and "refs/ghstate/indexed" in gh.tasks.refs
+    assert gh.tasks.branch_index() == {"feature%2Fx": 1}
     issue = gh.issues[1]
     assert issue["title"] == "CLI refactor" and [x["name"] for x in issue["labels"]] == ["ghstate"]
     cp = state_of(gh)
@@ -119,7 +119,8 @@ def test_create_costs_four_requests_and_notifies_no_one(gh, run, repo, sample_fi
     gh.calls.clear()
     git(repo, "checkout", "-q", "-b", "feature/y")
     run("checkpoint", "--phase", "Phase 1", "--resume-at", "Phase 1")
-    assert ops(gh) == ["GraphQL BranchCheckpoint", "POST /issues", "POST /git/commits", "GraphQL UpdateRefs"]
+    assert ops(gh) == ["GraphQL BranchCheckpoint", "GraphQL BranchSearch", "POST /issues", "POST /git/commits",
+                       "GraphQL UpdateRefs"]
     assert gh.tasks.branch_index() == {"feature%2Fx": 1, "feature%2Fy": 2}
 
 
@@ -410,12 +411,12 @@ def test_dropped_connection_after_comment_does_not_duplicate_it(gh, run):
 
 
 @pytest.mark.parametrize(("target", "fault", "expected"), [
-    ("OpenCheckpoints", {"status": 401, "message": "Bad credentials"},
+    ("BranchCheckpoint", {"status": 401, "message": "Bad credentials"},
      "GitHub rejected the token (401 Bad credentials)"),
     ("graphql", {"resets_in": 3600},
      "GitHub's GraphQL rate limit is used up (RATE_LIMITED: API rate limit exceeded for user ID 583231.); it "
      "resets at 09:00 UTC (in about 60 min): try again then"),
-    ("OpenCheckpoints", {"type": "FORBIDDEN", "message": "Resource not accessible by integration"},
+    ("BranchCheckpoint", {"type": "FORBIDDEN", "message": "Resource not accessible by integration"},
      "GitHub refused it (FORBIDDEN: Resource not accessible by integration); the token needs Issues: write on "
      "octo/hello"),
     ("POST /issues$", {"status": 410, "message": "Issues are disabled for this repo"},
@@ -583,7 +584,7 @@ def test_enterprise_server_base_url(isolated, repo, run, monkeypatch, sample_fil
     assert "https://ghe.example.com/team/app/issues/1" in out
     assert all(u.startswith("https://ghe.example.com")
                and ("/api/v3/repos/team/app/" in u or u.endswith("/api/graphql")) for _, u, _ in fake.calls)
-    assert fake.count_op("OpenCheckpoints") == 1
+    assert fake.count_op("BranchSearch") == 1
     assert fake.problems() == []
 
 
@@ -591,8 +592,8 @@ def test_label_is_added_when_github_drops_it(gh, run):
     gh.drop_labels_on_create = True
     run("checkpoint", "--phase", "Phase 1", "--resume-at", "Phase 1")
     assert [x["name"] for x in gh.issues[1]["labels"]] == ["ghstate"]
-    assert ops(gh)[:4] == ["GraphQL BranchCheckpoint", "GraphQL OpenCheckpoints", "POST /issues",
-                           "POST /issues/1/labels"]  # lookup, a look (none), issue, label
+    assert ops(gh)[:4] == ["GraphQL BranchCheckpoint", "GraphQL BranchSearch", "POST /issues",
+                           "POST /issues/1/labels"]  # lookup, the search (none), issue, label
 
 
 def test_label_refused_after_create_is_a_warning_not_a_pending_write(gh, run, repo):
@@ -757,14 +758,20 @@ def test_lost_comment_answer_while_offline_is_a_warning(gh, run):
     assert "Updated checkpoint #7" in result.stdout and "internal error" not in result.stderr
 
 
-def test_branch_lookup_reads_further_pages(gh, run):
+def test_branch_lookup_without_search_reads_further_pages(gh, run):
     existing(gh)
     for n in range(100, 205):
         gh.add_issue(n, f'<!-- ghstate:v1 {{"revision":1,"branch":"b{n}"}} -->\n## Goal\nx\n')
+    gh.fail_op("BranchSearch", type="FORBIDDEN", message="search is unavailable")  # a GitHub that will not search
     gh.calls.clear()
     run("checkpoint", "--risk", "found on the last page")  # not in the branch index: looked through, 10 a page
     assert state_of(gh, 7).risks[-1] == "found on the last page"
     assert gh.count_op("OpenCheckpoints") == 11 and 205 not in gh.issues
+    gh.tasks.refs.pop("refs/ghstate/branches/feature%2Fx")  # its entry, made by that write, deleted by hand
+    gh.calls.clear()
+    run("checkpoint", "--risk", "found by search")  # where GitHub searches: one search, at any count
+    assert state_of(gh, 7).risks[-1] == "found by search"
+    assert gh.count_op("BranchSearch") == 1 and gh.count_op("OpenCheckpoints") == 0
 
 
 # ------------------------------------------------------------------- resends, budgets, odd answers
@@ -1104,6 +1111,7 @@ def test_the_chain_commit_records_the_write_and_the_body_names_it(gh, run, monke
 
 def test_a_lookup_that_could_not_read_every_checkpoint_never_guesses(gh, run, monkeypatch):
     monkeypatch.setattr("ghstate.github.store.MAX_OPEN", 100)
+    gh.fail_op("BranchSearch", type="FORBIDDEN", message="search is unavailable", times=99)  # looked through
     for number in range(1, 102):  # 101 open checkpoints of other branches, none in the branch index: 100 are read
         gh.add_issue(number, f'<!-- ghstate:v1 {{"revision":1,"branch":"other-{number}"}} -->\n## Goal\nx\n')
     result = run("checkpoint", "--decision", "d", code=1)
@@ -1173,7 +1181,8 @@ def test_close_closes_the_issue_as_completed_in_one_mutation(gh, run):
     existing(gh)
     gh.calls.clear()
     assert run("close", "7").stdout == "Closed #7: https://github.com/octo/hello/issues/7\n"
-    assert ops(gh) == ["GraphQL Checkpoint", "GraphQL CloseCheckpoint"]
+    # and what it has to fold into the archive (nothing: no chain, no entry of its own)
+    assert ops(gh) == ["GraphQL Checkpoint", "GraphQL CloseCheckpoint", "GraphQL ArchiveState"]
     assert gh.issues[7]["state"] == "closed" and gh.issues[7]["state_reason"] == "completed"
     assert run("list").stderr.startswith("No open checkpoints")
     assert run("close", "7").stdout.startswith("#7 was closed already")

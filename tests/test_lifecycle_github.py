@@ -67,6 +67,7 @@ def test_an_opened_pull_request_is_linked_once(runner, run, monkeypatch, tmp_pat
 
 def test_a_merged_pull_request_records_the_result_then_closes_its_checkpoint(runner, run, monkeypatch, tmp_path):
     seed(runner)
+    runner.tasks.refs["refs/heads/feature/x"] = "e" * 40  # the merged branch is still on GitHub
     event(runner, monkeypatch, tmp_path, action="closed", merged=True)
     out = run("ci", "--result", "success", "--phase", "Phase 2").stdout
     assert "closed #7 as completed: pull request #12 merged" in out
@@ -76,7 +77,10 @@ def test_a_merged_pull_request_records_the_result_then_closes_its_checkpoint(run
     assert cp.verification_data.status == "passing" and cp.phases[1].done  # the final result, recorded first
     assert outputs(runner) == {"issue": "7", "status": "passing"}
     assert runner.operations().count("CloseCheckpoint") == 1
-    assert len(runner.calls) == 5, runner.operations()  # the lookup 2, the chain's commit, its move, the close
+    # the lookup 2, the chain's commit, its move, the close, and its chain folded into the archive (what is there,
+    # the archive's commit, the move of both refs: issue 44)
+    assert len(runner.calls) == 8, runner.operations()
+    assert "refs/ghstate/checkpoints/7" not in runner.tasks.refs and "refs/ghstate/archive" in runner.tasks.refs
     event(runner, monkeypatch, tmp_path, action="closed", merged=True)  # the event again: nothing is lost or redone
     out = run("ci", "--result", "success").stdout
     # the branch index finds it closed, and says so
@@ -86,6 +90,35 @@ def test_a_merged_pull_request_records_the_result_then_closes_its_checkpoint(run
     result = run("resume", "7")
     assert "Note: #7 closed when PR #12 merged" in result.stderr
     assert "This checkpoint was closed when PR #12 merged" in result.stdout
+
+
+def delete_event(monkeypatch, tmp_path, branch: str = "feature/x") -> None:
+    path = tmp_path / "delete.json"
+    path.write_text(json.dumps({"ref": branch, "ref_type": "branch", "pusher_type": "user"}))
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(path))
+    monkeypatch.setenv("GITHUB_EVENT_NAME", "delete")
+    monkeypatch.setenv("GITHUB_REF_NAME", "main")
+    monkeypatch.delenv("GITHUB_HEAD_REF", raising=False)
+
+
+def test_a_branch_deleted_after_its_checkpoint_closed_takes_its_entry_with_it(runner, run, monkeypatch, tmp_path):
+    """Issue 44, part 3: a branch entry goes once its branch is gone from GitHub and its checkpoint closed. Merged
+    with its branch still there: the entry stays (resume there says it closed); the branch deleted afterwards:
+    the delete event drops it. Merged with the branch deleted at once: the close drops it."""
+    seed(runner)
+    runner.tasks.refs["refs/heads/feature/x"] = "e" * 40
+    event(runner, monkeypatch, tmp_path, action="closed", merged=True)
+    run("ci", "--result", "success")
+    assert runner.tasks.branch_index() == {"feature%2Fx": 7}
+    assert "#7 closed when PR #12 merged" in run("resume", "7").stderr
+    del runner.tasks.refs["refs/heads/feature/x"]
+    delete_event(monkeypatch, tmp_path)
+    out = run("ci").stdout
+    assert "the branch index no longer names #7 for feature/x" in out and runner.tasks.branch_index() == {}
+    seed(runner, number=8, branch="feature/y")  # merged, its branch deleted by GitHub at the merge
+    event(runner, monkeypatch, tmp_path, action="closed", merged=True, branch="feature/y")
+    run("ci", "--result", "success")
+    assert runner.issues[8]["state"] == "closed" and runner.tasks.branch_index() == {}
 
 
 def test_closed_unmerged_stays_open_while_its_branch_is_there_then_its_deletion_closes_it(runner, run, monkeypatch,

@@ -11,7 +11,7 @@ from strategies import examples
 from ghstate.core import chain
 from ghstate.core.model import with_digests
 from ghstate.core.parse import parse
-from ghstate.core.saves import Version, body_digest, is_save, replaced_saves
+from ghstate.core.saves import Version, body_digest, is_save, replaced_saves, saves_in
 
 PAGE = render_body(with_digests(parse(SAMPLE).checkpoint.with_meta(revision=1)))  # as a write renders it
 
@@ -113,3 +113,32 @@ def test_what_is_found_is_a_save_since_the_read_not_merged_and_found_once(kinds,
         assert v.text is not None and is_save(v.text) and body_digest(v.text) not in digests
         assert v.at >= at(read)
     assert [v.at for v in result] == sorted(v.at for v in result)  # oldest first
+
+
+# ------------------------------------------------------------------------------ the saves an edited body is made of
+
+
+def made_of(listed: list[Version], body: Version, merged=(), complete: bool = False) -> list[tuple[str, bool]]:
+    return [(v.text, mixed) for v, mixed in saves_in(listed, body, merged, complete)]
+
+
+def test_an_edited_body_is_the_saves_since_the_last_render_each_its_own_oldest_first():
+    """Issue 44, part 2: saves in turn on a mirror (two people, no write between) are each their own."""
+    one, two = save(1), save(1).replace("## Goal\n", "## Goal\nlisa's\n")
+    listed = history(render(0), render(1), one, two)
+    assert made_of(listed, listed[0]) == [(one, False), (two, False)]
+    assert made_of(listed, listed[1]) == [(one, False)]  # read before the second: not its business
+    assert made_of(listed, listed[0], merged={body_digest(one)}) == [(two, False)]  # merged already: a boundary
+
+
+def test_saves_no_history_tells_apart_are_one_said_to_hold_others():
+    one, two = save(1), save(1).replace("## Goal\n", "## Goal\nlisa's\n")
+    body = Version(two, "lisa", at(9))
+    assert made_of([], body) == [(two, True)]  # no history: the body alone, under its last editor
+    listed = history(render(0), render(1), one, two)
+    deleted = [listed[0], listed[1]._replace(text=None), *listed[2:]]
+    assert made_of(deleted, listed[0]) == [(two, True)]  # a save deleted from it went into the one after
+    assert made_of(listed[:2], listed[0]) == [(one, True), (two, False)]  # the page stops before a render
+    original = history(one, two)  # an issue a person opened (the form) and edited: its whole history
+    assert made_of(original, original[0], complete=True) == [(one, False), (two, False)]
+    assert made_of(history(two), Version(two, "lisa", at(5))) == [(two, True)]  # one save, no render: not whole

@@ -187,7 +187,8 @@ def test_the_roll_up_adds_no_request_to_resume(gh, run, tmp_path):
     assert "Tasks\n  Sub-tasks: 0 of 4 done (0%)" in run("show", "1").stdout
     start = len(gh.calls)
     by_branch = run("resume").stdout  # the branch's checkpoint is the parent, never a child
-    assert since(gh, start) == ["BranchCheckpoint", "Checkpoint"]  # its entry in the branch index, then it
+    # its entry in the branch index, then it; and, as its body was edited above, its edit history (who saved what)
+    assert since(gh, start) == ["BranchCheckpoint", "Checkpoint", "BodyEdits"]
     assert "Resuming a task from GitHub issue #1 " in by_branch
     assert "Sub-tasks: 0 of 4 done (0%)" in by_branch
 

@@ -535,7 +535,10 @@ def test_requests_of_a_read_after_a_persons_edit(gh, on):
     before = len(gh.calls)
     on("z", "resume", "--format", "json")
     by_branch = [c[2]["query"].split("(")[0][:40] if c[2] and "query" in c[2] else c[1] for c in gh.calls[before:]]
-    assert (len(by_number), len(by_branch)) == (1, 2), (by_number, by_branch)
+    # one request more than an unedited body's (1 and 2), only because the body was found edited: its edit
+    # history, to tell the saves it is made of apart (issue 44, part 2)
+    assert (len(by_number), len(by_branch)) == (2, 3), (by_number, by_branch)
+    assert gh.operations()[-3:] == ["BranchCheckpoint", "Checkpoint", "BodyEdits"]
 
 
 @changed_by("typed_ref_errors", "stops_after_error", "coalesce_seconds", "history_lag")
@@ -915,3 +918,56 @@ def test_a_save_deleted_from_the_history_while_a_write_reads_it_further_is_still
     assert "from B" in state["decisions"] and "from C" in state["questions"]
     if not gh.tasks.variant.stops_after_error and not gh.coalesce_seconds:  # C's body write ran over mona's
         assert "by mona" in state["questions"]
+
+
+# ------------------------------------------------------------------------------ people's saves, read by a plain read
+# Issue 44, part 2: two people's saves made one after the other on github.com and then read by a write's plain
+# read (no write between them) were one `edit` entry with both changes, credited to the last editor or no one.
+
+
+def mona_then_lisa_on_github(gh) -> dict[str, str]:
+    """Mona adds a risk, then Lisa a question, each a save of their own on github.com: when each saved."""
+    saved = {}
+    gh.edit(1, raw(gh).replace("## Remaining risks\n", "## Remaining risks\n- seen by mona\n"), login="mona")
+    saved["mona"] = gh.issues[1]["updated_at"]
+    gh.advance(60)
+    gh.edit(1, raw(gh).replace("## Open questions\n", "## Open questions\n- asked by lisa\n"), login="lisa")
+    saved["lisa"] = gh.issues[1]["updated_at"]
+    return saved
+
+
+@changed_by("coalesce_seconds", "history_lag")
+def test_two_peoples_saves_read_by_a_plain_read_are_each_their_own_entry_and_credited(gh, on):
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    on("a", "checkpoint", "1", "--risk", "before")
+    saved = mona_then_lisa_on_github(gh)
+    on("b", "checkpoint", "1", "--decision", "from B")
+    log = json.loads(on("c", "log", "1", "--json").stdout)
+    edited = [(e.get("author"), e["changes"], e["at"]) for e in log if e["event"] == "edit"]
+    assert edited == [("mona", ["+1 risk"], saved["mona"]), ("lisa", ["+1 question"], saved["lisa"])], log
+    shown = on("c", "show", "1", "--provenance").stdout
+    mona = next(line for line in shown.splitlines() if "seen by mona" in line)
+    lisa = next(line for line in shown.splitlines() if "asked by lisa" in line)
+    decision = next(line for line in shown.splitlines() if "from B" in line)
+    assert "by mona" in mona and "by lisa" in lisa and "by mona" not in decision and "by lisa" not in decision
+
+
+@pytest.mark.parametrize("history", ["deleted", "unreadable"])
+@changed_by("coalesce_seconds", "history_lag")
+def test_saves_no_history_tells_apart_are_the_last_editors_and_said_to_hold_others(gh, on, history):
+    """Where GitHub keeps no versions to split the saves (one deleted from the history, or the history not
+    read), the entry names the last editor the issue shows and says it may hold others' changes."""
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    on("a", "checkpoint", "1", "--risk", "before")
+    mona_then_lisa_on_github(gh)
+    if history == "deleted":
+        gh.delete_revision(1, len(gh.history[1]) - 2)  # mona's version
+    else:
+        gh.fail_op("BodyEdits", type="FORBIDDEN", message="Resource not accessible by integration")
+    on("b", "checkpoint", "1", "--decision", "from B")
+    log = json.loads(on("c", "log", "1", "--json").stdout)
+    [edit] = [e for e in log if e["event"] == "edit"]
+    assert edit["author"] == "lisa" and edit["changes"][:2] == ["+1 question", "+1 risk"], edit
+    assert "may hold others' changes" in edit["changes"][-1]
+    state = fresh_reader(on)
+    assert "seen by mona" in state["risks"] and "asked by lisa" in state["questions"]

@@ -43,8 +43,8 @@ def close(issue: int | None, stale: bool, days: int | None, dry_run: bool, as_js
     app = make_app()
     stored = app.store.get(issue)
     label = app.label(issue)
-    if stored.state == "closed":
-        closed, said = stored, f"{label} was closed already"
+    if stored.state == "closed":  # its refs folded, where they were not (a store with an archive)
+        closed, said = app.store.close(stored), f"{label} was closed already"
     else:
         interrupt.note(f"whether {label} was closed could not be told: 'ghstate list' shows the open ones")
         closed, said = app.store.close(stored), f"Closed {label}"

@@ -141,11 +141,14 @@ def headline_write(headline: str) -> str:
 
 class Head(NamedTuple):
     """The head of a checkpoint's chain as read: its commit (``oid``), what it holds (None when only the
-    oid was read), and the tree its commits share (GitHub; a commit names one)."""
+    oid was read), and the tree its commits share (GitHub; a commit names one). ``archived``: its ref is gone
+    (a closed checkpoint's chain folded into the archive, GitHub): the head is the commit its body names, and
+    the next write makes the ref again."""
 
     oid: str
     link: "Link | None" = None
     tree: str = ""
+    archived: bool = False
 
 
 class MirrorKey(NamedTuple):

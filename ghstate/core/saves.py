@@ -66,6 +66,31 @@ def replaced_saves(listed: Sequence[Version], written: str, read: Version,
     return tuple(reversed(found.values()))
 
 
+def saves_in(listed: Sequence[Version], body: Version, merged: Collection[str] = (),
+             complete: bool = False) -> tuple[tuple[Version, bool], ...]:
+    """The people's saves an edited ``body`` (as read: its text, last editor and time) is made of, oldest first,
+    from ``listed`` (the edit history, newest first; ``complete``: all of it): the saves since the last render
+    (or a body already merged), each its own. With each, whether it may hold others' changes too: the oldest,
+    when the history does not reach a render or the start (off, too short, or a version deleted from it), is
+    the rest taken together under its editor. Versions newer than the read are not its business."""
+    versions = [v for v in listed if not (body.at and v.at and v.at > body.at)]
+    if versions and same(versions[0].text, body.text):
+        versions[0] = versions[0]._replace(text=body.text)  # the body as read (its digest is what is merged)
+    else:
+        versions = [body, *versions]  # the body as read, not listed (yet): its last editor's save
+    found: list[Version] = []
+    whole = complete and all(v.text is not None for v in versions)  # the history's start is a person's: whole
+    for version in versions:
+        if version.text is None:  # deleted from the history: what it held went into the save after it
+            whole = False
+            break
+        if not is_save(version.text) or body_digest(version.text) in merged:
+            whole = True
+            break
+        found.append(version)
+    return tuple((v, not whole and i == 0) for i, v in enumerate(reversed(found)))
+
+
 def _to_merge(version: Version, written: str) -> bool:
     """A version to merge, if a render replaced it: a save (``is_save``), not deleted, not the write's own."""
     return version.text is not None and is_save(version.text) and not same(version.text, written)

@@ -1,5 +1,6 @@
 """A checkpoint issue's body on GitHub: the body written alone (``UpdateCheckpoint``), and its edit history
-paged by time, to find the people's saves a write replaced (the rule is ``ghstate.core.saves``').
+paged by time, to find the people's saves a write replaced (the rule is ``ghstate.core.saves``'), and the
+saves an edited body as read is made of (one request, on a read that finds the body edited).
 
 A body has no compare-and-set: a write may land over a person's save made after the writer read. GitHub
 keeps every version of the body (``userContentEdits``, newest first, each whole, with its editor and
@@ -15,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ghstate.core.chain import as_written, ref_name
-from ghstate.core.saves import Version, reaches, replaced_saves, same, shows
+from ghstate.core.saves import Version, reaches, replaced_saves, same, saves_in, shows
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github.transport import AnswerLost
 from ghstate.store import BodyVersion, Stored
@@ -88,6 +89,17 @@ class Body:
         return tuple(BodyVersion(str(v.text), v.editor, v.at)
                      for v in replaced_saves(listed, written, Version(stored.body, stored.editor, stored.edited_at),
                                              merged))
+
+    def saves(self, stored: Stored, merged: frozenset[str]) -> tuple[BodyVersion, ...]:
+        """The people's saves the edited body read as ``stored`` is made of, oldest first, each its own (one
+        request: the newest HISTORY_PAGE versions; ``ghstate.core.saves.saves_in``); where the history cannot
+        tell them apart (off, deleted versions, more saves than a page), the oldest is ``mixed``."""
+        issue = self._edits(stored.number, HISTORY_PAGE, None) or {}
+        edits = issue.get("userContentEdits") or {}
+        read = Version(stored.body, stored.editor, stored.edited_at)
+        complete = bool(edits) and not (edits.get("pageInfo") or {}).get("hasNextPage")
+        return tuple(BodyVersion(str(v.text), v.editor, v.at, mixed)
+                     for v, mixed in saves_in(_listed(issue), read, merged, complete))
 
     def _until_shown(self, stored: Stored, written: str, answer: dict[str, Any]) -> list[Version]:
         """The versions the write's answer lists, read further back when they stop above the read at a render,

@@ -1,19 +1,23 @@
-"""The branch index on GitHub: which checkpoint is a branch's, found in one request at any count.
+"""The branch index on GitHub: which checkpoint is a branch's, found in the same requests at any count.
 
 Each branch with a checkpoint has a ref ``refs/ghstate/branches/B`` (B the branch's name, every byte but
 letters, digits, ``_`` and ``-`` written ``%XX``, so that ``a`` and ``a/b`` never collide) pointing at a
 small commit whose message names the checkpoint: ``ghstate #24: the checkpoint of branch feature/x``, then
 one JSON object. It is created with the checkpoint, moved with compare-and-swap (two creators racing for
 one branch: one wins, the other's issue is closed as its duplicate), moved by ``--move``, and left in place
-when the checkpoint closes (a session on that branch is told it closed). ``refs/ghstate/indexed`` says that
-every open checkpoint is in the index: a branch without a ref then has none, said in one request.
-Checkpoints an older ghstate wrote are not in it: their branch is found by looking through the open
-checkpoints, and the write that found it adds it; the look that finds every open one indexed sets
-``refs/ghstate/indexed``.
+when the checkpoint closes (a session on that branch is told it closed).
 
-Requests: a lookup 1 (``BranchCheckpoint``: the ref, the flag and the branch's pull requests), then the
-checkpoint by number 1; indexing a branch 2 (the commit over REST, ``updateRefs``), once per checkpoint
-and branch.
+A checkpoint the index does not hold (made by the issue form, by a person, by an older ghstate, or before
+the index) is found with GitHub's issue search: a branch without an entry is searched for (``BranchSearch``:
+the phrase "branch B" in bodies, which a marker's ``"branch": "B"`` and the form's ``### Branch`` then B
+hold, "heads/B" for a form that names the whole ref, and "Checkpoint B" in titles), and the branch each
+found body names is checked. What the search misses is only what is seconds old (its index lags), and
+ghstate's own new checkpoints are in the branch index by then. The first write by branch to such a
+checkpoint adds its entry.
+
+Requests: a lookup 1 (``BranchCheckpoint``: the ref and the branch's pull requests), then the checkpoint by
+number 1; a branch without an entry 1 more (the search); indexing a branch 2 (the commit over REST,
+``updateRefs``), once per checkpoint and branch.
 """
 
 from __future__ import annotations
@@ -27,10 +31,13 @@ from ghstate.core.chain import ZERO
 from ghstate.core.marker import PullRequest
 from ghstate.core.parse import branch_match
 from ghstate.errors import GhstateError, NotFound
+from ghstate.github.transport import GraphQLFailure
 from ghstate.store import UNINDEXED, Stored, Unindexed
 
 PREFIX = "refs/ghstate/branches/"
-INDEXED = "refs/ghstate/indexed"
+INDEXED = "refs/ghstate/indexed"  # set by ghstate 0.x while it trusted the index alone for "none"; no longer read
+SEARCHED = 5  # candidates each of a branch's three searches reads, with their bodies
+PHRASE = 100  # characters of a branch's name searched for (a longer one: its start; each body is checked whole)
 FORMAT = "ghstate-branch/1"
 LONGEST = 200  # characters of an encoded name; a longer branch is named by its digest
 _PLAIN = re.compile(r"[A-Za-z0-9_-]")
@@ -85,19 +92,16 @@ class BranchIndex:
         self.store = store
         self.read: dict[str, Entry] = {}  # branch -> its entry, as looked up in this command
         self.pulls: dict[str, PullRequest | None] = {}  # branch -> its open pull request, read with the lookup
-        self.indexed = False  # refs/ghstate/indexed was there at a lookup
-        self._asked = False  # whether every open checkpoint is in the index was asked in this command
 
     def find(self, branch: str) -> Stored | None | Unindexed:
-        """The checkpoint of ``branch``, open or closed (two requests), None (one), UNINDEXED when the index
-        cannot tell (not set up everywhere yet, a ref that names another branch's checkpoint, refs the token
-        may not read): the open checkpoints are looked through then."""
+        """The checkpoint of ``branch``, open or closed (two requests by its entry); without an entry, the open
+        one GitHub's search finds (three), None (two); UNINDEXED when neither can tell (the search refused, or
+        more issues name the branch's words than it reads): the open checkpoints are looked through then."""
         store = self.store
-        answer = store.graphql("branch_checkpoint", store.variables(ref=ref_name(branch), indexed=INDEXED,
-                                                                     branch=branch),
+        answer = store.graphql("branch_checkpoint", store.variables(ref=ref_name(branch), branch=branch),
                                what=f"finding the checkpoint of branch {branch} in {store.repo_name}",
-                               tolerate=("index", "indexed"))
-        data, readable = store.tolerated(answer, "the branch index")
+                               tolerate=("index",))
+        data, _ = store.tolerated(answer, "the branch index")
         repository = data.get("repository") or {}
         store._issues_enabled(repository)
         store.repository_id = repository.get("id") or store.repository_id
@@ -107,26 +111,51 @@ class BranchIndex:
         target = (repository.get("index") or {}).get("target") or {}
         number = number_of(str(target.get("message") or ""), branch)
         self.read[branch] = Entry(str(target.get("oid") or ""), number)
-        self.indexed = self.indexed or repository.get("indexed") is not None
-        if not readable:
-            return UNINDEXED
         if number is None:
             if target.get("oid"):
                 store.notices.append(f"{ref_name(branch)} names no checkpoint of branch {branch} (moved by hand?): "
-                                     "the open checkpoints were looked through instead")
-                return UNINDEXED
-            return None if repository.get("indexed") is not None else UNINDEXED
+                                     "it was looked for by search instead")
+            return self.search(branch)  # (a token that may not read refs: said, and searched for too)
         try:
             stored = store.get(number)
         except NotFound:  # deleted, transferred, or a pull request now: not the branch's
             store.notices.append(f"the branch index names #{number} for branch {branch}, which cannot be read: "
-                                 "the open checkpoints were looked through instead")
-            return UNINDEXED
+                                 "it was looked for by search instead")
+            return self.search(branch)
         if not branch_match(stored.body, stored.title, branch):
             store.notices.append(f"the branch index names #{number} for branch {branch}, whose marker names "
-                                 "another branch: the open checkpoints were looked through instead")
-            return UNINDEXED
+                                 "another branch: it was looked for by search instead")
+            return self.search(branch)
         return stored
+
+    def search(self, branch: str) -> Stored | None | Unindexed:
+        """The newest open checkpoint whose marker (or issue form) names ``branch``, among those GitHub's issue
+        search finds for its words (one request), read by number (one more); None when the search finds none;
+        UNINDEXED when it cannot tell (refused, or more found than it reads and none of those the branch's)."""
+        store = self.store
+        words = " ".join(branch.replace('"', " ").split())[:PHRASE]
+        scope = f'repo:{store.repo_name} is:issue is:open label:"{store.policy.label.replace(chr(34), "")}"'
+        try:
+            data = store.graphql("branch_search", {"body": f'{scope} in:body "branch {words}"',
+                                                   "ref": f'{scope} in:body "heads/{words}"',
+                                                   "title": f'{scope} in:title "checkpoint {words}"',
+                                                   "first": SEARCHED},
+                                 what=f"searching for the checkpoint of branch {branch} in {store.repo_name}")
+        except GraphQLFailure as exc:  # refused (a GHES without search, a search limit): look through them all
+            store.notices.append(f"GitHub's issue search could not look for branch {branch}'s checkpoint ({exc}): "
+                                 "the open checkpoints were looked through instead")
+            return UNINDEXED
+        found = [(data.get(part) or {}) for part in ("body", "ref", "title")]
+        nodes = sorted({int(n["number"]): n for part in found for n in part.get("nodes") or () if n and n.get("number")
+                        }.values(), key=lambda n: str(n.get("updatedAt") or ""), reverse=True)
+        matches = [(branch_match(str(n.get("body") or ""), str(n.get("title") or ""), branch), n) for n in nodes
+                   if str(n.get("state") or "OPEN") == "OPEN"]
+        best = next((n for m, n in matches if m == 2), None) or next((n for m, n in matches if m), None)
+        if best is None:
+            more = any((part.get("pageInfo") or {}).get("hasNextPage") for part in found)
+            return UNINDEXED if more else None
+        stored = store.get(int(best["number"]))
+        return stored if branch_match(stored.body, stored.title, branch) else UNINDEXED
 
     def claim(self, stored: Stored, branch: str, leaving: str = "") -> int:
         """Make ``branch``'s entry name ``stored`` (``leaving``: the branch it was moved from, whose entry is
@@ -146,10 +175,7 @@ class BranchIndex:
                 left = self._entry(leaving)
                 if left.number == stored.number:
                     updates.append({"name": ref_name(leaving), "afterOid": ZERO, "beforeOid": left.oid})
-            flag = [{"name": INDEXED, "afterOid": oid, "beforeOid": ZERO}] if self._complete(branch) else []
-            answer = self._move(branch, oid, updates + flag)
-            if answer.get("errors") and flag and self._entry(branch).oid == known.oid:
-                answer = self._move(branch, oid, updates)  # refs/ghstate/indexed set meanwhile, by another writer
+            answer = self._move(branch, oid, updates)
             if answer.get("errors"):
                 now = self._entry(branch)
                 if now.number is None:
@@ -158,7 +184,7 @@ class BranchIndex:
                 return now.number  # another writer's checkpoint for the branch (or this one) was indexed first
         except GhstateError as exc:
             store.notices.append(f"branch {branch} could not be added to the branch index ({exc}); its checkpoint "
-                                 f"#{stored.number} is found by looking through the open checkpoints")
+                                 f"#{stored.number} is found by GitHub's issue search")
             return stored.number
         self.read[branch] = Entry(oid, stored.number)
         return stored.number
@@ -178,24 +204,3 @@ class BranchIndex:
         store.repository_id = (data.get("repository") or {}).get("id") or store.repository_id
         target = ((data.get("repository") or {}).get("ref") or {}).get("target") or {}
         return Entry(str(target.get("oid") or ""), number_of(str(target.get("message") or ""), branch))
-
-    def _complete(self, branch: str) -> bool:
-        """Whether, with ``branch`` added, every branch with an open checkpoint is in the index, as far as a
-        look through all of them in this command showed (then refs/ghstate/indexed is set with the entry).
-        The index's refs are read for it (a request per 100 branches), once."""
-        seen = self.store.seen_branches
-        if self.indexed or self._asked or seen is None:
-            return False
-        self._asked = True  # once in a command, whatever the answer
-        wanted = {ref_name(b).removeprefix(PREFIX) for b in seen} - {ref_name(branch).removeprefix(PREFIX)}
-        after = None
-        while wanted:
-            data = self.store.graphql("branch_index", self.store.variables(after=after),
-                                      what="reading the branch index")
-            page = ((data.get("repository") or {}).get("index")) or {}
-            wanted -= {str(node.get("name") or "") for node in page.get("nodes") or () if node}
-            info = page.get("pageInfo") or {}
-            if not info.get("hasNextPage"):
-                break
-            after = info.get("endCursor")
-        return not wanted

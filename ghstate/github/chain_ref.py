@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ghstate.core.chain import TREE_FILES, ZERO, Link, headline_write, ref_name, tree_id
+from ghstate.core.chain import TREE_FILES, ZERO, Head, Link, headline_write, ref_name, tree_id
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github.body import EDITS
 from ghstate.github.transport import AnswerLost, CannotTell, checking, errors_of
@@ -113,12 +113,14 @@ class ChainRef:
         """Move ``stored``'s ref from the head it was read with to ``oid`` and write ``payload`` (the mirror),
         in one request; a lost answer looked into (see the module's docstring)."""
         number, parent = stored.number, stored.head.oid if stored.head is not None else ""
+        archived = stored.head is not None and stored.head.archived  # its ref made again, on its archived head
         refs = {"repositoryId": self.store.repository_id, "refUpdates": [
-            {"name": ref_name(number), "afterOid": oid, "beforeOid": parent or ZERO}]}
+            {"name": ref_name(number), "afterOid": oid, "beforeOid": ZERO if archived else parent or ZERO}]}
         variables = {"refs": refs, "issue": payload, "edits": EDITS, "ref": ref_name(number)}
         sent = send_looking(self.store, stored, lambda lost: self.store.graphql(
             "append_checkpoint", variables, partial=True, lost=True, resending=lost, number=number,
-            what=f"updating issue #{number}"), lambda fresh: (fresh.head.oid if fresh.head else "") == parent)
+            what=f"updating issue #{number}"), lambda fresh: (fresh.head.oid if fresh.head else "") == parent
+            and (fresh.head is None or fresh.head.archived == archived))
         if isinstance(sent, Unknown):
             return sent
         answer, resent = sent
@@ -148,7 +150,7 @@ class ChainRef:
     def links(self, stored: Stored, count: int) -> list[tuple[str, Link]]:
         """The newest ``count`` commits of the chain, newest first (one request)."""
         found = ((str(n.get("oid") or ""), Link.from_message(n.get("message") or ""))
-                 for n in self.history(stored.number, count, messages=True))
+                 for n in self.history(stored.number, count, messages=True, at=_archived(stored)))
         return [(oid, link) for oid, link in found if link is not None]
 
     def has_write(self, stored: Stored, write: str = "", oid: str = "") -> bool:
@@ -157,14 +159,38 @@ class ChainRef:
         if stored.head is None and stored.chained:
             return False
         return any((oid and n.get("oid") == oid) or (write and headline_write(n.get("messageHeadline") or "") == write)
-                   for n in self.history(stored.number, SEARCHED_COMMITS, messages=False))
+                   for n in self.history(stored.number, SEARCHED_COMMITS, messages=False, at=_archived(stored)))
 
-    def history(self, number: int, count: int, *, messages: bool) -> list[dict[str, Any]]:
-        data = self.store.graphql("chain_log", self.store.variables(ref=ref_name(number), count=count,
-                                                                    messages=messages),
-                                  what=f"reading the log of #{number}")
-        target = (((data.get("repository") or {}).get("head") or {}).get("target")) or {}
+    def archived(self, number: int, oid: str) -> Head | None:
+        """The head of ``number``'s chain folded into the archive (its ref gone): the commit ``oid`` its body
+        names, when it is one of ``number``'s own (one request); None when it is not, or cannot be read."""
+        if not re.fullmatch(r"[0-9a-f]{40}", oid or ""):
+            return None
+        try:
+            data = self.store.graphql("chain_commit", self.store.variables(oid=oid),
+                                      what=f"reading the archived head of #{number}")
+        except (NotFound, RemoteError):
+            return None
+        link = Link.from_message(((data.get("repository") or {}).get("commit") or {}).get("message") or "")
+        return Head(oid, link, "", archived=True) if link is not None and link.number == number else None
+
+    def history(self, number: int, count: int, *, messages: bool, at: str = "") -> list[dict[str, Any]]:
+        """The chain's newest ``count`` commits, newest first: from its ref, or from ``at`` (an archived head)."""
+        if at:
+            data = self.store.graphql("archived_log", self.store.variables(oid=at, count=count, messages=messages),
+                                      what=f"reading the archived log of #{number}")
+        else:
+            data = self.store.graphql("chain_log", self.store.variables(ref=ref_name(number), count=count,
+                                                                        messages=messages),
+                                      what=f"reading the log of #{number}")
+        head = (data.get("repository") or {}).get("head") or {}
+        target = head if at else head.get("target") or {}  # an archived head is the commit itself
         return [n for n in ((target.get("history") or {}).get("nodes") or ()) if n]
+
+
+def _archived(stored: Stored) -> str:
+    """The head to read an archived chain from ("" when its ref is there)."""
+    return stored.head.oid if stored.head is not None and stored.head.archived else ""
 
 
 def send_looking(store: Any, stored: Stored, send: Callable[[AnswerLost | None], dict[str, Any]],

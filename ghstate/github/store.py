@@ -26,9 +26,9 @@ from ghstate.config import Policy, Settings
 from ghstate.core.chain import Head, Link, embed, ref_name, split
 from ghstate.core.marker import PullRequest
 from ghstate.core.model import Revision, github_time
-from ghstate.core.parse import branch_of, is_child
 from ghstate.core.saves import body_digest
 from ghstate.errors import NotFound, RemoteError
+from ghstate.github.archive import Archive
 from ghstate.github.body import Body, login
 from ghstate.github.branches import BranchIndex
 from ghstate.github.chain_ref import ChainRef, Landed, Refused, Unknown, send_looking
@@ -71,6 +71,7 @@ class GitHubStore:
         self.repository_id = ""  # the repository's node id (what a ref's move names), once read
         self.chain = ChainRef(self)  # the checkpoints' write logs on refs
         self.body = Body(self)  # the bodies written alone, and their edit histories
+        self.archive = Archive(self)  # closed checkpoints' refs, folded into one
         self.notices: list[str] = []  # problems after a write landed: warnings, not failures
         self.unprotected = ""  # why the chain cannot be written here ("" while it can, or it is not known)
         # Waits for a write's turn among this machine's writes to GitHub (``ghstate.local.pace``); None: none
@@ -78,7 +79,6 @@ class GitHubStore:
         self.machine_lock: Callable[[], contextlib.AbstractContextManager[None]] | None = None
         self._heads: dict[int, Head | None] = {}  # each checkpoint's head, as read in this command
         self.branch_index = BranchIndex(self)
-        self.seen_branches: set[str] | None = None  # the branches of every open checkpoint, once all were read
         self.open_count = 0  # open checkpoints, as the last listing counted them
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
@@ -167,6 +167,9 @@ class GitHubStore:
             raise NotFound(f"#{number} in {self.repo_name} is a pull request, not a checkpoint issue")
         self._keep_labels(repository)
         self._heads[number], own = self._own_head(number, repository.get("head"))
+        if self._heads[number] is None and chained and own:  # no ref: folded into the archive when it closed
+            key = split(node.get("body") or "")[1]
+            self._heads[number] = self.chain.archived(number, key.head) if key is not None and key.head else None
         return self._keep(node, self._heads[number], chained and own)
 
     def _own_head(self, number: int, ref: dict[str, Any] | None) -> tuple[Head | None, bool]:
@@ -204,18 +207,12 @@ class GitHubStore:
         """Open checkpoints, most recently updated first, a page per GraphQL request as they are needed (100,
         or BODY_PAGE with ``bodies``: every answer stays under 1 MB; ``page``: as many as a caller that stops
         after them needs, one more body at most), at most MAX_OPEN in all. No chain heads
-        (``heads`` is for the local store): ``with_head`` reads one by number for a reader that needs it. A
-        look through all of them with their bodies keeps the branches they name (``seen_branches``: whether
-        every one is in the branch index)."""
+        (``heads`` is for the local store): ``with_head`` reads one by number for a reader that needs it."""
         after: str | None = None
         most = BODY_PAGE + 1 if bodies else 100  # a page with bodies: one more than a screen, to know of more
         first = min(page, most) if page else min(BODY_PAGE, most)
-        branches: set[str] = set()
         for _ in range(-(-MAX_OPEN // first)):
             nodes, after = self._open_page(after, first, bodies)
-            branches.update(b for n in nodes if (b := branch_of(n.get("body") or "")) and not is_child(n["body"]))
-            if bodies and after is None:  # all read, whether the caller reads to the end or not
-                self.seen_branches = branches
             for node in nodes:
                 yield self._keep(node, None, chained=False)  # its chain is read by number, where needed
             if after is None:
@@ -237,8 +234,8 @@ class GitHubStore:
         return [n for n in page.get("nodes") or () if n], info.get("endCursor") if info.get("hasNextPage") else None
 
     def find_branch(self, branch: str) -> Stored | None | Unindexed:
-        """The branch's checkpoint by the branch index (``ghstate.github.branches``): two requests, one when
-        it has none."""
+        """The branch's checkpoint by the branch index (``ghstate.github.branches``): two requests; one the
+        index does not hold three (GitHub's issue search), a branch with none two."""
         return self.branch_index.find(branch)
 
     def pull_request(self, branch: str) -> PullRequest | None:
@@ -257,6 +254,10 @@ class GitHubStore:
         if stored.number in self._heads and not stored.chained:
             return stored  # read by number in this command: its chain cannot be read, reading again will not help
         return self.get(stored.number)
+
+    def saves(self, stored: Stored) -> tuple[BodyVersion, ...]:
+        """The people's saves the edited body is made of (``ghstate.github.body``: one request)."""
+        return self.body.saves(stored, _merged(stored))
 
     def link(self, stored: Stored, oid: str) -> Link | None:
         return self.chain.link(stored, oid)
@@ -475,16 +476,28 @@ class GitHubStore:
         return "" if self.policy.label in stored.labels else self.policy.label
 
     def close(self, stored: Stored, reason: str = "completed") -> Stored:
-        """Close the issue (GraphQL ``closeIssue``) as completed or not planned (``reason``); closing one that
-        is closed already changes nothing."""
+        """Close the issue (GraphQL ``closeIssue``) as completed or not planned (``reason``), and fold its refs
+        into the archive (``ghstate.github.archive``: 3 requests more, 1 when there is nothing to fold); one
+        that is closed already only has its refs folded (a checkpoint closed before this version)."""
         number = stored.number
+        if stored.state == "closed":  # closed already (before this version, say): only its refs folded
+            self.archive.fold(stored)
+            return stored
         node = self._node_with_id(stored)
         data = self.graphql("close_checkpoint", {"input": {"issueId": node["id"], "stateReason": reason.upper()}},
                             number=number, what=f"closing issue #{number}",
                             landed=lambda: None)  # closing twice is closing once: a lost answer is resent
         answer = (data.get("closeIssue") or {}).get("issue") or {}
-        return stored._replace(state=str(answer.get("state") or "CLOSED").lower(),
-                               location=answer.get("url") or stored.location)
+        closed = stored._replace(state=str(answer.get("state") or "CLOSED").lower(),
+                                 location=answer.get("url") or stored.location)
+        if closed.state == "closed":
+            self.archive.fold(closed)  # its refs folded: the refs kept grow with open checkpoints only
+        return closed
+
+    def retire_branch(self, branch: str, stored: Stored) -> bool:
+        """``branch`` is gone from GitHub: its entry in the branch index dropped when it names ``stored``, which is
+        closed (``ghstate.github.archive``: one request, and one more to drop it)."""
+        return stored.state == "closed" and self.archive.drop_entry(branch, stored.number)
 
     # ------------------------------------------------------------------------------ reading more
 

@@ -82,9 +82,12 @@ def on_branch_deleted(app: App, runner: CiRun, request: CiRequest) -> CiOutcome:
     notes: list[tuple[str, str]] = []
     if request.result:
         notes.append(("notice", "a delete event records no CI result"))
-    stored = locate(app.store, None, branch)
+    found = locate(app.store, None, branch, closed=True)
+    stored = found if found is not None and found.state == "open" else None
     if stored is None:
         notes.append(("notice", f"no open checkpoint for the deleted branch {_name(branch)}; nothing to close"))
+        if found is not None and app.store.retire_branch(branch, found):  # its entry names a closed one: gone
+            notes.append(("notice", f"the branch index no longer names #{found.number} for {_name(branch)}"))
         return CiOutcome(None, notes, NOTHING)
     pr = current(app.store, stored).meta.pull_request
     if pr is not None and pr.state == "open":

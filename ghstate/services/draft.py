@@ -13,10 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from ghstate.core import checks
+from ghstate.core import checks, provenance
 from ghstate.core.chain import Entry, Link, merged_after, prior_entries
 from ghstate.core.edits import content_equal, describe, stamp
 from ghstate.core.intent import Intent, WriteSpec
+from ghstate.core.marker import Execution
 from ghstate.core.merge import merge3
 from ghstate.core.model import Checkpoint, Revision
 from ghstate.core.render import Templates, render_body
@@ -26,6 +27,8 @@ from ghstate.store import Store
 
 BLIND_LINKS = 30  # commits a write kept without a read looks back through for the one it was made on
 KEY_ROOM = 120  # characters the chain's key takes in a body's marker (the bound counts the body as stored)
+MIXED = ("may hold others' changes too: the body's edit history could not tell its saves apart (history off, or "
+         "versions deleted), so it is credited to the last editor")
 
 
 class NewCheckpoint(NamedTuple):
@@ -98,14 +101,15 @@ class Drafter:
         revision = max(read.link.revision if read.link else 0, read.checkpoint.meta.revision)
         entries = list(prior_entries(read.checkpoint)) if read.link is None else []  # the chain starts
         entries += _edit_entries(read, revision)
+        credited = _credited(read, revision, change.checkpoint)
         revision += len(read.edits)
         changes = describe(read.checkpoint, change.checkpoint) if change.changed else []
         if change.changed:
             revision += 1
-            cp = self.as_revision(change.checkpoint, revision, now, spec)
+            cp = self.as_revision(credited, revision, now, spec)
             entries.append(_own_entry(spec, revision, spec.made_at or now, changes))
         else:
-            cp = change.checkpoint.with_meta(revision=revision, updated_at=now)
+            cp = credited.with_meta(revision=revision, updated_at=now)
         body, cp = self.body(cp, read, spec)
         conflicts = [*(c for e in read.edits for c in e.conflicts), *change.kept_beside]
         return Draft(read, cp, body, _link(read, body, entries, cp.title), changes, change.changed,
@@ -175,8 +179,21 @@ def _edit_entries(read: View, revision: int) -> list[Entry]:
     """Each person's edit merged by a round, an entry of its own after ``revision``: who saved it, when, and
     what their save alone changed (the state before it against the state after it, in the order merged)."""
     return [Entry(Revision(revision + n, at=edit.at, event="edit", author=edit.editor,
-                           changes=tuple(describe(edit.before, edit.after)) or ("edited the body",)))
+                           changes=(*(describe(edit.before, edit.after) or ("edited the body",)),
+                                    *((MIXED,) if edit.mixed else ()))))
             for n, edit in enumerate(read.edits, start=1)]
+
+
+def _credited(read: View, revision: int, cp: Checkpoint) -> Checkpoint:
+    """``cp`` with what each person's edit merged by a round brought credited in its provenance to that edit's
+    entry (its revision after ``revision``, their login, when they saved), not to the write that merges it."""
+    if not read.edits:
+        return cp
+    record = (read.head or read.checkpoint).meta.provenance
+    for n, edit in enumerate(read.edits, start=1):
+        record = provenance.record(record, edit.after, revision + n, at=edit.at,
+                                   execution=Execution(agent=edit.editor or "a person"))
+    return cp.with_meta(provenance=record)
 
 
 def _own_entry(spec: WriteSpec, revision: int, at: str, changes: list[str]) -> Entry:

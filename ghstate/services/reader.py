@@ -46,6 +46,7 @@ class Edit(NamedTuple):
     conflicts: tuple[str, ...] = ()
     before: Checkpoint = Checkpoint()
     after: Checkpoint = Checkpoint()
+    mixed: bool = False  # it may hold other people's saves too (no version history told them apart)
 
 
 class View(NamedTuple):
@@ -102,16 +103,18 @@ def _unchained_view(stored: Stored, mirror: Mirror, also: tuple[BodyVersion, ...
 
 
 def _chained_view(store: Store, stored: Stored, mirror: Mirror, head: Link, also: tuple[BodyVersion, ...]) -> View:
-    """The head of the chain with the body as read, then each of ``also``, merged onto it where a person
-    edited it (each once, in that order)."""
+    """The head of the chain with the body as read (a person's edit: each of the saves it is made of, one by
+    one, ``Store.saves``), then each of ``also``, merged onto it where a person edited it (each once, in that
+    order)."""
     head_cp = body_checkpoint(head.body, stored.title or head.title)
     cp, over, edits = head_cp, head.body, []
-    for i, saved in enumerate((BodyVersion(stored.body, stored.editor, stored.edited_at), *also)):
-        found = mirror if i == 0 else classify(saved.body, stored.head)  # the body as read, then ``also``'s
+    read = store.saves(stored) if mirror.kind == "edited" else (BodyVersion(stored.body),)
+    for saved in (*read, *also):
+        found = mirror if saved.body == stored.body else classify(saved.body, stored.head)
         if found.kind == "edited" and found.digest not in {e.digest for e in edits}:
             merged, conflicts = _merged(store, stored, found, cp)
             over = found.body  # written over the person's text: their formatting stays
-            edits.append(Edit(saved.editor, saved.at, found.digest, conflicts, cp, merged))
+            edits.append(Edit(saved.editor, saved.at, found.digest, conflicts, cp, merged, saved.mixed))
             cp = merged
     return View(stored, cp, over, mirror, tuple(edits), head_cp)
 

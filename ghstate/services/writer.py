@@ -299,8 +299,9 @@ class Writer:
             return [f"a save of #{target.number} by {who}, which this write's body replaced, could not be merged "
                     f"({why}); GitHub keeps it in the issue's edit history: the next write does not know it"]
         head = target.head.oid if target.head is not None else ""
+        saves = tuple((s.body, s.editor, s.at) for s in overwritten)  # as kept: body, editor, when
         path = self._save_pending(replace(spec, intent=Intent(), write_id=os.urandom(6).hex(), made_at=self.clock(),
-                                          base=head, saves=tuple(overwritten), labels=None, number=target.number))
+                                          base=head, saves=saves, labels=None, number=target.number))
         return [f"a save of #{target.number} by {who}, which this write's body replaced, could not be merged yet "
                 f"({why}); it is kept in {path}: run 'ghstate push' when GitHub is reachable"]
 
