@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE, git
+from conftest import SAMPLE, git, store_of
 from github_fake import NOT_ACCESSIBLE, QUERY_TIMEOUT, SECONDARY_LIMIT, FakeGitHub
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -468,6 +469,24 @@ def test_outage_keeps_the_checkpoint_and_push_publishes_it(gh, run, sample_file,
     assert out.startswith("Published .ghstate/pending/") and "created #1 https://github.com/octo/hello/issues/1" in out
     assert state_of(gh).phases[0].name == "Phase 1: parser changes" and gh.issues[1]["title"] == "CLI refactor"
     assert not list((repo / ".ghstate" / "pending").glob("*.json"))
+    assert "Nothing to push." in run("push").stderr
+
+
+def test_push_in_one_worktree_publishes_the_writes_kept_in_another(gh, run, sample_file, repo):
+    """Kept writes are the clone's (``<git common dir>/ghstate/pending``): a write kept in a linked worktree
+    while GitHub was out of reach is published by ``push`` in the main worktree, which said "Nothing to push"
+    when each worktree kept its own."""
+    linked = repo.parent / "two"
+    git(repo, "worktree", "add", "-q", "-b", "two", str(linked))
+    os.chdir(linked)
+    gh.fail("*", r".*", None, times=99)
+    run("checkpoint", "--file", str(sample_file), "--title", "From two", code=1)
+    gh.faults.clear()
+    os.chdir(repo)
+    out = run("push").stdout
+    assert out.startswith(f"Published {store_of(repo).relative_to(repo)}/pending/") and "created #1" in out, out
+    assert gh.issues[1]["title"] == "From two" and not list((store_of(repo) / "pending").glob("*.json"))
+    os.chdir(linked)
     assert "Nothing to push." in run("push").stderr
 
 

@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -31,6 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover  (a reader that needs no chain or kept wri
 
 _NUMBERED = re.compile(r"^([1-9][0-9]{0,8})\.md$")
 _GENERATION = re.compile(r"^([1-9][0-9]{0,9})\.json$")
+_DIGITS = re.compile(r"^([1-9][0-9]{0,8})$")
+_OLD_LOG = re.compile(r"^([1-9][0-9]{0,8})\.jsonl$")
 SEARCHED_GENERATIONS = 100  # newest generations looked through for a write
 
 
@@ -143,6 +144,18 @@ def keep_out_of_git(directory: Path) -> None:
             atomic_create(path, IGNORED)
 
 
+STORE_NAMES = ("chain", "closed", "pending", "claims", "log")  # a store's folders, beside its N.md files
+
+
+def holds_store(folder: Path) -> bool:
+    """Whether ``folder`` (a worktree's ``.ghstate/``) holds a local store: one listing."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    return any(name in STORE_NAMES or _NUMBERED.match(name) for name in names)
+
+
 class LocalStore:
     kind: StoreKind = "local"
     remote = False
@@ -194,8 +207,11 @@ class LocalStore:
             body = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise InputError(f"{path} is not UTF-8 text; restore it from git or delete it") from None
+        head = self._head(number)
+        if head is not None and head.link is not None:
+            head = self._caught_up(number, body, head)
         return Stored(number, "", body, str(path), version=f"{stat.st_mtime_ns}:{stat.st_size}",
-                      state="closed" if path.parent.name == "closed" else "open", head=self._head(number),
+                      state="closed" if path.parent.name == "closed" else "open", head=head,
                       edited_at=_file_time(stat.st_mtime))
 
     def _readable(self, numbers: Iterable[int]) -> Iterator[Stored]:
@@ -239,15 +255,19 @@ class LocalStore:
     def index_branch(self, stored: Stored, branch: str, leaving: str = "") -> int:
         return stored.number  # no index: the files are looked through (writers on this machine hold the lock)
 
+    def taken(self) -> int:
+        """The highest number anything of the store holds: a checkpoint open or closed, a chain, an old log.
+        A number whose ``N.md`` is gone (deleted by hand, or taken away by a ``git stash`` or checkout of a
+        committed store) still has its history, and is never given to another checkpoint."""
+        return max([*self.numbers(), *self._closed_numbers(), *_numbered(self.directory / "chain", _DIGITS),
+                    *_numbered(self.directory / "log", _OLD_LOG)], default=0)
+
     def create(self, title: str, body: str, unique: str = "") -> Stored:
-        """Write the body under the next free number (callers hold the lock); its chain starts with its
+        """Write the body under the next number nothing has (callers hold the lock); its chain starts with its
         first write."""
-        number = (max([*self.numbers(), *self._closed_numbers()], default=0)) + 1
-        while not atomic_create(self.path(number), body):
+        number = self.taken() + 1
+        while self._chain(number).exists() or not atomic_create(self.path(number), body):
             number += 1
-        for left in (self._chain(number), self._old_log(number)):  # left by a checkpoint that was deleted
-            with contextlib.suppress(OSError):
-                shutil.rmtree(left) if left.is_dir() else left.unlink()
         return self.get(number)
 
     def missing_label(self, stored: Stored) -> str:
@@ -283,6 +303,39 @@ class LocalStore:
 
         generations = self._generations(number)
         return Head(str(generations[-1]), self._link(number, generations[-1])) if generations else None
+
+    def _caught_up(self, number: int, body: str, head: Head) -> Head:
+        """The head, unless ``N.md`` is the mirror of a newer generation than the chain has (its files taken
+        away by a ``git stash``, a checkout or ``git clean`` of a committed store, or by hand): then that
+        generation is made again from the file, with the writes its marker records since the head, and
+        said. What ``N.md`` holds is never rolled back to an older head."""
+        from ghstate.core.chain import Entry, Head, Link, split
+
+        text, key = split(body)
+        if key is None or not key.head.isdigit() or int(key.head) <= int(head.oid) or head.link is None:
+            return head
+        from ghstate.local import parsecache
+
+        cp = parsecache.checkpoint(text)
+        if cp.meta.revision <= head.link.revision:  # not newer than the chain: the chain's head stands
+            return head
+        note = f"restored from {number}.md: chain/{number} had lost this write"
+        entries = tuple(Entry(Revision(e.revision, at=e.at, agent=e.agent, role=e.role, session=e.session,
+                                       event=e.event or "checkpoint", changes=(note,)))
+                        for e in cp.executions if e.revision > head.link.revision)
+        link = Link(number, text, entries or (Entry(Revision(cp.meta.revision, at=cp.meta.updated_at,
+                                                             changes=(note,))),),
+                    title=head.link.title, merged=head.link.merged, root=head.link.root or head.oid)
+        record = json.dumps({**link.to_data(), "parent": int(head.oid)}, ensure_ascii=False) + "\n"
+        try:
+            made = atomic_create(self._chain(number) / f"{key.head}.json", record)
+        except OSError:  # a folder it cannot write: read as the file says, written by the next write that can
+            return Head(key.head, link)
+        if made:
+            self.notices.append(f"local checkpoint #{number}: {number}.md holds revision {cp.meta.revision}, but "
+                                f"its chain ({self._chain(number)}) ended at revision {head.link.revision}: the "
+                                f"missing write was made again from {number}.md, so nothing it holds is lost")
+        return self._head(number) or head
 
     def with_head(self, stored: Stored) -> Stored:
         return stored
