@@ -48,7 +48,8 @@ def test_the_store_is_the_clones_not_the_worktrees(repo, run):
     linked = worktree(repo, "two")
     assert store_of(linked) == repo / ".git" / "ghstate"
     os.chdir(linked)
-    assert run("resume", "1", "--store", "local", "--format", "short").stdout.startswith("local #1 Checkpoint: feature/x")
+    short = run("resume", "1", "--store", "local", "--format", "short").stdout
+    assert short.startswith("local #1 Checkpoint: feature/x")
 
 
 def test_split_in_one_worktree_ready_and_claim_in_another_see_one_queue(repo, run, tmp_path):

@@ -122,17 +122,26 @@ def atomic_create(path: Path, text: str) -> bool:
 
 
 GITIGNORE = ".gitignore"
-# What in the store folder is this machine's alone and never belongs in a commit: the seen-file of the
-# hooks, the lock files, writes kept for GitHub (they hold this machine's state) and leftovers of an
-# interrupted atomic write (and reported/, which an older ghstate wrote). The checkpoints (N.md) and their
-# chains (chain/) stay committable.
-IGNORED = """# Written by ghstate: this machine's own files, kept out of git. N.md and chain/ are committable.
+# What of ``.ghstate/`` belongs in git: config.toml and templates/ (the repository's policy) and the .gitignore
+# itself. Everything else there is this machine's: the hooks' seen-file, the lock files, leftovers of an
+# interrupted atomic write (and reported/, which an older ghstate wrote), and a local store when GHSTATE_DIR puts
+# one there (or a worktree's own, from before the store was the clone's): its checkpoints, chains, claims and
+# writes kept for GitHub. A store in git is rolled back by every checkout and stash of another revision.
+IGNORED = """# Written by ghstate. In git: config.toml, templates/ and this file. The rest is this machine's:
+# the hooks' seen-file, locks and a local store (it is the clone's, in the git folder; kept out of git even
+# where GHSTATE_DIR puts it here: a checkout or stash would roll its checkpoints back).
 /seen.json
 /.seen.lock
 /.lock
 /pending/
 /reported/
 /.*.tmp
+/[1-9]*.md
+/chain/
+/closed/
+/claims/
+/log/
+/moved.log
 """
 
 
