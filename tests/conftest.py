@@ -68,8 +68,9 @@ def _files(folder: Path) -> tuple | None:
 def hermetic(tmp_path_factory):
     """Every test starts in an empty folder of its own with a HOME of its own, whatever it does with
     ``monkeypatch`` (this patch is apart from the test's: ``monkeypatch.undo()`` in a test cannot bring
-    it back to the checkout). And no test may touch the checkout's own ``.ghstate/``, which the README's
-    main job writes in the very clone the tests then run in (``.ci/run`` does just that)."""
+    it back to the checkout). And no test may touch the checkout's own ``.ghstate/`` or its local store
+    (``<git common dir>/ghstate``), which the README's main job writes in the very clone the tests then run in
+    (``.ci/run`` does just that)."""
     patch = pytest.MonkeyPatch()
     patch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
     patch.chdir(tmp_path_factory.mktemp("cwd"))

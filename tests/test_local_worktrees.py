@@ -187,3 +187,18 @@ def test_the_same_committed_store_in_two_worktrees_is_moved_once(repo, run):
     assert "two went on" in run("show", "2", "--store", "local").stdout
     assert "two went on" not in run("show", "1", "--store", "local").stdout
     assert sorted(LocalStore(repo / ".git" / "ghstate").numbers()) == [1, 2]
+
+
+def test_a_move_cut_short_is_finished_by_the_next_command(repo, run):
+    """A move killed after #1's chain was copied into the clone's store, before its body: the next command
+    finishes it under #1 (not a second copy, and not the chain alone, which no listing shows)."""
+    import shutil
+
+    old = repo / ".ghstate"
+    run("checkpoint", "--store", "local", "--file", "-", input=SAMPLE, env={"GHSTATE_DIR": str(old)})
+    run("checkpoint", "1", "--store", "local", "--decision", "d2", env={"GHSTATE_DIR": str(old)})
+    store = repo / ".git" / "ghstate"
+    shutil.copytree(old / "chain", store / "chain")
+    assert "#1" in run("list", "--store", "local").stderr
+    assert sorted(LocalStore(store).numbers()) == [1] and not (old / "1.md").exists()
+    assert "d2" in run("show", "1", "--store", "local").stdout

@@ -1,11 +1,13 @@
-"""The local store: ``.ghstate/`` at the git root, one markdown file per checkpoint.
+"""The local store: one per clone, ``ghstate/`` in the git folder every worktree of the clone shares
+(``Settings.store_dir``; ``GHSTATE_DIR`` when set, ``.ghstate/`` outside git), one markdown file per checkpoint.
 
 ``1.md``, ``2.md``, … hold exactly the body an issue would carry, written atomically (temporary file,
 fsync, rename; a new one appears whole or not at all). ``chain/N/G.json`` is checkpoint N's chain of
 writes (``ghstate.core.chain``): generation G is created only if nothing has it, its record whole in it
 (the compare-and-swap of the local store, as claims use), and the body is its mirror. ``pending/``
 keeps writes meant for GitHub that could not be made yet. A lock file serialises writers on one
-machine; the chain keeps writers apart wherever the folder is shared.
+machine; the chain keeps writers apart wherever the folder is shared. A number is never given again while
+anything of it is there, and an ``N.md`` newer than its chain is merged into it, never read as the older head.
 """
 
 from __future__ import annotations

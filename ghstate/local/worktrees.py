@@ -61,12 +61,17 @@ def _move(src: LocalStore, store: LocalStore, n: int) -> int | None:
     """Checkpoint ``n`` of ``src`` moved into ``store``: the number it has there (None: it was there already)."""
     closed = not src.path(n).exists() and src.closed_path(n).exists()
     body_path = src.closed_path(n) if closed else src.path(n)
-    if _held(src, store, n, body_path):
-        target = None
+    there = next((p for p in (store.path(n), store.closed_path(n)) if p.exists()), None)
+    target: int | None
+    if _free(store, n):
+        target = n
+    elif _chain_held(src, store, n) and (there is None or _body_held(body_path, store, n, there)):
+        target = None if there is not None else n  # n: a move cut short, its chain there and its body not yet
     else:
-        target = n if _free(store, n) else store.taken() + 1
+        target = store.taken() + 1
         while not _free(store, target):
             target += 1
+    if target is not None:
         _copy_tree(src._chain(n), store._chain(target), n, target)
         if src._old_log(n).is_file():
             _copy_file(src._old_log(n), store._old_log(target))
@@ -74,8 +79,7 @@ def _move(src: LocalStore, store: LocalStore, n: int) -> int | None:
         if (src.directory / "claims" / str(n)).is_dir() and not claims.exists():
             _copy_tree(src.directory / "claims" / str(n), claims)
         if body_path.is_file():  # last: the number is taken once the body is there
-            where = store.closed_path(target) if closed else store.path(target)
-            _create(where, body_path.read_bytes())
+            _create(store.closed_path(target) if closed else store.path(target), body_path.read_bytes())
     for piece in (src._chain(n), src.directory / "claims" / str(n)):
         shutil.rmtree(piece, ignore_errors=True)
     for piece in (src._old_log(n), body_path):
@@ -88,28 +92,30 @@ def _free(store: LocalStore, n: int) -> bool:
     return not any(p.exists() for p in (store.path(n), store.closed_path(n), store._chain(n), store._old_log(n)))
 
 
-def _held(src: LocalStore, store: LocalStore, n: int, body_path: Path) -> bool:
-    """Whether all that ``src`` holds of ``n`` is in ``store``'s ``n`` already: each generation of its chain,
-    byte for byte, and its body (as it is, or as one of the chain's generations holds it)."""
-    from ghstate.core.chain import digest, split
-
-    if _free(store, n):
-        return False
+def _chain_held(src: LocalStore, store: LocalStore, n: int) -> bool:
+    """Whether every generation of ``src``'s chain of ``n`` is in ``store``'s, byte for byte."""
     chain, theirs = src._chain(n), store._chain(n)
     try:
-        for name in os.listdir(chain) if chain.is_dir() else ():
-            if (chain / name).read_bytes() != (theirs / name).read_bytes():
-                return False
-        if not body_path.is_file():
+        return all((chain / name).read_bytes() == (theirs / name).read_bytes()
+                   for name in (os.listdir(chain) if chain.is_dir() else ()))
+    except OSError:
+        return False
+
+
+def _body_held(body_path: Path, store: LocalStore, n: int, there: Path) -> bool:
+    """Whether the body ``body_path`` holds is ``store``'s ``n`` as it is (``there``) or as one of its chain's
+    generations holds it (none: it is held, nothing to move)."""
+    from ghstate.core.chain import digest, split
+
+    try:
+        body = body_path.read_text(encoding="utf-8") if body_path.is_file() else None
+        if body is None:
             return True
-        body = body_path.read_text(encoding="utf-8")
+        known = {digest(split(there.read_text(encoding="utf-8"))[0])}
     except (OSError, UnicodeDecodeError):
         return False
     links = [link for g in store._generations(n) if (link := store._link(n, g)) is not None]
-    known = {digest(link.body) for link in links} | {digest(link.adopted) for link in links if link.adopted}
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        there = store.path(n) if store.path(n).exists() else store.closed_path(n)
-        known.add(digest(split(there.read_text(encoding="utf-8"))[0]))
+    known |= {digest(link.body) for link in links} | {digest(link.adopted) for link in links if link.adopted}
     return digest(split(body)[0]) in known
 
 
