@@ -277,7 +277,7 @@ class LocalStore:
         """Write the body under the next number nothing has (callers hold the lock); its chain starts with its
         first write."""
         number = self.taken() + 1
-        while self._chain(number).exists() or not atomic_create(self.path(number), body):
+        while not atomic_create(self.path(number), body):
             number += 1
         return self.get(number)
 
