@@ -491,6 +491,21 @@ def test_push_in_one_worktree_publishes_the_writes_kept_in_another(gh, run, samp
     assert "Nothing to push." in run("push").stderr
 
 
+def test_on_github_a_worktrees_own_store_is_moved_only_for_its_kept_writes(gh, run, sample_file, repo):
+    """A ``.ghstate/`` store from before (a CI job's checkout of a committed one, say) is left in the work tree
+    by a command on GitHub; once it holds a write kept for GitHub, that write joins the clone's store, and
+    ``push`` publishes it."""
+    old = {"GHSTATE_DIR": str(repo / ".ghstate")}
+    run("checkpoint", "--store", "local", "--file", str(sample_file), env=old)
+    assert "No open checkpoints" in run("list").stderr
+    assert (repo / ".ghstate" / "1.md").is_file() and not store_of(repo).exists()
+    gh.fail("*", r".*", None, times=99)
+    run("checkpoint", "--file", str(sample_file), "--title", "Kept", env=old, code=1)
+    gh.faults.clear()
+    assert "created #1" in run("push").stdout and gh.issues[1]["title"] == "Kept"
+    assert (store_of(repo) / "1.md").is_file() and not (repo / ".ghstate" / "1.md").exists()
+
+
 def test_outage_during_update_then_push_merges_with_edits_made_meanwhile(gh, run, repo):
     existing(gh)
     offline(gh, times=99)

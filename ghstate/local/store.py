@@ -158,12 +158,15 @@ def keep_out_of_git(directory: Path) -> None:
 STORE_NAMES = ("chain", "closed", "pending", "claims", "log")  # a store's folders, beside its N.md files
 
 
-def holds_store(folder: Path) -> bool:
-    """Whether ``folder`` (a worktree's ``.ghstate/``) holds a local store: one listing."""
+def holds_store(folder: Path, kept_writes_only: bool = False) -> bool:
+    """Whether ``folder`` (a worktree's ``.ghstate/``) holds a local store (``kept_writes_only``: writes kept for
+    GitHub, ``pending/``): one listing."""
     try:
         names = os.listdir(folder)
     except OSError:
         return False
+    if kept_writes_only:
+        return "pending" in names
     return any(name in STORE_NAMES or _NUMBERED.match(name) for name in names)
 
 

@@ -156,8 +156,10 @@ def build_app(*, repo: str | None = None, store: str | None = None, need_token: 
                             project=project)
     parsecache.use(settings.cache_dir)
     local = LocalStore(settings.store_dir)
-    if settings.store_dir != settings.state_dir and holds_store(settings.state_dir):
-        from ghstate.local.worktrees import gather  # one store per clone: a worktree's own, from before, joins it
+    # One store per clone: a worktree's own, from before, joins it when this command uses it (on GitHub, only
+    # for its kept writes: the work tree of a CI job that checked out a committed store is left as it is)
+    if settings.store_dir != settings.state_dir and holds_store(settings.state_dir, settings.store != "local"):
+        from ghstate.local.worktrees import gather
 
         for said in gather(settings.state_dir, local):
             print(f"Note: {said}", file=sys.stderr)
