@@ -113,7 +113,7 @@ MUTANTS = (
            "ghstate/local/store.py", "LocalStore.taken", '*_numbered(self.directory / "chain", _DIGITS),', "",
            ("tests/test_local_history.py",)),
     Mutant("mirror-rolled-back", "N.md newer than its chain is read as the chain's older head",
-           "ghstate/local/store.py", "LocalStore._caught_up", "int(key.head) <= int(head.oid)", "True",
+           "ghstate/local/store.py", "LocalStore._caught_up", "int(key.head) > int(head.oid)", "False",
            ("tests/test_local_history.py",)),
     Mutant("stale-dry-run-closes", "close --stale --dry-run closes what it says it would close",
            "ghstate/commands/close.py", "_close_stale", "        if not dry_run:\n", "        if True:\n",

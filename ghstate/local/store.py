@@ -326,7 +326,8 @@ class LocalStore:
         from ghstate.core.chain import Entry, Head, Link, split
 
         text, key = split(body)
-        if key is None or not key.head.isdigit() or int(key.head) <= int(head.oid) or head.link is None:
+        newer = key is not None and _GENERATION.match(f"{key.head}.json") and int(key.head) > int(head.oid)
+        if key is None or not newer or head.link is None:
             return head
         from ghstate.local import parsecache
 
