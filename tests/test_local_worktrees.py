@@ -202,3 +202,27 @@ def test_a_move_cut_short_is_finished_by_the_next_command(repo, run):
     assert "#1" in run("list", "--store", "local").stderr
     assert sorted(LocalStore(store).numbers()) == [1] and not (old / "1.md").exists()
     assert "d2" in run("show", "1", "--store", "local").stdout
+
+
+def test_a_family_moved_under_new_numbers_keeps_its_links(repo, run, tmp_path):
+    """A worktree's own store split into a parent and children, its numbers taken in the clone's store: moved
+    under new numbers, each child's marker names its parent and the children it waits for by their new
+    numbers, so ``ready`` of the new parent lists them (and the clone's own #1 gets no children). The bodies
+    stay their chains' mirrors: the move is no person's edit."""
+    run("checkpoint", "--store", "local", "--goal", "clone's own", "--phase", "Phase 1: a", "--resume-at", "a")
+    run("checkpoint", "--store", "local", "--goal", "second", "--phase", "Phase 1: b", "--resume-at", "b", "--new")
+    tree = worktree(repo, "one")
+    os.chdir(tree)
+    (tmp_path / "plan.md").write_text(PLAN.replace("- [ ] Phase 3: config", "- [ ] Phase 3: config (after Phase 2)"))
+    old = {"GHSTATE_DIR": str(tree / ".ghstate")}
+    run("checkpoint", "--store", "local", "--file", str(tmp_path / "plan.md"), "--title", "Parser", env=old)
+    run("split", "1", "--store", "local", env=old)
+    said = run("list", "--store", "local").stderr
+    assert "#1 as #3, #2 as #4, #3 as #5, #4 as #6" in said, said
+    ready = json.loads(run("ready", "3", "--store", "local", "--json").stdout)
+    assert {c["number"]: (c["state"], c["blocked_by"]) for c in ready} == {
+        4: ("ready", []), 5: ("blocked", [4]), 6: ("ready", [])}, ready
+    assert json.loads(run("ready", "1", "--store", "local", "--json").stdout) == []  # the clone's own #1
+    assert "a person" not in run("log", "3", "--store", "local").stdout
+    assert chain.classify((repo / ".git" / "ghstate" / "3.md").read_text(),
+                          LocalStore(repo / ".git" / "ghstate").get(3).head).kind == "current"

@@ -8,8 +8,9 @@ finds it:
 - one the clone's store holds already (another worktree had the same committed ``.ghstate/``: every
   generation of its chain is there byte for byte, and its body is one the clone's chain holds) is dropped;
 - any other is moved under the next number nothing has (a checkpoint both worktrees went on writing is
-  kept twice, rather than one copy lost). References between checkpoints (a child's parent) are not
-  renumbered: each move is said, and recorded in ``moved.log`` of the clone's store;
+  kept twice, rather than one copy lost); the numbers its marker names (a child's parent, the children it
+  waits for) are changed with those it moved, in ``N.md`` and its chain's records alike (``renumber``). A
+  phase line's ``(#N)`` is text, left as it is: each move is said, and recorded in ``moved.log``;
 - kept writes (``pending/``) are moved as they are (their names are unique), claims with their checkpoint.
 
 A process killed in the middle leaves what it had not moved yet where it was, and the next command goes on;
@@ -40,16 +41,19 @@ def gather(old: Path, store: LocalStore) -> list[str]:
         src = LocalStore(old)
         numbers = sorted({*src.numbers(), *src._closed_numbers(), *_numbered(old / "chain", _DIGITS),
                           *_numbered(old / "log", _OLD_LOG)})
-        moves = [(n, _move(src, store, n)) for n in numbers]
+        plan = _plan(src, store, numbers)
+        renumbered = {n: to for n, to in plan.items() if to is not None and to != n}
+        for n in numbers:
+            _move(src, store, n, plan[n], renumbered)
         kept = _move_pending(src.pending_dir, store.pending_dir)
         with contextlib.suppress(OSError):
             shutil.rmtree(old / "claims")  # claims of no checkpoint: leases of nothing
         for name in ("chain", "closed", "log", "pending"):
             with contextlib.suppress(OSError):
                 (old / name).rmdir()  # emptied
-        _record(store.directory, old, moves)
+        _record(store.directory, old, list(plan.items()))
     parts = [f"#{n} as #{to}" if to and to != n else f"#{n}" if to else f"#{n} (held by the clone's #{n} already)"
-             for n, to in moves]
+             for n, to in plan.items()]
     if kept:
         parts.append(f"{kept} write{'s' if kept != 1 else ''} kept for push")
     return [f"moved this worktree's local store ({old}) into the clone's, which every worktree shares "
@@ -57,35 +61,88 @@ def gather(old: Path, store: LocalStore) -> list[str]:
             "store is not kept in git (docs/checkpoint.md, 'Where the local store is')"]
 
 
-def _move(src: LocalStore, store: LocalStore, n: int) -> int | None:
-    """Checkpoint ``n`` of ``src`` moved into ``store``: the number it has there (None: it was there already)."""
+def _plan(src: LocalStore, store: LocalStore, numbers: list[int]) -> dict[int, int | None]:
+    """The number each checkpoint of ``src`` gets in ``store`` (None: it is there already): its own when
+    nothing has it there, the same when it is held already or a move of it was cut short, else the next free."""
+    plan: dict[int, int | None] = {}
+    reserved: set[int] = set()
+
+    def free(number: int) -> bool:
+        return number not in reserved and _free(store, number)
+
+    for n in numbers:
+        closed = not src.path(n).exists() and src.closed_path(n).exists()
+        body_path = src.closed_path(n) if closed else src.path(n)
+        there = next((p for p in (store.path(n), store.closed_path(n)) if p.exists()), None)
+        if free(n):
+            target: int | None = n
+        elif n not in reserved and _chain_held(src, store, n) and (
+                there is None or _body_held(body_path, store, n, there)):
+            target = None if there is not None else n  # n: a move cut short, its chain there and its body not yet
+        else:
+            target = max(store.taken(), *reserved, 0) + 1
+            while not free(target):
+                target += 1
+        plan[n] = target
+        reserved.add(target or n)
+    return plan
+
+
+def _move(src: LocalStore, store: LocalStore, n: int, target: int | None, renumbered: dict[int, int]) -> None:
+    """Checkpoint ``n`` of ``src`` moved into ``store`` as ``target`` (None: it is there already), the numbers
+    of ``renumbered`` its marker names (its parent, the children it waits for) changed with it."""
     closed = not src.path(n).exists() and src.closed_path(n).exists()
     body_path = src.closed_path(n) if closed else src.path(n)
-    there = next((p for p in (store.path(n), store.closed_path(n)) if p.exists()), None)
-    target: int | None
-    if _free(store, n):
-        target = n
-    elif _chain_held(src, store, n) and (there is None or _body_held(body_path, store, n, there)):
-        target = None if there is not None else n  # n: a move cut short, its chain there and its body not yet
-    else:
-        target = store.taken() + 1
-        while not _free(store, target):
-            target += 1
     if target is not None:
-        _copy_tree(src._chain(n), store._chain(target), n, target)
+        _copy_tree(src._chain(n), store._chain(target), n, target, renumbered)
         if src._old_log(n).is_file():
             _copy_file(src._old_log(n), store._old_log(target))
         claims = store.directory / "claims" / str(target)
         if (src.directory / "claims" / str(n)).is_dir() and not claims.exists():
             _copy_tree(src.directory / "claims" / str(n), claims)
         if body_path.is_file():  # last: the number is taken once the body is there
-            _create(store.closed_path(target) if closed else store.path(target), body_path.read_bytes())
+            data = body_path.read_bytes()
+            with contextlib.suppress(UnicodeDecodeError):
+                data = renumber(data.decode("utf-8"), renumbered).encode("utf-8")
+            _create(store.closed_path(target) if closed else store.path(target), data)
     for piece in (src._chain(n), src.directory / "claims" / str(n)):
         shutil.rmtree(piece, ignore_errors=True)
     for piece in (src._old_log(n), body_path):
         with contextlib.suppress(OSError):
             piece.unlink()
-    return target
+
+
+def renumber(text: str, numbers: dict[int, int]) -> str:
+    """A body (a mirror, a chain's record of one) whose marker names checkpoints by the numbers they had: its
+    task's parent and the children it waits for given the numbers they have now. A mirror stays one (its key's
+    digest made again for the new text), a person's edit stays an edit; any other text is returned as it is."""
+    import json
+
+    from ghstate.core.chain import digest, embed, split
+    from ghstate.core.marker import MARKER_LINE
+
+    body, key = split(text)
+    match = MARKER_LINE.search(body) if numbers else None
+    try:
+        data = json.loads(match.group(1)) if match else None
+    except (ValueError, RecursionError):
+        data = None
+    task = data.get("task") if isinstance(data, dict) else None
+    if match is None or not isinstance(data, dict) or not isinstance(task, dict):
+        return text
+    new = {**task}
+    if isinstance(task.get("parent"), int):
+        new["parent"] = numbers.get(task["parent"], task["parent"])
+    if isinstance(task.get("after"), list):
+        new["after"] = sorted(numbers.get(n, n) if isinstance(n, int) else n for n in task["after"]
+                              if isinstance(n, int))
+    if new == task:
+        return text
+    raw = json.dumps({**data, "task": new}, ensure_ascii=False, separators=(",", ":"))
+    changed = body[: match.start(1)] + raw.replace("<", "\\u003c").replace(">", "\\u003e") + body[match.end(1):]
+    if key is None:
+        return changed
+    return embed(changed, key.head, protected=bool(key.digest) and key.digest == digest(body))
 
 
 def _free(store: LocalStore, n: int) -> bool:
@@ -119,8 +176,10 @@ def _body_held(body_path: Path, store: LocalStore, n: int, there: Path) -> bool:
     return digest(split(body)[0]) in known
 
 
-def _copy_tree(source: Path, target: Path, number: int = 0, renumbered: int = 0) -> None:
-    """The files of ``source`` copied into ``target`` (a chain's records naming ``renumbered`` for ``number``)."""
+def _copy_tree(source: Path, target: Path, number: int = 0, to: int = 0,
+               renumbered: dict[int, int] | None = None) -> None:
+    """The files of ``source`` copied into ``target``; a chain's records (``number`` moved ``to``) name the
+    checkpoint's number now, and their bodies the numbers of ``renumbered`` as they are now."""
     import json
 
     try:
@@ -130,11 +189,14 @@ def _copy_tree(source: Path, target: Path, number: int = 0, renumbered: int = 0)
     target.mkdir(parents=True, exist_ok=True)
     for name in names:
         data = (source / name).read_bytes()
-        if renumbered and renumbered != number and name.endswith(".json"):
+        if (to != number or renumbered) and name.endswith(".json"):
             with contextlib.suppress(ValueError):
                 record = json.loads(data)
                 if isinstance(record, dict) and record.get("checkpoint") == number:
-                    data = (json.dumps({**record, "checkpoint": renumbered}, ensure_ascii=False) + "\n").encode()
+                    record = {**record, "checkpoint": to or number, **{
+                        field: renumber(record[field], renumbered or {}) for field in ("body", "adopted")
+                        if isinstance(record.get(field), str)}}
+                    data = (json.dumps(record, ensure_ascii=False) + "\n").encode()
         _create(target / name, data)
 
 
