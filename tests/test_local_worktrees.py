@@ -217,12 +217,23 @@ def test_a_family_moved_under_new_numbers_keeps_its_links(repo, run, tmp_path):
     old = {"GHSTATE_DIR": str(tree / ".ghstate")}
     run("checkpoint", "--store", "local", "--file", str(tmp_path / "plan.md"), "--title", "Parser", env=old)
     run("split", "1", "--store", "local", env=old)
+    run("checkpoint", "3", "--store", "local", "--decision", "written before the move", env=old)
+    run("checkpoint", "2", "--store", "local", "--decision", "also written", env=old)
+    edited = tree / ".ghstate" / "2.md"  # then edited by a person: still their edit once moved
+    edited.write_text(edited.read_text().replace("## Resume instruction", "## Open questions\n- a person asks\n\n"
+                                                 "## Resume instruction"))
     said = run("list", "--store", "local").stderr
     assert "#1 as #3, #2 as #4, #3 as #5, #4 as #6" in said, said
     ready = json.loads(run("ready", "3", "--store", "local", "--json").stdout)
     assert {c["number"]: (c["state"], c["blocked_by"]) for c in ready} == {
         4: ("ready", []), 5: ("blocked", [4]), 6: ("ready", [])}, ready
     assert json.loads(run("ready", "1", "--store", "local", "--json").stdout) == []  # the clone's own #1
-    assert "a person" not in run("log", "3", "--store", "local").stdout
-    assert chain.classify((repo / ".git" / "ghstate" / "3.md").read_text(),
-                          LocalStore(repo / ".git" / "ghstate").get(3).head).kind == "current"
+    store = LocalStore(repo / ".git" / "ghstate")
+    for number in (3, 5):
+        assert "a person" not in run("log", str(number), "--store", "local").stdout
+        assert chain.classify(store.get(number).body, store.get(number).head).kind == "current", number
+    five = parse(chain.split(store.get(5).body)[0]).checkpoint
+    assert five.meta.task.parent == 3 and five.meta.task.after == (4,) and "written before the move" in five.decisions
+    assert chain.classify(store.get(4).body, store.get(4).head).kind == "edited"
+    four = json.loads(run("show", "4", "--store", "local", "--json").stdout)
+    assert "a person asks" in four["questions"] and "also written" in four["decisions"]
