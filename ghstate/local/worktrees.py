@@ -74,11 +74,13 @@ def _plan(src: LocalStore, store: LocalStore, numbers: list[int]) -> dict[int, i
         closed = not src.path(n).exists() and src.closed_path(n).exists()
         body_path = src.closed_path(n) if closed else src.path(n)
         there = next((p for p in (store.path(n), store.closed_path(n)) if p.exists()), None)
+        held = n not in reserved and _chain_held(src, store, n)
         if free(n):
             target: int | None = n
-        elif n not in reserved and _chain_held(src, store, n) and (
-                there is None or _body_held(body_path, store, n, there)):
-            target = None if there is not None else n  # n: a move cut short, its chain there and its body not yet
+        elif held and there is not None and _body_held(body_path, store, n, there):
+            target = None
+        elif held and there is None and src._generations(n):
+            target = n  # a move cut short: its chain is there, its body not yet
         else:
             target = max(store.taken(), *reserved, 0) + 1
             while not free(target):
