@@ -52,7 +52,7 @@ DOCTOR_LABEL = "ghstate-doctor"  # the label of `doctor --github`'s throwaway pr
 class Settings(NamedTuple):
     root: Path  # the git working tree's top, or the current folder outside git
     in_git: bool
-    state_dir: Path  # the local store
+    state_dir: Path  # .ghstate/ of this worktree (config.toml, templates/), or GHSTATE_DIR: see store_dir
     store: StoreKind  # resolved from "auto"
     repo: str | None
     api_url: str
@@ -73,6 +73,13 @@ class Settings(NamedTuple):
     def __repr__(self) -> str:
         token = "***" if self.token else ""
         return f"Settings(root={self.root!r}, store={self.store!r}, repo={self.repo!r}, token={token!r})"
+
+    @property
+    def store_dir(self) -> Path:
+        """The local store: its checkpoints (``N.md``, ``chain/``, ``closed/``), claims, lock and kept writes
+        (``pending/``), one per clone (``machine_dir``), so that every worktree of the clone finds one queue;
+        ``GHSTATE_DIR`` when set, and ``.ghstate/`` outside git."""
+        return self.machine_dir or self.state_dir
 
     @property
     def templates_dir(self) -> str:

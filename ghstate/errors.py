@@ -54,7 +54,7 @@ def failure_message(exc: Exception) -> str:
         path = f" {exc.filename}" if exc.filename else ""
         return _one_line(
             f"cannot use{path}: {exc.strerror or exc}; check that the folder exists and is writable "
-            "(the local store is .ghstate/ at the git root, or GHSTATE_DIR)")
+            "(the local store is ghstate/ in the clone's git folder, or GHSTATE_DIR)")
     if type(exc).__module__.startswith("jinja2"):
         name = getattr(exc, "filename", None) or getattr(exc, "name", None) or "a template"
         return _one_line(f"the template {name} cannot be used ({exc}); fix it, or remove it to use the built-in one")

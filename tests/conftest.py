@@ -45,6 +45,18 @@ def pytest_report_header(config):
 CHECKOUT = Path(__file__).resolve().parents[1]
 
 
+def _checkout_store() -> Path:
+    """The checkout's own local store, one per clone (``<git common dir>/ghstate``), where the README's main
+    job writes; the checkout's ``.ghstate/`` when it is no git worktree."""
+    from ghstate.git import gitinfo
+
+    common = gitinfo.common_dir(CHECKOUT) if (CHECKOUT / ".git").exists() else None
+    return common / "ghstate" if common is not None else CHECKOUT / ".ghstate"
+
+
+CHECKOUT_STORE = _checkout_store()
+
+
 def _files(folder: Path) -> tuple | None:
     if not folder.exists():
         return None
@@ -56,17 +68,20 @@ def _files(folder: Path) -> tuple | None:
 def hermetic(tmp_path_factory):
     """Every test starts in an empty folder of its own with a HOME of its own, whatever it does with
     ``monkeypatch`` (this patch is apart from the test's: ``monkeypatch.undo()`` in a test cannot bring
-    it back to the checkout). And no test may touch the checkout's own ``.ghstate/``, which the README's
-    main job writes in the very clone the tests then run in (``.ci/run`` does just that)."""
+    it back to the checkout). And no test may touch the checkout's own ``.ghstate/`` or its local store
+    (``<git common dir>/ghstate``), which the README's main job writes in the very clone the tests then run in
+    (``.ci/run`` does just that)."""
     patch = pytest.MonkeyPatch()
     patch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
     patch.chdir(tmp_path_factory.mktemp("cwd"))
-    before = _files(CHECKOUT / ".ghstate")
+    before = _files(CHECKOUT / ".ghstate"), _files(CHECKOUT_STORE)
     try:
         yield
     finally:
         patch.undo()
-    assert _files(CHECKOUT / ".ghstate") == before, "a test wrote to the checkout's own .ghstate/"
+    after = _files(CHECKOUT / ".ghstate"), _files(CHECKOUT_STORE)
+    assert after[0] == before[0], "a test wrote to the checkout's own .ghstate/"
+    assert after[1] == before[1], f"a test wrote to the checkout's own local store ({CHECKOUT_STORE})"
 
 
 WAITS: list[float] = []  # what ghstate waited, in the running test (see ``isolated``)
@@ -134,6 +149,16 @@ FROZEN = ("import sys; from ghstate.local import seen; seen._now = lambda: 2e9; 
 
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def store_of(root: Path) -> Path:
+    """The local store of the clone whose worktree ``root`` is: ``<git common dir>/ghstate``, one for every
+    worktree of the clone (``Settings.store_dir``)."""
+    from ghstate.git import gitinfo
+
+    common = gitinfo.common_dir(root)
+    assert common is not None, f"{root} is no git worktree"
+    return common / "ghstate"
 
 
 @pytest.fixture(scope="session")

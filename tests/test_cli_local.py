@@ -12,7 +12,7 @@ from ghstate.core.parse import parse
 
 
 def body(repo, number=1):
-    return (repo / ".ghstate" / f"{number}.md").read_text()
+    return (repo / ".git" / "ghstate" / f"{number}.md").read_text()
 
 
 def state(repo, number=1):
@@ -22,7 +22,7 @@ def state(repo, number=1):
 def test_checkpoint_creates_then_resume_prints_the_prompt(repo, run, sample_file):
     out = run("checkpoint", "--file", str(sample_file), "--title", "CLI refactor").stdout
     assert out.splitlines() == ["Created checkpoint local #1 (revision 1): created with 3 phases (1 done)",
-                                ".ghstate/1.md"]
+                                ".git/ghstate/1.md"]
     prompt = run("resume").stdout
     assert "Next phase: Phase 2: matcher abstraction (2 of 3)" in prompt
     assert "Locked decisions (settled, do not reopen):\n- required flags, not positional" in prompt
@@ -42,7 +42,7 @@ def test_body_on_disk_is_exactly_what_an_issue_carries(repo, run, sample_file):
     assert text.startswith("<!-- ghstate:v1 {")
     assert "\n## Goal\nRefactor the CLI parser" in text
     assert text.endswith("before editing matcher code.\n")
-    assert not list((repo / ".ghstate").glob("*.tmp"))
+    assert not list((repo / ".git" / "ghstate").glob("*.tmp"))
 
 
 @pytest.mark.parametrize("ref", ["Phase 2", "2", "Phase 2: matcher abstraction", "phase 2"])
@@ -111,13 +111,13 @@ def test_same_content_is_not_rewritten(repo, run, sample_file):
 def test_dry_run_prints_and_writes_nothing(repo, run, sample_file):
     out = run("checkpoint", "--file", str(sample_file), "--dry-run").stdout
     assert out.startswith("<!-- ghstate:v1 ") and "## Resume instruction" in out
-    assert not (repo / ".ghstate").exists() or not list((repo / ".ghstate").glob("*.md"))
+    assert not (repo / ".git" / "ghstate").exists() or not list((repo / ".git" / "ghstate").glob("*.md"))
 
 
 def test_dry_run_with_json_prints_the_state_that_would_be_written(repo, run, sample_file):
     new = json.loads(run("checkpoint", "--file", str(sample_file), "--dry-run", "--json").stdout)
     assert new["issue"] is None and new["next_phase"] == "Phase 2: matcher abstraction"
-    assert not (repo / ".ghstate").exists() or not list((repo / ".ghstate").glob("*.md"))
+    assert not (repo / ".git" / "ghstate").exists() or not list((repo / ".git" / "ghstate").glob("*.md"))
     run("checkpoint", "--file", str(sample_file))
     before = body(repo)
     update = json.loads(run("checkpoint", "1", "--risk", "zz", "--dry-run", "--json").stdout)
@@ -177,7 +177,7 @@ def test_show_list_log(repo, run, sample_file):
     assert "CLI refactor" in shown and "2/3 phases" in shown and "✓ Phase 2: matcher abstraction" in shown
     rows = json.loads(run("list", "--json").stdout)
     assert rows == [{
-        "issue": 1, "title": "CLI refactor", "url": str(repo / ".ghstate" / "1.md"), "branch": "feature/x",
+        "issue": 1, "title": "CLI refactor", "url": str(repo / ".git" / "ghstate" / "1.md"), "branch": "feature/x",
         "status": "open", "phases_done": 2, "phases_total": 3, "next_phase": "Phase 3: wire config",
         "verification": None, "revision": 2, "updated_at": rows[0]["updated_at"],
     }]
@@ -203,10 +203,10 @@ def test_resume_formats(repo, run, sample_file):
 
 def test_resume_writes_nothing(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file))
-    before = {p: p.read_bytes() for p in (repo / ".ghstate").rglob("*") if p.is_file()}
+    before = {p: p.read_bytes() for p in (repo / ".git" / "ghstate").rglob("*") if p.is_file()}
     run("resume")
     run("resume", "--format", "json")
-    after = {p: p.read_bytes() for p in (repo / ".ghstate").rglob("*") if p.is_file()}
+    after = {p: p.read_bytes() for p in (repo / ".git" / "ghstate").rglob("*") if p.is_file()}
     assert before == after
 
 
@@ -300,7 +300,7 @@ def test_a_detached_head_finds_what_was_written_there(repo, run, sample_file):
     git(repo, "checkout", "-q", "--detach")
     run("checkpoint", "--file", str(sample_file))
     run("checkpoint", "--risk", "r")
-    assert sorted(p.name for p in (repo / ".ghstate").glob("*.md")) == ["1.md"]
+    assert sorted(p.name for p in (repo / ".git" / "ghstate").glob("*.md")) == ["1.md"]
     assert run("resume", "--format", "json").stdout
 
 
@@ -311,7 +311,7 @@ def test_a_failed_create_leaves_no_empty_checkpoint(repo, run, sample_file, monk
     monkeypatch.setattr("ghstate.local.store._temp_beside", full_disk)
     result = run("checkpoint", "--file", str(sample_file), code=1)
     assert result.stderr.startswith("Error: cannot use ") and "No space left on device" in result.stderr
-    assert not list((repo / ".ghstate").glob("*.md"))
+    assert not list((repo / ".git" / "ghstate").glob("*.md"))
 
 
 @pytest.mark.parametrize("step", ["os.fsync", "os.link"])
@@ -324,13 +324,13 @@ def test_a_create_killed_at_any_step_leaves_no_checkpoint(repo, run, sample_file
         patched.setattr(step, killed)
         result = run.runner.invoke(cli, ["checkpoint", "--file", str(sample_file)])
     assert result.exit_code != 0
-    assert not list((repo / ".ghstate").glob("*.md"))
+    assert not list((repo / ".git" / "ghstate").glob("*.md"))
     assert "No open checkpoints" in run("list").stdout + run("list").stderr
 
 
 def test_an_empty_file_left_by_an_older_version_is_no_checkpoint(repo, run):
-    (repo / ".ghstate").mkdir()
-    (repo / ".ghstate" / "1.md").write_text("")
+    (repo / ".git" / "ghstate").mkdir()
+    (repo / ".git" / "ghstate" / "1.md").write_text("")
     listing = run("list")
     assert "#1" not in listing.stdout
 
@@ -344,7 +344,7 @@ def test_a_store_that_is_not_a_folder_is_a_clear_error(repo, run, sample_file, m
 
 def test_a_broken_template_is_named(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file))
-    (repo / ".ghstate" / "templates").mkdir()
+    (repo / ".ghstate" / "templates").mkdir(parents=True)
     (repo / ".ghstate" / "templates" / "prompt.md.j2").write_text("{{ x")
     result = run("resume", code=1)
     assert result.stderr.startswith("Error: the template ") and "prompt.md.j2 cannot be used" in result.stderr
@@ -353,7 +353,7 @@ def test_a_broken_template_is_named(repo, run, sample_file):
 def test_a_template_that_loses_the_checkpoint_is_refused(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file))
     before = body(repo)
-    (repo / ".ghstate" / "templates").mkdir()
+    (repo / ".ghstate" / "templates").mkdir(parents=True)
     (repo / ".ghstate" / "templates" / "checkpoint.md.j2").write_text("CUSTOM BODY\n")
     result = run("checkpoint", "--decision", "x", code=1)
     assert "writes a body that does not read back as the checkpoint" in result.stderr and body(repo) == before
@@ -408,7 +408,7 @@ def test_a_stale_file_keeps_a_persons_edits_to_unknown_sections_and_the_preamble
     (tmp_path / "cp.md").write_text(PERSONAL)
     run("checkpoint", "--file", str(tmp_path / "cp.md"))
     state = json.loads(run("show", "1", "--json").stdout)
-    path = repo / ".ghstate" / "1.md"
+    path = repo / ".git" / "ghstate" / "1.md"
     path.write_text(path.read_text().replace("original notes", "PERSON rewrote the notes")
                     .replace("Preamble by a person.", "Preamble EDITED"))  # a web edit
     state["decisions"].append("agent decision")
@@ -490,7 +490,7 @@ def test_flags_that_cannot_be_meant_are_usage_errors(repo, run, sample_file, arg
 
 def test_an_unreadable_checkpoint_is_listed_as_a_problem(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file))
-    (repo / ".ghstate" / "2.md").write_bytes(b"caf\xe9")
+    (repo / ".git" / "ghstate" / "2.md").write_bytes(b"caf\xe9")
     result = run("list")
     assert "local #1" in result.stdout and "Warning: " in result.stderr and "2.md is not UTF-8" in result.stderr
 
@@ -536,7 +536,7 @@ def test_a_markerless_file_older_than_the_history_loses_nothing(repo, run):
 
 def test_show_json_after_a_web_edit_does_not_pass_the_edit_off_as_the_files(repo, run):
     run("checkpoint", "--phase", "Phase 1: start", "--resume-at", "Start at Phase 1", "--goal", "Ship it.")
-    path = repo / ".ghstate" / "1.md"
+    path = repo / ".git" / "ghstate" / "1.md"
     path.write_text(path.read_text().replace("Ship it.", "Ship it. Person: also Windows."))
     state_json = json.loads(run("show", "1", "--json").stdout)
     state_json["goal"] += " Agent: and macOS."

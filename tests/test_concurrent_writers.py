@@ -166,7 +166,7 @@ def _setup(fake, how: dict) -> None:
 
 
 def machine(root: Path, name: str) -> Path:
-    """A clone of its own: its own working tree and its own ``.ghstate/``."""
+    """A clone of its own: its own working tree and its own local store (``.git/ghstate``)."""
     folder = root / name
     folder.mkdir()
     for args in (["init", "-q", "-b", "feature/x"], ["commit", "-q", "--allow-empty", "-m", "init"]):

@@ -119,6 +119,7 @@ class World:
         cache = Path(os.environ["XDG_CACHE_HOME"])  # the test's own (conftest's ``isolated``)
         out: dict[str, Any] = {
             "ghstate": _tree(self.repo / ".ghstate"),
+            "store": _tree(git_dir / "ghstate"),
             "work tree": _tree(self.repo, skip=(".git", ".ghstate")),
             # the time of this machine's last write to GitHub (ghstate.local.pace), not its lock file
             "pace": {str(p): p.read_bytes() for p in cache.rglob("pace-*") if p.suffix != ".writing"},
@@ -208,7 +209,7 @@ def seed_edited(world: World, run, tmp_path: Path, clock) -> None:
         body = world.fake.issues[1]["body"]
         world.fake.edit(1, body.replace("may be slow on", "is slow on"), login="mona")
     else:
-        path = world.repo / ".ghstate" / "1.md"
+        path = world.repo / ".git" / "ghstate" / "1.md"
         path.write_text(path.read_text().replace("may be slow on", "is slow on"))
 
 
@@ -226,12 +227,12 @@ def seed_unlabelled(world: World, run, tmp_path: Path, clock) -> None:
 
 
 def seed_form(world: World, run, tmp_path: Path, clock) -> None:
-    """#1 made by hand (an issue form on GitHub, a file in .ghstate/): no marker, no chain yet."""
+    """#1 made by hand (an issue form on GitHub, a file in the local store): no marker, no chain yet."""
     if world.remote:
         world.fake.add_issue(1, FORM, title="Form task")
     else:
-        (world.repo / ".ghstate").mkdir()
-        (world.repo / ".ghstate" / "1.md").write_text(FORM)
+        (world.repo / ".git" / "ghstate").mkdir()
+        (world.repo / ".git" / "ghstate" / "1.md").write_text(FORM)
 
 
 def seed_claimed(world: World, run, tmp_path: Path, clock) -> None:
@@ -249,13 +250,13 @@ def seed_stale(world: World, run, tmp_path: Path, clock) -> None:
 
 
 def seed_pending(world: World, run, tmp_path: Path, clock) -> None:
-    """Two writes GitHub could not take, kept in .ghstate/pending/: an update of #1 and a new checkpoint."""
+    """Two writes GitHub could not take, kept in the store's pending/: an update of #1 and a new checkpoint."""
     seed_one(world, run, tmp_path, clock)
     world.fake.fail("*", r".*", None, times=99)
     run("checkpoint", "1", "--risk", "kept while GitHub was away", code=1)
     run("checkpoint", "--new", "--file", str(tmp_path / "other.md"), "--title", "Second", code=1)
     world.fake.faults.clear()
-    assert len(list((world.repo / ".ghstate" / "pending").iterdir())) == 2
+    assert len(list((world.repo / ".git" / "ghstate" / "pending").iterdir())) == 2
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE, git
+from conftest import SAMPLE, git, store_of
 from github_fake import NOT_ACCESSIBLE, QUERY_TIMEOUT, SECONDARY_LIMIT, FakeGitHub
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -436,7 +437,7 @@ def test_errors_say_what_to_do_and_keep_the_checkpoint(gh, run, target, fault, e
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and expected in lines[0], result.stderr
     assert TOKEN not in result.stderr + result.stdout
-    [kept] = (repo / ".ghstate" / "pending").glob("*.json")
+    [kept] = (repo / ".git" / "ghstate" / "pending").glob("*.json")
     when = "when GitHub is reachable" if target == "graphql" else "once that is fixed"  # a limit passes
     assert lines[0].endswith(f"; the checkpoint was kept locally in {kept}: run 'ghstate push' {when}")
 
@@ -466,10 +467,44 @@ def test_outage_keeps_the_checkpoint_and_push_publishes_it(gh, run, sample_file,
     assert gh.issues == {}
     gh.faults.clear()
     out = run("push").stdout
-    assert out.startswith("Published .ghstate/pending/") and "created #1 https://github.com/octo/hello/issues/1" in out
+    assert out.startswith("Published .git/ghstate/pending/")
+    assert "created #1 https://github.com/octo/hello/issues/1" in out
     assert state_of(gh).phases[0].name == "Phase 1: parser changes" and gh.issues[1]["title"] == "CLI refactor"
-    assert not list((repo / ".ghstate" / "pending").glob("*.json"))
+    assert not list((repo / ".git" / "ghstate" / "pending").glob("*.json"))
     assert "Nothing to push." in run("push").stderr
+
+
+def test_push_in_one_worktree_publishes_the_writes_kept_in_another(gh, run, sample_file, repo):
+    """Kept writes are the clone's (``<git common dir>/ghstate/pending``): a write kept in a linked worktree
+    while GitHub was out of reach is published by ``push`` in the main worktree, which said "Nothing to push"
+    when each worktree kept its own."""
+    linked = repo.parent / "two"
+    git(repo, "worktree", "add", "-q", "-b", "two", str(linked))
+    os.chdir(linked)
+    gh.fail("*", r".*", None, times=99)
+    run("checkpoint", "--file", str(sample_file), "--title", "From two", code=1)
+    gh.faults.clear()
+    os.chdir(repo)
+    out = run("push").stdout
+    assert out.startswith(f"Published {store_of(repo).relative_to(repo)}/pending/") and "created #1" in out, out
+    assert gh.issues[1]["title"] == "From two" and not list((store_of(repo) / "pending").glob("*.json"))
+    os.chdir(linked)
+    assert "Nothing to push." in run("push").stderr
+
+
+def test_on_github_a_worktrees_own_store_is_moved_only_for_its_kept_writes(gh, run, sample_file, repo):
+    """A ``.ghstate/`` store from before (a CI job's checkout of a committed one, say) is left in the work tree
+    by a command on GitHub; once it holds a write kept for GitHub, that write joins the clone's store, and
+    ``push`` publishes it."""
+    old = {"GHSTATE_DIR": str(repo / ".ghstate")}
+    run("checkpoint", "--store", "local", "--file", str(sample_file), env=old)
+    assert "No open checkpoints" in run("list").stderr
+    assert (repo / ".ghstate" / "1.md").is_file() and not store_of(repo).exists()
+    gh.fail("*", r".*", None, times=99)
+    run("checkpoint", "--file", str(sample_file), "--title", "Kept", env=old, code=1)
+    gh.faults.clear()
+    assert "created #1" in run("push").stdout and gh.issues[1]["title"] == "Kept"
+    assert (store_of(repo) / "1.md").is_file() and not (repo / ".ghstate" / "1.md").exists()
 
 
 def test_outage_during_update_then_push_merges_with_edits_made_meanwhile(gh, run, repo):
@@ -602,7 +637,7 @@ def test_label_refused_after_create_is_a_warning_not_a_pending_write(gh, run, re
     result = run("checkpoint", "--phase", "Phase 1", "--resume-at", "Phase 1")
     assert "Warning: issue #1 was created without the 'ghstate' label" in result.stderr
     assert list(gh.issues) == [1]
-    assert not (repo / ".ghstate" / "pending").exists()
+    assert not (repo / ".git" / "ghstate" / "pending").exists()
 
 
 # ------------------------------------------------------------- kept writes replay what was asked
@@ -650,7 +685,7 @@ def test_a_reviewers_kept_write_is_the_write_push_keeps_the_branch_and_commit(gh
 
 def test_a_write_kept_by_an_earlier_version_is_still_published(gh, run, repo):
     existing(gh)
-    folder = repo / ".ghstate" / "pending"
+    folder = repo / ".git" / "ghstate" / "pending"
     folder.mkdir(parents=True)
     (folder / "00000000000000000001-7-1-abcdef.json").write_text(json.dumps({
         "kind": "ghstate-pending", "version": 2, "repo": "octo/hello", "api_url": "https://api.github.com",
@@ -666,7 +701,7 @@ def test_hooks_keep_no_pending_writes(gh, run, repo):
     gh.fail("*", r".*", None, times=99)
     event = json.dumps({"hook_event_name": "PreCompact", "session_id": "s", "cwd": str(repo)})
     assert run("hook", "pre-compact", input=event).exit_code == 0
-    assert not (repo / ".ghstate" / "pending").exists()
+    assert not (repo / ".git" / "ghstate" / "pending").exists()
 
 
 # ------------------------------------------------------- --file: a body made earlier, written now
@@ -801,7 +836,7 @@ def test_an_answer_that_breaks_off_is_retried_then_kept(gh, run, repo):
     offline(gh, times=99, exception=requests.exceptions.ChunkedEncodingError)
     result = run("checkpoint", "7", "--risk", "r", code=1)
     assert "broke off" in result.stderr and "ghstate push" in result.stderr
-    assert "internal error" not in result.stderr and len(list((repo / ".ghstate" / "pending").iterdir())) == 1
+    assert "internal error" not in result.stderr and len(list((repo / ".git" / "ghstate" / "pending").iterdir())) == 1
 
 
 def test_an_answer_that_is_not_githubs_is_a_clear_error(gh, run):
@@ -840,7 +875,7 @@ def test_kept_writes_never_overwrite_each_other(gh, run, repo, monkeypatch):
     monkeypatch.setattr("os.getpid", lambda: 1)  # ghstate as PID 1 of a container, twice in one second
     run("checkpoint", "7", "--risk", "a", code=1)
     run("checkpoint", "7", "--risk", "b", code=1)
-    assert len(list((repo / ".ghstate" / "pending").glob("*.json"))) == 2
+    assert len(list((repo / ".git" / "ghstate" / "pending").glob("*.json"))) == 2
 
 
 def test_resume_reads_only_the_last_page_of_comments(gh, run):
@@ -923,7 +958,7 @@ def test_a_create_is_not_resent_when_whether_it_landed_cannot_be_checked(gh, run
     gh.on("POST", r"/issues$", lambda: gh.fail("*", r"^/graphql OpenCheckpoints$|^/issues$", 502, times=20))
     result = run("checkpoint", "--file", str(sample_file), code=1)
     assert "cannot be checked now, so it was not sent again" in result.stderr
-    assert sorted(gh.issues) == [1] and len(list((repo / ".ghstate" / "pending").iterdir())) == 1
+    assert sorted(gh.issues) == [1] and len(list((repo / ".git" / "ghstate" / "pending").iterdir())) == 1
     gh.faults.clear()
     assert "already up to date: #1" in run("push").stdout and sorted(gh.issues) == [1]
 
@@ -1029,7 +1064,7 @@ def test_a_malformed_kept_write_is_reported_and_the_others_go(gh, run, repo):
     run("checkpoint", "7", "--file", "-", input=json.dumps({"goal": "kept"}), code=1)
     run("checkpoint", "7", "--risk", "r", code=1)
     gh.faults.clear()
-    first = sorted((repo / ".ghstate" / "pending").glob("*.json"))[0]
+    first = sorted((repo / ".git" / "ghstate" / "pending").glob("*.json"))[0]
     record = json.loads(first.read_text())
     record["write"]["intent"]["incoming"]["phases"] = "not a list"
     record["write"]["number"] = 99  # another checkpoint, so the second write is not held back
@@ -1158,7 +1193,7 @@ def test_push_json_says_what_became_of_each_kept_write(gh, run, sample_file, rep
     rows = json.loads(run("push", "--json").stdout)
     assert [(r["result"], r["issue"], r["url"], r["error"]) for r in rows] == [
         ("created", 1, "https://github.com/octo/hello/issues/1", None)]
-    assert rows[0]["file"].startswith(".ghstate/pending/")
+    assert rows[0]["file"].startswith(".git/ghstate/pending/")
     assert json.loads(run("push", "--json").stdout) == []
 
 
@@ -1172,7 +1207,7 @@ def test_a_repository_with_issues_disabled_is_said_to_have_them_disabled(gh, run
         assert result.stderr.strip().splitlines() == [
             "Error: issues are disabled in octo/hello: turn them on in its settings (General, Features, Issues), "
             "or keep checkpoints in the local store (--store local)"], args
-        assert len(ops(gh)) == 1 and not (gh_pending := list(Path.cwd().glob(".ghstate/pending/*"))), gh_pending
+        assert len(ops(gh)) == 1 and not (gh_pending := list(Path.cwd().glob(".git/ghstate/pending/*"))), gh_pending
     gh.issues_enabled = True
     assert "no issue #9 in octo/hello" in run("resume", "9", code=1).stderr
 
@@ -1205,7 +1240,7 @@ def test_a_refused_update_says_githubs_words_and_keeps_the_write(gh, run, repo):
         "the token needs Issues: write on octo/hello (a fine-grained token or GitHub App), or the 'repo' scope; "
         "the checkpoint was kept locally in "), lines
     assert "refused" not in state_of(gh, 7).risks and gh.count_op("AppendCheckpoint") == 1
-    assert len(list((repo / ".ghstate" / "pending").glob("*.json"))) == 1
+    assert len(list((repo / ".git" / "ghstate" / "pending").glob("*.json"))) == 1
 
 
 def test_the_transport_hands_over_githubs_answer_with_its_errors(gh):
@@ -1242,7 +1277,7 @@ def test_an_update_whose_answer_holds_errors_beside_its_issue_has_landed(gh, run
     said = [line for line in result.stderr.splitlines() if line.startswith("Warning:")]
     assert said == ["Warning: issue #7 was written, but GitHub's answer also held errors (FORBIDDEN: Resource not "
                     "accessible by integration); the write stands"], result.stderr
-    assert gh.count_op("AppendCheckpoint") == 1 and not (repo / ".ghstate" / "pending").exists()
+    assert gh.count_op("AppendCheckpoint") == 1 and not (repo / ".git" / "ghstate" / "pending").exists()
     run("checkpoint", "7", "--risk", "next")  # the log is whole: the next write builds on it
     assert state_of(gh, 7).risks[-2:] == ("landed", "next") and state_of(gh, 7).meta.revision == 5
 
@@ -1258,7 +1293,7 @@ def test_a_body_written_alone_whose_answer_holds_errors_beside_its_issue_has_lan
     assert "Updated checkpoint #7" in result.stdout and state_of(gh, 7).risks[-1] == "alone"
     assert "Warning: issue #7 was written, but GitHub's answer also held errors (FORBIDDEN: Resource not " \
            "accessible by integration); the write stands" in result.stderr.splitlines(), result.stderr
-    assert gh.count_op("UpdateCheckpoint") == 1 and not (repo / ".ghstate" / "pending").exists()
+    assert gh.count_op("UpdateCheckpoint") == 1 and not (repo / ".git" / "ghstate" / "pending").exists()
 
 
 def test_a_body_written_alone_that_github_refuses_is_said_and_kept(gh, run, repo):
@@ -1274,7 +1309,7 @@ def test_a_body_written_alone_that_github_refuses_is_said_and_kept(gh, run, repo
         "Error: updating issue #7 failed: GitHub refused it (FORBIDDEN: Resource not accessible by integration)"), \
         result.stderr
     assert "kept locally in" in lines[0] and gh.issues[7]["body"] == before
-    assert len(list((repo / ".ghstate" / "pending").glob("*.json"))) == 1
+    assert len(list((repo / ".git" / "ghstate" / "pending").glob("*.json"))) == 1
 
 
 def test_the_graphql_rate_limit_is_waited_out_when_it_resets_within_the_budget(gh, run, sleeps):
@@ -1341,7 +1376,7 @@ def test_a_graphql_secondary_limit_in_a_200_asks_for_a_minute(gh, run, sleeps, r
            "limit." in result.stderr
     assert "GitHub asked for a pause of 60 s: try again after 08:01 UTC (in about 1 min)" in result.stderr
     assert sleeps == [] and gh.count_op("AppendCheckpoint") == 1
-    assert len(list((repo / ".ghstate" / "pending").glob("*.json"))) == 1
+    assert len(list((repo / ".git" / "ghstate" / "pending").glob("*.json"))) == 1
 
 
 def test_a_graphql_timeout_is_retried_and_a_write_it_hid_is_not_made_twice(gh, run, sleeps):

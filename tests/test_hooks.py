@@ -49,10 +49,10 @@ def test_session_start_is_quiet_without_a_checkpoint(repo, run):
 
 def test_pre_compact_records_the_execution(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file))
-    before = (repo / ".ghstate" / "1.md").read_text()
+    before = (repo / ".git" / "ghstate" / "1.md").read_text()
     result = run("hook", "pre-compact", input=event("pre-compact-auto.json", repo))
     assert result.stdout == "" and result.stderr == ""
-    cp = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint
+    cp = parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint
     assert cp.meta.revision == 2
     last = cp.executions[-1]
     assert (last.agent, last.session, last.event) == ("claude-code", "abc123", "pre-compact:auto")
@@ -69,7 +69,7 @@ def test_pre_compact_never_writes_a_control_or_invisible_character_of_its_input_
     data["session_id"] = f"s{hidden}1"
     result = run("hook", "pre-compact", input=json.dumps(data))
     assert result.stdout == "" and result.stderr == ""
-    body = (repo / ".ghstate" / "1.md").read_text()
+    body = (repo / ".git" / "ghstate" / "1.md").read_text()
     assert not any(ch in body for ch in hidden), "raw in the body or its marker"
     last = parse(body).checkpoint.executions[-1]
     assert last.transcript == "/tmp/t\\u009b\\u202e\\u200b\\u2066\\ufeff.jsonl"
@@ -81,7 +81,7 @@ def test_pre_compact_never_writes_a_control_or_invisible_character_of_its_input_
 def test_pre_compact_is_quiet_without_a_checkpoint(repo, run):
     result = run("hook", "pre-compact", input=event("pre-compact-manual.json", repo))
     assert (result.stdout, result.stderr, result.exit_code) == ("", "", 0)
-    assert not (repo / ".ghstate").exists() or not list((repo / ".ghstate").glob("*.md"))
+    assert not (repo / ".git" / "ghstate").exists() or not list((repo / ".git" / "ghstate").glob("*.md"))
 
 
 NOT_JSON = "Expecting value: line 1 column 1 (char 0)"
@@ -147,7 +147,7 @@ def test_hooks_fuzzed(repo, run, sample_file, event):
     says, never fails, and reports each key of the wrong type on stderr (and nothing else there)."""
     from ghstate.core.markup import visible
 
-    if not (repo / ".ghstate").exists():
+    if not (repo / ".git" / "ghstate").exists():
         run("checkpoint", "--file", str(sample_file))
         (repo.parent / "elsewhere").mkdir()
     (repo / ".ghstate" / "seen.json").unlink(missing_ok=True)  # each example is a session's first start
@@ -155,12 +155,12 @@ def test_hooks_fuzzed(repo, run, sample_file, event):
     here = event.get("cwd") != "elsewhere"
     stdin = json.dumps(hook_input(event, repo))
     for name in ("session-start", "pre-compact"):
-        before = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint.meta.revision
+        before = parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint.meta.revision
         result = run("hook", name, input=stdin)
         os.chdir(repo)  # the hook moved to the event's cwd
         assert result.stderr.splitlines() == [f"ghstate hook: ignored {k!r} in the hook input (not a string)"
                                               for k in wrong]
-        body = (repo / ".ghstate" / "1.md").read_text()
+        body = (repo / ".git" / "ghstate" / "1.md").read_text()
         cp = parse(body).checkpoint
         if name == "session-start":
             if not here:
@@ -448,7 +448,7 @@ def test_codex_pre_compact_records_codex(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file))
     result = run("hook", "pre-compact", "--host", "codex", input=event("codex-pre-compact-auto.json", repo))
     assert (result.stdout, result.stderr) == ("", "")
-    last = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint.executions[-1]
+    last = parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint.executions[-1]
     assert (last.agent, last.session, last.event) == ("codex", "019a7c2e-5b1d-7c40-9f3e-2d8a41b6c0aa",
                                                       "pre-compact:auto")
 
@@ -471,7 +471,7 @@ def test_gemini_pre_compress_records_gemini(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file))
     result = run("hook", "pre-compact", "--host", "gemini", input=event("gemini-pre-compress-auto.json", repo))
     assert (result.stdout, result.stderr) == ("", "")
-    last = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint.executions[-1]
+    last = parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint.executions[-1]
     assert (last.agent, last.event) == ("gemini-cli", "pre-compact:auto")
     assert last.transcript.endswith("session-2026-11-23T12-00-6f1c2b3a.json")
 

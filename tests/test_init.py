@@ -619,7 +619,11 @@ def test_json_insertion_against_hypothesis_layouts():
     check()
 
 
-def test_machine_local_files_stay_out_of_git_and_checkpoints_stay_committable(repo, run, sample_file):
+def test_only_the_policy_of_ghstate_belongs_in_git(repo, run, sample_file, tmp_path):
+    """What of ``.ghstate/`` belongs in git is config.toml, templates/ and the .gitignore: the checkpoints are the
+    clone's, in the git folder (out of the work tree), and where GHSTATE_DIR puts a store in ``.ghstate/``
+    (or a worktree kept its own, from before) its .gitignore keeps it out too: in git, a checkout or stash rolls
+    its checkpoints back (issue 48)."""
     import subprocess
 
     def git(*args):
@@ -627,27 +631,35 @@ def test_machine_local_files_stay_out_of_git_and_checkpoints_stay_committable(re
 
     run("init")
     ignore = (repo / ".ghstate" / ".gitignore").read_text()
+    (repo / ".ghstate" / "config.toml").write_text("stale_days = 40\n")
+    (repo / ".ghstate" / "templates").mkdir()
+    (repo / ".ghstate" / "templates" / "prompt.md.j2").write_text("{{ prompt }}\n")
     run("checkpoint", "--file", str(sample_file))
     run("checkpoint", "--risk", "the chain starts")
     run("hook", "session-start", input=json.dumps({"source": "compact", "session_id": "s", "cwd": str(repo)}))
+    store = {"GHSTATE_DIR": str(repo / ".ghstate")}
+    run("checkpoint", "--file", str(sample_file), env=store)
+    run("checkpoint", "--risk", "the chain starts", env=store)
+    run("close", "1", env=store)
     pending = repo / ".ghstate" / "pending"  # a write kept for GitHub, as push would find it
     pending.mkdir()
     (pending / "1-new.json").write_text("{}\n")
-    local = {".ghstate/seen.json", ".ghstate/.seen.lock", ".ghstate/.lock", ".ghstate/pending/1-new.json"}
-    assert all((repo / name).exists() for name in local)
+    local = {".ghstate/seen.json", ".ghstate/.seen.lock", ".ghstate/.lock", ".ghstate/pending/1-new.json",
+             ".ghstate/closed/1.md", ".ghstate/chain/1/1.json"}
+    assert all((repo / name).exists() for name in local) and (repo / ".git" / "ghstate" / "1.md").is_file()
     git("add", "-A")
     staged = set(git("diff", "--cached", "--name-only").split())
-    assert not staged & local, staged
-    assert {".ghstate/1.md", ".ghstate/chain/1/1.json", ".ghstate/.gitignore"} <= staged, staged
-    assert "seen.json" not in git("status", "--porcelain", "--ignored=no")
-    assert "/seen.json" in ignore and "/pending/" in ignore and "*.md" not in ignore
+    assert {name for name in staged if name.startswith(".ghstate/")} == {
+        ".ghstate/.gitignore", ".ghstate/config.toml", ".ghstate/templates/prompt.md.j2"}, staged
+    assert "/seen.json" in ignore and "/pending/" in ignore and "/chain/" in ignore and "/[1-9]*.md" in ignore
+    assert "In git: config.toml, templates/ and this file." in ignore
 
 
-def test_the_local_store_keeps_its_files_out_of_git_without_init(repo, run, sample_file):
+def test_the_local_store_keeps_out_of_the_work_tree_without_init(repo, run, sample_file):
     import subprocess
 
     run("checkpoint", "--file", str(sample_file))  # the first write, no init
-    assert (repo / ".ghstate" / ".gitignore").is_file()
+    assert (repo / ".git" / "ghstate" / "1.md").is_file() and not (repo / ".ghstate").exists()
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo, capture_output=True,
                             text=True, check=True).stdout
-    assert ".ghstate/1.md" in status and ".ghstate/.lock" not in status
+    assert status == ""

@@ -124,10 +124,14 @@ def test_remove_takes_out_the_resume_command_an_earlier_init_wrote_under_the_nam
 def test_the_local_stores_checkpoints_are_kept_with_their_gitignore(repo, run, sample_file):
     run("init", "--agent", "claude")
     run("checkpoint", "--file", str(sample_file))
-    out = run("init", "--remove").stdout
+    run("init", "--remove")
+    assert (repo / ".git/ghstate/1.md").is_file()  # the clone's store, out of the work tree: left alone
+    assert not (repo / ".claude").exists()
+    run("init", "--agent", "claude")
+    run("checkpoint", "--file", str(sample_file), env={"GHSTATE_DIR": str(repo / ".ghstate")})
+    out = run("init", "--remove", env={"GHSTATE_DIR": str(repo / ".ghstate")}).stdout
     assert (repo / ".ghstate/1.md").is_file() and (repo / ".ghstate/.gitignore").is_file()
     assert "kept: .ghstate/ holds the local store's checkpoints" in out
-    assert not (repo / ".claude").exists()
 
 
 def test_a_pyproject_tool_table_gets_its_github_line_back_out(repo, run, isolated, monkeypatch):
@@ -226,8 +230,11 @@ def test_this_machines_own_records_go_with_the_folder_when_no_checkpoint_is_ther
     run("init", "--agent", "claude")
     (repo / ".ghstate/pending").mkdir()
     (repo / ".ghstate/pending/1-new.json").write_text("{}\n")
-    assert "kept: .ghstate/ holds" in run("init", "--remove").stdout
+    env = {"GHSTATE_DIR": str(repo / ".ghstate")}  # a store there: its kept writes keep the folder
+    assert "kept: .ghstate/ holds" in run("init", "--remove", env=env).stdout
     assert (repo / ".ghstate/pending/1-new.json").is_file() and (repo / ".ghstate/.gitignore").is_file()
+    run("init", "--remove")  # a worktree's own store from before: moved into the clone's, nothing lost
+    assert (repo / ".git/ghstate/pending/1-new.json").is_file() and not (repo / ".ghstate/pending").exists()
 
 
 def test_removal_undoes_insertion_byte_for_byte_against_hypothesis_layouts():

@@ -40,7 +40,7 @@ def interrupted(result) -> str:
 def local(repo, run):
     (repo / "cp.md").write_text(SAMPLE)
     run("checkpoint", "--store", "local", "--file", "cp.md")
-    return repo / ".ghstate"
+    return repo / ".git" / "ghstate"
 
 
 def revision(path: Path) -> int:
@@ -336,7 +336,7 @@ Start at Phase 1.
 def plan(repo, run, tmp_path) -> Path:
     (tmp_path / "plan.md").write_text(PLAN)
     run("checkpoint", "--store", "local", "--file", str(tmp_path / "plan.md"), "--title", "Parser")
-    return repo / ".ghstate"
+    return repo / ".git" / "ghstate"
 
 
 @contextmanager

@@ -60,17 +60,17 @@ def test_json_with_fields_prints_only_those_top_level_fields(one, run, args, fie
 
 
 def test_parse_takes_the_field_list_and_jq_too(one, run):
-    assert json.loads(run("parse", ".ghstate/1.md", "--json", "goal").stdout) == {
+    assert json.loads(run("parse", ".git/ghstate/1.md", "--json", "goal").stdout) == {
         "goal": "Refactor the CLI parser to required options with strict matching."}
-    assert run("parse", ".ghstate/1.md", "--jq", ".next_phase").stdout == "Phase 2: matcher abstraction\n"
+    assert run("parse", ".git/ghstate/1.md", "--jq", ".next_phase").stdout == "Phase 2: matcher abstraction\n"
 
 
 def test_an_unknown_field_is_a_usage_error_naming_the_fields_and_nothing_is_written(one, run):
-    before = (one / ".ghstate" / "1.md").read_text()
+    before = (one / ".git" / "ghstate" / "1.md").read_text()
     result = run("checkpoint", "--risk", "new", "--json", "result,isue", code=2)
     assert "Invalid value for '--json': unknown field 'isue'; available fields: result, schema, title, issue" \
         in result.stderr
-    assert (one / ".ghstate" / "1.md").read_text() == before
+    assert (one / ".git" / "ghstate" / "1.md").read_text() == before
     result = run("list", "--json", "number", code=2)
     assert result.stderr.splitlines()[-1] == ("Error: Invalid value for '--json': unknown field 'number'; available "
                                               f"fields: {', '.join(JSON_FIELDS['list'])}")
@@ -91,10 +91,10 @@ def test_jq_filters_the_json_as_gh_prints_it(one, run):
 
 
 def test_a_bad_jq_expression_is_a_usage_error_before_anything_is_written(one, run):
-    before = (one / ".ghstate" / "1.md").read_text()
+    before = (one / ".git" / "ghstate" / "1.md").read_text()
     result = run("checkpoint", "--risk", "new", "--jq", ".[", code=2)
     assert "Invalid value for --jq: jq: error: syntax error" in result.stderr
-    assert (one / ".ghstate" / "1.md").read_text() == before
+    assert (one / ".git" / "ghstate" / "1.md").read_text() == before
     result = run("show", "1", "--jq", ".goal.x", code=1)  # a run-time error: the one Error line
     assert result.stderr == 'Error: --jq: Cannot index string with string ("x")\n'
 
@@ -105,7 +105,7 @@ def test_json_before_an_argument_is_json_alone(one, run):
     assert json.loads(run("show", "--json", "1").stdout)["issue"] == 1
     assert json.loads(run("show", "--json", "#1").stdout)["issue"] == 1
     assert json.loads(run("lint", "--json", "-", input=SAMPLE).stdout)["errors"] == 0
-    assert json.loads(run("lint", "--json", ".ghstate/1.md").stdout)["source"] == ".ghstate/1.md"
+    assert json.loads(run("lint", "--json", ".git/ghstate/1.md").stdout)["source"] == ".git/ghstate/1.md"
     assert json.loads(run("show", "--json", "goal", "1").stdout) == {"goal": SAMPLE.split("\n")[1]}
 
 
@@ -122,7 +122,7 @@ def test_the_declared_fields_are_the_fields_each_command_prints(one, run, tmp_pa
         "checkpoint": [json.loads(run("checkpoint", "1", "--risk", "r", "--json").stdout)],
         "show": [json.loads(run("show", str(n), "--json").stdout) for n in (1, 2, 3)],
         "resume": [json.loads(run("resume", str(n), "--json").stdout) for n in (1, 2, 3)],
-        "parse": [json.loads(run("parse", ".ghstate/1.md").stdout)],
+        "parse": [json.loads(run("parse", ".git/ghstate/1.md").stdout)],
         "list": json.loads(run("list", "--json").stdout),
         "log": json.loads(run("log", "2", "--json").stdout),
         "lint": [json.loads(run("lint", "1", "--json").stdout)],

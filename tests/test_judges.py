@@ -69,7 +69,7 @@ def test_a_written_body_shows_every_item_as_typed(repo, run, tmp_path):
     path = tmp_path / "state.json"
     path.write_text(json.dumps(state))
     run("checkpoint", "--file", str(path), "--decision", "Phase 4: support <T> generics")
-    body = (repo / ".ghstate" / "1.md").read_text()
+    body = (repo / ".git" / "ghstate" / "1.md").read_text()
     html = github_html(body)
 
     # Every section is an <h2>, in canonical order, and nothing else is a heading.

@@ -141,7 +141,7 @@ def test_a_file_far_over_the_limit_is_refused_before_it_is_parsed(repo, run, sam
     error = result.stderr.strip()
     assert error.count("\n") == 0 and error.startswith(f"Error: {huge} is {len(text):,} characters")
     assert f"{GITHUB_LIMIT:,}" in error and f"{limit:,}" in error and "nothing was read or written" in error
-    assert not (repo / ".ghstate").exists()  # nothing written, nothing kept
+    assert not (repo / ".git" / "ghstate").exists()  # nothing written, nothing kept
     result = run("checkpoint", "--store", "local", "--file", "-", input=text, code=1)
     assert result.stderr.startswith(f"Error: standard input is {len(text):,} characters")
 
@@ -162,4 +162,4 @@ def test_an_mcp_body_far_over_the_limit_is_refused_before_it_is_parsed(repo, par
     huge = "## Goal\n" + "x" * 10_000_000
     answer = mcp_tools.call("checkpoint", {"body": huge}, lambda: build_app(store="local"))
     assert answer.error and answer.text.startswith("Error: the body is 10,000,008 characters, far over")
-    assert not (repo / ".ghstate").exists()
+    assert not (repo / ".git" / "ghstate").exists()

@@ -135,6 +135,7 @@ def test_no_write_for_the_configured_days_is_stale(written, run, clock):
     clock.advance(31 * 86400)
     assert "no write for 31 days" in run("list", "--stale").stdout
     assert run("list", "--stale", "--days", "40").stdout == ""
+    (written / ".ghstate").mkdir(exist_ok=True)
     (written / ".ghstate" / "config.toml").write_text("stale_days = 40\n")
     assert run("list", "--stale").stdout == ""
     assert "no write for 31 days" in run("list", "--stale", env={"GHSTATE_STALE_DAYS": "20"}).stdout
@@ -144,7 +145,7 @@ def test_no_write_for_the_configured_days_is_stale(written, run, clock):
 
 
 def test_close_stale_dry_run_writes_nothing_then_closes_as_not_planned(branches, run):
-    store = branches / ".ghstate"
+    store = branches / ".git" / "ghstate"
     before = sorted(p.relative_to(store).as_posix() for p in store.rglob("*") if p.is_file())
     out = run("close", "--stale", "--dry-run").stdout.splitlines()
     assert [line.split(":")[0] for line in out] == ["Would close local #3 as not planned",  # newest first

@@ -77,7 +77,7 @@ def test_escape_is_inverted_exactly(text):
 @pytest.mark.parametrize("text", TRICKY)
 def test_github_shows_a_flag_value_as_typed(repo, run, text):
     run("checkpoint", "--phase", "Phase 1: x", "--decision", text, "--resume-at", text, "--goal", text)
-    body = (repo / ".ghstate" / "1.md").read_text()
+    body = (repo / ".git" / "ghstate" / "1.md").read_text()
     html = github_html(body)
     shown = visible(html)
     # Goal, the decision and the resume instruction each show the text (with the outer blank space a
@@ -102,7 +102,7 @@ def test_json_state_is_literal_and_shown_as_typed(repo, run, tmp_path):
     path = tmp_path / "s.json"
     path.write_text(json.dumps(state))
     run("checkpoint", "--file", str(path))
-    body = (repo / ".ghstate" / "1.md").read_text()
+    body = (repo / ".git" / "ghstate" / "1.md").read_text()
     shown = visible(github_html(body))
     for text in ("support <T> in __init__", "Phase 1: # one *a*", "- [x] not a box", "1. first", "<b>x</b>",
                  "> start"):
@@ -122,12 +122,12 @@ def test_jq_edit_keeps_a_persons_markup_byte_for_byte(repo, run, tmp_path):
     path = tmp_path / "cp.md"
     path.write_text(written)
     run("checkpoint", "--file", str(path))
-    before = (repo / ".ghstate" / "1.md").read_text()
+    before = (repo / ".git" / "ghstate" / "1.md").read_text()
     data = json.loads(run("show", "1", "--json").stdout)
     assert data["decisions"][0] == "keep `a|b` and **this**"  # as written: no escapes to strip
     data["goal"] = "new goal with <T> and **stars**"
     run("checkpoint", "1", "--file", "-", input=json.dumps(data))
-    after = (repo / ".ghstate" / "1.md").read_text()
+    after = (repo / ".git" / "ghstate" / "1.md").read_text()
     assert "- [ ] Phase 1: **bold** [plan](docs/plan.md)\n" in after
     assert "- keep `a|b` and **this**\n- see <https://example.com>\n" in after
     assert "Start with *Phase 1*.\n" in after
@@ -145,7 +145,7 @@ def test_json_items_moved_or_removed_keep_their_markup(repo, run, tmp_path):
     data = json.loads(run("show", "1", "--json").stdout)
     data["decisions"] = [data["decisions"][2], data["decisions"][0], "*four*"]
     run("checkpoint", "1", "--file", "-", input=json.dumps(data))
-    cp = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint
+    cp = parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint
     assert cp.decisions == ("[three](x)", "**one**", "\\*four\\*")
 
 
@@ -168,19 +168,19 @@ def test_literal_json_state_round_trips_through_render_and_parse(run, tmp_path):
 def test_phase_flags_match_the_name_as_shown(repo, run):
     run("checkpoint", "--phase", "Phase 1: support <T>", "--phase", "Phase 2: b")
     run("checkpoint", "--done", "Phase 1: support <T>")
-    cp = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint
+    cp = parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint
     assert [p.done for p in cp.phases] == [True, False]
     run("checkpoint", "--phase", "Phase 1: support <T>")  # already there: not added twice
     run("checkpoint", "--decision", "use <T>", "--decision", "use <T>")
-    cp = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint
+    cp = parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint
     assert len(cp.phases) == 2 and cp.decisions == ("use \\<T>",)
 
 
 def test_read_paths_with_backticks_stay_one_code_span(repo, run):
     run("checkpoint", "--phase", "P", "--read", "src/a`b`.py", "--read", "src/plain.py")
-    cp = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint
+    cp = parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint
     assert cp.files == ("``src/a`b`.py``", "`src/plain.py`")
-    html = github_html((repo / ".ghstate" / "1.md").read_text())
+    html = github_html((repo / ".git" / "ghstate" / "1.md").read_text())
     assert "<code>src/a`b`.py</code>" in html and "<code>src/plain.py</code>" in html
 
 
@@ -195,12 +195,12 @@ def test_control_characters_in_flags_are_refused(repo, run, flag, char):
     lines = result.stderr.strip().splitlines()
     assert lines[-1].startswith("Error: ") and flag in lines[-1]
     assert f"U+{ord(char):04X} at line 1, column 3" in lines[-1]
-    assert not (repo / ".ghstate" / "1.md").exists()
+    assert not (repo / ".git" / "ghstate" / "1.md").exists()
 
 
 def test_crlf_in_a_flag_is_a_newline(repo, run):
     run("checkpoint", "--phase", "P", "--goal", "one\r\ntwo")
-    assert parse((repo / ".ghstate" / "1.md").read_text()).checkpoint.goal == "one\ntwo"
+    assert parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint.goal == "one\ntwo"
 
 
 @pytest.mark.parametrize(("state", "field"), [
@@ -249,7 +249,7 @@ def test_crlf_bodies_are_still_accepted(repo, run, tmp_path):
     path = tmp_path / "cp.md"
     path.write_bytes(b"## Goal\r\ngoal\r\n\r\n## Current status\r\n- [X] P1\r\n\r\n## Resume instruction\r\nGo\r\n")
     run("checkpoint", "--file", str(path))
-    cp = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint
+    cp = parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint
     assert cp.goal == "goal" and cp.phases[0].done and cp.resume == "Go"
 
 
@@ -295,7 +295,7 @@ def test_a_state_rebuilt_without_its_markdown_key_keeps_a_persons_markup(repo, r
     rebuilt = {"goal": data["goal"], "phases": data["phases"], "decisions": [*data["decisions"], "**three**"],
                "resume": "Go on."}
     run("checkpoint", "1", "--file", "-", input=json.dumps(rebuilt))
-    body = (repo / ".ghstate" / "1.md").read_text()
+    body = (repo / ".git" / "ghstate" / "1.md").read_text()
     assert "See **the plan**.\n" in body and "- [ ] Phase 1: [link](x)\n  - [ ] *step*\n" in body
     assert "- **one**\n- two\n- \\*\\*three\\*\\*\n" in body and "Go on." in body
 

@@ -30,10 +30,10 @@ def test_two_writers_on_a_shared_folder_both_land_one_generation_each(repo, run,
 
     monkeypatch.setattr(LocalStore, "append", b_first)
     run("checkpoint", "--store", "local", "1", "--decision", "from A")
-    folder = repo / ".ghstate" / "chain" / "1"
+    folder = repo / ".git" / "ghstate" / "chain" / "1"
     records = [json.loads((folder / f"{g}.json").read_text()) for g in (1, 2)]
     assert [r["parent"] for r in records] == [None, 1] and not (folder / "3.json").exists()
-    cp = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint
+    cp = parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint
     assert {"from A", "from B"} <= set(cp.decisions)
 
 
@@ -54,7 +54,7 @@ def test_a_generation_once_made_is_never_made_again():
 def test_a_persons_edit_of_the_file_is_merged_as_theirs(repo, run):
     run("checkpoint", "--store", "local", "--file", "-", input=SAMPLE)
     run("checkpoint", "--store", "local", "1", "--decision", "to be deleted by hand")
-    path = repo / ".ghstate" / "1.md"
+    path = repo / ".git" / "ghstate" / "1.md"
     path.write_text(path.read_text().replace("- to be deleted by hand\n", "").replace(
         "## Open questions\n", "## Open questions\n- asked in the file\n"))
     state = json.loads(run("resume", "--store", "local", "1", "--format", "json").stdout)
@@ -70,7 +70,7 @@ def test_a_persons_edit_of_the_file_is_merged_as_theirs(repo, run):
 def test_a_checkpoint_of_the_log_before_chains_keeps_its_history(repo, run):
     """``log/N.jsonl`` of an earlier ghstate: ``log`` still shows its lines, and the chain goes on after them."""
     run("checkpoint", "--store", "local", "--file", "-", input=SAMPLE)
-    old = repo / ".ghstate" / "log"
+    old = repo / ".git" / "ghstate" / "log"
     old.mkdir()
     (old / "1.jsonl").write_text(json.dumps({"revision": 1, "at": "2026-11-01T00:00:00Z", "event": "checkpoint",
                                              "changes": ["created with 3 phases (1 done)"], "agent": "old"}) + "\n")

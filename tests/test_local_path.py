@@ -77,10 +77,10 @@ def test_concurrent_local_writers_lose_nothing(repo, run, sample_file):
     for t in threads:
         t.join()
     assert not errors
-    cp = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint
+    cp = parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint
     assert {f"decision {i}" for i in range(6)} <= set(cp.decisions)
     assert cp.meta.revision == 7
-    chain = sorted((repo / ".ghstate" / "chain" / "1").glob("*.json"))  # one generation a write
+    chain = sorted((repo / ".git" / "ghstate" / "chain" / "1").glob("*.json"))  # one generation a write
     assert [p.name for p in chain] == [f"{g}.json" for g in range(1, 7)]
 
 
@@ -96,7 +96,7 @@ def test_outside_git_uses_the_current_folder(tmp_path, monkeypatch, run, sample_
     folder.mkdir()
     monkeypatch.chdir(folder)
     run("checkpoint", "--file", str(sample_file))
-    assert (folder / ".ghstate" / "1.md").is_file()
+    assert (folder / ".ghstate" / "1.md").is_file()  # outside git: the current folder's
     assert "Phase 2" in run("resume", "1").stdout
 
 

@@ -57,7 +57,7 @@ def test_a_line_kept_from_a_page_without_its_marker_is_said_on_github(github, ru
 def test_a_line_kept_from_a_file_without_its_marker_is_said_on_the_local_store(repo, run):
     run("checkpoint", "--store", "local", "--file", "-", input=SAMPLE)
     run("checkpoint", "--store", "local", "1", "--decision", LEAK)
-    path = repo / ".ghstate" / "1.md"
+    path = repo / ".git" / "ghstate" / "1.md"
     path.write_text(MARKER.sub("", chain.split(path.read_text())[0], count=1).replace(f"- {LEAK}\n", ""))
     written = run("checkpoint", "--store", "local", "1", "--risk", "next")
     _said_kept(written.stderr)

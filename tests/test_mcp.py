@@ -62,7 +62,7 @@ def test_tools_resource_and_prompt_on_the_local_store(repo):
             created = await client.call_tool("checkpoint", {"body": SAMPLE})
             assert not created.is_error, text(created)
             assert text(created).splitlines() == [
-                "Created checkpoint local #1 (revision 1): created with 3 phases (1 done)", ".ghstate/1.md"]
+                "Created checkpoint local #1 (revision 1): created with 3 phases (1 done)", ".git/ghstate/1.md"]
 
             updated = await client.call_tool("checkpoint", {"done": ["Phase 2"], "decision": ["keep the v1 API"],
                                                             "resume_at": "Start at Phase 3"})
@@ -106,7 +106,7 @@ def test_tools_resource_and_prompt_on_the_local_store(repo):
             assert got.messages[0].role == "user"
 
     anyio.run(scenario)
-    cp = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint
+    cp = parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint
     assert cp.meta.revision == 2 and "a new risk" not in cp.risks  # the dry run wrote nothing
     assert {(e.agent, e.session, e.event) for e in cp.executions} == {("codex", "s-9", "mcp")}
 
@@ -143,7 +143,8 @@ def test_bad_arguments_are_tool_errors_and_the_server_survives(repo):
                 assert not after.is_error and after.content[0].text.startswith("local #1")
 
     anyio.run(scenario)
-    assert parse((repo / ".ghstate" / "1.md").read_text()).checkpoint.meta.revision == 1  # no error wrote anything
+    body = (repo / ".git" / "ghstate" / "1.md").read_text()
+    assert parse(body).checkpoint.meta.revision == 1  # no error wrote anything
 
 
 def test_the_client_name_is_the_agent_when_none_is_given(repo):
@@ -152,7 +153,7 @@ def test_the_client_name_is_the_agent_when_none_is_given(repo):
             await client.call_tool("checkpoint", {"body": SAMPLE})
 
     anyio.run(scenario)
-    execution = parse((repo / ".ghstate" / "1.md").read_text()).checkpoint.executions[-1]
+    execution = parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint.executions[-1]
     assert execution.agent == "mcp" and execution.role == "editor"  # the SDK client's default name
 
 

@@ -28,7 +28,8 @@ def store(request, repo, monkeypatch):
 
 
 def marker_of(repo, store, number=1) -> dict:
-    text = store.issues[number]["body"] if store is not None else (repo / ".ghstate" / f"{number}.md").read_text()
+    local = repo / ".git" / "ghstate" / f"{number}.md"
+    text = store.issues[number]["body"] if store is not None else local.read_text()
     body = chain.split(text)[0]
     return json.loads(body.split("\n", 1)[0].removeprefix("<!-- ghstate:v1 ").removesuffix(" -->"))
 
@@ -109,7 +110,7 @@ def test_a_branch_checkpoint_whose_marker_a_person_broke_is_still_found_by_its_l
         text = store.issues[1]["body"]
         store.edit(1, text.replace('{"revision":1', '{"revision":1,,', 1))
     else:
-        path = repo / ".ghstate" / "1.md"
+        path = repo / ".git" / "ghstate" / "1.md"
         path.write_text(path.read_text().replace('{"revision":1', '{"revision":1,,', 1))
     assert "Phase 2" in run("resume").stdout
     run("checkpoint", "--risk", "still found")

@@ -17,7 +17,7 @@ def test_a_new_checkpoint_that_says_nothing_of_the_task_is_refused_with_the_flag
     assert result.stderr.strip().endswith(
         f"Error: no open checkpoint for branch feature/x, and a new checkpoint needs a goal, phases or a resume "
         f"instruction: {FLAGS}")
-    assert not (repo / ".ghstate" / "1.md").exists()
+    assert not (repo / ".git" / "ghstate" / "1.md").exists()
     result = run("checkpoint", "--new", "--store", "local", "--risk", "r", code=2)
     assert "a new checkpoint needs a goal, phases or a resume instruction" in result.stderr
     (repo / "notes.md").write_text("## Decisions locked\n- keep it\n")
@@ -25,7 +25,7 @@ def test_a_new_checkpoint_that_says_nothing_of_the_task_is_refused_with_the_flag
     for given in (("--goal", "g"), ("--phase", "Phase 1: p"), ("--resume-at", "Start.")):
         run("checkpoint", "--new", "--store", "local", "--decision", "x", *given)
     run("checkpoint", "--new", "--store", "local", "--decision", "x", "--allow-empty")
-    assert sorted(p.name for p in (repo / ".ghstate").glob("*.md")) == ["1.md", "2.md", "3.md", "4.md"]
+    assert sorted(p.name for p in (repo / ".git" / "ghstate").glob("*.md")) == ["1.md", "2.md", "3.md", "4.md"]
 
 
 def test_adding_to_an_existing_checkpoint_needs_no_goal(repo, run):
@@ -85,8 +85,9 @@ def test_lint_json_gives_every_problem_and_fails_on_errors(repo, run):
 def test_close_a_local_checkpoint(repo, run, sample_file):
     run("checkpoint", "--store", "local", "--file", str(sample_file))
     run("checkpoint", "--new", "--store", "local", "--file", str(sample_file), "--title", "Second")
-    assert run("close", "1", "--store", "local").stdout == "Closed local #1: .ghstate/closed/1.md\n"
-    assert not (repo / ".ghstate" / "1.md").exists() and (repo / ".ghstate" / "closed" / "1.md").exists()
+    assert run("close", "1", "--store", "local").stdout == "Closed local #1: .git/ghstate/closed/1.md\n"
+    store = repo / ".git" / "ghstate"
+    assert not (store / "1.md").exists() and (store / "closed" / "1.md").exists()
     assert [r["issue"] for r in json.loads(run("list", "--store", "local", "--json").stdout)] == [2]
     assert "Phase 2" in run("show", "1", "--store", "local").stdout  # readable by number
     assert run("close", "1", "--store", "local").stdout.startswith("local #1 was closed already")
@@ -96,10 +97,10 @@ def test_close_a_local_checkpoint(repo, run, sample_file):
     out = run("checkpoint", "--store", "local", "--goal", "next task").stdout
     assert out.startswith("Created checkpoint local #3")
     run("checkpoint", "1", "--store", "local", "--risk", "late note")  # a closed one is written where it is
-    assert "late note" in (repo / ".ghstate" / "closed" / "1.md").read_text()
-    assert not (repo / ".ghstate" / "1.md").exists()
+    assert "late note" in (repo / ".git" / "ghstate" / "closed" / "1.md").read_text()
+    assert not (repo / ".git" / "ghstate" / "1.md").exists()
     assert json.loads(run("close", "3", "--store", "local", "--json").stdout) == {
-        "issue": 3, "url": ".ghstate/closed/3.md", "state": "closed"}
+        "issue": 3, "url": ".git/ghstate/closed/3.md", "state": "closed"}
 
 
 @pytest.mark.parametrize("name", ["checkpoint", "resume", "show", "list", "log", "lint", "push", "close", "board",

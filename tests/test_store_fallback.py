@@ -11,8 +11,8 @@ from github_fake import FakeGitHub
 
 from ghstate.services.app import build_app
 
-NO_TOKEN = ("Warning: using the local store (.ghstate), not the issues of octo/hello: no GitHub token: set GH_TOKEN "
-            "or GITHUB_TOKEN, or run 'gh auth login'")
+NO_TOKEN = ("Warning: using the local store (.git/ghstate), not the issues of octo/hello: no GitHub token: "
+            "set GH_TOKEN or GITHUB_TOKEN, or run 'gh auth login'")
 
 
 @pytest.fixture
@@ -57,7 +57,8 @@ def test_an_origin_on_another_host_than_the_apis_is_said(on_github, run, monkeyp
     monkeypatch.setenv("GH_TOKEN", "ghp_x")
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    assert warnings(run("list").stderr) == [f"Warning: using the local store (.ghstate), not GitHub's issues: {said}"]
+    said = f"Warning: using the local store (.git/ghstate), not GitHub's issues: {said}"
+    assert warnings(run("list").stderr) == [said]
 
 
 @pytest.mark.parametrize("origin", [None, "git@gitlab.com:octo/hello.git", "/srv/git/hello.git"])
@@ -111,7 +112,7 @@ def test_in_a_repository_set_up_for_github_the_fallback_is_an_error(set_up, run,
         "Error: this repository is set up for GitHub (github = true in "
         f"{set_up / '.ghstate' / 'config.toml'}), but no GitHub token: set GH_TOKEN or GITHUB_TOKEN, or run 'gh "
         "auth login' (or pass --store local for this machine's store)\n")
-    assert not list((set_up / ".ghstate").glob("*.md"))
+    assert not list((set_up / ".git" / "ghstate").glob("*.md"))
 
 
 def test_set_up_for_github_the_local_store_is_still_there_when_asked_for_and_hooks_do_not_fail(set_up, run):

@@ -52,7 +52,7 @@ def plan(repo, run, tmp_path) -> Path:
     (tmp_path / "plan.md").write_text(PLAN)
     run("checkpoint", "--file", str(tmp_path / "plan.md"), "--title", "Parser")
     run("split", "1")
-    return repo / ".ghstate"
+    return repo / ".git" / "ghstate"
 
 
 def app_at(when: datetime):
@@ -80,11 +80,12 @@ def test_split_makes_a_child_checkpoint_per_open_phase(plan, run):
 def test_a_split_that_cannot_be_made_writes_nothing(repo, run, tmp_path):
     (tmp_path / "plan.md").write_text(PLAN.replace("Phase 2: matcher", "Phase 2: matcher (after Phase 5)"))
     run("checkpoint", "--file", str(tmp_path / "plan.md"))
-    before = (repo / ".ghstate" / "1.md").read_text()
+    before = (repo / ".git" / "ghstate" / "1.md").read_text()
     result = run("split", "1", code=1)
     assert result.stderr.startswith("Error: the phases wait for each other in a circle (Phase 2 → Phase 5 → ")
     assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
-    assert (repo / ".ghstate" / "1.md").read_text() == before and not (repo / ".ghstate" / "2.md").exists()
+    store = repo / ".git" / "ghstate"
+    assert (store / "1.md").read_text() == before and not (store / "2.md").exists()
     assert run("split", "1", "--phase", "Phase 9", code=1).stderr.startswith("Error: no phase")
     assert run("split", "1", "--phase", "", code=2).exit_code == 2
 
@@ -93,7 +94,7 @@ def test_in_order_and_a_subset(repo, run, tmp_path):
     (tmp_path / "plan.md").write_text(PLAN)
     run("checkpoint", "--file", str(tmp_path / "plan.md"))
     run("split", "1", "--phase", "Phase 2", "--phase", "4", "--in-order")
-    assert parse((repo / ".ghstate" / "3.md").read_text()).checkpoint.meta.task.after == (2,)
+    assert parse((repo / ".git" / "ghstate" / "3.md").read_text()).checkpoint.meta.task.after == (2,)
     result = run("split", "1", "--phase", "Phase 5", code=1)
     assert "waits for Phase 3, which is neither done nor split" in result.stderr
 
@@ -244,7 +245,7 @@ def test_six_processes_racing_for_two_ready_children_two_win_different_ones(repo
     assert len(losers) == 4 and all(code == 3 for code, _ in losers), losers
     assert all(err.startswith("Error: nothing ready in local #1 (Parser): local #2 claimed by agent-")
                and len(err.splitlines()) == 1 for _, err in losers), losers
-    holders = {LocalClaims(repo / ".ghstate" / "claims").read(n).claim.agent for n in (2, 3)}
+    holders = {LocalClaims(repo / ".git" / "ghstate" / "claims").read(n).claim.agent for n in (2, 3)}
     assert holders == {f"agent-{i}" for i, (code, _, _) in enumerate(results) if code == 0}
 
 
@@ -362,7 +363,7 @@ def test_done_claim_next_with_nothing_ready_still_reports_the_done_and_exits_3(r
     assert lines[:3] == ["Closed local #2 Phase 2: matcher as completed.", "Ticked its phase in local #1.",
                          "Unblocked: nothing"]
     assert lines[3:] == ["Error: nothing ready in local #1 (Parser): local #2 done"]
-    assert parse((repo / ".ghstate" / "1.md").read_text()).checkpoint.phases[1].done
+    assert parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint.phases[1].done
     from ghstate.agents.mcp_tools import call
 
     run("split", "1", "--phase", "Phase 3")

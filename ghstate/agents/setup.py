@@ -269,7 +269,8 @@ def ignored() -> str:
 
 
 def keep_out_of_git(state_dir: Path, root: Path) -> Change:
-    """``.ghstate/.gitignore``: the machine-local files stay out of commits, the checkpoints do not."""
+    """``.ghstate/.gitignore``: the machine-local files (a local store put there included) stay out of commits;
+    config.toml and templates/ go in."""
     from ghstate.local.store import GITIGNORE
 
     path = state_dir / GITIGNORE
@@ -279,7 +280,7 @@ def keep_out_of_git(state_dir: Path, root: Path) -> Change:
         target = str(path)
     current = _read(path)
     if current is None:
-        return Change(target, ignored(), "written (seen.json, locks, pending/ and draft.md stay out of git)")
+        return Change(target, ignored(), "written (of .ghstate/, only config.toml and templates/ go in git)")
     missing = [line for line in ignored().splitlines() if line.strip() and not line.startswith("#")
                and line not in current.splitlines()]
     if not missing:

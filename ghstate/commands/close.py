@@ -18,8 +18,8 @@ from ghstate.commands.common import ISSUE, emit_json, make_app, store_options
 @click.option("--json", "as_json", is_flag=True, help="Print the closed checkpoint as JSON (issue, url, state).")
 def close(issue: int | None, stale: bool, days: int | None, dry_run: bool, as_json: bool) -> None:
     """Close a finished checkpoint: on GitHub the issue, closed as completed; in the local store, the
-    file moves to .ghstate/closed/. It stays readable by number (show, resume, log); list, the
-    branch's lookup and the next write of the branch pass it by.
+    file moves to closed/ of the store (the clone's, in its git folder). It stays readable by number
+    (show, resume, log); list, the branch's lookup and the next write of the branch pass it by.
 
     With --stale, every open checkpoint 'list --stale' names is closed as not planned: its branch
     gone, its pull request closed, or no write for --days.

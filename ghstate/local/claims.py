@@ -1,4 +1,5 @@
-"""Claims on the local store: ``.ghstate/claims/N/G.json``, generation G of the claim on child N.
+"""Claims on the local store: ``claims/N/G.json`` of the clone's store (every worktree's), generation G of the
+claim on child N.
 
 A claim is taken, renewed, taken over or released by creating the next generation's file, exclusively:
 the name is linked into place only if nothing has it (link(2) fails with EEXIST, as an O_EXCL create
@@ -23,7 +24,7 @@ _GENERATION = re.compile(r"^([1-9][0-9]{0,9})\.json$")
 
 class LocalClaims:
     def __init__(self, directory: Path) -> None:
-        self.directory = directory  # .ghstate/claims
+        self.directory = directory  # claims/ of the store
 
     def _folder(self, child: int) -> Path:
         return self.directory / str(child)

@@ -1,11 +1,13 @@
-"""The local store: ``.ghstate/`` at the git root, one markdown file per checkpoint.
+"""The local store: one per clone, ``ghstate/`` in the git folder every worktree of the clone shares
+(``Settings.store_dir``; ``GHSTATE_DIR`` when set, ``.ghstate/`` outside git), one markdown file per checkpoint.
 
 ``1.md``, ``2.md``, … hold exactly the body an issue would carry, written atomically (temporary file,
 fsync, rename; a new one appears whole or not at all). ``chain/N/G.json`` is checkpoint N's chain of
 writes (``ghstate.core.chain``): generation G is created only if nothing has it, its record whole in it
 (the compare-and-swap of the local store, as claims use), and the body is its mirror. ``pending/``
 keeps writes meant for GitHub that could not be made yet. A lock file serialises writers on one
-machine; the chain keeps writers apart wherever the folder is shared.
+machine; the chain keeps writers apart wherever the folder is shared. A number is never given again while
+anything of it is there, and an ``N.md`` newer than its chain is merged into it, never read as the older head.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -31,6 +32,8 @@ if TYPE_CHECKING:  # pragma: no cover  (a reader that needs no chain or kept wri
 
 _NUMBERED = re.compile(r"^([1-9][0-9]{0,8})\.md$")
 _GENERATION = re.compile(r"^([1-9][0-9]{0,9})\.json$")
+_DIGITS = re.compile(r"^([1-9][0-9]{0,8})$")
+_OLD_LOG = re.compile(r"^([1-9][0-9]{0,8})\.jsonl$")
 SEARCHED_GENERATIONS = 100  # newest generations looked through for a write
 
 
@@ -121,17 +124,26 @@ def atomic_create(path: Path, text: str) -> bool:
 
 
 GITIGNORE = ".gitignore"
-# What in the store folder is this machine's alone and never belongs in a commit: the seen-file of the
-# hooks, the lock files, writes kept for GitHub (they hold this machine's state) and leftovers of an
-# interrupted atomic write (and reported/, which an older ghstate wrote). The checkpoints (N.md) and their
-# chains (chain/) stay committable.
-IGNORED = """# Written by ghstate: this machine's own files, kept out of git. N.md and chain/ are committable.
+# What of ``.ghstate/`` belongs in git: config.toml and templates/ (the repository's policy) and the .gitignore
+# itself. Everything else there is this machine's: the hooks' seen-file, the lock files, leftovers of an
+# interrupted atomic write (and reported/, which an older ghstate wrote), and a local store when GHSTATE_DIR puts
+# one there (or a worktree's own, from before the store was the clone's): its checkpoints, chains, claims and
+# writes kept for GitHub. A store in git is rolled back by every checkout and stash of another revision.
+IGNORED = """# Written by ghstate. In git: config.toml, templates/ and this file. The rest is this machine's:
+# the hooks' seen-file, locks and a local store (it is the clone's, in the git folder; kept out of git even
+# where GHSTATE_DIR puts it here: a checkout or stash would roll its checkpoints back).
 /seen.json
 /.seen.lock
 /.lock
 /pending/
 /reported/
 /.*.tmp
+/[1-9]*.md
+/chain/
+/closed/
+/claims/
+/log/
+/moved.log
 """
 
 
@@ -141,6 +153,21 @@ def keep_out_of_git(directory: Path) -> None:
     if not path.exists():
         with contextlib.suppress(OSError):
             atomic_create(path, IGNORED)
+
+
+STORE_NAMES = ("chain", "closed", "pending", "claims", "log")  # a store's folders, beside its N.md files
+
+
+def holds_store(folder: Path, kept_writes_only: bool = False) -> bool:
+    """Whether ``folder`` (a worktree's ``.ghstate/``) holds a local store (``kept_writes_only``: writes kept for
+    GitHub, ``pending/``): one listing."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    if kept_writes_only:
+        return "pending" in names
+    return any(name in STORE_NAMES or _NUMBERED.match(name) for name in names)
 
 
 class LocalStore:
@@ -194,8 +221,11 @@ class LocalStore:
             body = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise InputError(f"{path} is not UTF-8 text; restore it from git or delete it") from None
+        head = self._head(number)
+        if head is not None and head.link is not None:
+            head = self._caught_up(number, body, head)
         return Stored(number, "", body, str(path), version=f"{stat.st_mtime_ns}:{stat.st_size}",
-                      state="closed" if path.parent.name == "closed" else "open", head=self._head(number),
+                      state="closed" if path.parent.name == "closed" else "open", head=head,
                       edited_at=_file_time(stat.st_mtime))
 
     def _readable(self, numbers: Iterable[int]) -> Iterator[Stored]:
@@ -239,15 +269,19 @@ class LocalStore:
     def index_branch(self, stored: Stored, branch: str, leaving: str = "") -> int:
         return stored.number  # no index: the files are looked through (writers on this machine hold the lock)
 
+    def taken(self) -> int:
+        """The highest number anything of the store holds: a checkpoint open or closed, a chain, an old log.
+        A number whose ``N.md`` is gone (deleted by hand, or taken away by a ``git stash`` or checkout of a
+        committed store) still has its history, and is never given to another checkpoint."""
+        return max([*self.numbers(), *self._closed_numbers(), *_numbered(self.directory / "chain", _DIGITS),
+                    *_numbered(self.directory / "log", _OLD_LOG)], default=0)
+
     def create(self, title: str, body: str, unique: str = "") -> Stored:
-        """Write the body under the next free number (callers hold the lock); its chain starts with its
+        """Write the body under the next number nothing has (callers hold the lock); its chain starts with its
         first write."""
-        number = (max([*self.numbers(), *self._closed_numbers()], default=0)) + 1
+        number = self.taken() + 1
         while not atomic_create(self.path(number), body):
             number += 1
-        for left in (self._chain(number), self._old_log(number)):  # left by a checkpoint that was deleted
-            with contextlib.suppress(OSError):
-                shutil.rmtree(left) if left.is_dir() else left.unlink()
         return self.get(number)
 
     def missing_label(self, stored: Stored) -> str:
@@ -291,6 +325,40 @@ class LocalStore:
     def saves(self, stored: Stored) -> tuple[BodyVersion, ...]:
         """The body as read, alone: no versions are kept to tell people's saves apart."""
         return (BodyVersion(stored.body, stored.editor, stored.edited_at),)
+
+    def _caught_up(self, number: int, body: str, head: Head) -> Head:
+        """The head, unless ``N.md`` is the mirror of a newer generation than the chain has (its files taken
+        away by a ``git stash``, a checkout or ``git clean`` of a committed store, or by hand): then that
+        generation is made again from the file, with the writes its marker records since the head, and
+        said. What ``N.md`` holds is never rolled back to an older head."""
+        from ghstate.core.chain import Entry, Head, Link, split
+
+        text, key = split(body)
+        newer = key is not None and _GENERATION.match(f"{key.head}.json") and int(key.head) > int(head.oid)
+        if key is None or not newer or head.link is None:
+            return head
+        from ghstate.local import parsecache
+
+        cp = parsecache.checkpoint(text)
+        if cp.meta.revision <= head.link.revision:  # not newer than the chain: the chain's head stands
+            return head
+        note = f"restored from {number}.md: chain/{number} had lost this write"
+        entries = tuple(Entry(Revision(e.revision, at=e.at, agent=e.agent, role=e.role, session=e.session,
+                                       event=e.event or "checkpoint", changes=(note,)))
+                        for e in cp.executions if e.revision > head.link.revision)
+        link = Link(number, text, entries or (Entry(Revision(cp.meta.revision, at=cp.meta.updated_at,
+                                                             changes=(note,))),),
+                    title=head.link.title, merged=head.link.merged, root=head.link.root or head.oid)
+        record = json.dumps({**link.to_data(), "parent": int(head.oid)}, ensure_ascii=False) + "\n"
+        try:
+            made = atomic_create(self._chain(number) / f"{key.head}.json", record)
+        except OSError:  # a folder it cannot write: read as the file says, written by the next write that can
+            return Head(key.head, link)
+        if made:
+            self.notices.append(f"local checkpoint #{number}: {number}.md holds revision {cp.meta.revision}, but "
+                                f"its chain ({self._chain(number)}) ended at revision {head.link.revision}: the "
+                                f"missing write was made again from {number}.md, so nothing it holds is lost")
+        return self._head(number) or head
 
     def with_head(self, stored: Stored) -> Stored:
         return stored

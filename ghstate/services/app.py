@@ -16,7 +16,7 @@ from ghstate.core.model import Checkpoint
 from ghstate.errors import ConfigError, NotFound
 from ghstate.git import gitinfo
 from ghstate.local import parsecache
-from ghstate.local.store import LocalStore
+from ghstate.local.store import LocalStore, holds_store
 from ghstate.services.reader import current, locate
 from ghstate.store import Store, Stored
 
@@ -74,7 +74,7 @@ class App:
         if not reason:
             return ""
         issues = f"the issues of {self.settings.repo}" if self.settings.repo else "GitHub's issues"
-        return (f"using the local store ({self.display_path(str(self.settings.state_dir))}), not {issues}: "
+        return (f"using the local store ({self.display_path(str(self.settings.store_dir))}), not {issues}: "
                 f"{reason}")
 
     def searched(self, *, why: bool = True) -> str:
@@ -155,7 +155,14 @@ def build_app(*, repo: str | None = None, store: str | None = None, need_token: 
     settings = config.build(repo=repo, store=store, need_token=need_token, agent=agent, role=role, session=session,
                             project=project)
     parsecache.use(settings.cache_dir)
-    local = LocalStore(settings.state_dir)
+    local = LocalStore(settings.store_dir)
+    # One store per clone: a worktree's own, from before, joins it when this command uses it (on GitHub, only
+    # for its kept writes: the work tree of a CI job that checked out a committed store is left as it is)
+    if settings.store_dir != settings.state_dir and holds_store(settings.state_dir, settings.store != "local"):
+        from ghstate.local.worktrees import gather
+
+        for said in gather(settings.state_dir, local):
+            print(f"Note: {said}", file=sys.stderr)
     chosen: Store
     if settings.store == "github":
         from ghstate.github.store import GitHubStore  # only GitHub commands pay for PyGithub

@@ -51,7 +51,7 @@ def local_rows(repo: str | None = None, store: str | None = None) -> list[Row]:
                     "for the GitHub store; the local store needs none"))
     if settings.store == "github":
         rows.extend(_visibility(settings))
-    rows.append(_writable(settings.state_dir))
+    rows.append(_writable(settings.store_dir))
     rows.extend(_hosts(settings.root))
     rows.extend(plugin_rows(config.host_homes(), settings.root))
     return rows
