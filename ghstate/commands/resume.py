@@ -6,6 +6,7 @@ import click
 
 from ghstate.commands.common import ISSUE, emit_json_text, make_app, store_options
 from ghstate.errors import ConfigError
+from ghstate.services.app import READ_BUDGET
 from ghstate.services.resume import FORMATS, SOURCES, ResumeRequest, rehydrate, show_text
 
 
@@ -46,7 +47,7 @@ def resume(issue: int | None, fmt: str, as_json: bool, post: bool, budget: int |
             raise click.UsageError(f"--json and --jq print the state (--format json), not --format {fmt}: give one "
                                    "of them")
         fmt = "json"
-    app = make_app()
+    app = make_app(github=None if post else dict(READ_BUDGET))  # a post waits out GitHub's limits as writes do
     reading = rehydrate(app, ResumeRequest(issue=issue, fmt=fmt, budget=budget, session=session_id or "",
                                            source=source if session_id else None))
     text = reading.text()
@@ -80,7 +81,7 @@ def show(issue: int | None, as_json: bool, provenance: bool) -> None:
       ghstate show 24 --provenance
       ghstate show 24 --json | jq .next_phase
     """
-    text = show_text(make_app(), issue, as_json, provenance=provenance)
+    text = show_text(make_app(github=dict(READ_BUDGET)), issue, as_json, provenance=provenance)
     if as_json:
         emit_json_text(text)
     else:
