@@ -106,6 +106,12 @@ MUTANTS = (
     Mutant("repeat-window-short", "a SessionStart fired again at the window's end gives the whole prompt again",
            "ghstate/local/seen.py", "repeated", "-1.0 <= elapsed <= REPEAT_SECONDS", "-1.0 <= elapsed < REPEAT_SECONDS",
            ("tests/test_hooks.py",)),
+    Mutant("fallback-removed", "without GitHub, resume and the hooks fail where this machine saw the checkpoint",
+           "ghstate/services/outage.py", "read", "        if not exc.unreachable:\n            raise",
+           "        raise", ("tests/test_outage.py",)),
+    Mutant("kept-writes-not-sent-first", "a write lands over this machine's kept write to its checkpoint, which "
+           "stays unsent until someone thinks of push", "ghstate/services/kept.py", "send_first",
+           "    if not app.store.remote or app.kept_sent:", "    if True:", ("tests/test_outage.py",)),
     Mutant("stale-dry-run-closes", "close --stale --dry-run closes what it says it would close",
            "ghstate/commands/close.py", "_close_stale", "        if not dry_run:\n", "        if True:\n",
            ("tests/test_lifecycle.py", "tests/test_lifecycle_github.py")),
