@@ -13,8 +13,6 @@ import pytest
 import requests
 from test_github_store import existing, gh, sleeps, state_of  # noqa: F401 - fixtures
 
-from ghstate.local.replica import BOUND, Replica, Seen
-
 
 class Refused(requests.exceptions.ConnectionError):
     def __init__(self, *args: object) -> None:
@@ -247,12 +245,16 @@ def test_a_write_told_to_wait_past_its_budget_is_kept_and_returns(gh, run, repo,
 # ------------------------------------------------------------------------------ the replica itself
 
 
-def _seen(number: int, repo: str = "octo/hello") -> Seen:
+def _seen(number: int, repo: str = "octo/hello"):
+    from ghstate.local.replica import Seen
+
     return Seen(repo, number, "t", f"https://github.com/{repo}/issues/{number}", "open", "b", 1, "", "## Goal\ng\n",
                 "2026-11-28T10:00:00Z")
 
 
 def test_the_replica_keeps_the_newest_hundred(tmp_path):
+    from ghstate.local.replica import BOUND, Replica
+
     copy = Replica(tmp_path, "octo/hello")
     for number in range(1, BOUND + 6):
         copy.keep(_seen(number))
@@ -262,6 +264,8 @@ def test_the_replica_keeps_the_newest_hundred(tmp_path):
 
 
 def test_a_replica_write_cut_short_leaves_the_previous_copy_whole(tmp_path, monkeypatch):
+    from ghstate.local.replica import Replica
+
     copy = Replica(tmp_path, "octo/hello")
     copy.keep(_seen(1))
 
@@ -278,6 +282,8 @@ def test_a_replica_write_cut_short_leaves_the_previous_copy_whole(tmp_path, monk
 @pytest.mark.parametrize("text", ["", "{", "[]", '{"kind": "something else"}',
                                   "\udcff".encode("utf-8", "surrogatepass")])
 def test_a_replica_file_that_is_not_ghstates_is_set_aside(tmp_path, text):
+    from ghstate.local.replica import Replica
+
     copy = Replica(tmp_path, "octo/hello")
     path = copy._path(3)
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
@@ -286,6 +292,8 @@ def test_a_replica_file_that_is_not_ghstates_is_set_aside(tmp_path, text):
 
 
 def test_a_replica_file_for_another_repository_is_not_used(tmp_path):
+    from ghstate.local.replica import Replica
+
     Replica(tmp_path, "octo/other").keep(_seen(3, "octo/other"))
     mine = Replica(tmp_path, "octo/hello")
     assert mine.get(3) is None and mine.by_branch("b") is None
