@@ -32,6 +32,9 @@ if TYPE_CHECKING:  # pragma: no cover
 READ_BUDGET: dict[str, Any] = {"total": 15.0, "deadline": True}
 
 
+KEPT_WAIT = 30.0  # seconds a write waits for another command of this machine to finish sending the kept writes
+
+
 def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -47,7 +50,7 @@ class App:
         self.tasks: Any = None  # the store's child tasks and claims (ghstate.services.family.backend), made once
         self.reading: Any = None  # where the state read comes from when not simply GitHub (services.outage.Reading)
         self.offline: Exception | None = None  # GitHub did not answer: what was read is this machine's copy
-        self.kept_sent = False  # this command sent this clone's kept writes first (services.kept.send_first)
+        self.kept_sent: Any = None  # what sending this clone's kept writes first did (services.kept.send_first)
 
     @functools.cached_property
     def env(self) -> Any:
@@ -67,7 +70,8 @@ class App:
             writer.replica = outage.replica(self)
             writer.remember = lambda stored, cp, body: outage.remember(self, stored, cp, body)
             if keep_pending:
-                writer.send_kept = lambda: kept.send_first(self).waiting
+                # a write waits for another command of this machine that is sending them (then sees what is left)
+                writer.send_kept = lambda: kept.send_first(self, wait=KEPT_WAIT).waiting
         return writer
 
     @functools.cached_property

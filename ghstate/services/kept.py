@@ -82,18 +82,20 @@ class Sent:
     unanswered: RemoteError | None = None
 
 
-def send_first(app: Any, *, until: float | None = None) -> Sent:
+def send_first(app: Any, *, until: float | None = None, wait: float = 0) -> Sent:
     """This clone's kept writes for the repository published before the command's own requests, as ``push``
-    publishes them, while ``until`` (a ``time.monotonic()`` deadline) allows a next one to start. Nothing (no
-    request, one folder listed) when none wait; nothing either while another process of this machine is
-    publishing them. What each became is said as a notice of the store."""
-    sent = Sent()
-    if not app.store.remote or app.kept_sent:
-        return sent
-    app.kept_sent = True
+    publishes them, while ``until`` (a ``time.monotonic()`` deadline) allows a next one to start; once per
+    command (a second call answers the first's). Nothing (no request, one folder listed) when none wait;
+    nothing either while another process of this machine is publishing them (after ``wait`` seconds for it
+    to finish). What each became is said as a notice of the store."""
+    if not app.store.remote:
+        return Sent()
+    if app.kept_sent is not None:
+        return app.kept_sent
+    sent = app.kept_sent = Sent()
     if not waiting(app):
         return sent
-    with file_lock(app.local.pending_dir / ".push.lock", wait=0) as mine:
+    with file_lock(app.local.pending_dir / ".push.lock", wait=wait) as mine:
         if not mine:  # another command of this machine is publishing them
             sent.waiting = [target(record) for record in waiting(app)]
             return sent
