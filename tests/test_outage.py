@@ -291,6 +291,16 @@ def test_a_replica_file_that_is_not_ghstates_is_set_aside(tmp_path, text):
     assert (tmp_path / "aside" / path.name).exists()
 
 
+def test_an_edited_replica_file_is_set_aside(tmp_path):
+    from ghstate.local.replica import Replica
+
+    copy = Replica(tmp_path, "octo/hello")
+    copy.keep(_seen(3))
+    path = copy._path(3)
+    path.write_text(path.read_text().replace("## Goal", "## Goal edited"))  # still ghstate's shape
+    assert copy.get(3) is None and "not what ghstate wrote" in copy.notices[0]
+
+
 def test_a_replica_file_for_another_repository_is_not_used(tmp_path):
     from ghstate.local.replica import Replica
 
@@ -299,3 +309,17 @@ def test_a_replica_file_for_another_repository_is_not_used(tmp_path):
     assert mine.get(3) is None and mine.by_branch("b") is None
     (tmp_path / mine._path(3).name).write_text(json.dumps(_seen(3, "octo/other").to_data()))  # renamed by hand
     assert mine.get(3) is None and "not what its name says" in mine.notices[0]
+
+
+def test_a_write_waits_behind_a_kept_write_github_refused_and_both_go_in_order(gh, run, repo):  # noqa: F811
+    existing(gh)
+    gh.fail_op("AppendCheckpoint", 502, times=999)
+    run("checkpoint", "7", "--resume-at", "kept first", code=1)
+    gh.faults.clear()
+    gh.fail_op("Checkpoint", 401, message="Bad credentials")  # GitHub refuses the kept write's read, once
+    result = run("checkpoint", "7", "--resume-at", "made after it", code=1)
+    assert "a write this machine kept for #7 earlier is still waiting to go to GitHub, so this one waits behind it" \
+        in result.stderr and len(pending(repo)) == 2
+    assert state_of(gh, 7).resume != "made after it"  # it did not land over the kept one
+    run("push")
+    assert state_of(gh, 7).resume == "made after it" and pending(repo) == []

@@ -5,8 +5,8 @@ One file per checkpoint, ``<machine dir>/replica/<repository>--<N>.json`` (``Set
 the clone's git folder, shared by its worktrees, never committed nor shown by ``git status``), holding the
 body of the state a command read or wrote (the head of its chain, people's edits merged), which revision and
 commit that is, its branch, its title, URL and state, and when it was seen. Each is replaced atomically
-(a temporary file, then a rename: a process killed mid-write leaves the previous copy whole); the newest
-``BOUND`` files are kept, older ones removed. A replica is never read while GitHub answers: it only stands
+(a temporary file, then a rename: a process killed mid-write leaves the previous copy whole), with a digest
+of what it holds; the newest ``BOUND`` files are kept, older ones removed. A replica is never read while GitHub answers: it only stands
 in for a GitHub that did not. A file that is cut short, edited or not ghstate's is set aside (moved to
 ``replica/aside/``) with one notice, never a failure.
 """
@@ -43,7 +43,7 @@ class Seen(NamedTuple):
     seen_at: str  # when it was read or written (UTC, ghstate's format)
 
     def to_data(self) -> dict[str, Any]:
-        return {"kind": KIND, "version": VERSION, **self._asdict()}
+        return {"kind": KIND, "version": VERSION, **self._asdict(), "digest": _digest(self._asdict())}
 
     @classmethod
     def from_data(cls, data: Any) -> Seen:
@@ -57,7 +57,17 @@ class Seen(NamedTuple):
                 raise ValueError(f"its {name} is not a {kind.__name__}")
         if data["number"] < 1 or data["revision"] < 0:
             raise ValueError("its number or revision is out of range")
-        return cls(**{name: data[name] for name in _FIELDS})
+        fields = {name: data[name] for name in _FIELDS}
+        if data.get("digest") != _digest(fields):  # edited since ghstate wrote it: not what GitHub had
+            raise ValueError("its content is not what ghstate wrote (edited?)")
+        return cls(**fields)
+
+
+def _digest(fields: dict[str, Any]) -> str:
+    """What a replica file's content was when ghstate wrote it (an edit by hand or by another program shows)."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps(fields, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:32]
 
 
 def repository_key(api_url: str, repo: str) -> str:
