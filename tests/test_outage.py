@@ -323,3 +323,20 @@ def test_a_write_waits_behind_a_kept_write_github_refused_and_both_go_in_order(g
     assert state_of(gh, 7).resume != "made after it"  # it did not land over the kept one
     run("push")
     assert state_of(gh, 7).resume == "made after it" and pending(repo) == []
+
+
+def test_every_worktree_of_the_clone_finds_what_this_machine_saw(gh, run, repo, monkeypatch):  # noqa: F811
+    """The replica is one per clone (in its git folder), not per worktree: a checkpoint read in one worktree
+    stands in, without GitHub, in another."""
+    from conftest import git
+
+    existing(gh)
+    run("resume", "7")
+    linked = repo.parent / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "feature/y", str(linked))
+    monkeypatch.chdir(linked)
+    refused(gh)
+    out = run("resume", "7").stdout
+    assert out.startswith("GitHub did not answer: #7 as this machine last saw it") and "Phase 2" in out
+    assert not (linked / ".ghstate" / "replica").exists() and (repo / ".git" / "ghstate" / "replica").is_dir()
+    assert "replica" not in git(repo, "status", "--porcelain", "--untracked-files=all")

@@ -6,9 +6,9 @@ the clone's git folder, shared by its worktrees, never committed nor shown by ``
 body of the state a command read or wrote (the head of its chain, people's edits merged), which revision and
 commit that is, its branch, its title, URL and state, and when it was seen. Each is replaced atomically
 (a temporary file, then a rename: a process killed mid-write leaves the previous copy whole), with a digest
-of what it holds; the newest ``BOUND`` files are kept, older ones removed. A replica is never read while GitHub answers: it only stands
-in for a GitHub that did not. A file that is cut short, edited or not ghstate's is set aside (moved to
-``replica/aside/``) with one notice, never a failure.
+of what it holds; the newest ``BOUND`` files are kept, older ones removed. A replica is never read while
+GitHub answers: it only stands in for a GitHub that did not. A file that is cut short, edited or not
+ghstate's is set aside (moved to ``replica/aside/``) with one notice, never a failure.
 """
 
 from __future__ import annotations
