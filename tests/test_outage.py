@@ -92,6 +92,7 @@ def test_without_github_resume_the_hook_and_show_give_the_checkpoint_as_last_see
     data = json.loads(run("resume", "7", "--format", "json").stdout)
     assert data["reading"]["github_answered"] is False and data["reading"]["revision"] == 4
     assert data["reading"]["kept_writes"] == 1 and "X, written while GitHub was away" in data["decisions"]
+    assert "X, written while GitHub was away" in run("resume", "7", "--format", "markdown").stdout
     assert len(pending(repo)) == 1  # nothing was sent: GitHub did not answer
 
 
@@ -206,6 +207,17 @@ def test_the_hook_sends_kept_writes_within_its_budget_else_says_how_many_wait(gh
     context, stderr = hook(run, repo, session="s-2")
     assert pending(repo) == [] and "was published first: updated #7" in stderr
     assert "X, written while GitHub was away" in context and "not yet on GitHub" not in context
+
+
+def test_the_pre_compact_hook_sends_kept_writes_before_its_record(gh, run, repo):  # noqa: F811
+    seen_and_kept(gh, run, refused)
+    gh.faults.clear()
+    data = {"session_id": "s-1", "trigger": "auto", "cwd": str(repo), "hook_event_name": "PreCompact"}
+    run("hook", "pre-compact", input=json.dumps(data))
+    assert pending(repo) == [] and "X, written while GitHub was away" in state_of(gh, 7).decisions
+    log = run("log", "7").stdout.splitlines()
+    assert [line.split()[0] for line in log] == ["r3", "r4", "r5", "r6"]
+    assert "+1 decision" in log[2] and "claude-code (editor, session s-1)" in log[3], log  # the kept write first
 
 
 def test_a_write_kept_without_any_read_is_built_on_the_head_this_machine_saw_not_on_clocks(

@@ -168,6 +168,9 @@ def pre_compact(host: str) -> None:
     """
 
     def run() -> None:
+        import time
+
+        started = time.monotonic()
         event = _read_event()
         assert event is not None
         app = _app(event)
@@ -192,8 +195,13 @@ def pre_compact(host: str) -> None:
         from ghstate.local import seen
 
         seen.forget(app.settings.state_dir, event.get("session_id") or "")  # its context is about to go
+        writer = app.writer(keep_pending=False)  # a record of a compaction is not worth keeping for GitHub …
+        if app.store.remote:  # … but it never lands over a kept write: those go first, within the hook's time
+            from ghstate.services import kept
+
+            writer.send_kept = lambda: kept.send_first(app, until=started + SEND_KEPT).waiting
         try:
-            app.writer(keep_pending=False).write(spec)
+            writer.write(spec)
         except NotFound:
             return  # no checkpoint for this branch: nothing to record
 

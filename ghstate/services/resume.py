@@ -176,7 +176,9 @@ class Rehydration:
         request = self.request if fmt is None else self.request._replace(fmt=fmt, source=None)
         cp, stored = self.checkpoint, self.stored
         if request.fmt == "markdown":  # the body as stored, its marker's digests those of what it holds now
-            body = render.replace_marker(stored.body, with_digests(cp))
+            reading = self.app.reading
+            body = (render.render_body(cp, self.app.env) if reading is not None and reading.kept  # kept writes on it
+                    else render.replace_marker(stored.body, with_digests(cp)))
             return body if body.endswith("\n") else body + "\n"
         if request.fmt == "short":
             return self.said + present.short(self.presented, label=self.label, drift=self.observed.drift,
