@@ -107,7 +107,8 @@ MUTANTS = (
            "ghstate/local/seen.py", "repeated", "-1.0 <= elapsed <= REPEAT_SECONDS", "-1.0 <= elapsed < REPEAT_SECONDS",
            ("tests/test_hooks.py",)),
     Mutant("fallback-removed", "without GitHub, resume and the hooks fail where this machine saw the checkpoint",
-           "ghstate/services/outage.py", "read", "        if not exc.unreachable:\n            raise",
+           "ghstate/services/outage.py", "read",
+           "        if not exc.unreachable or not app.reads_last_seen:\n            raise",
            "        raise", ("tests/test_outage.py",)),
     Mutant("kept-writes-not-sent-first", "a write lands over this machine's kept write to its checkpoint, which "
            "stays unsent until someone thinks of push", "ghstate/services/kept.py", "send_first",

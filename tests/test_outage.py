@@ -104,6 +104,15 @@ def test_a_checkpoint_never_seen_here_is_the_error_it_was(gh, run):  # noqa: F81
     assert "GitHub did not answer" not in result.stderr + result.stdout
 
 
+@pytest.mark.parametrize("args", [("lint", "7"), ("log", "7")])
+def test_a_command_that_does_not_say_where_its_state_comes_from_never_reads_the_copy(gh, run, args):  # noqa: F811
+    existing(gh)
+    run("resume", "7")
+    refused(gh)
+    result = run(*args, code=1)
+    assert result.stderr.startswith("Error: reading issue #7 of octo/hello failed: cannot reach")
+
+
 def test_github_answering_is_trusted_over_this_machines_copy(gh, run, repo):  # noqa: F811
     existing(gh)
     run("resume", "7")

@@ -133,6 +133,7 @@ def session_start(host: str) -> None:
 
         tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
         # kept writes go out first while the hook has time; GitHub's silence falls back to this machine's copy
+        app.reads_last_seen = True
         found = app.read(None, tree=tree, closed=True, until=started + SEND_KEPT)
         if found is None:
             return  # nothing to say

@@ -48,6 +48,7 @@ def resume(issue: int | None, fmt: str, as_json: bool, post: bool, budget: int |
                                    "of them")
         fmt = "json"
     app = make_app(github=None if post else dict(READ_BUDGET))  # a post waits out GitHub's limits as writes do
+    app.reads_last_seen = True  # without GitHub: this machine's copy, said
     reading = rehydrate(app, ResumeRequest(issue=issue, fmt=fmt, budget=budget, session=session_id or "",
                                            source=source if session_id else None))
     text = reading.text()
@@ -81,7 +82,9 @@ def show(issue: int | None, as_json: bool, provenance: bool) -> None:
       ghstate show 24 --provenance
       ghstate show 24 --json | jq .next_phase
     """
-    text = show_text(make_app(github=dict(READ_BUDGET)), issue, as_json, provenance=provenance)
+    app = make_app(github=dict(READ_BUDGET))
+    app.reads_last_seen = True  # without GitHub: this machine's copy, said
+    text = show_text(app, issue, as_json, provenance=provenance)
     if as_json:
         emit_json_text(text)
     else:

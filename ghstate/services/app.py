@@ -50,6 +50,9 @@ class App:
         self.tasks: Any = None  # the store's child tasks and claims (ghstate.services.family.backend), made once
         self.reading: Any = None  # where the state read comes from when not simply GitHub (services.outage.Reading)
         self.offline: Exception | None = None  # GitHub did not answer: what was read is this machine's copy
+        # a reader that says where its state comes from (resume, show, the hooks, the MCP resume and show): it
+        # may read this machine's copy when GitHub does not answer, with this machine's kept writes on top
+        self.reads_last_seen = False
         self.kept_sent: Any = None  # what sending this clone's kept writes first did (services.kept.send_first)
 
     @functools.cached_property

@@ -2,11 +2,12 @@
 for a GitHub that does not answer within the command's budget, with this machine's kept writes on top, and
 the reader is told so in words.
 
-``read`` is how a reader (``resume``, ``show``, the hooks, the MCP tools) reads a checkpoint on GitHub: this
-clone's kept writes are sent first (``ghstate.services.kept``); the checkpoint is read from GitHub and kept
-in the replica; when GitHub did not answer (``RemoteError.unreachable``), the replica's copy is read instead.
-Either way, kept writes to it that are still on this machine are applied on top, and ``App.reading`` says
-where the state comes from. A checkpoint this machine never saw is the failure GitHub's absence is.
+``read`` is how every command reads a checkpoint on GitHub (``App.find``): this clone's kept writes are sent
+first (``ghstate.services.kept``); the checkpoint is read from GitHub and kept in the replica. A reader that
+says where its state comes from (``App.reads_last_seen``: ``resume``, ``show``, the hooks, the MCP resume and
+show) reads the replica's copy when GitHub did not answer (``RemoteError.unreachable``), and either way gets
+the kept writes to it that are still on this machine applied on top, with ``App.reading`` saying so. A
+checkpoint this machine never saw is the failure GitHub's absence is.
 """
 
 from __future__ import annotations
@@ -87,10 +88,12 @@ def read(app: Any, number: int | None, branch: str, *, closed: bool = False,
             return None
         found = view(app.store, stored)
     except RemoteError as exc:
-        if not exc.unreachable:
+        if not exc.unreachable or not app.reads_last_seen:
             raise
         return _last_seen(app, number, branch, exc)
     remember(app, found.stored, found.checkpoint, state_body(app, found))
+    if not app.reads_last_seen:  # a command that does not say where its state comes from reads GitHub's alone
+        return found.stored, found.checkpoint
     cp, count = _on_top(app, found.stored.number, found.checkpoint)
     if count:
         app.reading = Reading(f"#{found.stored.number} as GitHub has it (revision {found.checkpoint.meta.revision}), "
