@@ -23,7 +23,8 @@ def push(dry_run: bool, as_json: bool) -> None:
     Kept writes are published in the order they were made, each rebased onto its checkpoint as it is now:
     what was written or edited on GitHub after the write was made stands, and where both changed one
     value, the kept write's is kept beside it and said. A write that is published is removed from
-    .ghstate/pending/; when one fails, the later ones for the same checkpoint wait behind it.
+    .ghstate/pending/; when one fails, the later ones for the same checkpoint wait behind it. The next
+    command that reaches GitHub sends them first as well: push is for when you want them out now.
 
     \b
     Example:

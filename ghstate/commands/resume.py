@@ -27,13 +27,16 @@ from ghstate.services.resume import FORMATS, SOURCES, ResumeRequest, rehydrate, 
               show_default=True, help="With --session: how the session starts.")
 def resume(issue: int | None, fmt: str, as_json: bool, post: bool, budget: int | None, session_id: str | None,
            source: str) -> None:
-    """Print the rehydration prompt for a fresh session. Reads only, unless --post (or --session).
+    """Print the rehydration prompt for a fresh session. Reads only, unless --post (or --session); writes this
+    machine kept while GitHub was out of reach are sent first.
 
     ISSUE defaults to the open checkpoint of the current git branch (or, when it has none open, its
     closed one: said on stderr, and the prompt marked as closed). The prompt names the next phase,
     repeats locked decisions, lists files to re-read, quotes the resume instruction and reports what
     changed on this machine since the checkpoint (commits, files, branch, dev servers) and what in
-    it contradicts itself or the tree. With --budget it fits by rank and names what it left out.
+    it contradicts itself or the tree. With --budget it fits by rank and names what it left out. When
+    GitHub does not answer within 15 s, it gives the checkpoint as this machine last saw it, with this
+    machine's kept writes on top, and says so (exit 0).
 
     \b
     Examples:
