@@ -361,3 +361,14 @@ def test_every_worktree_of_the_clone_finds_what_this_machine_saw(gh, run, repo, 
     assert out.startswith("GitHub did not answer: #7 as this machine last saw it") and "Phase 2" in out
     assert not (linked / ".ghstate" / "replica").exists() and (repo / ".git" / "ghstate" / "replica").is_dir()
     assert "replica" not in git(repo, "status", "--porcelain", "--untracked-files=all")
+
+
+def test_a_write_after_kept_writes_github_did_not_answer_is_kept_at_once_on_the_head_last_seen(gh, run, repo):  # noqa: F811
+    """GitHub did not answer the kept write sent first: the new write does not ask it again (its budget is not
+    spent twice), and is kept behind it, for the checkpoint and head this machine last saw."""
+    seen_and_kept(gh, run, unanswering)
+    gh.calls.clear()
+    run("checkpoint", "--decision", "Z", code=1)
+    assert gh.count_op("BranchCheckpoint") == 0 and gh.operations() and set(gh.operations()) == {"Checkpoint"}
+    first, second = (json.loads(path.read_text())["write"] for path in pending(repo))
+    assert first["number"] == second["number"] == 7 and first["base"] == second["base"] != ""

@@ -200,7 +200,7 @@ def pre_compact(host: str) -> None:
         if app.store.remote:  # … but it never lands over a kept write: those go first, within the hook's time
             from ghstate.services import kept
 
-            writer.send_kept = lambda: kept.send_first(app, until=started + SEND_KEPT).waiting
+            writer.send_kept = lambda: kept.send_first(app, until=started + SEND_KEPT).outcome
         try:
             writer.write(spec)
         except NotFound:

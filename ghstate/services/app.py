@@ -74,7 +74,7 @@ class App:
             writer.remember = lambda stored, cp, body: outage.remember(self, stored, cp, body)
             if keep_pending:
                 # a write waits for another command of this machine that is sending them (then sees what is left)
-                writer.send_kept = lambda: kept.send_first(self, wait=KEPT_WAIT).waiting
+                writer.send_kept = lambda: kept.send_first(self, wait=KEPT_WAIT).outcome
         return writer
 
     @functools.cached_property

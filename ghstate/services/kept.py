@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,6 +82,11 @@ class Sent:
     waiting: list[str] = field(default_factory=list)
     unanswered: RemoteError | None = None
 
+    @property
+    def outcome(self) -> tuple[list[str], RemoteError | None]:
+        """What a writer needs of it (``Writer.send_kept``): the targets still waiting, and GitHub's silence."""
+        return self.waiting, self.unanswered
+
 
 def send_first(app: Any, *, until: float | None = None, wait: float = 0) -> Sent:
     """This clone's kept writes for the repository published before the command's own requests, as ``push``
@@ -124,7 +130,7 @@ def send_first(app: Any, *, until: float | None = None, wait: float = 0) -> Sent
 
 
 def publish_all(app: Any, store: GitHubStore, records: list, dry_run: bool = False,
-                stop: object = None) -> list[Pushed]:
+                stop: Callable[[], bool] | None = None) -> list[Pushed]:
     """Each kept write published in order (``push``); ``stop()`` true: the rest wait (``held``), as they do
     behind one GitHub did not answer."""
     writer = app.writer(keep_pending=False)
@@ -143,7 +149,7 @@ def publish_all(app: Any, store: GitHubStore, records: list, dry_run: bool = Fal
                                                            f"{record.repo}'"))
         elif dry_run:
             out.append(Pushed(name, where, "would publish", error=f"saved {record.saved_at or '?'}"))
-        elif unanswered or (callable(stop) and stop()):
+        elif unanswered or (stop is not None and stop()):
             out.append(Pushed(name, where, "held", error=unanswered or "not sent within this command's time"))
         elif where in held:
             out.append(Pushed(name, where, "held", error=f"an earlier kept write for {where} is not published yet"))

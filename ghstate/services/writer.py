@@ -113,7 +113,7 @@ class Writer:
         # waiting (``services.kept``): a write never lands over a kept write to its checkpoint
         self.replica: Replica | None = None
         self.remember: Callable[[Stored, Checkpoint, str], None] | None = None
-        self.send_kept: Callable[[], list[str]] | None = None
+        self.send_kept: Callable[[], tuple[list[str], RemoteError | None]] | None = None
 
     def write(self, spec: WriteSpec, *, kept: bool = False, before: tuple[Intent, ...] = ()) -> WriteResult:
         """Write ``spec``. ``kept``: a write kept while GitHub was out of reach, published now (``push``):
@@ -141,8 +141,14 @@ class Writer:
         return self._seen_here(spec, result)
 
     def _sent_first(self, spec: WriteSpec) -> list[str]:
-        """This clone's kept writes sent before this one (``send_kept``); the checkpoints some still wait for."""
-        return self.send_kept() if self.send_kept is not None and not spec.dry_run else []
+        """This clone's kept writes sent before this one (``send_kept``); the checkpoints some still wait for.
+        When GitHub did not answer them, neither is it asked this write: it is kept at once, behind them."""
+        if self.send_kept is None or spec.dry_run:
+            return []
+        waiting, unanswered = self.send_kept()
+        if unanswered is not None:
+            raise unanswered
+        return waiting
 
     def _seen_here(self, spec: WriteSpec, result: WriteResult) -> WriteResult:
         """What a write left on GitHub kept as what this machine last saw of it (``remember``)."""
