@@ -22,12 +22,16 @@ class ConfigError(GhstateError):
 
 
 class RemoteError(GhstateError):
-    """GitHub refused the request or could not be reached."""
+    """GitHub refused the request or could not be reached. ``unreachable``: GitHub did not answer within the
+    command's budget (refused connections, timeouts, 5xx, a rate limit asking for a longer wait than the
+    budget): what this machine last saw of a checkpoint may stand in for it."""
 
-    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None) -> None:
+    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None,
+                 unreachable: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+        self.unreachable = unreachable
 
 
 class NothingReady(GhstateError):

@@ -39,6 +39,20 @@ CLAIMS = {
         "test_github_store.py::test_body_over_the_limit_is_refused_before_any_write"],
     "`ghstate push` publishes the kept writes": [
         "test_write_log.py::test_push_rebases_a_kept_write_what_came_after_its_base_stands_and_its_value_is_beside"],
+    "GitHub is the record, this is a copy that stands in for it": [
+        "test_outage.py::test_github_answering_is_trusted_over_this_machines_copy"],
+    "A reader that falls back starts its answer with one line": [
+        "test_outage.py::test_without_github_resume_the_hook_and_show_give_the_checkpoint_as_last_seen_with_kept_writes",
+        "test_outage.py::test_the_mcp_resume_tool_falls_back_too"],
+    "The hook falls back within its own budget": [
+        "test_outage.py::test_the_hook_without_github_keeps_its_budget",
+        "test_outage.py::test_resume_without_github_gives_up_within_15_seconds"],
+    "A write to a checkpoint never lands over a kept write": [
+        "test_outage.py::test_a_write_never_lands_over_a_kept_write_it_sends_it_first_in_order",
+        "test_outage.py::test_when_github_is_back_resume_sends_the_kept_write_first",
+        "test_outage.py::test_the_hook_sends_kept_writes_within_its_budget_else_says_how_many_wait"],
+    "made on the head this machine last saw": [
+        "test_outage.py::test_a_write_kept_without_any_read_is_built_on_the_head_this_machine_saw_not_on_clocks"],
     "Without Contents: write": [
         "test_write_log.py::test_a_token_without_contents_write_still_writes_the_body_and_says_so_once",
         "test_write_log.py::test_a_body_written_without_the_chain_is_merged_into_it_as_an_edit",

@@ -256,7 +256,7 @@ def seed_pending(world: World, run, tmp_path: Path, clock) -> None:
     run("checkpoint", "1", "--risk", "kept while GitHub was away", code=1)
     run("checkpoint", "--new", "--file", str(tmp_path / "other.md"), "--title", "Second", code=1)
     world.fake.faults.clear()
-    assert len(list((world.repo / ".git" / "ghstate" / "pending").iterdir())) == 2
+    assert len(list((world.repo / ".git" / "ghstate" / "pending").glob("*.json"))) == 2
 
 
 @dataclass(frozen=True)

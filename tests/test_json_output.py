@@ -112,7 +112,7 @@ def test_json_before_an_argument_is_json_alone(one, run):
 def test_the_declared_fields_are_the_fields_each_command_prints(one, run, tmp_path):
     """What --json FIELD,… accepts is what --json alone prints (a new field of a command's JSON is named in
     ``JSON_FIELDS`` or the state's FIELDS, or this fails)."""
-    from ghstate.commands.push import Pushed
+    from ghstate.services.kept import Pushed
 
     (tmp_path / "plan.md").write_text(PLAN)
     run("checkpoint", "--file", str(tmp_path / "plan.md"), "--new", "--agent", "a", "--role", "editor",

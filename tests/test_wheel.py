@@ -85,7 +85,7 @@ def test_the_readmes_main_job_runs_from_the_wheel(user):
     (project / "examples").mkdir()
     shutil.copy2(ROOT / "examples" / "checkpoint.md", project / "examples" / "checkpoint.md")
     out = _run(["bash", "-euo", "pipefail", "-c", job], cwd=project, env=env).stdout
-    assert (project / ".ghstate" / "1.md").is_file()
+    assert (project / ".git" / "ghstate" / "1.md").is_file()  # the clone's local store
     assert "Start at Phase 2" in out and "Refactor" in out  # the prompt, rendered by the shipped templates
 
 

@@ -160,12 +160,14 @@ def _resume(app: Any, args: dict[str, Any]) -> str:
     from ghstate.services.resume import ResumeRequest, rehydrate
 
     request = ResumeRequest(issue=args.get("issue"), fmt=args.get("format", "prompt"), budget=args.get("budget"))
+    app.reads_last_seen = True  # without GitHub: this machine's copy, said
     return rehydrate(app, request).text()
 
 
 def _show(app: Any, args: dict[str, Any]) -> str:
     from ghstate.services.resume import show_text
 
+    app.reads_last_seen = True
     return show_text(app, args.get("issue"), bool(args.get("json")))
 
 
@@ -287,7 +289,9 @@ def read_checkpoint(uri: str, make_app: Callable[[], Any]) -> str:
     m = URI.fullmatch(uri)
     if not m:
         raise InputError(f"no such resource {uri!r}; ghstate's resources are {URI_TEMPLATE}")
-    return rehydrate(make_app(), ResumeRequest(issue=int(m.group(1)), fmt="markdown")).text()
+    app = make_app()
+    app.reads_last_seen = True
+    return rehydrate(app, ResumeRequest(issue=int(m.group(1)), fmt="markdown")).text()
 
 
 def open_checkpoints(make_app: Callable[[], Any]) -> list[tuple[str, str]]:
@@ -308,7 +312,9 @@ def prompt_text(issue: str | None, make_app: Callable[[], Any]) -> str:
         if not (text.isascii() and text.isdigit()) or int(text) < 1:
             raise InputError(f"resume: issue must be a checkpoint number, not {issue!r}")
         number = int(text)
-    return rehydrate(make_app(), ResumeRequest(issue=number)).text()
+    app = make_app()
+    app.reads_last_seen = True
+    return rehydrate(app, ResumeRequest(issue=number)).text()
 
 
 def one_line(exc: BaseException) -> str:

@@ -8,7 +8,8 @@ shape strictly: ``hookEventName`` and nothing else unknown). What differs is tol
 
 Hooks run inside someone else's session, so they never fail it: whatever stdin holds, they exit 0,
 print nothing when there is nothing to say, report problems on stderr only, and finish within a few
-seconds even offline (GitHub gets one short attempt, then the hook gives up quietly).
+seconds even offline: GitHub gets at most 4 s, and when it does not answer, the session gets the checkpoint
+as this machine last saw it, with its kept writes on top, said as such (``ghstate.services.outage``).
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ MAX_INPUT = 1 << 20
 HOST_AGENTS = {"claude": "claude-code", "codex": "codex", "gemini": "gemini-cli"}
 HOST = click.option("--host", type=click.Choice(list(HOST_AGENTS)), default="claude", show_default=True,
                     help="The agent host that runs the hook ('ghstate init' writes it).")
-GITHUB_BUDGET = 4.0  # seconds for all GitHub requests of one hook
+GITHUB_BUDGET = 4.0  # seconds for all GitHub requests of one hook: no attempt starts that could end past it
+GITHUB_TIMEOUT = 3  # seconds one request may take
 DEADLINE = 8  # seconds for the whole hook, whatever a server or a disk does; then it gives up quietly
+SEND_KEPT = 1.5  # seconds into the hook after which no kept write starts to go out (each costs ~2 s of pacing)
 
 
 def _read_event() -> dict[str, Any] | None:
@@ -53,7 +56,7 @@ def _app(event: dict[str, Any]) -> Any:
     cwd = event.get("cwd")
     if isinstance(cwd, str) and cwd and Path(cwd).is_dir():
         os.chdir(cwd)
-    return make_app(github={"timeout": 3, "total": GITHUB_BUDGET})
+    return make_app(github={"timeout": GITHUB_TIMEOUT, "total": GITHUB_BUDGET, "deadline": True})
 
 
 class _OutOfTime(Exception):
@@ -118,19 +121,23 @@ def session_start(host: str) -> None:
     """
 
     def run() -> None:
+        import time
+
+        started = time.monotonic()
         event = _read_event()
         assert event is not None
         source = event.get("source") or "startup"
         app = _app(event)
         from ghstate.git import gitinfo
-        from ghstate.services.reader import current, locate
         from ghstate.services.resume import hook_context
 
         tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
-        stored = locate(app.store, None, tree.branch, closed=True)
-        if stored is None:
+        # kept writes go out first while the hook has time; GitHub's silence falls back to this machine's copy
+        app.reads_last_seen = True
+        found = app.read(None, tree=tree, closed=True, until=started + SEND_KEPT)
+        if found is None:
             return  # nothing to say
-        cp = current(app.store, stored)
+        stored, cp = found
         if stored.state == "closed":  # the branch's work merged or was dropped: a line, not an open task
             from ghstate.services.lifecycle import why_closed
 
@@ -164,6 +171,9 @@ def pre_compact(host: str) -> None:
     """
 
     def run() -> None:
+        import time
+
+        started = time.monotonic()
         event = _read_event()
         assert event is not None
         app = _app(event)
@@ -188,8 +198,13 @@ def pre_compact(host: str) -> None:
         from ghstate.local import seen
 
         seen.forget(app.settings.state_dir, event.get("session_id") or "")  # its context is about to go
+        writer = app.writer(keep_pending=False)  # a record of a compaction is not worth keeping for GitHub …
+        if app.store.remote:  # … but it never lands over a kept write: those go first, within the hook's time
+            from ghstate.services import kept
+
+            writer.send_kept = lambda: kept.send_first(app, until=started + SEND_KEPT).outcome
         try:
-            app.writer(keep_pending=False).write(spec)
+            writer.write(spec)
         except NotFound:
             return  # no checkpoint for this branch: nothing to record
 

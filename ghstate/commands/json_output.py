@@ -34,10 +34,10 @@ def json_fields(command: str) -> tuple[str, ...]:
     if command in JSON_FIELDS:
         return JSON_FIELDS[command]
     from ghstate.core.state_json import FIELDS
-    from ghstate.services.resume import CLOSED_FIELDS, READING_FIELDS, TASK_FIELDS
+    from ghstate.services.resume import CLOSED_FIELDS, READING_FIELDS, SOURCE_FIELDS, TASK_FIELDS
 
-    extra = {"checkpoint": ("result",), "show": (*TASK_FIELDS, *CLOSED_FIELDS),
-             "resume": (*READING_FIELDS, *TASK_FIELDS, *CLOSED_FIELDS)}
+    extra = {"checkpoint": ("result",), "show": (*TASK_FIELDS, *CLOSED_FIELDS, *SOURCE_FIELDS),
+             "resume": (*READING_FIELDS, *TASK_FIELDS, *CLOSED_FIELDS, *SOURCE_FIELDS)}
     return (*extra.get(command, ()), *FIELDS)
 
 

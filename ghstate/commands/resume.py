@@ -6,6 +6,7 @@ import click
 
 from ghstate.commands.common import ISSUE, emit_json_text, make_app, store_options
 from ghstate.errors import ConfigError
+from ghstate.services.app import READ_BUDGET
 from ghstate.services.resume import FORMATS, SOURCES, ResumeRequest, rehydrate, show_text
 
 
@@ -26,13 +27,16 @@ from ghstate.services.resume import FORMATS, SOURCES, ResumeRequest, rehydrate, 
               show_default=True, help="With --session: how the session starts.")
 def resume(issue: int | None, fmt: str, as_json: bool, post: bool, budget: int | None, session_id: str | None,
            source: str) -> None:
-    """Print the rehydration prompt for a fresh session. Reads only, unless --post (or --session).
+    """Print the rehydration prompt for a fresh session. Reads only, unless --post (or --session); writes this
+    machine kept while GitHub was out of reach are sent first.
 
     ISSUE defaults to the open checkpoint of the current git branch (or, when it has none open, its
     closed one: said on stderr, and the prompt marked as closed). The prompt names the next phase,
     repeats locked decisions, lists files to re-read, quotes the resume instruction and reports what
     changed on this machine since the checkpoint (commits, files, branch, dev servers) and what in
-    it contradicts itself or the tree. With --budget it fits by rank and names what it left out.
+    it contradicts itself or the tree. With --budget it fits by rank and names what it left out. When
+    GitHub does not answer within 15 s, it gives the checkpoint as this machine last saw it, with this
+    machine's kept writes on top, and says so (exit 0).
 
     \b
     Examples:
@@ -46,7 +50,8 @@ def resume(issue: int | None, fmt: str, as_json: bool, post: bool, budget: int |
             raise click.UsageError(f"--json and --jq print the state (--format json), not --format {fmt}: give one "
                                    "of them")
         fmt = "json"
-    app = make_app()
+    app = make_app(github=None if post else dict(READ_BUDGET))  # a post waits out GitHub's limits as writes do
+    app.reads_last_seen = True  # without GitHub: this machine's copy, said
     reading = rehydrate(app, ResumeRequest(issue=issue, fmt=fmt, budget=budget, session=session_id or "",
                                            source=source if session_id else None))
     text = reading.text()
@@ -80,7 +85,9 @@ def show(issue: int | None, as_json: bool, provenance: bool) -> None:
       ghstate show 24 --provenance
       ghstate show 24 --json | jq .next_phase
     """
-    text = show_text(make_app(), issue, as_json, provenance=provenance)
+    app = make_app(github=dict(READ_BUDGET))
+    app.reads_last_seen = True  # without GitHub: this machine's copy, said
+    text = show_text(app, issue, as_json, provenance=provenance)
     if as_json:
         emit_json_text(text)
     else:

@@ -9,7 +9,7 @@ import click
 from ghstate import __version__
 from ghstate.commands.common import make_app, store_options
 from ghstate.errors import ConfigError
-from ghstate.services.app import build_app
+from ghstate.services.app import READ_BUDGET, build_app
 
 INSTALL_HINT = "pip install 'ghstate[mcp]' (or pip install 'mcp>=2.3,<3' next to ghstate)"
 
@@ -43,7 +43,8 @@ def mcp(agent: str | None, role: str | None, session: str | None) -> None:
 
     def app_for(client: str | None) -> object:
         """The App of one call (a call is one command: its own settings, GitHub budget and branch)."""
+        # an agent waits on the call: GitHub's silence is not waited out (this machine's copy answers)
         return build_app(**options, agent=agent or os.environ.get("GHSTATE_AGENT") or client, role=role,
-                         session=session)
+                         session=session, github=dict(READ_BUDGET))
 
     mcp_server.serve(app_for, version=__version__)

@@ -184,7 +184,8 @@ class GitHubAPI:
 
     def __init__(self, client: Github, repo: str, *, api_url: str = "https://api.github.com",
                  sleep: Callable[[float], None] | None = None, clock: Callable[[], float] | None = None,
-                 total: float = TOTAL, now: Callable[[], float] | None = None) -> None:
+                 total: float = TOTAL, now: Callable[[], float] | None = None, timeout: float = TIMEOUT,
+                 deadline: bool = False) -> None:
         self.client = client
         self.repo_name = repo
         self.api_url = api_url
@@ -192,6 +193,12 @@ class GitHubAPI:
         self.clock = clock or (lambda: time.monotonic())
         self.now = now or (lambda: _now())  # the wall clock: GitHub's limits reset at an epoch second
         self.total = total
+        # ``deadline``: the budget is a deadline for the whole command (a hook, a read that falls back to what
+        # this machine last saw): no attempt starts that could end past it (each may take ``timeout``), and once
+        # GitHub did not answer, no later call of the command asks it again
+        self.timeout = timeout
+        self.deadline = deadline
+        self.unanswered: RemoteError | None = None
         self._repo = client.get_repo(repo)  # lazy: no request until something is asked of it
         self._started: float | None = None  # the budget is for the whole command, not each call
         self._waited = 0.0  # counted apart from the clock, so that a budget holds whatever sleeping does
@@ -210,7 +217,7 @@ class GitHubAPI:
             lazy=True,
         )
         assert settings.repo is not None
-        return cls(client, settings.repo, api_url=settings.api_url, **kwargs)
+        return cls(client, settings.repo, api_url=settings.api_url, timeout=timeout, **kwargs)
 
     # ------------------------------------------------------------------------------ requests
 
@@ -223,20 +230,24 @@ class GitHubAPI:
         after, whose attempts count on)."""
         if self._started is None:
             self._started = self.clock()
+        if self.unanswered is not None:  # a deadline's command, whose GitHub did not answer: not asked again
+            raise RemoteError(f"{what} was not sent: {self.unanswered}", retryable=True, unreachable=True)
         progress.stage(f"{what} on GitHub")
         attempt = resending.attempt if resending is not None else 0
         while True:
             try:
                 return fn()
             except (GithubException, _Answer, requests.exceptions.RequestException) as exc:
-                retry = self._judge(exc, what, number, attempt)
+                if self.deadline and _timed_out(exc):  # that attempt took its whole timeout, whatever a clock says
+                    self._waited += self.timeout
+                retry = self._attempt_failed(exc, what, number, attempt)
             except (TypeError, KeyError, AttributeError, ValueError) as exc:
                 raise RemoteError(f"{what} failed: the answer from {self.api_url} is not what GitHub sends "
                                   f"({type(exc).__name__}); check GITHUB_API_URL", retryable=True) from exc
             attempt += 1
             spent = max(self.clock() - self._started, self._waited)  # real sleeps move the clock, fakes do not
-            if attempt >= ATTEMPTS or spent + retry.wait > self.total:
-                raise self._gave_up(what, retry, attempt, spent)
+            if attempt >= ATTEMPTS or spent + retry.wait + (self.timeout if self.deadline else 0) > self.total:
+                raise self._unanswered(self._gave_up(what, retry, attempt, spent))
             progress.stage(f"{what}: {retry.reason}; trying again in {retry.wait:.0f} s")
             self.sleep(retry.wait)
             self._waited += retry.wait
@@ -287,6 +298,18 @@ class GitHubAPI:
 
     # ------------------------------------------------------------------------------ judgement
 
+    def _attempt_failed(self, exc: Exception, what: str, number: int | None, attempt: int) -> _Retry:
+        """``_judge``, with a failure that says GitHub did not answer remembered under a deadline."""
+        try:
+            return self._judge(exc, what, number, attempt)
+        except RemoteError as failed:
+            raise self._unanswered(failed) from None
+
+    def _unanswered(self, failed: RemoteError) -> RemoteError:
+        if failed.unreachable and self.deadline:
+            self.unanswered = failed
+        return failed
+
     def _judge(self, exc: Exception, what: str, number: int | None, attempt: int) -> _Retry:
         """What a failed attempt calls for; raises the failure to report when waiting cannot help."""
         if isinstance(exc, GithubException):
@@ -304,7 +327,8 @@ class GitHubAPI:
             # refused or unresolvable: the request never left; anything else may have arrived
             uncertain = not isinstance(exc, requests.exceptions.ConnectTimeout) and not _never_sent(exc)
             if not uncertain and attempt >= 1:  # offline or no such host: one more try is enough
-                raise RemoteError(f"{what} failed: {reason}, after {attempt + 1} attempts", retryable=True) from None
+                raise RemoteError(f"{what} failed: {reason}, after {attempt + 1} attempts", retryable=True,
+                                  unreachable=True) from None
             return _Retry(self._backoff(attempt), reason, uncertain)
         if isinstance(exc, requests.exceptions.Timeout):
             return _Retry(self._backoff(attempt), f"no answer from {self.api_url} in time ({_short(exc)})",
@@ -369,16 +393,16 @@ class GitHubAPI:
         """The failure once the budget or the attempts are spent; a limit says when to try again."""
         tried = f"after {attempt} attempt{'s' if attempt > 1 else ''} and {spent:.0f} s"
         if retry.until is None:
-            return RemoteError(f"{what} failed: {retry.reason}, {tried}", retryable=True)
+            return RemoteError(f"{what} failed: {retry.reason}, {tried}", retryable=True, unreachable=True)
         at = datetime.fromtimestamp(retry.until, timezone.utc)
         minutes = max(1, math.ceil((retry.until - self.now()) / 60))
         when = f"{at:%H:%M} UTC (in about {minutes} min)"
         if retry.limit:
             return RemoteError(f"{what} failed: {retry.reason}; it resets at {when}: try again then, or use a "
-                               "token with a higher limit", retryable=True, status=429)
+                               "token with a higher limit", retryable=True, status=429, unreachable=True)
         pause = f" of {retry.wait:.0f} s" if retry.wait else ""
         return RemoteError(f"{what} failed: {retry.reason}, {tried}; GitHub asked for a pause{pause}: try again "
-                           f"after {when}", retryable=True, status=429)
+                           f"after {when}", retryable=True, status=429, unreachable=True)
 
     def failure(self, answer: dict[str, Any], what: str, number: int | None = None) -> GraphQLFailure:
         """GitHub's refusal in an answer a caller took whole (``partial``), as ``graphql`` would raise it."""
@@ -575,6 +599,12 @@ def _connection_problem(exc: BaseException) -> str:
         if marker in text:
             return words
     return _short(exc)
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """Whether a request ended at its timeout (no answer in time), however requests wraps it."""
+    return isinstance(exc, requests.exceptions.Timeout) or (
+        isinstance(exc, requests.exceptions.ConnectionError) and "timed out" in str(exc))
 
 
 def _never_sent(exc: requests.exceptions.ConnectionError) -> bool:

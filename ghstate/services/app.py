@@ -26,6 +26,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from ghstate.services.writer import Writer
 
 
+# What a reader gives GitHub (``resume``, ``show``, the MCP tools: ``build_app(github=READ_BUDGET)``): 15 s in all,
+# a deadline no attempt starts past (each may take the transport's 10 s); then this machine's copy
+# (``services.outage``)
+READ_BUDGET: dict[str, Any] = {"total": 15.0, "deadline": True}
+
+
+KEPT_WAIT = 30.0  # seconds a write waits for another command of this machine to finish sending the kept writes
+
+
 def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -39,6 +48,12 @@ class App:
         self.local = local
         self.clock: Callable[[], datetime] = utc_now  # what leases are measured by (tests set their own)
         self.tasks: Any = None  # the store's child tasks and claims (ghstate.services.family.backend), made once
+        self.reading: Any = None  # where the state read comes from when not simply GitHub (services.outage.Reading)
+        self.offline: Exception | None = None  # GitHub did not answer: what was read is this machine's copy
+        # a reader that says where its state comes from (resume, show, the hooks, the MCP resume and show): it
+        # may read this machine's copy when GitHub does not answer, with this machine's kept writes on top
+        self.reads_last_seen = False
+        self.kept_sent: Any = None  # what sending this clone's kept writes first did (services.kept.send_first)
 
     @functools.cached_property
     def env(self) -> Any:
@@ -50,8 +65,17 @@ class App:
 
         s = self.settings
         builtin = None if templating.is_builtin(self.env, "checkpoint.md.j2") else templating.environment()
-        return Writer(self.store, env=self.env, builtin=builtin, max_body_chars=s.policy.max_body_chars,
-                      pending=self.local if keep_pending else None, repo=s.repo, api_url=s.api_url)
+        writer = Writer(self.store, env=self.env, builtin=builtin, max_body_chars=s.policy.max_body_chars,
+                        pending=self.local if keep_pending else None, repo=s.repo, api_url=s.api_url)
+        if self.store.remote:  # what it writes is what this machine last saw; kept writes go out first
+            from ghstate.services import kept, outage
+
+            writer.replica = outage.replica(self)
+            writer.remember = lambda stored, cp, body: outage.remember(self, stored, cp, body)
+            if keep_pending:
+                # a write waits for another command of this machine that is sending them (then sees what is left)
+                writer.send_kept = lambda: kept.send_first(self, wait=KEPT_WAIT).outcome
+        return writer
 
     @functools.cached_property
     def project(self) -> ProjectSync | None:
@@ -136,15 +160,26 @@ class App:
              closed: bool = False) -> tuple[Stored, Checkpoint]:
         """ISSUE, or the open checkpoint of the current branch (``closed``: or its closed one, when it has none
         open); a clear error when there is none."""
+        found = self.read(number, tree=tree, closed=closed)
+        if found is None:
+            place = (tree or self.tree()).place
+            raise NotFound(f"no open checkpoint for {place} in {self.searched()}; "
+                           "give an ISSUE number, or create one with 'ghstate checkpoint'")
+        return found
+
+    def read(self, number: int | None, *, tree: gitinfo.WorkTree | None = None, closed: bool = False,
+             until: float | None = None) -> tuple[Stored, Checkpoint] | None:
+        """As ``find``, None when the branch has none. On GitHub, through ``services.outage``: kept writes sent
+        first (while ``until`` allows), and this machine's last copy when GitHub does not answer."""
         if number is None:
             tree = tree or self.tree()
-            stored = locate(self.store, None, tree.branch, closed=closed)
-            if stored is None:
-                raise NotFound(f"no open checkpoint for {tree.place} in {self.searched()}; "
-                               "give an ISSUE number, or create one with 'ghstate checkpoint'")
-        else:
-            stored = self.store.get(number)
-        return stored, current(self.store, stored)
+        branch = tree.branch if tree is not None else ""
+        if self.store.remote:
+            from ghstate.services import outage
+
+            return outage.read(self, number, branch, closed=closed, until=until)
+        stored = self.store.get(number) if number is not None else locate(self.store, None, branch, closed=closed)
+        return (stored, current(self.store, stored)) if stored is not None else None
 
 
 def build_app(*, repo: str | None = None, store: str | None = None, need_token: bool = True,

@@ -125,7 +125,7 @@ def why_closed(app: App, stored: Stored, cp: Checkpoint) -> str:
     if stored.state != "closed":
         return ""
     reason = ""
-    if app.store.remote:
+    if app.store.remote and app.offline is None:  # this machine's copy keeps no reason
         from ghstate.github.lifecycle import state_reason
 
         reason = state_reason(app.github(), stored.number)

@@ -26,6 +26,8 @@ FORMATS = ("prompt", "short", "json", "markdown")
 # What the JSON of a reading adds to the state (``Rehydration.json``), and of a task's family (show too)
 READING_FIELDS = ("notes", "notes_left_out", "findings", "reread_stale", "fit", "delivery")
 TASK_FIELDS = ("parent", "children")
+# where the state comes from when not simply GitHub (this machine's copy, kept writes on top; null otherwise)
+SOURCE_FIELDS = ("reading",)
 CLOSED_FIELDS = ("closed",)  # why the checkpoint closed, in words (null while it is open): show and resume
 SOURCES = ("startup", "resume", "clear", "compact")
 
@@ -134,8 +136,10 @@ class Rehydration:
     @functools.cached_property
     def tasks(self) -> "TaskView":
         """Its place in a plan: its parent, its children by state (read with it: no request of its own)."""
-        from ghstate.services.family import task_view
+        from ghstate.services.family import TaskView, task_view
 
+        if self.app.offline is not None:  # this machine's copy: what GitHub holds of its family is not asked for
+            return TaskView(now=self.app.clock())
         return task_view(self.app, self.stored, self.checkpoint)
 
     @functools.cached_property
@@ -172,11 +176,13 @@ class Rehydration:
         request = self.request if fmt is None else self.request._replace(fmt=fmt, source=None)
         cp, stored = self.checkpoint, self.stored
         if request.fmt == "markdown":  # the body as stored, its marker's digests those of what it holds now
-            body = render.replace_marker(stored.body, with_digests(cp))
+            reading = self.app.reading
+            body = (render.render_body(cp, self.app.env) if reading is not None and reading.kept  # kept writes on it
+                    else render.replace_marker(stored.body, with_digests(cp)))
             return body if body.endswith("\n") else body + "\n"
         if request.fmt == "short":
-            return present.short(self.presented, label=self.label, drift=self.observed.drift, env=self.app.env,
-                                 closed=self.closed) + "\n"
+            return self.said + present.short(self.presented, label=self.label, drift=self.observed.drift,
+                                             env=self.app.env, closed=self.closed) + "\n"
         kind, text, found = "full", "", None
         if request.delivering:
             kind, text, found = self.deliver(request)
@@ -184,7 +190,14 @@ class Rehydration:
             text = self.fitted.text
         if request.fmt == "json":
             return self.json(kind, text, found, request.delivering)
-        return text.rstrip("\n") + "\n" if text else ""
+        return self.said + text.rstrip("\n") + "\n" if text else ""
+
+    @property
+    def said(self) -> str:
+        """Where the state comes from, when it is not simply GitHub's (this machine's copy, kept writes on top):
+        the line the answer starts with ("" otherwise)."""
+        reading = self.app.reading
+        return f"{reading.said}.\n\n" if reading is not None else ""
 
     def json(self, kind: str, text: str, found: "seen.Changes | None", delivering: bool) -> str:
         import json
@@ -202,6 +215,7 @@ class Rehydration:
         data["fit"] = fit_json(self.fitted, self.budget)
         data.update(self.tasks.to_json())
         data["closed"] = self.closed or None
+        data["reading"] = self.app.reading.as_dict() if self.app.reading is not None else None
         if delivering:
             data["delivery"] = {"kind": kind, "text": text.rstrip("\n") + "\n" if text else "",
                                 "changes": found.as_dict() if found is not None else None}
@@ -260,13 +274,14 @@ def rehydrate(app: App, request: ResumeRequest, *, tree: gitinfo.WorkTree | None
 
 def show_text(app: App, issue: int | None, as_json: bool, *, provenance: bool = False) -> str:
     """What ``ghstate show`` prints (and the MCP server's ``show`` tool answers)."""
-    from ghstate.services.family import task_view
+    from ghstate.services.family import TaskView, task_view
     from ghstate.services.lifecycle import why_closed
 
     stored, cp = app.find(issue, tree=gitinfo.head_tree(app.settings.root if app.settings.in_git else None),
                           closed=True)
-    tasks = task_view(app, stored, cp)
+    tasks = task_view(app, stored, cp) if app.offline is None else TaskView(now=app.clock())
     closed = why_closed(app, stored, cp)
+    said = f"{app.reading.said}.\n\n" if app.reading is not None else ""
     if as_json:
         import json
 
@@ -276,9 +291,11 @@ def show_text(app: App, issue: int | None, as_json: bool, *, provenance: bool = 
                        url=stored.location)
         data.update(tasks.to_json())
         data["closed"] = closed or None
+        data["reading"] = app.reading.as_dict() if app.reading is not None else None
         return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
-    return present.show(tasks.followed(cp), label=app.label(stored.number), location=app.where(stored), env=app.env,
-                        provenance=provenance, tasks=tasks.lines, closed=closed).rstrip("\n") + "\n"
+    return said + present.show(tasks.followed(cp), label=app.label(stored.number), location=app.where(stored),
+                               env=app.env, provenance=provenance, tasks=tasks.lines,
+                               closed=closed).rstrip("\n") + "\n"
 
 
 def hook_context(app: App, stored: Stored, cp: Checkpoint, tree: gitinfo.WorkTree, event: dict,

@@ -25,6 +25,7 @@ from ghstate.core.marker import MARKER_LINE
 from ghstate.core.model import DEFAULT_MAX_BODY, Checkpoint
 from ghstate.core.render import Templates
 from ghstate.errors import GhstateError, InputError, NotFound, RemoteError
+from ghstate.local.replica import Replica, Seen
 from ghstate.local.store import LocalStore, PendingWrite
 from ghstate.services import interrupt
 from ghstate.services.draft import Draft, Drafter, NewCheckpoint
@@ -107,6 +108,12 @@ class Writer:
         self.clock = clock or (lambda: utc_now())  # looked up when called: tests set the module's clock
         self.sleep = sleep or (lambda seconds: _sleep(seconds))  # looked up when called, as the clock
         self.drafter = Drafter(store, env, builtin, max_body_chars, lambda: self.clock())
+        # On GitHub (``App.writer``): this machine's copy of what it reads and writes (``services.outage``),
+        # kept as each write ends; and this clone's kept writes sent before a write, answering those still
+        # waiting (``services.kept``): a write never lands over a kept write to its checkpoint
+        self.replica: Replica | None = None
+        self.remember: Callable[[Stored, Checkpoint, str], None] | None = None
+        self.send_kept: Callable[[], tuple[list[str], RemoteError | None]] | None = None
 
     def write(self, spec: WriteSpec, *, kept: bool = False, before: tuple[Intent, ...] = ()) -> WriteResult:
         """Write ``spec``. ``kept``: a write kept while GitHub was out of reach, published now (``push``):
@@ -117,33 +124,67 @@ class Writer:
         spec = self._identified(spec)
         target: Stored | None = None
         try:
+            waiting = self._sent_first(spec)
             with contextlib.nullcontext() if spec.dry_run else self.store.lock():  # a dry run takes no lock: no file
                 if spec.number is not None or spec.lookup:
                     target = locate(self.store, spec.number, spec.tree.branch, heads=True)
                     spec = self._linked(spec)
                 if target is None and not spec.create:
                     raise NotFound(f"no open checkpoint for {spec.tree.place}")
-                if target is None:
-                    return self._create(spec)
-                return self._indexed(spec, self._update(spec, target, kept, before))
+                _behind(waiting, target, spec)
+                result = self._create(spec) if target is None else self._indexed(
+                    spec, self._update(spec, target, kept, before))
         except RemoteError as exc:
             if spec.dry_run or self.pending is None or not self.store.remote or callable(spec.intent):
                 raise
             raise self._kept_for_push(spec, target, exc) from exc
+        return self._seen_here(spec, result)
+
+    def _sent_first(self, spec: WriteSpec) -> list[str]:
+        """This clone's kept writes sent before this one (``send_kept``); the checkpoints some still wait for.
+        When GitHub did not answer them, neither is it asked this write: it is kept at once, behind them."""
+        if self.send_kept is None or spec.dry_run:
+            return []
+        waiting, unanswered = self.send_kept()
+        if unanswered is not None:
+            raise unanswered
+        return waiting
+
+    def _seen_here(self, spec: WriteSpec, result: WriteResult) -> WriteResult:
+        """What a write left on GitHub kept as what this machine last saw of it (``remember``)."""
+        if self.remember is not None and result.stored is not None and not spec.dry_run:
+            self.remember(result.stored, result.checkpoint, result.body)
+        return result
 
     def _kept_for_push(self, spec: WriteSpec, target: Stored | None, exc: RemoteError) -> RemoteError:
         """A write GitHub could not take, kept whole with the head it was made on (``push`` rebases it onto
         the head then): the failure, saying where it is kept."""
         head = target.head.oid if target is not None and target.head is not None else ""
+        number = target.number if target else spec.number
+        if target is None and not spec.base:  # out of reach from the first request: built on what this machine saw
+            seen = self._last_seen(spec)
+            if seen is not None:
+                number, head = seen.number, seen.head
         try:
-            path = self._save_pending(replace(spec, number=target.number if target else spec.number,
-                                              base=spec.base or head, new_id=spec.new_id if target is None else ""))
+            path = self._save_pending(replace(spec, number=number, base=spec.base or head,
+                                              new_id=spec.new_id if number is None else ""))
         except OSError as err:
             raise GhstateError(f"GitHub could not be reached and the local copy could not be saved either "
                                f"({err}); nothing was written") from err
         when = "when GitHub is reachable" if exc.retryable else "once that is fixed"
-        return RemoteError(f"{exc}; the checkpoint was kept locally in {path}: run 'ghstate push' {when}",
-                           retryable=exc.retryable, status=exc.status)
+        return RemoteError(f"{exc}; the checkpoint was kept locally in {path}: it is safe on this machine, and the "
+                           f"next ghstate command that reaches GitHub sends it (or run 'ghstate push' {when})",
+                           retryable=exc.retryable, status=exc.status, unreachable=exc.unreachable)
+
+    def _last_seen(self, spec: WriteSpec) -> Seen | None:
+        """The checkpoint a write made without reaching GitHub is for, as this machine last saw it: by number,
+        else its branch's open one (None: never seen here)."""
+        if self.replica is None:
+            return None
+        if spec.number is not None:
+            return self.replica.get(spec.number)
+        seen = self.replica.by_branch(spec.tree.branch) if spec.lookup and spec.tree.branch else None
+        return seen if seen is not None and seen.state == "open" else None
 
     def _linked(self, spec: WriteSpec) -> WriteSpec:
         """A write by branch links the branch's open pull request, as its lookup read it (no request)."""
@@ -370,6 +411,15 @@ class Writer:
         assert self.pending is not None and isinstance(spec.intent, Intent)
         return str(self.pending.save_pending(PendingWrite(spec, repo=self.repo, api_url=self.api_url,
                                                           saved_at=self.clock())))
+
+
+def _behind(waiting: list[str], target: Stored | None, spec: WriteSpec) -> None:
+    """A write to a checkpoint one of this machine's kept writes is still waiting for is kept behind it (in
+    order), never landed over it."""
+    where = f"#{target.number}" if target is not None else f"a new checkpoint for {spec.tree.branch or 'no branch'}"
+    if where in waiting:
+        raise RemoteError(f"a write this machine kept for {where} earlier is still waiting to go to GitHub, so this "
+                          "one waits behind it", retryable=True)
 
 
 def _title(draft: Draft) -> str | None:
