@@ -237,6 +237,17 @@ def test_this_machines_own_records_go_with_the_folder_when_no_checkpoint_is_ther
     assert (repo / ".git/ghstate/pending/1-new.json").is_file() and not (repo / ".ghstate/pending").exists()
 
 
+def test_a_gitignore_an_earlier_version_wrote_goes_with_init_remove(repo, run):
+    """An earlier ghstate wrote other comment lines and fewer rules: its .gitignore is still ghstate's own."""
+    before = tree(repo)
+    run("init", "--agent", "claude")
+    (repo / ".ghstate/.gitignore").write_text(
+        "# Written by ghstate: this machine's own files, kept out of git. N.md and chain/ are committable.\n"
+        "/seen.json\n/.seen.lock\n/.lock\n/pending/\n/reported/\n/.*.tmp\n/draft.md\n")
+    run("init", "--remove")
+    assert tree(repo) == before
+
+
 def test_removal_undoes_insertion_byte_for_byte_against_hypothesis_layouts():
     """Whatever a person's JSON looks like (indent, separators, a trailing blank, their own servers), init's
     entries inserted then removed give back their text byte for byte; a file that was an empty object goes

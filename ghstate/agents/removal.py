@@ -284,7 +284,9 @@ def _store_folder(root: Path, state_dir: Path) -> list[Removal]:
     text = setup._read(ignore)
     if text is None:
         return out
-    known = set(setup.ignored().splitlines())
+    from ghstate.local.store import EARLIER_HEADERS
+
+    known = set(setup.ignored().splitlines()) | set(EARLIER_HEADERS)
     config_left = config.exists() and not any(r.target == name(config) and r.text == "" for r in out)
     others = [p for p in state_dir.iterdir() if p.name not in (".gitignore", "config.toml")]
     caches = [p for p in others if p.name in CACHES and (p.is_file() or p.name == "reported")]

@@ -144,7 +144,16 @@ IGNORED = """# Written by ghstate. In git: config.toml, templates/ and this file
 /claims/
 /log/
 /moved.log
+/replica/
 """
+
+
+# The first lines earlier versions wrote at the top of IGNORED: ``init --remove`` knows a .gitignore of theirs
+# as ghstate's own too.
+EARLIER_HEADERS = (
+    "# Written by ghstate: this machine's own files, kept out of git. N.md and chain/ are committable.",
+    "# Written by ghstate: this machine's own files, kept out of git. Checkpoints (N.md, log/) are committable.",
+)
 
 
 def keep_out_of_git(directory: Path) -> None:
