@@ -373,3 +373,50 @@ def test_a_write_after_kept_writes_github_did_not_answer_is_kept_at_once_on_the_
     assert gh.count_op("BranchCheckpoint") == 0 and gh.operations() and set(gh.operations()) == {"Checkpoint"}
     first, second = (json.loads(path.read_text())["write"] for path in pending(repo))
     assert first["number"] == second["number"] == 7 and first["base"] == second["base"] != ""
+
+
+# ------------------------------------------------------------------------- close, and what the machine saw
+
+def test_a_checkpoint_closed_here_is_not_resumed_as_open_without_github(gh, run, repo):  # noqa: F811
+    """``close`` tells this machine's copy: without GitHub, the branch's checkpoint is said to be closed, as
+    GitHub's answer says, rather than handed to a fresh session as an open task (found by a review of the
+    seams: the copy still said open)."""
+    existing(gh)
+    gh.tasks.index(7, "feature/x")
+    run("checkpoint", "--decision", "seen on GitHub")
+    run("close", "7")
+    assert run("resume", code=1).stderr.startswith("Error: no open checkpoint for branch feature/x")  # its branch gone
+    refused(gh)
+    offline = run("resume").stdout
+    assert "as this machine last saw it" in offline and "This checkpoint was closed" in offline
+    ctx, _ = hook(run, repo)
+    assert "checkpoint #7 was closed: its task is not open" in ctx
+
+
+def test_a_kept_write_goes_out_before_the_close(gh, run, repo):  # noqa: F811
+    """A write kept for #7 is published by ``close 7`` before it closes, so that nothing lands on the checkpoint
+    after it closed (which would bring its chain's ref back)."""
+    existing(gh)
+    gh.tasks.index(7, "feature/x")
+    run("checkpoint", "--decision", "seen on GitHub")
+    refused(gh)
+    run("checkpoint", "--decision", "kept while away", code=1)
+    assert len(pending(repo)) == 1
+    gh.faults.clear()
+    run("close", "7")
+    assert pending(repo) == []
+    assert "kept while away" in state_of(gh, 7).decisions
+    assert gh.issues[7]["state"] == "closed"
+    assert not [ref for ref in gh.tasks.refs if ref.endswith("checkpoints/7")]
+
+
+def test_an_empty_pending_folder_from_before_is_no_store_to_move(gh, run, repo):  # noqa: F811
+    """What ``push`` of an earlier version left (an empty ``.ghstate/pending/``), or a lock alone, is not a
+    worktree's store: no note about moving "nothing", nothing moved."""
+    existing(gh)
+    gh.tasks.index(7, "feature/x")
+    (repo / ".ghstate" / "pending").mkdir(parents=True)
+    assert "moved" not in run("resume").stderr
+    (repo / ".ghstate" / "pending" / ".push.lock").write_text("")
+    assert "moved" not in run("resume").stderr
+    assert (repo / ".ghstate" / "pending" / ".push.lock").exists()

@@ -3,9 +3,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from ghstate.commands.common import ISSUE, emit_json, make_app, store_options
+
+if TYPE_CHECKING:
+    from ghstate.core.model import Checkpoint
+    from ghstate.services.app import App
+    from ghstate.store import Stored
 
 
 @click.command()
@@ -41,7 +48,14 @@ def close(issue: int | None, stale: bool, days: int | None, dry_run: bool, as_js
 
     assert issue is not None
     app = make_app()
+    from ghstate.services import kept
+    from ghstate.services.reader import checkpoint_of
+
+    sent = kept.send_first(app)  # this machine's kept writes go first: none lands on it after the close
+    if sent.unanswered is not None:
+        raise sent.unanswered
     stored = app.store.get(issue)
+    cp = checkpoint_of(stored)
     label = app.label(issue)
     if stored.state == "closed":  # its refs folded, where they were not (a store with an archive)
         closed, said = app.store.close(stored), f"{label} was closed already"
@@ -49,6 +63,7 @@ def close(issue: int | None, stale: bool, days: int | None, dry_run: bool, as_js
         interrupt.note(f"whether {label} was closed could not be told: 'ghstate list' shows the open ones")
         closed, said = app.store.close(stored), f"Closed {label}"
         interrupt.note(f"{label} was closed")
+    _remember(app, closed, cp)
     location = app.where(closed)
     if as_json:
         emit_json({"issue": issue, "url": location, "state": closed.state})
@@ -70,8 +85,10 @@ def _close_stale(days: int | None, dry_run: bool, as_json: bool) -> None:
         state = item.stored.state
         if not dry_run:
             interrupt.note(f"whether {label} was closed could not be told: 'ghstate list --stale' shows what is left")
-            state = app.store.close(item.stored, "not_planned").state
+            done = app.store.close(item.stored, "not_planned")
+            state = done.state
             interrupt.note(f"{label} was closed")
+            _remember(app, done, item.checkpoint)
         rows.append({"issue": item.stored.number, "url": app.where(item.stored), "state": state,
                      "stale": list(item.reasons)})
         if not as_json:
@@ -81,3 +98,12 @@ def _close_stale(days: int | None, dry_run: bool, as_json: bool) -> None:
         emit_json(rows)
     elif not found:
         click.echo(f"No stale checkpoints in {app.searched(why=False)}.", err=True)
+
+
+def _remember(app: App, closed: Stored, cp: Checkpoint) -> None:
+    """On GitHub, this machine's copy of the checkpoint says it is closed: without GitHub, the branch's
+    lookup passes it by, as GitHub's does."""
+    if app.store.remote:
+        from ghstate.services import outage
+
+        outage.remember(app, closed, cp, closed.body)

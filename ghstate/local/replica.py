@@ -113,10 +113,10 @@ class Replica:
         """Checkpoint ``number`` as last seen; None when it never was (or its file had to be set aside)."""
         return self._read(self._path(number))
 
-    def by_branch(self, branch: str) -> Seen | None:
-        """The checkpoint of ``branch`` as last seen: the most recently seen open one that names it, else the
-        most recently seen closed one."""
-        found = [seen for seen in self._all() if seen.branch == branch]
+    def by_branch(self, branch: str, closed: bool = False) -> Seen | None:
+        """The checkpoint of ``branch`` as last seen: the most recently seen open one that names it, else
+        (``closed``, as a branch's lookup on GitHub) the most recently seen closed one."""
+        found = [seen for seen in self._all() if seen.branch == branch and (closed or seen.state == "open")]
         found.sort(key=lambda seen: (seen.state == "open", seen.seen_at))
         return found[-1] if found else None
 

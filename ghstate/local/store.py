@@ -174,9 +174,16 @@ def holds_store(folder: Path, kept_writes_only: bool = False) -> bool:
         names = os.listdir(folder)
     except OSError:
         return False
+    if "pending" in names:  # an empty pending/, or one with a lock alone, holds no kept write
+        try:
+            kept = any(name.endswith(".json") and not name.startswith(".") for name in os.listdir(folder / "pending"))
+        except OSError:
+            kept = False
+        if kept:
+            return True
     if kept_writes_only:
-        return "pending" in names
-    return any(name in STORE_NAMES or _NUMBERED.match(name) for name in names)
+        return False
+    return any((name in STORE_NAMES and name != "pending") or _NUMBERED.match(name) for name in names)
 
 
 class LocalStore:

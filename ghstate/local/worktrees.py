@@ -52,6 +52,8 @@ def gather(old: Path, store: LocalStore) -> list[str]:
             with contextlib.suppress(OSError):
                 (old / name).rmdir()  # emptied
         _record(store.directory, old, list(plan.items()))
+    if not numbers and not kept:
+        return []
     parts = [f"#{n} as #{to}" if to and to != n else f"#{n}" if to else f"#{n} (held by the clone's #{n} already)"
              for n, to in plan.items()]
     if kept:
@@ -233,6 +235,8 @@ def _move_pending(source: Path, target: Path) -> int:
         return 0
     target.mkdir(parents=True, exist_ok=True)
     for name in names:
+        if name.startswith("."):  # a lock or a temporary file of the old folder's: not a kept write
+            continue
         try:
             os.replace(source / name, target / name)
         except OSError:  # another file system: copied, then removed

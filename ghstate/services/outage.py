@@ -90,7 +90,7 @@ def read(app: Any, number: int | None, branch: str, *, closed: bool = False,
     except RemoteError as exc:
         if not exc.unreachable or not app.reads_last_seen:
             raise
-        return _last_seen(app, number, branch, exc)
+        return _last_seen(app, number, branch, exc, closed)
     remember(app, found.stored, found.checkpoint, state_body(app, found))
     if not app.reads_last_seen:  # a command that does not say where its state comes from reads GitHub's alone
         return found.stored, found.checkpoint
@@ -103,10 +103,11 @@ def read(app: Any, number: int | None, branch: str, *, closed: bool = False,
     return found.stored, cp
 
 
-def _last_seen(app: Any, number: int | None, branch: str, failure: RemoteError) -> tuple[Stored, Checkpoint]:
+def _last_seen(app: Any, number: int | None, branch: str, failure: RemoteError,
+               closed: bool = False) -> tuple[Stored, Checkpoint]:
     """The checkpoint as this machine last saw it, kept writes on top; ``failure`` when it never saw it."""
     copy = replica(app)
-    seen = None if copy is None else copy.get(number) if number is not None else copy.by_branch(branch)
+    seen = None if copy is None else copy.get(number) if number is not None else copy.by_branch(branch, closed)
     if copy is not None:
         app.store.notices.extend(copy.notices)
     if seen is None:
