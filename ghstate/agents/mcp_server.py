@@ -40,8 +40,8 @@ def serve(make_app: Callable[[str | None], Any], *, version: str) -> None:
 
     handlers = _Handlers(make_app)
     server = Server("ghstate", version=version, instructions=(
-        "ghstate keeps this task's working state in a checkpoint (a GitHub issue or .ghstate/). In a fresh or "
-        "compacted session call resume first; call checkpoint before the context is cleared."),
+        "ghstate keeps this task's working state in a checkpoint (a GitHub issue, or a local store file). In a "
+        "fresh or compacted session call resume first; call checkpoint before the context is cleared."),
         on_list_tools=handlers.list_tools, on_call_tool=handlers.call_tool,
         on_list_resources=handlers.list_resources, on_list_resource_templates=handlers.list_templates,
         on_read_resource=handlers.read_resource, on_list_prompts=handlers.list_prompts,

@@ -22,7 +22,7 @@ from ghstate.services.resume import FORMATS, SOURCES, ResumeRequest, rehydrate, 
               help="Fit the prompt into CHARS characters by leaving out whole items of the lowest rank "
               "(default: prompt_budget of the config; 0: no limit).")
 @click.option("--session", "session_id", metavar="ID", help="Give what session ID has not been given yet "
-              "(as the SessionStart hook does); remembered in the local store folder.")
+              "(as the SessionStart hook does); remembered in the worktree's .ghstate/.")
 @click.option("--source", type=click.Choice(SOURCES), default="resume",
               show_default=True, help="With --session: how the session starts.")
 def resume(issue: int | None, fmt: str, as_json: bool, post: bool, budget: int | None, session_id: str | None,

@@ -264,7 +264,7 @@ class Rehydration:
 def rehydrate(app: App, request: ResumeRequest, *, tree: gitinfo.WorkTree | None = None,
               found: tuple[Stored, Checkpoint] | None = None) -> Rehydration:
     """Read the requested checkpoint (or take ``found``) for a fresh session. Reads only; a delivery
-    remembers what the session was given in the local store folder."""
+    remembers what the session was given in the worktree's .ghstate/ folder (GHSTATE_DIR, when set)."""
     # Only the branch is needed to find the checkpoint: read it from HEAD rather than run git status.
     if tree is None:
         tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
