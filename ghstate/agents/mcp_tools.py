@@ -59,6 +59,8 @@ TOOLS: dict[str, dict[str, Any]] = {
             "new": {"type": "boolean", "description": "Start another checkpoint for this branch."},
             "allow_empty": {"type": "boolean", "description": "Create one without goal, phases or resume_at."},
             "dry_run": {"type": "boolean"},
+            "allow_secrets": {"type": "boolean", "description": "Write even if the text looks like it holds a "
+                                                                "credential (as the CLI's --allow-secrets)."},
         },
         "read_only": False,
     },
@@ -188,6 +190,7 @@ def _lint(app: Any, args: dict[str, Any]) -> str | Answer:
 
 
 def _checkpoint(app: Any, args: dict[str, Any]) -> str:
+    from ghstate.errors import SecretFound
     from ghstate.services.checkpoint import CheckpointRequest, RequestError, run_checkpoint
 
     request = CheckpointRequest(**args, event="mcp")  # the tool's arguments are the request's fields
@@ -196,7 +199,10 @@ def _checkpoint(app: Any, args: dict[str, Any]) -> str:
     except RequestError as exc:
         said = exc.said(lambda name: name)
         raise InputError(f"checkpoint: {exc.field} {said}" if exc.field else f"checkpoint: {said}") from None
-    outcome = run_checkpoint(app, request)
+    try:
+        outcome = run_checkpoint(app, request)
+    except SecretFound as exc:  # the tool's own name for the override
+        raise SecretFound(str(exc).replace("--allow-secrets", "allow_secrets: true")) from None
     warnings = [f"Warning: {w}" for w in outcome.warnings]
     if request.dry_run:
         return "\n".join([*warnings, outcome.result.body])

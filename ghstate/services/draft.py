@@ -124,7 +124,7 @@ class Drafter:
     def body(self, cp: Checkpoint, read: View | None, spec: WriteSpec) -> tuple[str, Checkpoint]:
         """The body for ``cp`` (over an existing body only what changed is rewritten: a person's formatting
         stays), checked as every body is before it leaves: a repository's own template must read back as the
-        shipped one; what goes to GitHub must fit, the chain's key included, and hold no credential."""
+        shipped one; what goes to GitHub must fit, the chain's key included; no store's body holds a credential."""
         body, cp = written_body(cp, self.env, read.over if read else None)
         if self.builtin is not None:  # a repository's own template
             template = self.env.get_template("checkpoint.md.j2").filename or "checkpoint.md.j2"
@@ -133,8 +133,9 @@ class Drafter:
         if shed:
             self.store.notices.append(f"to stay under {self.max_body_chars:,} characters, this revision's hidden "
                                       f"marker leaves out {shed}")
-        if self.store.remote and not spec.allow_secrets:
-            checks.check_secrets(read.over if read else "", read.checkpoint if read else Checkpoint(), body, cp)
+        if not spec.allow_secrets:  # every store: a local checkpoint is committed, pushed, pasted
+            checks.check_secrets(read.over if read else "", read.checkpoint if read else Checkpoint(), body, cp,
+                                 "to GitHub" if self.store.remote else "the checkpoint")
         return body, cp
 
     def base(self, read: View, spec: WriteSpec, before: tuple[Intent, ...]) -> Checkpoint | None:
