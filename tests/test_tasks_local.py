@@ -448,3 +448,21 @@ def test_idle_children_are_never_stale_their_parent_is(plan, run, clock):
     clock.advance(60 * 86400 + 3600)  # (the writes stamp their own clock: a moment after the test began)
     out = run("list", "--stale").stdout
     assert out.startswith("local #1 ") and "no write for 60 days" in out and len(out.splitlines()) == 1
+
+
+def test_done_without_agent_refuses_another_agents_live_claim_as_release_does(plan, run):
+    """A plain `done 2` used to close w1's live claim and say "Released the claim of w1" (issue 48)."""
+    run("claim", "2", "--agent", "w1")
+    before = sorted(p.name for p in plan.rglob("*") if p.is_file())
+    refused = run("done", "2", code=4)
+    assert refused.stderr.startswith("Error: local #2 is claimed by w1 until ")
+    assert refused.stderr.endswith(": give --agent w1 if you are that agent, or --force to finish it anyway\n")
+    assert sorted(p.name for p in plan.rglob("*") if p.is_file()) == before and (plan / "2.md").exists()
+    assert run("release", "2", code=2).exit_code == 2  # release asks for --agent just the same
+    assert "Released the claim of w1." in run("done", "2", "--force").stdout
+    assert not (plan / "2.md").exists() and (plan / "closed" / "2.md").exists()
+
+
+def test_done_by_the_holder_needs_no_force(plan, run):
+    run("claim", "2", "--agent", "w1")
+    assert "Released the claim of w1." in run("done", "2", "--agent", "w1").stdout

@@ -103,7 +103,8 @@ TOOLS: dict[str, dict[str, Any]] = {
                         "answers the children it unblocked. claim_next: then claim one of them (or another ready "
                         "one)."),
         "schema": {"child": TASK, "agent": AGENT, "claim_next": {"type": "boolean"}, "lease": LEASE,
-                   "session": {"type": "string"}},
+                   "session": {"type": "string"}, "force": {"type": "boolean",
+                                                            "description": "Finish it whoever holds it."}},
         "read_only": False,
     },
 }

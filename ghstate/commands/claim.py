@@ -82,12 +82,14 @@ def release(child: int, agent: str | None, force: bool) -> None:
 @click.option("--claim-next", is_flag=True, help="Then claim a child this one unblocked (else another ready one).")
 @LEASE
 @SESSION
-def done(child: int, agent: str | None, claim_next: bool, lease: str, session: str | None) -> None:
+@click.option("--force", is_flag=True, help="Finish it whoever holds it.")
+def done(child: int, agent: str | None, claim_next: bool, lease: str, session: str | None, force: bool) -> None:
     """Finish a child task: close it as completed, tick its phase in the parent, release its claim, and
     print the children it unblocked.
 
     With --claim-next, what it did goes to stderr and the child it then claimed to stdout, #N alone
-    (as claim prints it); exit 3 when nothing is ready (the done still made and said).
+    (as claim prints it); exit 3 when nothing is ready (the done still made and said). A child another
+    agent holds is finished only by it (--agent NAME) or with --force (exit 4 otherwise, as for release).
 
     \b
     Examples:
@@ -96,5 +98,5 @@ def done(child: int, agent: str | None, claim_next: bool, lease: str, session: s
     """
     app = make_app(agent=agent, session=session)
     request = DoneRequest(child=child, agent=app.settings.agent, claim_next=claim_next, lease=lease,
-                          session=app.settings.session)
+                          session=app.settings.session, force=force)
     _run(run_done, app, request)

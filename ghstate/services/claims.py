@@ -83,6 +83,7 @@ class DoneRequest:
     claim_next: bool = False
     lease: str = DEFAULT_LEASE
     session: str = ""
+    force: bool = False  # finish it whoever holds it
 
     def check(self) -> None:
         if self.claim_next or self.agent:
@@ -300,7 +301,10 @@ def run_done(app: App, request: DoneRequest) -> Outcome:
     read = _child_task(app, tasks, request.child)
     child, now = read.child, app.clock()
     holder = child.claim
-    if request.agent and holder is not None and holder.agent != request.agent and holder.live(now):
+    if holder is not None and holder.agent != request.agent and holder.live(now) and not request.force:
+        if not request.agent:  # as release: only the holder finishes it, and a nameless done is no one's
+            raise HeldByAnother(f"{app.label(child.number)} is claimed by {holder.words()}: give --agent "
+                                f"{holder.agent} if you are that agent, or --force to finish it anyway")
         raise _held_by(app, child.number, holder)
     home = read.split_from or read.parent  # the plan it is a phase of, wherever a person moved it since
     before, parent_cp = Family(home), None
