@@ -555,3 +555,23 @@ def test_the_prompt_shows_typed_text_as_typed_not_its_escapes(repo, run, sample_
     prompt = run("resume").stdout
     assert "support <T> generics" in prompt and "\\<T>" not in prompt
     assert "rename __init__ *first*" in prompt
+
+
+TYPED = ["support <T> in __init__ and *args", "# not a heading", "1. first, not a list", "> not a quote",
+         "a | b and [x](y) and &amp; and \\ back", "`code <T>` stays code"]
+
+
+def test_show_prints_text_as_typed_not_githubs_escaping(repo, run):
+    """`show` is a person's view, as `resume` and `--json` are: what was typed, not `\\<T>`, `\\_\\_` or `&#35;`
+    (issue 48). The body keeps the escapes GitHub needs."""
+    args = [a for t in TYPED for a in ("--decision", t, "--risk", t, "--question", t)]
+    run("checkpoint", "--goal", TYPED[0], "--phase", TYPED[0], "--resume-at", TYPED[1], *args)
+    assert "\\<T>" in body(repo) and "&#35; not a heading" in body(repo)
+    out = run("show", "1").stdout
+    for t in TYPED:
+        assert out.count(f"  • {t}\n") == 3, t
+    assert f"Goal\n  {TYPED[0]}\n" in out and f"  · {TYPED[0]}\n" in out and f"Resume\n  {TYPED[1]}\n" in out
+    assert "\\" not in out.replace("\\ back", "") and "&#" not in out
+    as_json = json.loads(run("show", "1", "--json").stdout)
+    assert as_json["decisions"] == TYPED  # the same text the JSON gives
+    assert f"next: {TYPED[0]} (0/1 done)" in run("resume", "--format", "short").stdout

@@ -232,7 +232,7 @@ def short(cp: Checkpoint, *, label: str, env: Templates, drift: Any = None, clos
     """One line; ``closed``: the checkpoint is closed (why, in words), said first."""
     nxt = cp.next_phase
     return (f"[{closed}] " if closed else "") + printable(env.get_template("short.txt.j2").render(
-        label=label, title=cp.title or "(untitled)", next=nxt.name if nxt else "",
+        label=label, title=cp.title or "(untitled)", next=shown(nxt.name) if nxt else "",
         done=sum(p.done for p in cp.phases), total=len(cp.phases),
         ci=oneline(cp.verification_data.status if cp.verification_data
                    else ("recorded" if cp.verification else "none")),
@@ -250,6 +250,7 @@ def progress_bar(done: int, total: int, width: int = 20) -> str:
 
 def show(cp: Checkpoint, *, label: str, location: str, env: Templates, provenance: bool = False,
          tasks: tuple[str, ...] = (), closed: str = "") -> str:
+    """A person's terminal view: text as typed, as GitHub shows it (not the escapes that keep it literal there)."""
     done = sum(p.done for p in cp.phases)
     prov = Provenance(cp)
 
@@ -265,15 +266,17 @@ def show(cp: Checkpoint, *, label: str, location: str, env: Templates, provenanc
              ("Files to re-read", "files"), ("Runtime", "runtime")]
     return printable(env.get_template("show.txt.j2").render(
         label=label, title=cp.title or "(untitled)", location=location, revision=cp.meta.revision,
-        branch=cp.meta.branch, commit=cp.meta.commit, updated=cp.meta.updated_at, goal=cp.goal,
-        bar=progress_bar(done, len(cp.phases)), done=done, total=len(cp.phases), phases=cp.phases,
-        symbols=SYMBOLS,
-        lists=[(heading, tuple(cp.file_paths) if key == "files" else getattr(cp, key)) for heading, key in lists],
+        branch=cp.meta.branch, commit=cp.meta.commit, updated=cp.meta.updated_at, goal=shown(cp.goal),
+        bar=progress_bar(done, len(cp.phases)), done=done, total=len(cp.phases),
+        phases=[p._replace(name=shown(p.name)) for p in cp.phases], symbols=SYMBOLS,
+        lists=[(heading, tuple(cp.file_paths) if key == "files" else tuple(shown(i) for i in getattr(cp, key)))
+               for heading, key in lists],
         sources={heading: ([src(prov.item(key, item)) for item in cp.files for _ in file_paths_of(item)]
                            if key == "files" else [src(prov.item(key, item)) for item in getattr(cp, key)]
                            if key != "runtime" else [""] * len(cp.runtime)) for heading, key in lists},
         ticks=[src(prov.tick(p.name)) if p.done else "" for p in cp.phases],
-        resume=cp.resume, resume_source=src(prov.resume()) if cp.resume else "", verification=verification_line(cp),
+        resume=shown(cp.resume), resume_source=src(prov.resume()) if cp.resume else "",
+        verification=verification_line(cp),
         extras=[{"heading": e.heading or f"(notes in {HEADINGS.get(e.after or '', 'preamble')})", "body": e.body}
                 for e in cp.extra], tasks=tasks, pull_request=pull_request_words(cp), closed=closed,
     ))
