@@ -575,3 +575,76 @@ def test_show_prints_text_as_typed_not_githubs_escaping(repo, run):
     as_json = json.loads(run("show", "1", "--json").stdout)
     assert as_json["decisions"] == TYPED  # the same text the JSON gives
     assert f"next: {TYPED[0]} (0/1 done)" in run("resume", "--format", "short").stdout
+
+
+# --------------------------------------------------------------------- nothing ignored without a word (issue 48)
+
+MEANT = ("## Goal\nShip.\n\n## Current status\n- [ ] Phase 1: a\n\n## Decision\n- use X\n\n"
+         "## Risks and mitigations\n- slow\n\n## Notes from Bob\nhi\n\n## Next steps\nthen Y\n\n"
+         "## Resume instruction\nStart at Phase 1.\n")
+
+
+def test_sections_meant_as_ghstates_are_warned_at_the_write_and_named_by_the_prompt(repo, run, tmp_path):
+    (tmp_path / "cp.md").write_text(MEANT)
+    warned = run("checkpoint", "--file", str(tmp_path / "cp.md")).stderr.splitlines()
+    assert [w.split(":")[0] for w in warned] == ["Warning"] * 3
+    assert "the file's section 'Decision' is not ghstate's 'Decisions locked'" in warned[0]
+    assert "'Risks and mitigations'" in warned[1] and "'Next steps'" in warned[2]
+    assert "use X" in body(repo)  # kept as written
+    prompt = run("resume").stdout
+    assert ("Other sections, not shown here (`ghstate show 1` has them): Decision; Risks and mitigations; "
+            "Notes from Bob; Next steps\n") in prompt
+    assert run("checkpoint", "--file", str(tmp_path / "cp.md")).stderr == ""  # said once, when they came
+    assert "GS014" in run("lint", str(tmp_path / "cp.md")).stdout
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ({"resume_at": "Start at Phase 2.", "decisions": ["d"]}, "unknown key 'resume_at' (the state's key for that "
+                                                             "is 'resume'); a state's keys are schema, title,"),
+    ({"goal": "g", "decision": ["d"]}, "unknown key 'decision' (the state's key for that is 'decisions')"),
+    ({"goal": "g", "colour": "red"}, "unknown key 'colour'; a state's keys are "),
+])
+def test_a_json_state_with_an_unknown_key_is_refused_naming_the_known_ones(repo, run, sample_file, given, said):
+    run("checkpoint", "--file", str(sample_file))
+    before = body(repo)
+    result = run("checkpoint", "--file", "-", input=json.dumps(given), code=1)
+    assert result.stderr.startswith(f"Error: standard input: invalid state: {said}")
+    assert body(repo) == before and len(result.stderr.splitlines()) == 1
+    assert said in run("render", "-", input=json.dumps(given), code=1).stderr
+
+
+def test_ghstates_own_json_output_is_input_as_it_stands(repo, run, sample_file):
+    """The keys show, resume and checkpoint add beside the state (fit, notes, result, …) are no unknown keys."""
+    run("checkpoint", "--file", str(sample_file))
+    outputs = (run("show", "1", "--json"), run("resume", "1", "--json"),
+               run("checkpoint", "1", "--json", "--goal", "g"))
+    for out in outputs:
+        assert run("checkpoint", "1", "--file", "-", input=out.stdout).stdout.startswith("No changes")
+
+
+def test_a_file_whose_removals_both_sides_kept_says_so_when_nothing_else_changed(repo, run):
+    """The file was made before a decision was added, and removes another: the section is merged, both kept,
+    and the write changes nothing. It said nothing at all (the warning was dropped with the no-op)."""
+    run("checkpoint", "--goal", "g", "--decision", "A", "--decision", "B", "--resume-at", "go")
+    made = run("resume", "1", "--format", "markdown").stdout
+    run("checkpoint", "--decision", "C")
+    result = run("checkpoint", "--file", "-", input=made.replace("- B\n", ""))
+    assert result.stdout.startswith("No changes: local #1 is up to date (revision 2).")
+    assert result.stderr == ("Warning: the file and the checkpoint both changed Decisions locked since the file "
+                             "was made; both are kept, so this write changed nothing (--force writes the file's "
+                             "sections)\n")
+    assert state(repo).decisions == ("A", "B", "C")
+
+
+def test_force_replaces_only_the_sections_the_file_holds_and_names_what_it_removed(repo, run, tmp_path):
+    (tmp_path / "cp.md").write_text(PERSONAL.replace("## Notes\n", "## Notes from Bob\n"))
+    run("checkpoint", "--file", str(tmp_path / "cp.md"))
+    run("checkpoint", "--decision", "added later")
+    (tmp_path / "mine.md").write_text("## Decisions locked\n- keep v1\n\n## Scratch\nmine\n")
+    result = run("checkpoint", "--file", str(tmp_path / "mine.md"), "--force")
+    assert result.stdout.startswith("Updated checkpoint local #1 (revision 3): -2 decisions; +section 'Scratch'")
+    assert result.stderr == ("Warning: --force removed what the file does not hold: decision 'no ORM'; decision "
+                             "'added later'\n")
+    cp = state(repo)
+    assert cp.decisions == ("keep v1",) and len(cp.phases) == 3 and cp.resume == "Start Phase 1."
+    assert "## Notes from Bob\noriginal notes" in body(repo) and "Preamble by a person." in body(repo)

@@ -174,7 +174,7 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
         resume=shown(cp.resume),
         resume_source=resume_source, last=last_execution(cp), drift=drift_sentence(drift),
         findings=facts.findings, written_on=written, budget=budget, show_command=show_command, tasks=facts.tasks,
-        closed=facts.closed,
+        closed=facts.closed, other_sections=other_sections(cp),
     )
 
     def render(sel: fit.Selection, left_out: str, over_by: int) -> str:
@@ -195,6 +195,13 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
     counts = {"decisions": len(cp.decisions), "questions": len(cp.questions), "risks": len(cp.risks),
               "notes": len(facts.notes), "files": len(shown_files), "runtime": len(runtime)}
     return fit.fit(render, fit.full(counts, n_changed), budget, done=len(done), later=len(later))
+
+
+def other_sections(cp: Checkpoint, most: int = 8) -> list[str]:
+    """The headings of the sections no prompt places (a person's own, or one that looks meant as ghstate's:
+    ``## Decision``), named so that a session knows they are there; past ``most``, how many more."""
+    headings = list(dict.fromkeys(shown(e.heading) for e in cp.extra if e.heading))
+    return headings if len(headings) <= most else [*headings[:most], f"{len(headings) - most} more"]
 
 
 def pull_request_words(cp: Checkpoint) -> str:

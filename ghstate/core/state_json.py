@@ -432,6 +432,24 @@ def _verification(obj: dict[str, Any], md: _Markdown) -> tuple[str, Verification
 
 
 _SCHEMA_KEYS = re.compile(r"^[a-z_]+$")
+# Keys ghstate's own JSON output carries beside the state (``resume --json``, ``checkpoint --json``): a state
+# read back ignores them, as it ignores the derived ones, so that output is input as it stands.
+OUTPUT_KEYS = ("closed", "findings", "fit", "notes", "notes_left_out", "reread_stale", "result")
+# A key a person may give for a state's key: the flag's or the MCP argument's spelling, said in the error.
+_SPELLED = {"resume_at": "resume", "resume_instruction": "resume", "decision": "decisions", "question": "questions",
+            "risk": "risks", "read": "files", "phase": "phases", "status": "phases", "done": "phases"}
+
+
+def check_keys(obj: Any) -> None:
+    """Refuse a key a state does not have (a typo, a flag's spelling), naming the known ones, as config.toml
+    does: a key read as nothing would drop what it holds without a word."""
+    if not isinstance(obj, dict):
+        return
+    unknown = [key for key in obj if key not in FIELDS and key not in OUTPUT_KEYS]
+    if unknown:
+        key = unknown[0]
+        hint = f" (the state's key for that is {_SPELLED[key]!r})" if key in _SPELLED else ""
+        raise StateError(f"unknown key {key!r}{hint}; a state's keys are {', '.join(FIELDS)}")
 
 
 def from_json(obj: Any) -> Checkpoint:

@@ -111,6 +111,13 @@ class Drafter:
         return Draft(read, cp, body, _link(read, body, entries, cp.title), changes, change.changed,
                      tuple(dict.fromkeys(conflicts)), change.file_conflicts)
 
+    def file_conflicts(self, spec: WriteSpec, read: View) -> tuple[str, ...]:
+        """The sections a --file and the checkpoint both changed, for a write whose draft was None (nothing to
+        commit: both sides kept came to what the checkpoint holds), so that it is said all the same."""
+        if not isinstance(spec.intent, Intent) or spec.intent.incoming is None:
+            return ()
+        return spec.intent.apply(read.checkpoint).conflicts
+
     def as_revision(self, cp: Checkpoint, revision: int, now: str, spec: WriteSpec) -> Checkpoint:
         """``cp`` marked as this write's revision: its number, when, who wrote it (the execution), and the
         branch, commit, dirty files and fingerprints it was written from (unless ``record_tree`` is off on a
