@@ -648,3 +648,23 @@ def test_force_replaces_only_the_sections_the_file_holds_and_names_what_it_remov
     cp = state(repo)
     assert cp.decisions == ("keep v1",) and len(cp.phases) == 3 and cp.resume == "Start Phase 1."
     assert "## Notes from Bob\noriginal notes" in body(repo) and "Preamble by a person." in body(repo)
+
+
+# ------------------------------------------------------------------------------- recovery hints (issue 48)
+
+
+def test_after_git_branch_m_resume_names_the_checkpoint_of_the_old_name_and_move(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    git(repo, "branch", "-m", "feature/x", "feature/y")
+    git(repo, "branch", "-m", "feature/y", "feat-renamed")  # two renames: the reflog has both, latest first
+    result = run("resume", code=1)
+    assert result.stderr == ("Error: no open checkpoint for branch feat-renamed in the local store; this branch was "
+                             "renamed from feature/x, whose checkpoint is local #1: 'ghstate resume 1' reads it, and "
+                             "'ghstate checkpoint 1 --move' with your next change makes it this branch's\n")
+    run("checkpoint", "1", "--move", "--resume-at", "Start at Phase 2 on the new name.")
+    assert "Start at Phase 2 on the new name." in run("resume").stdout
+
+
+def test_a_branch_never_renamed_gets_the_plain_hint(repo, run):
+    git(repo, "checkout", "-q", "-b", "fresh")
+    assert run("resume", code=1).stderr.endswith("give an ISSUE number, or create one with 'ghstate checkpoint'\n")

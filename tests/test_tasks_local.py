@@ -466,3 +466,12 @@ def test_done_without_agent_refuses_another_agents_live_claim_as_release_does(pl
 def test_done_by_the_holder_needs_no_force(plan, run):
     run("claim", "2", "--agent", "w1")
     assert "Released the claim of w1." in run("done", "2", "--agent", "w1").stdout
+
+
+def test_splits_log_is_one_line_saying_what_split_did(plan, run):
+    """It read "+phase Phase 2; +phase Phase 3; …; -4 phases": the phase lines that now link their children are
+    the same phases (issue 48)."""
+    last = run("log", "1").stdout.strip().splitlines()[-1]
+    assert last.endswith("): phases linked to their child tasks: Phase 2 → #2, Phase 3 → #3, Phase 4 → #4, "
+                         "Phase 5 → #5")
+    assert "+phase" not in last and "-4 phases" not in last

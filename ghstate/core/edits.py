@@ -27,6 +27,7 @@ from ghstate.core.model import (
     standalone_extras,
 )
 from ghstate.core.state_json import literal_markdown
+from ghstate.core.tasks import bare, linked_child
 from ghstate.errors import InputError
 
 MAX_EXECUTIONS = 20
@@ -329,8 +330,14 @@ def describe(old: Checkpoint | None, new: Checkpoint) -> list[str]:
         out.append("goal changed")
     before = {p.name: p for p in old.phases}
     after_names = {p.name for p in new.phases}
+    gone = {bare(p.name): p.name for p in old.phases if p.name not in after_names}
+    linked: dict[str, str] = {}  # a phase whose line now links its child task (a split): the same phase
     for phase in new.phases:
         prior = before.get(phase.name)
+        was = gone.get(bare(phase.name), "") if prior is None else ""
+        if was and linked_child(phase.name) and linked_child(phase.name) != linked_child(was):
+            linked[was] = f"{phase.label} → #{linked_child(phase.name)}"
+            prior = before[was]._replace(name=phase.name)
         if prior is None:
             out.append(f"+phase {phase.label}")
         elif prior.done != phase.done:
@@ -339,9 +346,11 @@ def describe(old: Checkpoint | None, new: Checkpoint) -> list[str]:
             ticked = sum(bool(s.done) for s in phase.steps) - sum(bool(s.done) for s in prior.steps)
             out.append(f"{phase.label}: {ticked:+d} step{'s' if abs(ticked) != 1 else ''} done" if ticked
                        else f"{phase.label} steps edited")
-    removed = [name for name in before if name not in after_names]
+    removed = [name for name in before if name not in after_names and name not in linked]
     if removed:
         out.append(f"-{_count(len(removed), 'phase')}")
+    if linked:
+        out.append(f"phases linked to their child tasks: {', '.join(linked.values())}")
     for key in LIST_SECTIONS:
         a, b = getattr(old, key), getattr(new, key)
         in_a, in_b = set(a), set(b)

@@ -132,6 +132,18 @@ class App:
         return tuple(p for p in paths if p != prefix and not p.startswith(prefix.rstrip("/") + "/")
                      and p != prefix + "/")
 
+    def renamed_from(self, branch: str) -> str:
+        """For a branch with no checkpoint: when its reflog says it was renamed (``git branch -m``) from a name
+        that has an open checkpoint, which one, and how to go on with it; "" otherwise."""
+        for name in gitinfo.former_names(self.settings.root if self.settings.in_git else None, branch):
+            stored = locate(self.store, None, name)
+            if stored is not None:
+                n = stored.number
+                return (f"this branch was renamed from {name}, whose checkpoint is {self.label(n)}: 'ghstate resume "
+                        f"{n}' reads it, and 'ghstate checkpoint {n} --move' with your next change makes it this "
+                        "branch's")
+        return ""
+
     def find(self, number: int | None, *, tree: gitinfo.WorkTree | None = None,
              closed: bool = False) -> tuple[Stored, Checkpoint]:
         """ISSUE, or the open checkpoint of the current branch (``closed``: or its closed one, when it has none
@@ -141,10 +153,13 @@ class App:
             stored = locate(self.store, None, tree.branch, closed=closed)
             if stored is None:
                 raise NotFound(f"no open checkpoint for {tree.place} in {self.searched()}; "
-                               "give an ISSUE number, or create one with 'ghstate checkpoint'")
+                               f"{self.renamed_from(tree.branch) or NONE_YET}")
         else:
             stored = self.store.get(number)
         return stored, current(self.store, stored)
+
+
+NONE_YET = "give an ISSUE number, or create one with 'ghstate checkpoint'"
 
 
 def build_app(*, repo: str | None = None, store: str | None = None, need_token: bool = True,

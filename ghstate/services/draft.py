@@ -56,7 +56,7 @@ class _Change(NamedTuple):
     """This write's change applied to what a round read (the read's own state when it carries none)."""
 
     checkpoint: Checkpoint
-    changed: bool  # a revision of its own: its content differs (or a pre-compact write, which is always one)
+    changed: bool  # a revision of its own: its content differs (or a pre-compact write records a new session)
     kept_beside: tuple[str, ...] = ()  # a kept write's values kept beside the head's (rebased)
     file_conflicts: tuple[str, ...] = ()  # sections both a --file and the checkpoint changed
 
@@ -175,8 +175,16 @@ def _change(spec: WriteSpec, read: View, base: Checkpoint | None, kept: bool) ->
     else:
         applied = spec.intent.apply(read.checkpoint)
         cp, beside, files = applied.checkpoint, [], applied.conflicts
-    changed = not content_equal(cp, read.checkpoint) or spec.event == "pre-compact"
+    changed = not content_equal(cp, read.checkpoint) or (spec.event == "pre-compact" and _new_session(spec, cp))
     return _Change(cp, changed, tuple(beside), files)
+
+
+def _new_session(spec: WriteSpec, cp: Checkpoint) -> bool:
+    """A pre-compact write records its session: a revision of its own only when the checkpoint does not have that
+    session yet (the same session compacting again changes nothing a person or a session reads)."""
+    e = spec.execution
+    return e is not None and not any((x.agent, x.session, x.transcript) == (e.agent, e.session, e.transcript)
+                                     for x in cp.executions)
 
 
 def _edit_entries(read: View, revision: int) -> list[Entry]:
