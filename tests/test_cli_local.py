@@ -177,7 +177,7 @@ def test_show_list_log(repo, run, sample_file):
     assert "CLI refactor" in shown and "2/3 phases" in shown and "✓ Phase 2: matcher abstraction" in shown
     rows = json.loads(run("list", "--json").stdout)
     assert rows == [{
-        "issue": 1, "title": "CLI refactor", "url": str(repo / ".ghstate" / "1.md"), "branch": "feature/x",
+        "number": 1, "issue": 1, "title": "CLI refactor", "url": str(repo / ".ghstate" / "1.md"), "branch": "feature/x",
         "status": "open", "phases_done": 2, "phases_total": 3, "next_phase": "Phase 3: wire config",
         "verification": None, "revision": 2, "updated_at": rows[0]["updated_at"],
     }]
@@ -668,3 +668,19 @@ def test_after_git_branch_m_resume_names_the_checkpoint_of_the_old_name_and_move
 def test_a_branch_never_renamed_gets_the_plain_hint(repo, run):
     git(repo, "checkout", "-q", "-b", "fresh")
     assert run("resume", code=1).stderr.endswith("give an ISSUE number, or create one with 'ghstate checkpoint'\n")
+
+
+def test_list_close_and_ready_agree_on_number_and_an_absolute_url(repo, run, sample_file):
+    """The checkpoint's number is `number` in list, close and ready JSON (`issue`, the older key, stays in list
+    and close); close's url is list's, absolute, not a path relative to here (issue 48)."""
+    run("checkpoint", "--file", str(sample_file))
+    (row,) = json.loads(run("list", "--json").stdout)
+    assert row["number"] == row["issue"] == 1 and row["url"] == str(repo / ".ghstate" / "1.md")
+    assert json.loads(run("list", "--json", "number,url").stdout) == [{"number": 1, "url": row["url"]}]
+    would = run("close", "1", "--dry-run")
+    assert would.stdout == "Would close local #1: .ghstate/1.md\n" and (repo / ".ghstate" / "1.md").exists()
+    assert json.loads(run("close", "1", "--dry-run", "--json").stdout) == {
+        "number": 1, "issue": 1, "url": row["url"], "state": "open"}
+    closed = json.loads(run("close", "1", "--json").stdout)
+    assert closed == {"number": 1, "issue": 1, "url": str(repo / ".ghstate" / "closed" / "1.md"), "state": "closed"}
+    assert run("close", "1", "--days", "3", code=2).stderr.endswith("Error: --days goes with --stale\n")
