@@ -144,3 +144,12 @@ def test_the_declared_fields_are_the_fields_each_command_prints(one, run, tmp_pa
     assert set(printed["log"][0]) == set(JSON_FIELDS["log"]) - {"author"}  # author: a GitHub login
     for name in ("split", "claim", "release", "done"):  # each prints every field it names
         assert list(printed[name][0]) == list(JSON_FIELDS[name]), name
+
+
+def test_every_key_a_state_printing_command_prints_is_one_a_state_read_back_takes():
+    """`show --json | jq … | checkpoint --file -` works as it stands: a key show, resume, checkpoint or parse
+    may print is no unknown key to a state read back (which refuses those, issue 48)."""
+    from ghstate.core.state_json import check_keys
+
+    for name in ("show", "resume", "checkpoint", "parse"):
+        check_keys(dict.fromkeys(json_fields(name)))

@@ -96,3 +96,13 @@ def test_a_section_meant_as_ghstates_is_a_warning_naming_the_heading_to_use(head
 
 def test_a_persons_own_section_is_no_problem():
     assert problems(GOOD + "\n## Notes from Bob\nkeep this\n\n### Open risks (Bob's words)\n- x\n") == []
+
+
+@pytest.mark.parametrize(("heading", "key"), [
+    ("Decision", "decisions"), ("Key decisions", "decisions"), ("Next steps", "resume"),
+    ("Risks and mitigations", "risks"), ("Todo", "phases"), ("Decisions locked", None),  # ghstate's own
+    ("Notes from Bob", None), ("Release plan", None), ("Why these decisions", None)])
+def test_which_headings_look_meant_as_ghstates_sections(heading, key):
+    from ghstate.core.model import meant_section
+
+    assert meant_section(heading) == key

@@ -70,12 +70,16 @@ _MEANT = (("decisions", r"decisions?|decided"), ("questions", r"questions?"), ("
           ("goal", r"goal|objective"), ("runtime", r"runtime"), ("verification", r"verification|ci"))
 
 
+_QUALIFIERS = r"(?:key|main|open|current|remaining|known|locked|unresolved|outstanding|the|our|my)"
+
+
 def meant_section(heading_text: str) -> str | None:
-    """The known section an unknown heading looks meant as, or None (a person's own, ``Notes from Bob``)."""
+    """The known section an unknown heading looks meant as (it starts with the section's word: ``Decision``,
+    ``Key decisions``, ``Next steps``), or None (a person's own: ``Notes from Bob``, ``Release plan``)."""
     if section_key(heading_text) is not None:
         return None
-    text = re.sub(r"[*_`]", "", heading_text).lower()
-    return next((key for key, words in _MEANT if re.search(rf"\b(?:{words})\b", text)), None)
+    text = re.sub(r"[*_`]", "", heading_text).strip().lower()
+    return next((key for key, words in _MEANT if re.match(rf"(?:{_QUALIFIERS}\s+)?(?:{words})\b", text)), None)
 
 
 def section_key(heading_text: str) -> str | None:

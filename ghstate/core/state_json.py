@@ -434,7 +434,8 @@ def _verification(obj: dict[str, Any], md: _Markdown) -> tuple[str, Verification
 _SCHEMA_KEYS = re.compile(r"^[a-z_]+$")
 # Keys ghstate's own JSON output carries beside the state (``resume --json``, ``checkpoint --json``): a state
 # read back ignores them, as it ignores the derived ones, so that output is input as it stands.
-OUTPUT_KEYS = ("closed", "findings", "fit", "notes", "notes_left_out", "reread_stale", "result")
+OUTPUT_KEYS = ("closed", "findings", "fit", "notes", "notes_left_out", "reread_stale", "delivery", "parent",
+               "children", "result")
 # A key a person may give for a state's key: the flag's or the MCP argument's spelling, said in the error.
 _SPELLED = {"resume_at": "resume", "resume_instruction": "resume", "decision": "decisions", "question": "questions",
             "risk": "risks", "read": "files", "phase": "phases", "status": "phases", "done": "phases"}
