@@ -222,7 +222,7 @@ class Writer:
             result = self._result(read.stored, first, read, list(first.conflicts) if first else [], tell=False)
         else:
             result = self._write_until_current(spec, _Rounds(read.stored, read, first, base, kept))
-        if first is None and not kept:  # a --file that changed nothing still says where it met a change
+        if first is None and not kept and not result.changed:  # changed nothing: where a --file met a change, said
             result.file_conflicts = list(self.drafter.file_conflicts(spec, read))
         return result
 
