@@ -603,6 +603,9 @@ def test_sections_meant_as_ghstates_are_warned_at_the_write_and_named_by_the_pro
                                                              "is 'resume'); a state's keys are schema, title,"),
     ({"goal": "g", "decision": ["d"]}, "unknown key 'decision' (the state's key for that is 'decisions')"),
     ({"goal": "g", "colour": "red"}, "unknown key 'colour'; a state's keys are "),
+    ({"phases": [{"name": "x", "dne": True}]}, "phases[0]: unknown key 'dne'; its keys are name, done, status, steps"),
+    ({"phases": [{"name": "x", "steps": [{"name": "a", "don": True}]}]}, "phases[0].steps[0]: unknown key 'don'"),
+    ({"extra": [{"heading": "x", "bdy": "y"}]}, "extra[0]: unknown key 'bdy'; its keys are heading, level, after"),
 ])
 def test_a_json_state_with_an_unknown_key_is_refused_naming_the_known_ones(repo, run, sample_file, given, said):
     run("checkpoint", "--file", str(sample_file))
