@@ -687,3 +687,20 @@ def test_list_close_and_ready_agree_on_number_and_an_absolute_url(repo, run, sam
     closed = json.loads(run("close", "1", "--json").stdout)
     assert closed == {"number": 1, "issue": 1, "url": str(repo / ".ghstate" / "closed" / "1.md"), "state": "closed"}
     assert run("close", "1", "--days", "3", code=2).stderr.endswith("Error: --days goes with --stale\n")
+
+
+def test_without_a_reflog_the_local_store_names_a_checkpoint_of_a_branch_gone_whose_commit_is_here(repo, run,
+                                                                                                  sample_file):
+    """Renamed where this clone's reflog does not say it (another clone, an expired reflog): the store shows a
+    checkpoint of a branch this clone no longer has, whose commit is in this branch's history."""
+    run("checkpoint", "--file", str(sample_file))
+    git(repo, "checkout", "-q", "-b", "elsewhere-named")
+    git(repo, "branch", "-D", "feature/x")
+    result = run("resume", code=1)
+    assert result.stderr == ("Error: no open checkpoint for branch elsewhere-named in the local store; local #1 is "
+                             "the checkpoint of branch feature/x, which this clone no longer has, and its commit is in "
+                             "this branch's history: if this branch was feature/x, 'ghstate checkpoint 1 --move' with "
+                             "your next change makes it this branch's ('ghstate resume 1' reads it)\n")
+    git(repo, "checkout", "-q", "--orphan", "unrelated")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "another history")
+    assert run("resume", code=1).stderr.endswith("create one with 'ghstate checkpoint'\n")  # not in its history

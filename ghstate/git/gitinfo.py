@@ -437,6 +437,16 @@ def former_names(root: Path | None, branch: str) -> list[str]:
     return names
 
 
+def in_history(root: Path | None, commit: str) -> bool:
+    """Whether ``commit`` (a full object id, as a checkpoint records it) is HEAD or one of its ancestors."""
+    if root is None or not _FULL_HEX.match(commit or ""):
+        return False
+    try:
+        return _run(root, "merge-base", "--is-ancestor", commit, "HEAD").returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
 def default_branch(root: Path) -> str:
     """The repository's default branch, as a ref to compare with: ``origin/HEAD``'s target when the remote
     says it, else ``init.defaultBranch``, ``main`` or ``master``, whichever this clone has; "" when none."""

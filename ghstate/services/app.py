@@ -134,14 +134,29 @@ class App:
 
     def renamed_from(self, branch: str) -> str:
         """For a branch with no checkpoint: when its reflog says it was renamed (``git branch -m``) from a name
-        that has an open checkpoint, which one, and how to go on with it; "" otherwise."""
-        for name in gitinfo.former_names(self.settings.root if self.settings.in_git else None, branch):
+        that has an open checkpoint, which one, and how to go on with it; on the local store, without such a
+        reflog (renamed in another clone, or the reflog expired), an open checkpoint of a branch this clone no
+        longer has whose commit is in this branch's history; "" otherwise."""
+        root = self.settings.root if self.settings.in_git else None
+        for name in gitinfo.former_names(root, branch):
             stored = locate(self.store, None, name)
             if stored is not None:
                 n = stored.number
                 return (f"this branch was renamed from {name}, whose checkpoint is {self.label(n)}: 'ghstate resume "
                         f"{n}' reads it, and 'ghstate checkpoint {n} --move' with your next change makes it this "
                         "branch's")
+        if self.store.remote or root is None:  # on GitHub, a listing would cost requests on every such miss
+            return ""
+        from itertools import islice
+
+        rows = [(stored, current(self.store, stored)) for stored in islice(self.store.iter_open(), 30)]
+        gone = gitinfo.branch_states(root, [cp.meta.branch for _, cp in rows if cp.meta.branch])
+        for stored, cp in rows:
+            if gone.get(cp.meta.branch) == "gone" and gitinfo.in_history(root, cp.meta.commit):
+                n, name = stored.number, cp.meta.branch
+                return (f"{self.label(n)} is the checkpoint of branch {name}, which this clone no longer has, and its "
+                        f"commit is in this branch's history: if this branch was {name}, 'ghstate checkpoint {n} "
+                        f"--move' with your next change makes it this branch's ('ghstate resume {n}' reads it)")
         return ""
 
     def find(self, number: int | None, *, tree: gitinfo.WorkTree | None = None,
