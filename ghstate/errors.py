@@ -47,7 +47,7 @@ class HeldByAnother(GhstateError):
 
 
 class SecretFound(GhstateError):
-    """Text about to leave the machine looks like it holds a credential."""
+    """Text about to be written to a checkpoint (or posted) looks like it holds a credential."""
 
 
 def failure_message(exc: Exception) -> str:

@@ -104,7 +104,7 @@ class Store(Protocol):
     """A place where checkpoints live, each with its chain of writes."""
 
     kind: StoreKind
-    remote: bool  # what it holds leaves this machine (size limits, the secret scan, kept writes apply)
+    remote: bool  # what it holds leaves this machine (size limits and kept writes apply)
     notices: list[str]  # problems worth a warning that did not stop the command
 
     def lock(self) -> AbstractContextManager[None]: ...  # writers on this machine, one at a time

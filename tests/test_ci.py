@@ -80,7 +80,7 @@ def test_a_phase_ci_ticks_is_ticked_with_its_steps_where_they_stand(runner, run)
     cp = parse(stepped).checkpoint.with_meta(revision=3, branch="feature/x", commit="0123abc", id="abcabcabcabc")
     runner.add_issue(7, render_body(cp), title="CLI refactor")
     before = runner.issues[7]["body"]
-    run("ci", "--result", "success", "--phase", "Phase 2")
+    run("ci", "--result", "success", "--tick", "Phase 2")  # --tick: its name; --phase, the older one, works too
     ticked = sections_outside_verification(before).replace("- [ ] Phase 2: matcher abstraction\n  - [ ] a protocol",
                                                            "- [x] Phase 2: matcher abstraction\n  - [x] a protocol")
     assert sections_outside_verification(runner.issues[7]["body"]) == ticked

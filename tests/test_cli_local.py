@@ -177,7 +177,8 @@ def test_show_list_log(repo, run, sample_file):
     assert "CLI refactor" in shown and "2/3 phases" in shown and "✓ Phase 2: matcher abstraction" in shown
     rows = json.loads(run("list", "--json").stdout)
     assert rows == [{
-        "issue": 1, "title": "CLI refactor", "url": str(repo / ".git" / "ghstate" / "1.md"), "branch": "feature/x",
+        "number": 1, "issue": 1, "title": "CLI refactor", "url": str(repo / ".git" / "ghstate" / "1.md"),
+        "branch": "feature/x",
         "status": "open", "phases_done": 2, "phases_total": 3, "next_phase": "Phase 3: wire config",
         "verification": None, "revision": 2, "updated_at": rows[0]["updated_at"],
     }]
@@ -555,3 +556,153 @@ def test_the_prompt_shows_typed_text_as_typed_not_its_escapes(repo, run, sample_
     prompt = run("resume").stdout
     assert "support <T> generics" in prompt and "\\<T>" not in prompt
     assert "rename __init__ *first*" in prompt
+
+
+TYPED = ["support <T> in __init__ and *args", "# not a heading", "1. first, not a list", "> not a quote",
+         "a | b and [x](y) and &amp; and \\ back", "`code <T>` stays code"]
+
+
+def test_show_prints_text_as_typed_not_githubs_escaping(repo, run):
+    """`show` is a person's view, as `resume` and `--json` are: what was typed, not `\\<T>`, `\\_\\_` or `&#35;`
+    (issue 48). The body keeps the escapes GitHub needs."""
+    args = [a for t in TYPED for a in ("--decision", t, "--risk", t, "--question", t)]
+    run("checkpoint", "--goal", TYPED[0], "--phase", TYPED[0], "--resume-at", TYPED[1], *args)
+    assert "\\<T>" in body(repo) and "&#35; not a heading" in body(repo)
+    out = run("show", "1").stdout
+    for t in TYPED:
+        assert out.count(f"  • {t}\n") == 3, t
+    assert f"Goal\n  {TYPED[0]}\n" in out and f"  · {TYPED[0]}\n" in out and f"Resume\n  {TYPED[1]}\n" in out
+    assert "\\" not in out.replace("\\ back", "") and "&#" not in out
+    as_json = json.loads(run("show", "1", "--json").stdout)
+    assert as_json["decisions"] == TYPED  # the same text the JSON gives
+    assert f"next: {TYPED[0]} (0/1 done)" in run("resume", "--format", "short").stdout
+
+
+# --------------------------------------------------------------------- nothing ignored without a word (issue 48)
+
+MEANT = ("## Goal\nShip.\n\n## Current status\n- [ ] Phase 1: a\n\n## Decision\n- use X\n\n"
+         "## Risks and mitigations\n- slow\n\n## Notes from Bob\nhi\n\n## Next steps\nthen Y\n\n"
+         "## Resume instruction\nStart at Phase 1.\n")
+
+
+def test_sections_meant_as_ghstates_are_warned_at_the_write_and_named_by_the_prompt(repo, run, tmp_path):
+    (tmp_path / "cp.md").write_text(MEANT)
+    warned = run("checkpoint", "--file", str(tmp_path / "cp.md")).stderr.splitlines()
+    assert [w.split(":")[0] for w in warned] == ["Warning"] * 3
+    assert "the file's section 'Decision' is not ghstate's 'Decisions locked'" in warned[0]
+    assert "'Risks and mitigations'" in warned[1] and "'Next steps'" in warned[2]
+    assert "use X" in body(repo)  # kept as written
+    prompt = run("resume").stdout
+    assert ("Other sections, not shown here (`ghstate show 1` has them): Decision; Risks and mitigations; "
+            "Notes from Bob; Next steps\n") in prompt
+    assert run("checkpoint", "--file", str(tmp_path / "cp.md")).stderr == ""  # said once, when they came
+    assert "GS014" in run("lint", str(tmp_path / "cp.md")).stdout
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ({"resume_at": "Start at Phase 2.", "decisions": ["d"]}, "unknown key 'resume_at' (the state's key for that "
+                                                             "is 'resume'); a state's keys are schema, title,"),
+    ({"goal": "g", "decision": ["d"]}, "unknown key 'decision' (the state's key for that is 'decisions')"),
+    ({"goal": "g", "colour": "red"}, "unknown key 'colour'; a state's keys are "),
+    ({"phases": [{"name": "x", "dne": True}]}, "phases[0]: unknown key 'dne'; its keys are name, done, status, steps"),
+    ({"phases": [{"name": "x", "steps": [{"name": "a", "don": True}]}]}, "phases[0].steps[0]: unknown key 'don'"),
+    ({"extra": [{"heading": "x", "bdy": "y"}]}, "extra[0]: unknown key 'bdy'; its keys are heading, level, after"),
+])
+def test_a_json_state_with_an_unknown_key_is_refused_naming_the_known_ones(repo, run, sample_file, given, said):
+    run("checkpoint", "--file", str(sample_file))
+    before = body(repo)
+    result = run("checkpoint", "--file", "-", input=json.dumps(given), code=1)
+    assert result.stderr.startswith(f"Error: standard input: invalid state: {said}")
+    assert body(repo) == before and len(result.stderr.splitlines()) == 1
+    assert said in run("render", "-", input=json.dumps(given), code=1).stderr
+
+
+def test_ghstates_own_json_output_is_input_as_it_stands(repo, run, sample_file):
+    """The keys show, resume and checkpoint add beside the state (fit, notes, result, …) are no unknown keys."""
+    run("checkpoint", "--file", str(sample_file))
+    outputs = (run("show", "1", "--json"), run("resume", "1", "--json"),
+               run("checkpoint", "1", "--json", "--goal", "g"))
+    for out in outputs:
+        assert run("checkpoint", "1", "--file", "-", input=out.stdout).stdout.startswith("No changes")
+
+
+def test_a_file_whose_removals_both_sides_kept_says_so_when_nothing_else_changed(repo, run):
+    """The file was made before a decision was added, and removes another: the section is merged, both kept,
+    and the write changes nothing. It said nothing at all (the warning was dropped with the no-op)."""
+    run("checkpoint", "--goal", "g", "--decision", "A", "--decision", "B", "--resume-at", "go")
+    made = run("resume", "1", "--format", "markdown").stdout
+    run("checkpoint", "--decision", "C")
+    result = run("checkpoint", "--file", "-", input=made.replace("- B\n", ""))
+    assert result.stdout.startswith("No changes: local #1 is up to date (revision 2).")
+    assert result.stderr == ("Warning: the file and the checkpoint both changed Decisions locked since the file "
+                             "was made; both are kept, so this write changed nothing (--force writes the file's "
+                             "sections)\n")
+    assert state(repo).decisions == ("A", "B", "C")
+
+
+def test_force_replaces_only_the_sections_the_file_holds_and_names_what_it_removed(repo, run, tmp_path):
+    (tmp_path / "cp.md").write_text(PERSONAL.replace("## Notes\n", "## Notes from Bob\n"))
+    run("checkpoint", "--file", str(tmp_path / "cp.md"))
+    run("checkpoint", "--decision", "added later")
+    (tmp_path / "mine.md").write_text("## Decisions locked\n- keep v1\n\n## Scratch\nmine\n")
+    result = run("checkpoint", "--file", str(tmp_path / "mine.md"), "--force")
+    assert result.stdout.startswith("Updated checkpoint local #1 (revision 3): -2 decisions; +section 'Scratch'")
+    assert result.stderr == ("Warning: --force removed what the file does not hold: decision 'no ORM'; decision "
+                             "'added later'\n")
+    cp = state(repo)
+    assert cp.decisions == ("keep v1",) and len(cp.phases) == 3 and cp.resume == "Start Phase 1."
+    assert "## Notes from Bob\noriginal notes" in body(repo) and "Preamble by a person." in body(repo)
+
+
+# ------------------------------------------------------------------------------- recovery hints (issue 48)
+
+
+def test_after_git_branch_m_resume_names_the_checkpoint_of_the_old_name_and_move(repo, run, sample_file):
+    run("checkpoint", "--file", str(sample_file))
+    git(repo, "branch", "-m", "feature/x", "feature/y")
+    git(repo, "branch", "-m", "feature/y", "feat-renamed")  # two renames: the reflog has both, latest first
+    result = run("resume", code=1)
+    assert result.stderr == ("Error: no open checkpoint for branch feat-renamed in the local store; this branch was "
+                             "renamed from feature/x, whose checkpoint is local #1: 'ghstate resume 1' reads it, and "
+                             "'ghstate checkpoint 1 --move' with your next change makes it this branch's\n")
+    run("checkpoint", "1", "--move", "--resume-at", "Start at Phase 2 on the new name.")
+    assert "Start at Phase 2 on the new name." in run("resume").stdout
+
+
+def test_a_branch_never_renamed_gets_the_plain_hint(repo, run):
+    git(repo, "checkout", "-q", "-b", "fresh")
+    assert run("resume", code=1).stderr.endswith("give an ISSUE number, or create one with 'ghstate checkpoint'\n")
+
+
+def test_list_close_and_ready_agree_on_number_and_an_absolute_url(repo, run, sample_file):
+    """The checkpoint's number is `number` in list, close and ready JSON (`issue`, the older key, stays in list
+    and close); close's url is list's, absolute, not a path relative to here (issue 48)."""
+    run("checkpoint", "--file", str(sample_file))
+    (row,) = json.loads(run("list", "--json").stdout)
+    assert row["number"] == row["issue"] == 1 and row["url"] == str(repo / ".git" / "ghstate" / "1.md")
+    assert json.loads(run("list", "--json", "number,url").stdout) == [{"number": 1, "url": row["url"]}]
+    would = run("close", "1", "--dry-run")
+    assert would.stdout == "Would close local #1: .git/ghstate/1.md\n" and (repo / ".git" / "ghstate" / "1.md").exists()
+    assert json.loads(run("close", "1", "--dry-run", "--json").stdout) == {
+        "number": 1, "issue": 1, "url": row["url"], "state": "open"}
+    closed = json.loads(run("close", "1", "--json").stdout)
+    assert closed == {"number": 1, "issue": 1, "url": str(repo / ".git" / "ghstate" / "closed" / "1.md"),
+                      "state": "closed"}
+    assert run("close", "1", "--days", "3", code=2).stderr.endswith("Error: --days goes with --stale\n")
+
+
+def test_without_a_reflog_the_local_store_names_a_checkpoint_of_a_branch_gone_whose_commit_is_here(repo, run,
+                                                                                                  sample_file):
+    """Renamed where this clone's reflog does not say it (another clone, an expired reflog): the store shows a
+    checkpoint of a branch this clone no longer has, whose commit is in this branch's history."""
+    run("checkpoint", "--file", str(sample_file))
+    git(repo, "checkout", "-q", "-b", "elsewhere-named")
+    git(repo, "branch", "-D", "feature/x")
+    result = run("resume", code=1)
+    assert result.stderr == ("Error: no open checkpoint for branch elsewhere-named in the local store; local #1 is "
+                             "the checkpoint of branch feature/x, which this clone no longer has, and its commit is in "
+                             "this branch's history: if this branch was feature/x, 'ghstate checkpoint 1 --move' with "
+                             "your next change makes it this branch's ('ghstate resume 1' reads it)\n")
+    git(repo, "checkout", "-q", "--orphan", "unrelated")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "another history")
+    assert run("resume", code=1).stderr.endswith("create one with 'ghstate checkpoint'\n")  # not in its history

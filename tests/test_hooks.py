@@ -8,7 +8,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from conftest import FROZEN
+from conftest import FROZEN, store_of
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -76,6 +76,20 @@ def test_pre_compact_never_writes_a_control_or_invisible_character_of_its_input_
     assert last.session == "s\\u009b\\u202e\\u200b\\u2066\\ufeff1"
     prompt = run("resume").stdout
     assert not any(ch in prompt for ch in hidden)
+
+
+def test_pre_compact_adds_a_revision_only_for_a_session_not_recorded_yet(repo, run, sample_file):
+    """The same session compacting again changed nothing: no revision "(no visible change)" each time (issue 48)."""
+    run("checkpoint", "--file", str(sample_file))
+    for _ in range(3):
+        assert run("hook", "pre-compact", input=event("pre-compact-auto.json", repo)).stdout == ""
+    cp = parse((store_of(repo) / "1.md").read_text()).checkpoint
+    assert cp.meta.revision == 2 and [e.session for e in cp.executions] == ["abc123"]
+    other = json.loads(event("pre-compact-auto.json", repo)) | {"session_id": "def456"}
+    run("hook", "pre-compact", input=json.dumps(other))  # another session: recorded
+    cp = parse((store_of(repo) / "1.md").read_text()).checkpoint
+    assert cp.meta.revision == 3 and [e.session for e in cp.executions] == ["abc123", "def456"]
+    assert len(run("log", "1").stdout.strip().splitlines()) < 6
 
 
 def test_pre_compact_is_quiet_without_a_checkpoint(repo, run):
@@ -155,7 +169,12 @@ def test_hooks_fuzzed(repo, run, sample_file, event):
     here = event.get("cwd") != "elsewhere"
     stdin = json.dumps(hook_input(event, repo))
     for name in ("session-start", "pre-compact"):
-        before = parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint.meta.revision
+        was = parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint
+        before = was.meta.revision
+        session, transcript, trigger = (event.get(k) if isinstance(event.get(k), str) else ""
+                                        for k in ("session_id", "transcript_path", "trigger"))
+        recorded = ("claude-code", visible(session), visible(transcript)) in {
+            (x.agent, x.session, x.transcript) for x in was.executions}  # a session compacting again: no revision
         result = run("hook", name, input=stdin)
         os.chdir(repo)  # the hook moved to the event's cwd
         assert result.stderr.splitlines() == [f"ghstate hook: ignored {k!r} in the hook input (not a string)"
@@ -171,10 +190,8 @@ def test_hooks_fuzzed(repo, run, sample_file, event):
             assert context.startswith("This branch has a ghstate checkpoint") == (expected_start(event) == "pointer")
             continue
         assert result.stdout == ""
-        assert cp.meta.revision == before + here
-        if here:
-            session, transcript, trigger = (event.get(k) if isinstance(event.get(k), str) else ""
-                                            for k in ("session_id", "transcript_path", "trigger"))
+        assert cp.meta.revision == before + (here and not recorded)
+        if here and not recorded:
             last = cp.executions[-1]
             assert (last.agent, last.session, last.transcript) == ("claude-code", visible(session), visible(transcript))
             assert last.event == (f"pre-compact:{trigger}" if trigger in ("manual", "auto") else "pre-compact")

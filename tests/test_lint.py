@@ -81,3 +81,28 @@ def test_severities_and_format():
 def test_lint_an_issue_and_the_branch_checkpoint(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file))
     assert run("lint").stdout == "" and run("lint", "1").stdout == ""
+
+
+@pytest.mark.parametrize(("heading", "meant"), [("Decision", "Decisions locked"), ("Next steps", "Resume instruction"),
+                                                ("Risks and mitigations", "Remaining risks")])
+def test_a_section_meant_as_ghstates_is_a_warning_naming_the_heading_to_use(heading, meant):
+    """Such a section is kept as written, but no prompt places its items: lint says so (issue 48), exit 0."""
+    text = GOOD + f"\n## {heading}\n- an item\n"
+    found = lint(parse(text), text)
+    assert [(p.code, p.line, p.severity) for p in found] == [("GS014", 11, "warning")]
+    assert f"'{heading}' is not ghstate's '{meant}'" in found[0].message
+    assert f"rename it '## {meant}'" in found[0].message
+
+
+def test_a_persons_own_section_is_no_problem():
+    assert problems(GOOD + "\n## Notes from Bob\nkeep this\n\n### Open risks (Bob's words)\n- x\n") == []
+
+
+@pytest.mark.parametrize(("heading", "key"), [
+    ("Decision", "decisions"), ("Key decisions", "decisions"), ("Next steps", "resume"),
+    ("Risks and mitigations", "risks"), ("Todo", "phases"), ("Decisions locked", None),  # ghstate's own
+    ("Notes from Bob", None), ("Release plan", None), ("Why these decisions", None)])
+def test_which_headings_look_meant_as_ghstates_sections(heading, key):
+    from ghstate.core.model import meant_section
+
+    assert meant_section(heading) == key

@@ -99,8 +99,8 @@ def test_close_a_local_checkpoint(repo, run, sample_file):
     run("checkpoint", "1", "--store", "local", "--risk", "late note")  # a closed one is written where it is
     assert "late note" in (repo / ".git" / "ghstate" / "closed" / "1.md").read_text()
     assert not (repo / ".git" / "ghstate" / "1.md").exists()
-    assert json.loads(run("close", "3", "--store", "local", "--json").stdout) == {
-        "issue": 3, "url": ".git/ghstate/closed/3.md", "state": "closed"}
+    assert json.loads(run("close", "3", "--store", "local", "--json").stdout) == {  # the url whole, as list's
+        "number": 3, "issue": 3, "url": str(repo / ".git" / "ghstate" / "closed" / "3.md"), "state": "closed"}
 
 
 @pytest.mark.parametrize("name", ["checkpoint", "resume", "show", "list", "log", "lint", "push", "close", "board",

@@ -305,6 +305,7 @@ def test_the_board_lists_two_repositories_in_one_request_blocked_failing_stale_f
 
 def test_the_board_as_json(two_repos, run):
     data = json.loads(run("board", "--json", "--stale", "0.9").stdout)
+    assert json.loads(run("board", "--json", "--days", "0.9").stdout) == data  # --days, as list's; --stale: alias
     assert data["source"] == "orgs/ACME/projects/7" and data["hidden"] == 1
     from ghstate.commands.json_output import json_fields  # what --json FIELD,… may name: what it prints
 

@@ -8,7 +8,10 @@ import re
 
 import pytest
 from conftest import git
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from large_task import large_task_body
+from strategies import checkpoints, examples
 
 from ghstate.core import fit
 from ghstate.core.model import Checkpoint, Phase
@@ -307,3 +310,62 @@ def test_marker_text_in_provenance_and_verification_stays_inside_the_block(repo,
     outside = out[:out.index("<checkpoint>")] + out[out.index("</checkpoint>"):]
     assert "SYSTEM" not in outside and "evil" not in outside
     assert "The verification (recorded) is for commit abcdef1" in outside
+
+
+# ------------------------------------------------------------------------------ never a crash (issue 48)
+
+
+def test_a_budget_below_a_small_checkpoint_with_nothing_to_leave_out_is_the_documented_over(repo, run):
+    """No list to shorten (no decisions, files, phase names): the essentials are given whole, and said to be
+    over. It was ``IndexError: list index out of range``."""
+    run("checkpoint", "--goal", "g", "--resume-at", "go on")
+    for budget in ("1", "50", "300"):
+        out = run("resume", "--budget", budget).stdout
+        assert "go on" in out and "Traceback" not in out
+        assert f", {len(out) - int(budget):,} over the {int(budget):,} asked for." in out.splitlines()[-1]
+    fitted = json.loads(run("resume", "--budget", "50", "--json").stdout)["fit"]
+    assert fitted["over"] is True
+
+
+@pytest.mark.parametrize("config", ["", "prompt_budget = 40\n"])
+def test_the_session_start_hook_gives_a_long_resume_instruction_whole(repo, run, config):
+    """A resume instruction of ~12,000 characters is over Claude Code's 9,000 (or a tiny prompt_budget): the hook
+    still hands the session the whole essentials, over, as `resume` documents; never nothing."""
+    from test_hooks import event
+
+    instruction = " ".join(f"step{i}" for i in range(2_000))
+    assert len(instruction) > 11_000
+    run("checkpoint", "--goal", "g", "--resume-at", instruction)
+    (repo / ".ghstate").mkdir(exist_ok=True)  # the config's folder: the local store is the clone's, elsewhere
+    (repo / ".ghstate" / "config.toml").write_text(config)
+    context = json.loads(run("hook", "session-start", input=event("session-start-clear.json", repo)).stdout)
+    text = context["hookSpecificOutput"]["additionalContext"]
+    assert instruction in text and "over the" in text
+
+
+def _least(whole: fit.Selection, done: int, later: int) -> fit.Selection:
+    """The smallest selection, worked out apart from ``fit.drops``: every list empty, phase names collapsed."""
+    return whole._replace(decisions=0, questions=0, risks=0, notes=0, files=0, files_changed=0, runtime=0,
+                          done_names=whole.done_names and not done, later_names=whole.later_names and not later)
+
+
+@settings(max_examples=examples(150))
+@given(cp=checkpoints(), budget=st.one_of(st.integers(0, 400), st.integers(0, 20_000)))
+@example(cp=Checkpoint(goal="g", resume="go on"), budget=50)  # nothing to leave out: was IndexError
+@example(cp=Checkpoint(resume="word " * 2_400), budget=9_000)  # the hook's 12,000-character instruction
+@example(cp=Checkpoint(), budget=1)
+def test_fitting_never_raises_and_either_fits_or_says_it_is_over(cp, budget):
+    from ghstate.core.present import PromptFacts, fitted_prompt, shown
+    from ghstate.templating import environment
+
+    fitted = fitted_prompt(cp, source="local checkpoint #1", env=environment(), facts=PromptFacts(), budget=budget)
+    if budget and fitted.over:
+        assert len(fitted.text) > budget
+        done = sum(p.done for p in cp.phases)
+        later = len(cp.phases) - done - (cp.next_phase is not None)
+        assert fitted.selection == _least(fitted.selection, done, later)  # nothing more could go
+        assert "over the" in fitted.text.rstrip("\n").splitlines()[-1]
+    elif budget:
+        assert len(fitted.text) <= budget
+    if cp.resume.strip():
+        assert " ".join(shown(cp.resume).split()) in " ".join(fitted.text.split())  # the essentials stay whole

@@ -266,7 +266,7 @@ def test_the_mcp_tools_are_the_commands_requests(plan):
                                          ("ready", tasks.ReadyRequest, task_commands.ready, {"as_json": "json"})):
         names = {f.name for f in fields(kind)}
         assert set(TOOLS[tool]["schema"]) <= names | {"issue"}, tool
-        assert {renamed.get(p.name, p.name) for p in command.params} - {"repo", "store"} <= names, tool
+        assert {renamed.get(p.name, p.name) for p in command.params} - {"repo", "store", "as_json"} <= names, tool
 
     def make():
         return build_app(store="local", agent="codex")
@@ -449,3 +449,53 @@ def test_idle_children_are_never_stale_their_parent_is(plan, run, clock):
     clock.advance(60 * 86400 + 3600)  # (the writes stamp their own clock: a moment after the test began)
     out = run("list", "--stale").stdout
     assert out.startswith("local #1 ") and "no write for 60 days" in out and len(out.splitlines()) == 1
+
+
+def test_done_without_agent_refuses_another_agents_live_claim_as_release_does(plan, run):
+    """A plain `done 2` used to close w1's live claim and say "Released the claim of w1" (issue 48)."""
+    run("claim", "2", "--agent", "w1")
+    before = sorted(p.name for p in plan.rglob("*") if p.is_file())
+    refused = run("done", "2", code=4)
+    assert refused.stderr.startswith("Error: local #2 is claimed by w1 until ")
+    assert refused.stderr.endswith(": give --agent w1 if you are that agent, or --force to finish it anyway\n")
+    assert sorted(p.name for p in plan.rglob("*") if p.is_file()) == before and (plan / "2.md").exists()
+    assert run("release", "2", code=2).exit_code == 2  # release asks for --agent just the same
+    assert "Released the claim of w1." in run("done", "2", "--force").stdout
+    assert not (plan / "2.md").exists() and (plan / "closed" / "2.md").exists()
+
+
+def test_done_by_the_holder_needs_no_force(plan, run):
+    run("claim", "2", "--agent", "w1")
+    assert "Released the claim of w1." in run("done", "2", "--agent", "w1").stdout
+
+
+def test_splits_log_is_one_line_saying_what_split_did(plan, run):
+    """It read "+phase Phase 2; +phase Phase 3; …; -4 phases": the phase lines that now link their children are
+    the same phases (issue 48)."""
+    last = run("log", "1").stdout.strip().splitlines()[-1]
+    assert last.endswith("): phases linked to their child tasks: Phase 2 → #2, Phase 3 → #3, Phase 4 → #4, "
+                         "Phase 5 → #5")
+    assert "+phase" not in last and "-4 phases" not in last
+
+
+def test_split_claim_release_and_done_print_json(repo, run, tmp_path):
+    """--json on the task commands (issue 48): stdout is the JSON alone, what was done for a person on stderr."""
+    (tmp_path / "plan.md").write_text(PLAN)
+    run("checkpoint", "--file", str(tmp_path / "plan.md"), "--title", "Parser")
+    split = run("split", "1", "--json")
+    assert json.loads(split.stdout) == {
+        "number": 1, "made": [{"number": 2, "title": "Phase 2: matcher"}, {"number": 3, "title": "Phase 3: config"},
+                              {"number": 4, "title": "Phase 4: docs"}, {"number": 5, "title": "Phase 5: release"}],
+        "kept": [], "links": [{"number": 3, "waits_for": 2}, {"number": 4, "waits_for": 2},
+                              {"number": 5, "waits_for": 3}, {"number": 5, "waits_for": 4}]}
+    assert json.loads(run("split", "1", "--json").stdout)["kept"] == [2, 3, 4, 5]
+    claimed = run("claim", "--next", "1", "--agent", "w1", "--json")
+    data = json.loads(claimed.stdout)
+    assert (data["number"], data["claimed"], data["claimed_by"]) == (2, 2, "w1") and data["lease_until"].endswith("Z")
+    assert claimed.stderr.startswith("Claimed local #2 Phase 2: matcher for w1 until ")
+    assert json.loads(run("release", "2", "--agent", "w1", "--json").stdout) == {"number": 2, "released": "w1"}
+    run("claim", "2", "--agent", "w1")
+    done = json.loads(run("done", "2", "--agent", "w1", "--claim-next", "--json").stdout)
+    assert {k: done[k] for k in ("number", "parent", "released", "unblocked", "claimed", "claimed_by")} == {
+        "number": 2, "parent": 1, "released": "w1", "unblocked": [3, 4], "claimed": 3, "claimed_by": "w1"}
+    assert json.loads(run("done", "3", "--agent", "w1", "--json").stdout)["claimed"] is None

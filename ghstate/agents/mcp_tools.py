@@ -59,6 +59,8 @@ TOOLS: dict[str, dict[str, Any]] = {
             "new": {"type": "boolean", "description": "Start another checkpoint for this branch."},
             "allow_empty": {"type": "boolean", "description": "Create one without goal, phases or resume_at."},
             "dry_run": {"type": "boolean"},
+            "allow_secrets": {"type": "boolean", "description": "Write even if the text looks like it holds a "
+                                                                "credential (as the CLI's --allow-secrets)."},
         },
         "read_only": False,
     },
@@ -101,7 +103,8 @@ TOOLS: dict[str, dict[str, Any]] = {
                         "answers the children it unblocked. claim_next: then claim one of them (or another ready "
                         "one)."),
         "schema": {"child": TASK, "agent": AGENT, "claim_next": {"type": "boolean"}, "lease": LEASE,
-                   "session": {"type": "string"}},
+                   "session": {"type": "string"}, "force": {"type": "boolean",
+                                                            "description": "Finish it whoever holds it."}},
         "read_only": False,
     },
 }
@@ -190,6 +193,7 @@ def _lint(app: Any, args: dict[str, Any]) -> str | Answer:
 
 
 def _checkpoint(app: Any, args: dict[str, Any]) -> str:
+    from ghstate.errors import SecretFound
     from ghstate.services.checkpoint import CheckpointRequest, RequestError, run_checkpoint
 
     request = CheckpointRequest(**args, event="mcp")  # the tool's arguments are the request's fields
@@ -198,7 +202,10 @@ def _checkpoint(app: Any, args: dict[str, Any]) -> str:
     except RequestError as exc:
         said = exc.said(lambda name: name)
         raise InputError(f"checkpoint: {exc.field} {said}" if exc.field else f"checkpoint: {said}") from None
-    outcome = run_checkpoint(app, request)
+    try:
+        outcome = run_checkpoint(app, request)
+    except SecretFound as exc:  # the tool's own name for the override
+        raise SecretFound(str(exc).replace("--allow-secrets", "allow_secrets: true")) from None
     warnings = [f"Warning: {w}" for w in outcome.warnings]
     if request.dry_run:
         return "\n".join([*warnings, outcome.result.body])

@@ -15,8 +15,9 @@ from ghstate.commands.common import emit_json
               help="orgs/OWNER/projects/N, users/NAME/projects/N or the project's URL "
                    "(default: GHSTATE_PROJECT, then project in the config).")
 @click.option("--org", metavar="ORG", help="Instead of a project: the open checkpoints of ORG's repositories.")
-@click.option("--stale", "stale_days", type=click.FloatRange(min=0), default=3.0, show_default=True,
-              metavar="DAYS", help="Days without a write after which a checkpoint is marked stale.")
+@click.option("--days", "--stale", "stale_days", type=click.FloatRange(min=0), default=3.0, show_default=True,
+              metavar="DAYS", help="Days without a write after which a checkpoint is marked stale, as list's and "
+              "close's --days (--stale DAYS, the older name, works too).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
               help="At most N lines, in the board's order (marked ones first); says on stderr when more are left.")
 @click.option("--json", "as_json", is_flag=True, help="Print the board as JSON.")
@@ -28,7 +29,7 @@ def board(project: str | None, org: str | None, stale_days: float, limit: int | 
     \b
     Examples:
       ghstate board --project orgs/ACME/projects/7
-      ghstate board --org ACME --stale 7 --json
+      ghstate board --org ACME --days 7 --json
       ghstate board --limit 20
     """
     from ghstate import config

@@ -23,7 +23,8 @@ from ghstate.services.ci import RESULTS
               help="Checkpoint to update (default: the open checkpoint of the branch).")
 @click.option("--junit", "junit", envvar="GHSTATE_JUNIT", default="", metavar="GLOBS",
               help="JUnit XML reports: glob patterns, separated by newlines or spaces.")
-@click.option("--phase", envvar="GHSTATE_PHASE", default="", metavar="PHASE", help="Tick this phase on success.")
+@click.option("--tick", "--phase", "phase", envvar="GHSTATE_PHASE", default="", metavar="PHASE",
+              help="Tick this phase on success (--phase, the older name, works too: it adds a phase elsewhere).")
 @click.option("--block-after", envvar="GHSTATE_BLOCK_AFTER", default="", metavar="N",
               help="Consecutive failures before the task is marked blocked (default 3, or block_after in config).")
 @click.option("--post-prompt", envvar="GHSTATE_POST_PROMPT", default="false", metavar="BOOL",
@@ -47,7 +48,7 @@ def ci(result: str | None, issue_ref: str, junit: str, phase: str, block_after: 
 
     \b
     Example (in a workflow step, with GITHUB_TOKEN in the environment):
-      ghstate ci --result failure --junit 'reports/*.xml' --phase "Phase 2"
+      ghstate ci --result failure --junit 'reports/*.xml' --tick "Phase 2"
     """
     runner = ci_run()  # the run's environment, read once
     if result is None and runner.pull is None and runner.event_name != "delete":

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ghstate.commands.common import ISSUE, App, make_app, store_options, usage_errors
+from ghstate.commands.common import ISSUE, App, emit_json, make_app, store_options, usage_errors
 from ghstate.core.claims import DEFAULT_LEASE
 from ghstate.services.claims import ClaimRequest, DoneRequest, Outcome, ReleaseRequest, run_claim, run_done, run_release
 
@@ -17,14 +17,21 @@ LEASE = click.option("--lease", default=DEFAULT_LEASE, show_default=True, metava
 SESSION = click.option("--session", metavar="ID", help="The agent's runtime session (default: GHSTATE_SESSION).")
 
 
-def _run(runner: Callable[[App, Any], Outcome], app: App, request: Any) -> None:
-    """The service's answer to ``request``, printed; a request it refuses as one that cannot be meant is a
-    usage error (the service checks it before anything is read)."""
+JSON = click.option("--json", "as_json", is_flag=True, help="Print what it did as JSON (number, claimed, claimed_by, "
+                    "lease_until; done: parent, released, unblocked; release: released).")
+
+
+def _run(runner: Callable[[App, Any], Outcome], app: App, request: Any, as_json: bool = False) -> None:
+    """The service's answer to ``request``, printed (``as_json``: its JSON alone on stdout, what it did for a
+    person on stderr); a request it refuses as one that cannot be meant is a usage error (the service checks
+    it before anything is read)."""
     with usage_errors():
         outcome = runner(app, request)
     for warning in outcome.warnings:
         click.echo(f"Warning: {warning}", err=True)
-    for line in outcome.out:
+    if as_json:
+        emit_json(outcome.json_data())
+    for line in outcome.out if not as_json else ():
         click.echo(line)
     for line in outcome.said:
         click.echo(line, err=True)
@@ -40,7 +47,9 @@ def _run(runner: Callable[[App, Any], Outcome], app: App, request: Any) -> None:
 @AGENT
 @LEASE
 @SESSION
-def claim(child: int | None, parent: int | None, agent: str | None, lease: str, session: str | None) -> None:
+@JSON
+def claim(child: int | None, parent: int | None, agent: str | None, lease: str, session: str | None,
+          as_json: bool) -> None:
     """Claim a child task: exactly one of any number of agents racing for it wins.
 
     Prints the claimed #N. Exit 3 when nothing is ready to claim, 4 when another agent holds CHILD
@@ -55,7 +64,7 @@ def claim(child: int | None, parent: int | None, agent: str | None, lease: str, 
     app = make_app(agent=agent, session=session)
     request = ClaimRequest(child=child, next=parent, agent=app.settings.agent, lease=lease,
                            session=app.settings.session)
-    _run(run_claim, app, request)
+    _run(run_claim, app, request, as_json)
 
 
 @click.command()
@@ -63,7 +72,8 @@ def claim(child: int | None, parent: int | None, agent: str | None, lease: str, 
 @store_options
 @AGENT
 @click.option("--force", is_flag=True, help="Release it whoever holds it.")
-def release(child: int, agent: str | None, force: bool) -> None:
+@JSON
+def release(child: int, agent: str | None, force: bool, as_json: bool) -> None:
     """Free a claimed child task: only its holder, or anyone with --force.
 
     \b
@@ -72,7 +82,7 @@ def release(child: int, agent: str | None, force: bool) -> None:
     """
     app = make_app(agent=agent)
     request = ReleaseRequest(child=child, agent=app.settings.agent, force=force)
-    _run(run_release, app, request)
+    _run(run_release, app, request, as_json)
 
 
 @click.command()
@@ -82,12 +92,16 @@ def release(child: int, agent: str | None, force: bool) -> None:
 @click.option("--claim-next", is_flag=True, help="Then claim a child this one unblocked (else another ready one).")
 @LEASE
 @SESSION
-def done(child: int, agent: str | None, claim_next: bool, lease: str, session: str | None) -> None:
+@click.option("--force", is_flag=True, help="Finish it whoever holds it.")
+@JSON
+def done(child: int, agent: str | None, claim_next: bool, lease: str, session: str | None, force: bool,
+         as_json: bool) -> None:
     """Finish a child task: close it as completed, tick its phase in the parent, release its claim, and
     print the children it unblocked.
 
     With --claim-next, what it did goes to stderr and the child it then claimed to stdout, #N alone
-    (as claim prints it); exit 3 when nothing is ready (the done still made and said).
+    (as claim prints it); exit 3 when nothing is ready (the done still made and said). A child another
+    agent holds is finished only by it (--agent NAME) or with --force (exit 4 otherwise, as for release).
 
     \b
     Examples:
@@ -96,5 +110,5 @@ def done(child: int, agent: str | None, claim_next: bool, lease: str, session: s
     """
     app = make_app(agent=agent, session=session)
     request = DoneRequest(child=child, agent=app.settings.agent, claim_next=claim_next, lease=lease,
-                          session=app.settings.session)
-    _run(run_done, app, request)
+                          session=app.settings.session, force=force)
+    _run(run_done, app, request, as_json)

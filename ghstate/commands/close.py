@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 @click.option("--stale", is_flag=True, help="Close what 'list --stale' names, as not planned, saying each and why.")
 @click.option("--days", type=click.IntRange(min=1), default=None, metavar="N",
               help="With --stale: days without a write (default: stale_days of the config, GHSTATE_STALE_DAYS, 30).")
-@click.option("--dry-run", is_flag=True, help="With --stale: say what would be closed; close nothing.")
+@click.option("--dry-run", is_flag=True, help="Say what would be closed; close nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the closed checkpoint as JSON (issue, url, state).")
 def close(issue: int | None, stale: bool, days: int | None, dry_run: bool, as_json: bool) -> None:
     """Close a finished checkpoint: on GitHub the issue, closed as completed; in the local store, the
@@ -34,13 +34,14 @@ def close(issue: int | None, stale: bool, days: int | None, dry_run: bool, as_js
     \b
     Examples:
       ghstate close 24
+      ghstate close 24 --dry-run
       ghstate close --stale --dry-run
       ghstate close --stale --days 60
     """
     if stale == (issue is not None):
         raise click.UsageError("give an ISSUE, or --stale" if not stale else "give an ISSUE or --stale, not both")
-    if not stale and (dry_run or days is not None):
-        raise click.UsageError("--dry-run and --days go with --stale")
+    if not stale and days is not None:
+        raise click.UsageError("--days goes with --stale")
     if stale:
         _close_stale(days, dry_run, as_json)
         return
@@ -51,24 +52,27 @@ def close(issue: int | None, stale: bool, days: int | None, dry_run: bool, as_js
     from ghstate.services import kept
     from ghstate.services.reader import checkpoint_of
 
-    sent = kept.send_first(app)  # this machine's kept writes go first: none lands on it after the close
-    if sent.unanswered is not None:
-        raise sent.unanswered
+    if not dry_run:  # this machine's kept writes go first: none lands on it after the close
+        sent = kept.send_first(app)
+        if sent.unanswered is not None:
+            raise sent.unanswered
     stored = app.store.get(issue)
     cp = checkpoint_of(stored)
     label = app.label(issue)
     if stored.state == "closed":  # its refs folded, where they were not (a store with an archive)
-        closed, said = app.store.close(stored), f"{label} was closed already"
+        closed, said = (stored if dry_run else app.store.close(stored)), f"{label} was closed already"
+    elif dry_run:
+        closed, said = stored, f"Would close {label}"
     else:
         interrupt.note(f"whether {label} was closed could not be told: 'ghstate list' shows the open ones")
         closed, said = app.store.close(stored), f"Closed {label}"
         interrupt.note(f"{label} was closed")
-    _remember(app, closed, cp)
-    location = app.where(closed)
-    if as_json:
-        emit_json({"issue": issue, "url": location, "state": closed.state})
+    if not dry_run:
+        _remember(app, closed, cp)
+    if as_json:  # the url as list gives it: absolute (the issue's, or the file's path)
+        emit_json({"number": issue, "issue": issue, "url": closed.location, "state": closed.state})
         return
-    click.echo(f"{said}: {location}")
+    click.echo(f"{said}: {app.where(closed)}")
 
 
 def _close_stale(days: int | None, dry_run: bool, as_json: bool) -> None:
@@ -89,8 +93,8 @@ def _close_stale(days: int | None, dry_run: bool, as_json: bool) -> None:
             state = done.state
             interrupt.note(f"{label} was closed")
             _remember(app, done, item.checkpoint)
-        rows.append({"issue": item.stored.number, "url": app.where(item.stored), "state": state,
-                     "stale": list(item.reasons)})
+        rows.append({"number": item.stored.number, "issue": item.stored.number, "url": item.stored.location,
+                     "state": state, "stale": list(item.reasons)})
         if not as_json:
             verb = "Would close" if dry_run else "Closed"
             click.echo(printable(f"{verb} {label} as not planned: {'; '.join(item.reasons)}"))

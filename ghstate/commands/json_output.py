@@ -15,16 +15,20 @@ import click
 # commands that print a checkpoint's state (checkpoint, show, resume, parse) take the state's FIELDS and
 # what each adds (json_fields). tests/test_json_output.py checks these against what each command prints.
 JSON_FIELDS: dict[str, tuple[str, ...]] = {
-    "list": ("issue", "title", "url", "branch", "status", "phases_done", "phases_total", "next_phase",
+    "list": ("number", "issue", "title", "url", "branch", "status", "phases_done", "phases_total", "next_phase",
              "verification", "revision", "updated_at", "stale"),
     "log": ("revision", "at", "event", "changes", "agent", "role", "session", "author"),
     "lint": ("source", "errors", "warnings", "problems"),
-    "close": ("issue", "url", "state", "stale"),
+    "close": ("number", "issue", "url", "state", "stale"),
     "push": ("file", "target", "result", "issue", "url", "error"),
     "board": ("source", "stale_days", "hidden", "checkpoints"),
     "ready": ("number", "title", "state", "blocked_by", "claimed_by", "lease_until", "phase", "url", "parent",
               "moved", "moved_to"),
     "doctor": ("check", "ok", "detail"),
+    "split": ("number", "made", "kept", "links"),
+    "claim": ("number", "claimed", "claimed_by", "lease_until"),
+    "release": ("number", "released"),
+    "done": ("number", "parent", "released", "unblocked", "claimed", "claimed_by", "lease_until"),
 }
 _FIELD_LIST = re.compile(r"\s*[A-Za-z_]\w*\s*(?:,\s*[A-Za-z_]\w*\s*)*")
 

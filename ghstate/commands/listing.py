@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
 LIMIT = click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
                      help="At most N, newest first; says on stderr when more are left.")
 PAGE = 10  # what `list` shows unless --limit says otherwise: one request on GitHub
-BODILESS = frozenset({"issue", "title", "url"})  # the fields of a row that need no body
+BODILESS = frozenset({"number", "issue", "title", "url"})  # the fields of a row that need no body
 
 
 @click.command(name="list")
@@ -88,6 +88,7 @@ def _row(stored: Stored, cp: Checkpoint) -> dict[str, Any]:
     nxt = cp.next_phase
     status = cp.verification_data.status if cp.verification_data else ("recorded" if cp.verification else None)
     return {
+        "number": stored.number,  # as ready and close name it; "issue", the older name, stays
         "issue": stored.number,
         "title": cp.title,
         "url": stored.location,

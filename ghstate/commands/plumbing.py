@@ -12,7 +12,7 @@ from ghstate.core import render as render_mod
 from ghstate.core.lint import as_json as lint_json
 from ghstate.core.lint import problems_of as lint_problems
 from ghstate.core.lint import report as lint_report
-from ghstate.core.state_json import StateError, from_json, looks_like_json, to_json
+from ghstate.core.state_json import StateError, check_keys, from_json, looks_like_json, to_json
 from ghstate.errors import GhstateError, InputError
 from ghstate.services.inputs import parse_text, read_input
 
@@ -46,7 +46,9 @@ def render(file: str) -> None:
     if not looks_like_json(text):
         raise InputError(f"{name} is not a JSON state (render takes JSON; to read markdown use 'ghstate parse')")
     try:
-        cp = from_json(json.loads(text))
+        data = json.loads(text)
+        check_keys(data)
+        cp = from_json(data)
     except ValueError as exc:
         kind = "invalid state" if isinstance(exc, StateError) else "not valid JSON"
         raise InputError(f"{name}: {kind}: {exc}") from None

@@ -15,7 +15,9 @@ from ghstate.services.tasks import ReadyRequest, SplitRequest, run_ready, run_sp
               "default: every phase not done).")
 @click.option("--in-order", is_flag=True, help="Each child waits for the one before, instead of what its phase line "
               "says with (after PHASE, …).")
-def split(issue: int, phase: tuple[str, ...], in_order: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print what it did as JSON: number (the parent), made "
+              "(number, title), kept, links (number, waits_for).")
+def split(issue: int, phase: tuple[str, ...], in_order: bool, as_json: bool) -> None:
     """Turn the checkpoint's open phases into child checkpoints (GitHub sub-issues).
 
     Each child's goal is its phase; it carries the parent's locked decisions, and the parent's phase
@@ -34,6 +36,9 @@ def split(issue: int, phase: tuple[str, ...], in_order: bool) -> None:
         request.check()
     app = make_app()
     outcome = run_split(app, request)
+    if as_json:
+        emit_json(outcome.json_data())
+        return
     click.echo("\n".join(outcome.lines(app)))
 
 

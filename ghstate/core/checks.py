@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ghstate.core import marker, render
+from ghstate.core.markup import unescape_literal
 from ghstate.core.model import GITHUB_LIMIT, Checkpoint
 from ghstate.core.parse import MARKER_LINE, parse
 from ghstate.core.secrets import new_lines, scan
@@ -37,11 +38,13 @@ def fit_size(body: str, cp: Checkpoint, limit: int, reserve: int = 0) -> tuple[s
                      "phases and long items, then try again")
 
 
-def check_secrets(before_body: str, before: Checkpoint, body: str, cp: Checkpoint) -> None:
+def check_secrets(before_body: str, before: Checkpoint, body: str, cp: Checkpoint, where: str = "to GitHub") -> None:
     """Refuse credentials in what this write adds: new lines of the body, and the fields of the hidden
     marker that changed (the marker line itself changes on every write, so scanning it whole would let
-    one value allowed once block every later write)."""
-    found = scan(new_lines(MARKER_LINE.sub("", before_body), MARKER_LINE.sub("", body)))
+    one value allowed once block every later write). Each line is scanned as GitHub shows it: literal text's
+    escapes (``&#45;----BEGIN``) hide nothing."""
+    added = new_lines(MARKER_LINE.sub("", before_body), MARKER_LINE.sub("", body))
+    found = scan("\n".join(unescape_literal(line) for line in added.split("\n")))  # as a reader sees it
     if not found:
         for name, old, new in (("title", before.title, cp.title), ("branch", before.meta.branch, cp.meta.branch)):
             found = [s.located(f"the hidden marker's {name}") for s in scan(new)][:1] if new != old else []
@@ -52,7 +55,7 @@ def check_secrets(before_body: str, before: Checkpoint, body: str, cp: Checkpoin
             added = " ".join(f"{e.agent} {e.role} {e.session} {e.transcript}" for e in cp.executions if e not in known)
             found = [s.located("the hidden marker's executions") for s in scan(added)][:1]
     if found:
-        raise SecretFound(f"refusing to write to GitHub: {found[0].describe()}; remove it, "
+        raise SecretFound(f"refusing to write {where}: {found[0].describe()}; remove it, "
                           "or pass --allow-secrets if it is not a secret")
 
 

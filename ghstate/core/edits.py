@@ -27,6 +27,7 @@ from ghstate.core.model import (
     standalone_extras,
 )
 from ghstate.core.state_json import literal_markdown
+from ghstate.core.tasks import bare, linked_child
 from ghstate.errors import InputError
 
 MAX_EXECUTIONS = 20
@@ -129,7 +130,8 @@ def apply_incoming(cp: Checkpoint, incoming: Checkpoint, present: frozenset[str]
     preamble too) is decided on its own: one only the file changed is taken, one only the checkpoint
     changed since (a box ticked on GitHub, a decision added) is kept, and one both changed is merged
     without losing either side. Without ``base``, the file's sections replace the current ones;
-    ``force`` also lets its unknown sections and preamble replace all of the current ones. Machine
+    ``force`` also lets its unknown sections and preamble replace the current ones of their names (all of
+    them when ``present`` holds "extra": a JSON state's ``extra`` gives every one). Machine
     data (revision, executions) stays. Returns the checkpoint and the sections both sides changed."""
     from ghstate.core.merge import merge_unknown_base
 
@@ -158,7 +160,7 @@ def apply_incoming(cp: Checkpoint, incoming: Checkpoint, present: frozenset[str]
         same_text = incoming.verification == cp.verification
         changes["verification_data"] = (incoming.verification_data if incoming.verification_data is not None
                                         else cp.verification_data if same_text else None)
-    extras, extra_conflicts = _extras(cp, incoming, base, force, taken, united)
+    extras, extra_conflicts = _extras(cp, incoming, base, force, taken, united, "extra" in present)
     changes["extra"] = tuple(sorted([*extras, *added], key=rendering_order))
     return cp._replace(**changes), conflicts + extra_conflicts
 
@@ -204,8 +206,9 @@ def keep_markup(cp: Checkpoint, incoming: Checkpoint) -> Checkpoint:
 
 
 def _extras(cp: Checkpoint, incoming: Checkpoint, base: dict[str, str] | None, force: bool, taken: set[str],
-            united: set[str]) -> tuple[list[Extra], list[str]]:
-    """The unknown sections, the preamble and the loose text inside sections, after a --file write."""
+            united: set[str], whole: bool = False) -> tuple[list[Extra], list[str]]:
+    """The unknown sections, the preamble and the loose text inside sections, after a --file write (``whole``:
+    the file gives all of them, a JSON state's ``extra``)."""
     def loose(cp_: Checkpoint, keys: set[str]) -> list[Extra]:
         return [e for e in cp_.extra if not is_standalone(e) and e.after in keys]
 
@@ -216,10 +219,11 @@ def _extras(cp: Checkpoint, incoming: Checkpoint, base: dict[str, str] | None, f
     out = loose(cp, current_sections - taken) + loose(incoming, taken)
     already = set(out)
     out += [e for e in loose(incoming, united) if e not in already]
-    if force:
-        return out + [e for e in incoming.extra if is_standalone(e)], []
-    conflicts: list[str] = []
     file_keys = keys_of(incoming)
+    if force:  # the file's sections replace those it holds; a section it does not hold (a person's) stays
+        return out + [e for e in cp.extra if is_standalone(e) and not whole and extra_key(e.heading) not in file_keys
+                      ] + [e for e in incoming.extra if is_standalone(e)], []
+    conflicts: list[str] = []
     for key in {**file_keys, **keys_of(cp)}:
         theirs, mine = standalone_extras(cp, key), standalone_extras(incoming, key)
         side = _side(key, cp, incoming, base) if key in file_keys else "current"
@@ -326,8 +330,14 @@ def describe(old: Checkpoint | None, new: Checkpoint) -> list[str]:
         out.append("goal changed")
     before = {p.name: p for p in old.phases}
     after_names = {p.name for p in new.phases}
+    gone = {bare(p.name): p.name for p in old.phases if p.name not in after_names}
+    linked: dict[str, str] = {}  # a phase whose line now links its child task (a split): the same phase
     for phase in new.phases:
         prior = before.get(phase.name)
+        was = gone.get(bare(phase.name), "") if prior is None else ""
+        if was and linked_child(phase.name) and linked_child(phase.name) != linked_child(was):
+            linked[was] = f"{phase.label} → #{linked_child(phase.name)}"
+            prior = before[was]._replace(name=phase.name)
         if prior is None:
             out.append(f"+phase {phase.label}")
         elif prior.done != phase.done:
@@ -336,9 +346,11 @@ def describe(old: Checkpoint | None, new: Checkpoint) -> list[str]:
             ticked = sum(bool(s.done) for s in phase.steps) - sum(bool(s.done) for s in prior.steps)
             out.append(f"{phase.label}: {ticked:+d} step{'s' if abs(ticked) != 1 else ''} done" if ticked
                        else f"{phase.label} steps edited")
-    removed = [name for name in before if name not in after_names]
+    removed = [name for name in before if name not in after_names and name not in linked]
     if removed:
         out.append(f"-{_count(len(removed), 'phase')}")
+    if linked:
+        out.append(f"phases linked to their child tasks: {', '.join(linked.values())}")
     for key in LIST_SECTIONS:
         a, b = getattr(old, key), getattr(new, key)
         in_a, in_b = set(a), set(b)
@@ -360,5 +372,40 @@ def describe(old: Checkpoint | None, new: Checkpoint) -> list[str]:
         status = new.verification_data.status if new.verification_data else None
         out.append(f"verification: {status}" if status else "verification changed")
     if old.extra != new.extra:
-        out.append("other sections edited")
+        out += _sections_changed(old, new) or ["other sections edited"]
+    return out
+
+
+def removed(old: Checkpoint, new: Checkpoint) -> list[str]:
+    """What of ``old`` is gone from ``new``, item by item, named (cut short): what a ``--force`` removed."""
+    def cut(text: str) -> str:
+        text = " ".join(unescape_literal(text).split())
+        return repr(text if len(text) <= 60 else text[:59] + "…")
+
+    names = {p.name for p in new.phases}
+    out = [f"phase {cut(p.name)}" for p in old.phases if p.name not in names]
+    for key in LIST_SECTIONS:
+        kept = set(getattr(new, key))
+        out += [f"{_NOUNS[key]} {cut(item)}" for item in getattr(old, key) if item not in kept]
+    out += [change[1:] for change in _sections_changed(old, new) if change.startswith("-")]
+    return out
+
+
+def _sections_changed(old: Checkpoint, new: Checkpoint) -> list[str]:
+    """The unknown sections and the preamble a write added, removed or edited, by name."""
+    def sections(cp: Checkpoint) -> dict[str, tuple[str | None, list[Extra]]]:
+        return {extra_key(e.heading): (e.heading, standalone_extras(cp, extra_key(e.heading)))
+                for e in cp.extra if is_standalone(e)}
+
+    before, after = sections(old), sections(new)
+    out = []
+    for key in dict.fromkeys([*before, *after]):
+        heading = (after.get(key) or before[key])[0]
+        name = f"section {heading!r}" if heading is not None else "the preamble"
+        if key not in before:
+            out.append(f"+{name}")
+        elif key not in after:
+            out.append(f"-{name}")
+        elif before[key][1] != after[key][1]:
+            out.append(f"{name} edited")
     return out

@@ -116,16 +116,17 @@ def fit(render: Callable[[Selection, str, int], str], whole: Selection, budget: 
             cache[i] = render(options[i], left_out(whole, options[i], done, later), 0)
         return cache[i]
 
-    lo, hi = 0, len(options) - 1
-    if len(attempt(hi)) > budget:
-        least, words = options[hi], left_out(whole, options[hi], done, later)
-        text = attempt(hi)
+    if not options or len(attempt(len(options) - 1)) > budget:  # even the least always kept is over
+        least = options[-1] if options else whole  # nothing to leave out: the whole is the least
+        words = left_out(whole, least, done, later)
+        text = attempt(len(options) - 1) if options else text
         for _ in range(4):  # the sentence names the prompt's length, itself included: to a fixed point
             said = render(least, words, max(1, len(text) - budget))
             if len(said) == len(text):
                 break
             text = said
         return Fitted(said, least, words, True)
+    lo, hi = 0, len(options) - 1
     while lo < hi:  # fewest drops that fit (the closing line may grow as a list starts losing items)
         mid = (lo + hi) // 2
         if len(attempt(mid)) <= budget:

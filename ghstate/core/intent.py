@@ -164,7 +164,7 @@ class Intent:
         incoming = None
         present: frozenset[str] = frozenset()
         if data.get("incoming") is not None:
-            present = frozenset(k for k in data.get("present") or () if k in SECTION_KEYS)
+            present = frozenset(k for k in data.get("present") or () if k in SECTION_KEYS or k == "extra")
             incoming = sections_from_data(data["incoming"])
         base = data.get("base")
         base_pairs = (tuple(sorted((str(k), v) for k, v in base.items() if isinstance(v, str)))
@@ -238,7 +238,7 @@ def sections_to_data(cp: Checkpoint, keys: frozenset[str]) -> dict[str, Any]:
     data: dict[str, Any] = {}
     if cp.title:
         data["title"] = cp.title
-    for key in sorted(keys):
+    for key in sorted(keys - {"extra"}):  # the sections; the unknown ones below
         value = getattr(cp, key)
         if key == "phases":
             data[key] = [[p.name, p.done, [[s.text, s.done] for s in p.steps], p.detail] for p in value]

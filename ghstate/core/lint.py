@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ghstate.core.model import GITHUB_LIMIT, Phase, file_paths_of
+from ghstate.core.model import GITHUB_LIMIT, HEADINGS, Checkpoint, Phase, file_paths_of, meant_section
 from ghstate.core.parse import Parsed, ParseError, parse
 from ghstate.errors import InputError
 
@@ -27,6 +27,7 @@ RULES: dict[str, tuple[str, str]] = {
     "GS011": ("warning", "file to re-read names no path"),
     "GS012": ("warning", "two phases share a label"),
     "GS013": ("warning", "a phase's checkbox and its steps' disagree"),
+    "GS014": ("warning", "a section that looks meant as one of ghstate's, which no prompt places"),
 }
 
 
@@ -94,10 +95,31 @@ def lint(parsed: Parsed, text: str, *, max_item_chars: int = 400) -> list[Proble
             problems.append(Problem("GS005", where.get(f"phases.{i}", 1),
                                     f"phase {phase.label!r} has {size} characters with its steps; "
                                     "compact finished work"))
+    source = text.split("\n")
+    for span in parsed.spans:  # a section of its own (level 1 or 2), not a person's sub-heading inside one
+        line = source[span.line] if span.key is None and span.line < len(source) else "### "
+        heading = re.sub(r"^\s{0,3}#{1,2}(?:\s+|$)|\s#+\s*$", "", line).strip() if not _SUB.match(line) else ""
+        if heading and meant_section(heading):
+            problems.append(Problem("GS014", span.line + 1, unplaced_words(heading)))
     if len(text) > GITHUB_LIMIT:
         problems.append(Problem("GS009", 1, f"the body has {len(text)} characters; GitHub accepts "
                                             f"{GITHUB_LIMIT}: compact finished phases or move notes out"))
     return sorted(problems, key=lambda p: (p.line, p.code))
+
+
+_SUB = re.compile(r"^\s{0,3}#{3,}")
+
+
+def unplaced_words(heading: str, whose: str = "the") -> str:
+    """Why a section named ``heading`` (one ``meant_section`` knows) is not placed, and what to do."""
+    known = HEADINGS[meant_section(heading) or "goal"]
+    return (f"{whose} section {heading!r} is not ghstate's {known!r}: it is kept as written, but no prompt shows "
+            f"its items; rename it '## {known}' (or merge it into that section)")
+
+
+def unplaced(cp: Checkpoint) -> list[str]:
+    """The headings of ``cp``'s sections that look meant as ghstate's own (``## Decision``), in order."""
+    return list(dict.fromkeys(e.heading for e in cp.extra if e.heading and e.level <= 2 and meant_section(e.heading)))
 
 
 def _steps_disagree(phase: Phase) -> str:

@@ -62,6 +62,26 @@ def github_time(value: str) -> "datetime | None":
 
 
 
+# Words that say which section a heading ghstate does not know was meant as (``## Decision``, ``## Next steps``,
+# ``## Risks and mitigations``): such a section is kept as written, but no prompt places its items.
+_MEANT = (("decisions", r"decisions?|decided"), ("questions", r"questions?"), ("risks", r"risks?"),
+          ("resume", r"resume|next steps?|next actions?|where to start"),
+          ("files", r"files?|re-?read"), ("phases", r"status|progress|phases?|plan|checklist|todo"),
+          ("goal", r"goal|objective"), ("runtime", r"runtime"), ("verification", r"verification|ci"))
+
+
+_QUALIFIERS = r"(?:key|main|open|current|remaining|known|locked|unresolved|outstanding|the|our|my)"
+
+
+def meant_section(heading_text: str) -> str | None:
+    """The known section an unknown heading looks meant as (it starts with the section's word: ``Decision``,
+    ``Key decisions``, ``Next steps``), or None (a person's own: ``Notes from Bob``, ``Release plan``)."""
+    if section_key(heading_text) is not None:
+        return None
+    text = re.sub(r"[*_`]", "", heading_text).strip().lower()
+    return next((key for key, words in _MEANT if re.match(rf"(?:{_QUALIFIERS}\s+)?(?:{words})\b", text)), None)
+
+
 def section_key(heading_text: str) -> str | None:
     """Map a heading as written (any case, trailing colon, light emphasis) to a section key."""
     text = re.sub(r"[*_`]", "", heading_text).strip().rstrip(":").strip().lower()

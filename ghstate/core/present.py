@@ -174,7 +174,7 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
         resume=shown(cp.resume),
         resume_source=resume_source, last=last_execution(cp), drift=drift_sentence(drift),
         findings=facts.findings, written_on=written, budget=budget, show_command=show_command, tasks=facts.tasks,
-        closed=facts.closed,
+        closed=facts.closed, other_sections=other_sections(cp),
     )
 
     def render(sel: fit.Selection, left_out: str, over_by: int) -> str:
@@ -195,6 +195,13 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
     counts = {"decisions": len(cp.decisions), "questions": len(cp.questions), "risks": len(cp.risks),
               "notes": len(facts.notes), "files": len(shown_files), "runtime": len(runtime)}
     return fit.fit(render, fit.full(counts, n_changed), budget, done=len(done), later=len(later))
+
+
+def other_sections(cp: Checkpoint, most: int = 8) -> list[str]:
+    """The headings of the sections no prompt places (a person's own, or one that looks meant as ghstate's:
+    ``## Decision``), named so that a session knows they are there; past ``most``, how many more."""
+    headings = list(dict.fromkeys(shown(e.heading) for e in cp.extra if e.heading))
+    return headings if len(headings) <= most else [*headings[:most], f"{len(headings) - most} more"]
 
 
 def pull_request_words(cp: Checkpoint) -> str:
@@ -232,7 +239,7 @@ def short(cp: Checkpoint, *, label: str, env: Templates, drift: Any = None, clos
     """One line; ``closed``: the checkpoint is closed (why, in words), said first."""
     nxt = cp.next_phase
     return (f"[{closed}] " if closed else "") + printable(env.get_template("short.txt.j2").render(
-        label=label, title=cp.title or "(untitled)", next=nxt.name if nxt else "",
+        label=label, title=cp.title or "(untitled)", next=shown(nxt.name) if nxt else "",
         done=sum(p.done for p in cp.phases), total=len(cp.phases),
         ci=oneline(cp.verification_data.status if cp.verification_data
                    else ("recorded" if cp.verification else "none")),
@@ -250,6 +257,7 @@ def progress_bar(done: int, total: int, width: int = 20) -> str:
 
 def show(cp: Checkpoint, *, label: str, location: str, env: Templates, provenance: bool = False,
          tasks: tuple[str, ...] = (), closed: str = "") -> str:
+    """A person's terminal view: text as typed, as GitHub shows it (not the escapes that keep it literal there)."""
     done = sum(p.done for p in cp.phases)
     prov = Provenance(cp)
 
@@ -265,15 +273,17 @@ def show(cp: Checkpoint, *, label: str, location: str, env: Templates, provenanc
              ("Files to re-read", "files"), ("Runtime", "runtime")]
     return printable(env.get_template("show.txt.j2").render(
         label=label, title=cp.title or "(untitled)", location=location, revision=cp.meta.revision,
-        branch=cp.meta.branch, commit=cp.meta.commit, updated=cp.meta.updated_at, goal=cp.goal,
-        bar=progress_bar(done, len(cp.phases)), done=done, total=len(cp.phases), phases=cp.phases,
-        symbols=SYMBOLS,
-        lists=[(heading, tuple(cp.file_paths) if key == "files" else getattr(cp, key)) for heading, key in lists],
+        branch=cp.meta.branch, commit=cp.meta.commit, updated=cp.meta.updated_at, goal=shown(cp.goal),
+        bar=progress_bar(done, len(cp.phases)), done=done, total=len(cp.phases),
+        phases=[p._replace(name=shown(p.name)) for p in cp.phases], symbols=SYMBOLS,
+        lists=[(heading, tuple(cp.file_paths) if key == "files" else tuple(shown(i) for i in getattr(cp, key)))
+               for heading, key in lists],
         sources={heading: ([src(prov.item(key, item)) for item in cp.files for _ in file_paths_of(item)]
                            if key == "files" else [src(prov.item(key, item)) for item in getattr(cp, key)]
                            if key != "runtime" else [""] * len(cp.runtime)) for heading, key in lists},
         ticks=[src(prov.tick(p.name)) if p.done else "" for p in cp.phases],
-        resume=cp.resume, resume_source=src(prov.resume()) if cp.resume else "", verification=verification_line(cp),
+        resume=shown(cp.resume), resume_source=src(prov.resume()) if cp.resume else "",
+        verification=verification_line(cp),
         extras=[{"heading": e.heading or f"(notes in {HEADINGS.get(e.after or '', 'preamble')})", "body": e.body}
                 for e in cp.extra], tasks=tasks, pull_request=pull_request_words(cp), closed=closed,
     ))

@@ -1,4 +1,4 @@
-"""A credential scan over text about to leave the machine (issue bodies and comments).
+"""A credential scan over text about to be written: every store's bodies, and comments posted to GitHub.
 
 It reports the line and the kind of secret with the value cut short, so that the report itself does
 not leak what it found.

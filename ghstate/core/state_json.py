@@ -432,6 +432,45 @@ def _verification(obj: dict[str, Any], md: _Markdown) -> tuple[str, Verification
 
 
 _SCHEMA_KEYS = re.compile(r"^[a-z_]+$")
+# Keys ghstate's own JSON output carries beside the state (``resume --json``, ``checkpoint --json``): a state
+# read back ignores them, as it ignores the derived ones, so that output is input as it stands.
+OUTPUT_KEYS = ("closed", "findings", "fit", "notes", "notes_left_out", "reread_stale", "delivery", "parent",
+               "children", "result", "reading")
+# A key a person may give for a state's key: the flag's or the MCP argument's spelling, said in the error.
+_SPELLED = {"resume_at": "resume", "resume_instruction": "resume", "decision": "decisions", "question": "questions",
+            "risk": "risks", "read": "files", "phase": "phases", "status": "phases", "done": "phases"}
+
+
+_PHASE_KEYS = ("name", "done", "status", "steps", "detail")
+_STEP_KEYS = ("name", "done")
+_EXTRA_KEYS = ("heading", "level", "after", "body")
+
+
+def check_keys(obj: Any) -> None:
+    """Refuse a key a state does not have (a typo, a flag's spelling), at the top or in a phase, a step or an
+    unknown section, naming the known ones, as config.toml does: a key read as nothing would drop what it
+    holds without a word."""
+    if not isinstance(obj, dict):
+        return
+    unknown = [key for key in obj if key not in FIELDS and key not in OUTPUT_KEYS]
+    if unknown:
+        key = unknown[0]
+        hint = f" (the state's key for that is {_SPELLED[key]!r})" if key in _SPELLED else ""
+        raise StateError(f"unknown key {key!r}{hint}; a state's keys are {', '.join(FIELDS)}")
+    for path, known, value in _nested(obj):
+        odd = next((key for key in value if key not in known), None) if isinstance(value, dict) else None
+        if odd is not None:
+            raise _fail(path, f"unknown key {odd!r}; its keys are {', '.join(known)}")
+
+
+def _nested(obj: dict[str, Any]) -> list[tuple[str, tuple[str, ...], Any]]:
+    """The objects inside a state whose keys are fixed: each phase, each of its steps, each unknown section."""
+    phases = obj.get("phases") if isinstance(obj.get("phases"), list) else []
+    extra = obj.get("extra") if isinstance(obj.get("extra"), list) else []
+    out = [(f"phases[{i}]", _PHASE_KEYS, p) for i, p in enumerate(phases)]
+    out += [(f"phases[{i}].steps[{j}]", _STEP_KEYS, step) for i, p in enumerate(phases) if isinstance(p, dict)
+            and isinstance(p.get("steps"), list) for j, step in enumerate(p["steps"])]
+    return out + [(f"extra[{i}]", _EXTRA_KEYS, e) for i, e in enumerate(extra)]
 
 
 def from_json(obj: Any) -> Checkpoint:

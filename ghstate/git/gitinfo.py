@@ -417,6 +417,36 @@ def fingerprints(root: Path | None, paths: tuple[str, ...], limit: int = MAX_DIR
     return out
 
 
+_RENAMED = re.compile(r"^Branch: renamed refs/heads/(.+) to refs/heads/(.+)$")
+
+
+def former_names(root: Path | None, branch: str) -> list[str]:
+    """The names ``branch`` had before a ``git branch -m``, the latest first, as its reflog tells them (a
+    reflog is this clone's: a rename made elsewhere is not in it); [] when none or not known."""
+    if root is None or not branch:
+        return []
+    try:
+        proc = _run(root, "reflog", "show", "--format=%gs", f"refs/heads/{branch}", "--")
+    except (OSError, subprocess.SubprocessError):
+        return []
+    names: list[str] = []
+    for line in proc.stdout.splitlines() if proc.returncode == 0 else ():
+        m = _RENAMED.match(line.strip())
+        if m and m.group(1) != branch and m.group(1) not in names:
+            names.append(m.group(1))
+    return names
+
+
+def in_history(root: Path | None, commit: str) -> bool:
+    """Whether ``commit`` (a full object id, as a checkpoint records it) is HEAD or one of its ancestors."""
+    if root is None or not _FULL_HEX.match(commit or ""):
+        return False
+    try:
+        return _run(root, "merge-base", "--is-ancestor", commit, "HEAD").returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
 def default_branch(root: Path) -> str:
     """The repository's default branch, as a ref to compare with: ``origin/HEAD``'s target when the remote
     says it, else ``init.defaultBranch``, ``main`` or ``master``, whichever this clone has; "" when none."""

@@ -156,15 +156,42 @@ class App:
         return tuple(p for p in paths if p != prefix and not p.startswith(prefix.rstrip("/") + "/")
                      and p != prefix + "/")
 
+    def renamed_from(self, branch: str) -> str:
+        """For a branch with no checkpoint: when its reflog says it was renamed (``git branch -m``) from a name
+        that has an open checkpoint, which one, and how to go on with it; on the local store, without such a
+        reflog (renamed in another clone, or the reflog expired), an open checkpoint of a branch this clone no
+        longer has whose commit is in this branch's history; "" otherwise."""
+        root = self.settings.root if self.settings.in_git else None
+        for name in gitinfo.former_names(root, branch):
+            stored = locate(self.store, None, name)
+            if stored is not None:
+                n = stored.number
+                return (f"this branch was renamed from {name}, whose checkpoint is {self.label(n)}: 'ghstate resume "
+                        f"{n}' reads it, and 'ghstate checkpoint {n} --move' with your next change makes it this "
+                        "branch's")
+        if self.store.remote or root is None:  # on GitHub, a listing would cost requests on every such miss
+            return ""
+        from itertools import islice
+
+        rows = [(stored, current(self.store, stored)) for stored in islice(self.store.iter_open(), 30)]
+        gone = gitinfo.branch_states(root, [cp.meta.branch for _, cp in rows if cp.meta.branch])
+        for stored, cp in rows:
+            if gone.get(cp.meta.branch) == "gone" and gitinfo.in_history(root, cp.meta.commit):
+                n, name = stored.number, cp.meta.branch
+                return (f"{self.label(n)} is the checkpoint of branch {name}, which this clone no longer has, and its "
+                        f"commit is in this branch's history: if this branch was {name}, 'ghstate checkpoint {n} "
+                        f"--move' with your next change makes it this branch's ('ghstate resume {n}' reads it)")
+        return ""
+
     def find(self, number: int | None, *, tree: gitinfo.WorkTree | None = None,
              closed: bool = False) -> tuple[Stored, Checkpoint]:
         """ISSUE, or the open checkpoint of the current branch (``closed``: or its closed one, when it has none
         open); a clear error when there is none."""
         found = self.read(number, tree=tree, closed=closed)
         if found is None:
-            place = (tree or self.tree()).place
-            raise NotFound(f"no open checkpoint for {place} in {self.searched()}; "
-                           "give an ISSUE number, or create one with 'ghstate checkpoint'")
+            tree = tree or self.tree()
+            raise NotFound(f"no open checkpoint for {tree.place} in {self.searched()}; "
+                           f"{self.renamed_from(tree.branch) or NONE_YET}")
         return found
 
     def read(self, number: int | None, *, tree: gitinfo.WorkTree | None = None, closed: bool = False,
@@ -180,6 +207,9 @@ class App:
             return outage.read(self, number, branch, closed=closed, until=until)
         stored = self.store.get(number) if number is not None else locate(self.store, None, branch, closed=closed)
         return (stored, current(self.store, stored)) if stored is not None else None
+
+
+NONE_YET = "give an ISSUE number, or create one with 'ghstate checkpoint'"
 
 
 def build_app(*, repo: str | None = None, store: str | None = None, need_token: bool = True,

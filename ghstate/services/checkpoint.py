@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ghstate import progress
 from ghstate.core import findings
-from ghstate.core.edits import Edits
+from ghstate.core.edits import Edits, removed
 from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.marker import Execution
 from ghstate.core.markup import control_at, describe_control
@@ -127,6 +127,21 @@ def _intent(request: CheckpointRequest) -> tuple[Intent, str | None]:
             request.title or incoming.title or None)
 
 
+def _file_words(intent: Intent, request: CheckpointRequest, result: WriteResult) -> list[str]:
+    """What a --file write did that a person would not see in its summary: a section the file brings that looks
+    meant as ghstate's (``## Decision``), kept but placed in no prompt; what --force removed, by name."""
+    from ghstate.core.lint import unplaced, unplaced_words
+
+    if intent.incoming is None:
+        return []
+    had = set(unplaced(result.previous)) if result.previous is not None else set()  # said when they came
+    said = [unplaced_words(heading, "the file's") for heading in unplaced(intent.incoming) if heading not in had]
+    if request.force and result.previous is not None and result.changed:
+        gone = removed(result.previous, result.checkpoint)
+        said += [f"--force removed what the file does not hold: {'; '.join(gone)}"] if gone else []
+    return said
+
+
 NEEDS_SUBSTANCE = ("a new checkpoint needs a goal, phases or a resume instruction: give {goal}, {phase} or "
                    "{resume_at} (or a {body} that has them), or {allow_empty} to make it without")
 
@@ -211,9 +226,11 @@ def run_checkpoint(app: App, request: CheckpointRequest) -> CheckpointOutcome:
         raise NotFound(f"{exc}; a {settings.role} adds to an existing checkpoint: give its ISSUE number "
                        "(or --new to start one)") from None
     warnings = [*result.warnings, *(f"both sides changed {c}; theirs is kept beside it" for c in result.conflicts)]
-    warnings += [f"the file and the checkpoint both changed {c} since the file was made; both are kept"
+    unchanged = "" if result.changed else ", so this write changed nothing (--force writes the file's sections)"
+    warnings += [f"the file and the checkpoint both changed {c} since the file was made; both are kept{unchanged}"
                  for c in result.file_conflicts]
     warnings += [w for w in [findings.write_warning(result.previous, result.checkpoint)] if w and result.changed]
+    warnings += _file_words(intent, request, result)
     stored = result.stored
     if stored is None or spec.dry_run:  # a dry run (of an update, the checkpoint as read): nothing written anywhere
         return CheckpointOutcome(result, tuple(warnings), "", "")

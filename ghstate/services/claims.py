@@ -83,6 +83,7 @@ class DoneRequest:
     claim_next: bool = False
     lease: str = DEFAULT_LEASE
     session: str = ""
+    force: bool = False  # finish it whoever holds it
 
     def check(self) -> None:
         if self.claim_next or self.agent:
@@ -101,6 +102,16 @@ class Outcome:
     claimed: int | None = None
     claim: Claim | None = None
     failure: GhstateError | None = None
+    data: dict[str, Any] = field(default_factory=dict)  # what --json prints beside the claim (done: what it did)
+
+    def json_data(self) -> dict[str, Any]:
+        """``--json``: what was done (``data``) and the claim it made, as ``ready --json`` names a claim."""
+        if "released" in self.data and "parent" not in self.data:  # a release claims nothing
+            return self.data
+        claim = self.claim
+        made = {"claimed": self.claimed, "claimed_by": claim.agent if claim else None,
+                "lease_until": claim.until if claim else None}
+        return {**self.data, **made} if self.data else {"number": self.claimed, **made}
 
     def text(self) -> str:
         """Everything, as the MCP tools answer it."""
@@ -253,11 +264,13 @@ def run_release(app: App, request: ReleaseRequest) -> Outcome:
     held = child.held
     now = app.clock()
     if held.claim is None:
-        return Outcome([f"{label} is not claimed: nothing to release."])
+        return Outcome([f"{label} is not claimed: nothing to release."],
+                       data={"number": child.number, "released": None})
     if held.claim.agent != request.agent and held.claim.live(now) and not request.force:
         raise HeldByAnother(f"{label} is claimed by {held.claim.words()}, not by {request.agent or 'you'}: only the "
                             "holder releases it (or --force)")
-    outcome = Outcome([f"Released {label} (claimed by {held.claim.words()})."])
+    outcome = Outcome([f"Released {label} (claimed by {held.claim.words()})."],
+                      data={"number": child.number, "released": held.claim.agent})
     interrupt.note(f"whether {label} was released could not be told: 'ghstate release {child.number}' again says")
     _free(app, tasks, child, held, request.agent, outcome, force=request.force)
     return outcome
@@ -300,7 +313,10 @@ def run_done(app: App, request: DoneRequest) -> Outcome:
     read = _child_task(app, tasks, request.child)
     child, now = read.child, app.clock()
     holder = child.claim
-    if request.agent and holder is not None and holder.agent != request.agent and holder.live(now):
+    if holder is not None and holder.agent != request.agent and holder.live(now) and not request.force:
+        if not request.agent:  # as release: only the holder finishes it, and a nameless done is no one's
+            raise HeldByAnother(f"{app.label(child.number)} is claimed by {holder.words()}: give --agent "
+                                f"{holder.agent} if you are that agent, or --force to finish it anyway")
         raise _held_by(app, child.number, holder)
     home = read.split_from or read.parent  # the plan it is a phase of, wherever a person moved it since
     before, parent_cp = Family(home), None
@@ -321,8 +337,12 @@ def run_done(app: App, request: DoneRequest) -> Outcome:
     warnings = freeing.warnings
     freed = _freed(app, before, child, now, report)
     if not (request.claim_next and home is not None):
-        return Outcome(report, show_claims(app, before.children, skip=child.number), warnings)
-    return _then_claim(app, request, before, child, freed, parent_cp, report, warnings)
+        outcome = Outcome(report, show_claims(app, before.children, skip=child.number), warnings)
+    else:
+        outcome = _then_claim(app, request, before, child, freed, parent_cp, report, warnings)
+    outcome.data = {"number": child.number, "parent": home, "released": holder.agent if holder else None,
+                    "unblocked": [c.number for c in freed]}
+    return outcome
 
 
 def _tick(app: App, read: Any, home: int, parent_cp: Checkpoint, agent: str) -> list[str]:

@@ -59,7 +59,7 @@ class _Change(NamedTuple):
     """This write's change applied to what a round read (the read's own state when it carries none)."""
 
     checkpoint: Checkpoint
-    changed: bool  # a revision of its own: its content differs (or a pre-compact write, which is always one)
+    changed: bool  # a revision of its own: its content differs (or a pre-compact write records a new session)
     kept_beside: tuple[str, ...] = ()  # a kept write's values kept beside the head's (rebased)
     file_conflicts: tuple[str, ...] = ()  # sections both a --file and the checkpoint changed
 
@@ -115,6 +115,13 @@ class Drafter:
         return Draft(read, cp, body, _link(read, body, entries, cp.title), changes, change.changed,
                      tuple(dict.fromkeys(conflicts)), change.file_conflicts)
 
+    def file_conflicts(self, spec: WriteSpec, read: View) -> tuple[str, ...]:
+        """The sections a --file and the checkpoint both changed, for a write whose draft was None (nothing to
+        commit: both sides kept came to what the checkpoint holds), so that it is said all the same."""
+        if not isinstance(spec.intent, Intent) or spec.intent.incoming is None:
+            return ()
+        return spec.intent.apply(read.checkpoint).conflicts
+
     def as_revision(self, cp: Checkpoint, revision: int, now: str, spec: WriteSpec) -> Checkpoint:
         """``cp`` marked as this write's revision: its number, when, who wrote it (the execution), and the
         branch, commit, dirty files and fingerprints it was written from (unless ``record_tree`` is off on a
@@ -128,7 +135,7 @@ class Drafter:
     def body(self, cp: Checkpoint, read: View | None, spec: WriteSpec) -> tuple[str, Checkpoint]:
         """The body for ``cp`` (over an existing body only what changed is rewritten: a person's formatting
         stays), checked as every body is before it leaves: a repository's own template must read back as the
-        shipped one; what goes to GitHub must fit, the chain's key included, and hold no credential."""
+        shipped one; what goes to GitHub must fit, the chain's key included; no store's body holds a credential."""
         body, cp = written_body(cp, self.env, read.over if read else None)
         if self.builtin is not None:  # a repository's own template
             template = self.env.get_template("checkpoint.md.j2").filename or "checkpoint.md.j2"
@@ -137,8 +144,9 @@ class Drafter:
         if shed:
             self.store.notices.append(f"to stay under {self.max_body_chars:,} characters, this revision's hidden "
                                       f"marker leaves out {shed}")
-        if self.store.remote and not spec.allow_secrets:
-            checks.check_secrets(read.over if read else "", read.checkpoint if read else Checkpoint(), body, cp)
+        if not spec.allow_secrets:  # every store: a local checkpoint is committed, pushed, pasted
+            checks.check_secrets(read.over if read else "", read.checkpoint if read else Checkpoint(), body, cp,
+                                 "to GitHub" if self.store.remote else "the checkpoint")
         return body, cp
 
     def base(self, read: View, spec: WriteSpec, before: tuple[Intent, ...]) -> Checkpoint | None:
@@ -171,8 +179,16 @@ def _change(spec: WriteSpec, read: View, base: Checkpoint | None, kept: bool) ->
     else:
         applied = spec.intent.apply(read.checkpoint)
         cp, beside, files = applied.checkpoint, [], applied.conflicts
-    changed = not content_equal(cp, read.checkpoint) or spec.event == "pre-compact"
+    changed = not content_equal(cp, read.checkpoint) or (spec.event == "pre-compact" and _new_session(spec, cp))
     return _Change(cp, changed, tuple(beside), files)
+
+
+def _new_session(spec: WriteSpec, cp: Checkpoint) -> bool:
+    """A pre-compact write records its session: a revision of its own only when the checkpoint does not have that
+    session yet (the same session compacting again changes nothing a person or a session reads)."""
+    e = spec.execution
+    return e is not None and not any((x.agent, x.session, x.transcript) == (e.agent, e.session, e.transcript)
+                                     for x in cp.executions)
 
 
 def _edit_entries(read: View, revision: int) -> list[Entry]:

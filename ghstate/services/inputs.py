@@ -79,7 +79,7 @@ def check_text(text: str, name: str) -> str:
 
 def load_text(text: str, name: str) -> tuple[Checkpoint, frozenset[str]]:
     """A checkpoint from checked text (a markdown body or a JSON state) and the sections it names."""
-    from ghstate.core.state_json import StateError, from_json
+    from ghstate.core.state_json import StateError, check_keys, from_json
 
     if looks_like_json(text):
         try:
@@ -87,12 +87,13 @@ def load_text(text: str, name: str) -> tuple[Checkpoint, frozenset[str]]:
         except ValueError as exc:
             raise InputError(f"{name} looks like JSON but is not valid JSON: {exc}") from None
         try:
+            check_keys(data)
             cp = from_json(data)
         except StateError as exc:
             raise InputError(f"{name}: invalid state: {exc}") from None
         from ghstate.core.model import SECTION_KEYS
 
-        present = frozenset(k for k in SECTION_KEYS if k in data)
+        present = frozenset(k for k in (*SECTION_KEYS, "extra") if k in data)  # "extra": all unknown sections
         return cp, present
     parsed = parse_text(text, name)
     broken = next((f for f in parsed.findings if f.code == "GS007"), None)

@@ -109,6 +109,11 @@ class SplitOutcome(NamedTuple):
         out += [f"  {app.label(a)} waits for {app.label(b)}" for a, b in self.links]
         return out
 
+    def json_data(self) -> dict[str, Any]:
+        """``split --json``: the parent, the children made now, those there already, the waits made now."""
+        return {"number": self.parent, "made": [{"number": n, "title": title} for n, title in self.made],
+                "kept": list(self.kept), "links": [{"number": a, "waits_for": b} for a, b in self.links]}
+
 
 def run_split(app: App, request: SplitRequest) -> SplitOutcome:
     """Make the children and their links, then the parent's phase lines link them: on GitHub all of it in at

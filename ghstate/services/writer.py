@@ -260,8 +260,12 @@ class Writer:
         base = self.drafter.base(read, spec, before) if kept else None
         first = self.drafter.draft(spec, read, own=True, base=base, kept=kept)
         if spec.dry_run or (first is None and read.mirror.kind != "stale"):  # a dry run, or nothing to write
-            return self._result(read.stored, first, read, list(first.conflicts) if first else [], tell=False)
-        return self._write_until_current(spec, _Rounds(read.stored, read, first, base, kept))
+            result = self._result(read.stored, first, read, list(first.conflicts) if first else [], tell=False)
+        else:
+            result = self._write_until_current(spec, _Rounds(read.stored, read, first, base, kept))
+        if first is None and not kept and not result.changed:  # changed nothing: where a --file met a change, said
+            result.file_conflicts = list(self.drafter.file_conflicts(spec, read))
+        return result
 
     def _write_until_current(self, spec: WriteSpec, rounds: _Rounds) -> WriteResult:
         """Rounds of read → plan → send until this write's change landed and the body is the head's mirror with

@@ -1,0 +1,31 @@
+"""Recovery hints on GitHub (issue 48, part 8): after `git branch -m`, the checkpoint of the branch's former
+name is named, at one branch lookup per former name (its index entry, and the read of the one found), and
+only when the reflog shows a rename."""
+
+from __future__ import annotations
+
+from conftest import git
+
+
+def test_after_git_branch_m_resume_names_the_issue_of_the_old_name(gh, run, repo):
+    run("checkpoint", "--goal", "ship it", "--resume-at", "Start at Phase 1.")
+    git(repo, "branch", "-m", "feature/x", "feature/renamed")
+    start = len(gh.calls)
+    result = run("resume", code=1)
+    assert result.stderr.endswith("this branch was renamed from feature/x, whose checkpoint is #1: 'ghstate resume "
+                                  "1' reads it, and 'ghstate checkpoint 1 --move' with your next change makes it "
+                                  "this branch's\n")
+    # this name (its index entry, then the search for a checkpoint the index does not hold), the former name's
+    # entry, and the checkpoint found there
+    assert gh.operations()[-4:] == ["BranchCheckpoint", "BranchSearch", "BranchCheckpoint", "Checkpoint"]
+    assert len(gh.calls) - start == 4
+    run("checkpoint", "1", "--move", "--resume-at", "Go on under the new name.")
+    assert "Go on under the new name." in run("resume").stdout
+
+
+def test_a_branch_never_renamed_costs_no_lookup_more(gh, run, repo):
+    run("checkpoint", "--goal", "ship it", "--resume-at", "Start at Phase 1.")
+    git(repo, "checkout", "-q", "-b", "feature/none")
+    start = len(gh.calls)
+    assert "give an ISSUE number" in run("resume", code=1).stderr
+    assert len(gh.calls) - start == 2  # a branch with none, as docs/github.md counts it: no lookup more
