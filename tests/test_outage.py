@@ -420,3 +420,19 @@ def test_an_empty_pending_folder_from_before_is_no_store_to_move(gh, run, repo):
     (repo / ".ghstate" / "pending" / ".push.lock").write_text("")
     assert "moved" not in run("resume").stderr
     assert (repo / ".ghstate" / "pending" / ".push.lock").exists()
+
+
+@pytest.mark.parametrize("command", [("list",), ("ready",), ("close", "--stale", "--days", "1")])
+def test_a_listing_sends_the_kept_writes_first(gh, run, repo, command):  # noqa: F811
+    """``list``, ``ready`` and ``close --stale`` reach GitHub without reading one checkpoint: they too send this
+    clone's kept writes first (found by the closing review: only commands reading through App.read did)."""
+    existing(gh)
+    gh.tasks.index(7, "feature/x")
+    run("checkpoint", "--decision", "seen on GitHub")
+    refused(gh)
+    run("checkpoint", "--decision", "kept while away", code=1)
+    assert len(pending(repo)) == 1
+    gh.faults.clear()
+    run(*command)
+    assert pending(repo) == []
+    assert "kept while away" in state_of(gh, 7).decisions

@@ -48,14 +48,9 @@ def close(issue: int | None, stale: bool, days: int | None, dry_run: bool, as_js
     from ghstate.services import interrupt
 
     assert issue is not None
-    app = make_app()
-    from ghstate.services import kept
+    app = make_app(send_kept=True)  # this machine's kept writes go first: none lands on it after the close
     from ghstate.services.reader import checkpoint_of
 
-    if not dry_run:  # this machine's kept writes go first: none lands on it after the close
-        sent = kept.send_first(app)
-        if sent.unanswered is not None:
-            raise sent.unanswered
     stored = app.store.get(issue)
     cp = checkpoint_of(stored)
     label = app.label(issue)
@@ -80,7 +75,7 @@ def _close_stale(days: int | None, dry_run: bool, as_json: bool) -> None:
     from ghstate.core.present import printable
     from ghstate.services import interrupt, lifecycle
 
-    app = make_app()
+    app = make_app(send_kept=True)
     found = lifecycle.stale(app, days)
     app.flush_notices()
     rows = []

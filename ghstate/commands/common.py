@@ -65,9 +65,12 @@ class IssueRef(click.ParamType):
 ISSUE = IssueRef()
 
 
-def make_app(*, need_token: bool = True, github: dict[str, Any] | None = None, **overrides: Any) -> App:
+def make_app(*, need_token: bool = True, github: dict[str, Any] | None = None, send_kept: bool = False,
+             **overrides: Any) -> App:
     """The App of the running command, from its store options (and ``overrides``); what the store noticed
-    is said when the command ends. ``github``: keyword arguments for the GitHub store."""
+    is said when the command ends. ``github``: keyword arguments for the GitHub store. ``send_kept``: a command
+    that reaches GitHub without reading a checkpoint through ``App.read`` (a listing, a close) sends this clone's
+    kept writes first, as that does (not on a dry run: it writes nothing)."""
     ctx = click.get_current_context()
     options = dict(ctx.meta.get("store_options", {}))
     options.update(overrides)
@@ -84,6 +87,12 @@ def make_app(*, need_token: bool = True, github: dict[str, Any] | None = None, *
     if named and not app.store.remote:
         raise click.UsageError(f"{ctx.meta['issue_repos'][named]} is an issue of {named} on GitHub, and this command "
                                "uses the local store, whose checkpoints have numbers of their own: give the number")
+    if send_kept and app.store.remote and not ctx.params.get("dry_run"):
+        from ghstate.services import kept
+
+        sent = kept.send_first(app)
+        if sent.unanswered is not None:  # GitHub did not answer them: the command would not be answered either
+            raise sent.unanswered
     return app
 
 

@@ -43,7 +43,7 @@ def list_(limit: int | None, stale: bool, days: int | None, as_json: bool) -> No
 
     if days is not None and not stale:
         raise click.UsageError("--days goes with --stale")
-    app = make_app()
+    app = make_app(send_kept=True)  # what this machine kept goes out first: the listing shows it
     more = False
     reasons: dict[int, tuple[str, ...]] = {}
     if stale:

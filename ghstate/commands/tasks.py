@@ -64,7 +64,7 @@ def ready(issue: int | None, limit: int | None, as_json: bool) -> None:
       ghstate ready 24 --json | jq '.[] | select(.state == "claimed")'
     """
     request = ReadyRequest(issue=issue, json=as_json, limit=limit)
-    app = make_app()
+    app = make_app(send_kept=True)
     found = run_ready(app, request)
     if as_json:
         rows = found.json_rows()
