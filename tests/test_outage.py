@@ -393,9 +393,8 @@ def test_a_checkpoint_closed_here_is_not_resumed_as_open_without_github(gh, run,
     assert "checkpoint #7 was closed: its task is not open" in ctx
 
 
-def test_a_kept_write_goes_out_before_the_close(gh, run, repo):  # noqa: F811
-    """A write kept for #7 is published by ``close 7`` before it closes, so that nothing lands on the checkpoint
-    after it closed (which would bring its chain's ref back)."""
+def kept_while_away(gh, run, repo) -> None:  # noqa: F811
+    """#7 seen here, then a write to it kept while GitHub refused connections; GitHub back."""
     existing(gh)
     gh.tasks.index(7, "feature/x")
     run("checkpoint", "--decision", "seen on GitHub")
@@ -403,6 +402,12 @@ def test_a_kept_write_goes_out_before_the_close(gh, run, repo):  # noqa: F811
     run("checkpoint", "--decision", "kept while away", code=1)
     assert len(pending(repo)) == 1
     gh.faults.clear()
+
+
+def test_a_kept_write_goes_out_before_the_close(gh, run, repo):  # noqa: F811
+    """A write kept for #7 is published by ``close 7`` before it closes, so that nothing lands on the checkpoint
+    after it closed (which would bring its chain's ref back)."""
+    kept_while_away(gh, run, repo)
     run("close", "7")
     assert pending(repo) == []
     assert "kept while away" in state_of(gh, 7).decisions
@@ -426,13 +431,7 @@ def test_an_empty_pending_folder_from_before_is_no_store_to_move(gh, run, repo):
 def test_a_listing_sends_the_kept_writes_first(gh, run, repo, command):  # noqa: F811
     """``list``, ``ready`` and ``close --stale`` reach GitHub without reading one checkpoint: they too send this
     clone's kept writes first (found by the closing review: only commands reading through App.read did)."""
-    existing(gh)
-    gh.tasks.index(7, "feature/x")
-    run("checkpoint", "--decision", "seen on GitHub")
-    refused(gh)
-    run("checkpoint", "--decision", "kept while away", code=1)
-    assert len(pending(repo)) == 1
-    gh.faults.clear()
+    kept_while_away(gh, run, repo)
     run(*command)
     assert pending(repo) == []
     assert "kept while away" in state_of(gh, 7).decisions
