@@ -26,6 +26,7 @@ from ghstate.core.model import (
     section_digests,
     standalone_extras,
 )
+from ghstate.core.sections import SECTIONS
 from ghstate.core.state_json import literal_markdown
 from ghstate.core.tasks import bare, linked_child
 from ghstate.errors import InputError
@@ -310,8 +311,7 @@ def content_equal(a: Checkpoint, b: Checkpoint) -> bool:
 
 # ------------------------------------------------------------------------------------ summary
 
-_NOUNS = {"decisions": "decision", "questions": "question", "risks": "risk", "files": "file to re-read",
-          "runtime": "runtime check"}
+_NOUNS = {s.key: s.noun for s in SECTIONS if s.noun}
 
 
 def _count(n: int, noun: str) -> str:

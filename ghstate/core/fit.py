@@ -11,6 +11,8 @@ from its end; one closing line names what was left out and how to get it.
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from ghstate.core.sections import SECTIONS
+
 # Budgets under each host's own limit on what a hook may inject (characters of the context value).
 # Claude Code: a SessionStart additionalContext over 10,000 characters is saved to a file and the
 # model gets a 2,000-character preview; Codex cuts project instructions at 32 KiB.
@@ -39,15 +41,15 @@ class Selection(NamedTuple):
     runtime: int = 0
 
 
-LABELS = (("decisions", "locked decision", "locked decisions"), ("questions", "open question", "open questions"),
-          ("risks", "risk", "risks"), ("notes", "comment", "comments"), ("files", "file to re-read",
-                                                                              "files to re-read"),
-          ("runtime", "runtime check", "runtime checks"))
+# What the closing line counts, in the table's ``fit`` order; the comments (``notes``) are no section of
+# the checkpoint, and are counted after the risks.
+_NOTES = (4, "notes", ("comment", "comments"))
+LABELS = tuple((key, *shown) for _, key, shown in sorted([*((s.fit, s.key, s.shown) for s in SECTIONS if s.fit),
+                                                           _NOTES]))
 
 
 def full(counts: dict[str, int], changed_files: int) -> Selection:
-    return Selection(True, True, counts["decisions"], counts["questions"], counts["risks"], counts["notes"],
-                     counts["files"], changed_files, counts["runtime"])
+    return Selection(True, True, files_changed=changed_files, **{key: counts[key] for key, _, _ in LABELS})
 
 
 def drops(sel: Selection, has_done: bool, has_later: bool) -> list[Selection]:
@@ -70,7 +72,9 @@ def drops(sel: Selection, has_done: bool, has_later: bool) -> list[Selection]:
         step(files=current.files - 1)
     while current.files:
         step(files=current.files - 1, files_changed=current.files - 1)
-    for key in ("notes", "risks", "questions", "decisions"):
+    # The other counts lose one item at a time from the end, the last counted first (files and runtime have
+    # their own order above: the runtime's checks first, then unchanged files before changed ones).
+    for key in [key for key, _, _ in reversed(LABELS) if key not in ("files", "runtime")]:
         while getattr(current, key):
             step(**{key: getattr(current, key) - 1})
     return out

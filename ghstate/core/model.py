@@ -14,6 +14,8 @@ import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ghstate.core.marker import Execution, Meta
+from ghstate.core.sections import LISTS, TEXTS
+from ghstate.core.sections import SECTIONS as _TABLE
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -21,22 +23,13 @@ if TYPE_CHECKING:
     # pragma: no cover
     from ghstate.core.verification import Verification
 
-# Section keys in canonical order, with the canonical heading and the accepted aliases.
-SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("goal", "Goal", ("task", "objective")),
-    ("phases", "Current status", ("status", "progress", "phases", "plan")),
-    ("decisions", "Decisions locked", ("locked decisions", "decisions")),
-    ("questions", "Open questions", ("unresolved questions", "questions")),
-    ("risks", "Remaining risks", ("risks", "open risks")),
-    ("files", "Files to re-read", ("files/modules to re-read", "files", "re-read")),
-    ("runtime", "Runtime", ("live state", "environment")),
-    ("resume", "Resume instruction", ("resume", "resume point", "next step")),
-    ("verification", "Verification", ("ci",)),
-)
+# Section keys in canonical order, with the canonical heading and the accepted aliases: the table's
+# (``core.sections``), in the shapes the rest of the core reads.
+SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = tuple((s.key, s.heading, s.aliases) for s in _TABLE)
 SECTION_KEYS: tuple[str, ...] = tuple(key for key, _, _ in SECTIONS)
 HEADINGS: dict[str, str] = {key: heading for key, heading, _ in SECTIONS}
-LIST_SECTIONS = ("decisions", "questions", "risks", "files", "runtime")
-TEXT_SECTIONS = ("goal", "resume", "verification")
+LIST_SECTIONS = LISTS
+TEXT_SECTIONS = TEXTS
 
 ALIASES: dict[str, str] = {}
 for _key, _heading, _aliases in SECTIONS:
@@ -63,11 +56,9 @@ def github_time(value: str) -> "datetime | None":
 
 
 # Words that say which section a heading ghstate does not know was meant as (``## Decision``, ``## Next steps``,
-# ``## Risks and mitigations``): such a section is kept as written, but no prompt places its items.
-_MEANT = (("decisions", r"decisions?|decided"), ("questions", r"questions?"), ("risks", r"risks?"),
-          ("resume", r"resume|next steps?|next actions?|where to start"),
-          ("files", r"files?|re-?read"), ("phases", r"status|progress|phases?|plan|checklist|todo"),
-          ("goal", r"goal|objective"), ("runtime", r"runtime"), ("verification", r"verification|ci"))
+# ``## Risks and mitigations``): such a section is kept as written, but no prompt places its items. Each
+# section's ``meant`` words; no word of one section starts another's, so the table's order does not matter.
+_MEANT = tuple((s.key, s.meant) for s in _TABLE)
 
 
 _QUALIFIERS = r"(?:key|main|open|current|remaining|known|locked|unresolved|outstanding|the|our|my)"
