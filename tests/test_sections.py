@@ -6,8 +6,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from ghstate.core import edits, fit, lint, marker, model, parse, present, provenance, sections
+from ghstate.core import edits, fit, lint, marker, model, parse, present, provenance, sections, state_json
 from ghstate.local import seen
+from ghstate.services import checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,6 +25,14 @@ def test_every_consumer_reads_the_table():
                                                                     if s.fit]
     assert present.PROMPT_LISTS == tuple((s.prompt, s.key) for s in table if s.prompt)
     assert present.CHANGE_LISTS == tuple((s.new, s.key) for s in table if s.new)
+    plain = [s.key for s in table if s.items == "plain"]
+    own_shape = ("files", "resume", "runtime", "verification")
+    assert [k for k in state_json.FIELDS if k in sections.BY_KEY and k not in own_shape] == ["goal", "phases", *plain]
+    assert {s.flag.replace("-", "_"): s.key for s in table if s.flag}.items() <= state_json._SPELLED.items()
+    assert [f for f in checkpoint.TEXT_FIELDS if f in {s.flag for s in table if s.items == "plain"}] \
+        == [s.flag for s in table if s.items == "plain"]
+    request = checkpoint.CheckpointRequest(**{s.flag: ("x",) for s in table if s.items == "plain"})
+    assert all(getattr(request.edits, key) == ("x",) for key in plain)
 
 
 def test_the_table_is_whole():
@@ -81,8 +90,10 @@ def _names_in(path: Path, word: str) -> list[int]:
 def test_moved_modules_name_no_section_of_their_own():
     """The modules moved onto the table do not spell ``questions`` (the section a new list section is most
     like) as a string or an identifier. The exception: a record's field declarations, one per section
-    (``fit.Selection``, ``seen.Changes``): a NamedTuple says its fields by name."""
+    (``fit.Selection``, ``seen.Changes``, ``edits.Edits``,
+    ``CheckpointRequest``): a NamedTuple says its fields by name."""
     moved = ["core/parse.py", "core/lint.py", "core/provenance.py", "core/marker.py", "core/fit.py",
-             "core/present.py", "local/seen.py"]
+             "core/present.py", "local/seen.py", "core/state_json.py", "core/edits.py", "core/intent.py",
+             "services/checkpoint.py", "services/resume.py"]
     named = {m: _names_in(ROOT / "ghstate" / m, "questions") for m in moved}
     assert named == {m: [] for m in moved}

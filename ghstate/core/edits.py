@@ -26,7 +26,7 @@ from ghstate.core.model import (
     section_digests,
     standalone_extras,
 )
-from ghstate.core.sections import SECTIONS
+from ghstate.core.sections import PLAIN, SECTIONS
 from ghstate.core.state_json import literal_markdown
 from ghstate.core.tasks import bare, linked_child
 from ghstate.errors import InputError
@@ -104,7 +104,8 @@ def apply_edits(cp: Checkpoint, edits: Edits) -> Checkpoint:
             phases[index] = with_steps(phases[index], done)
     if tuple(phases) != cp.phases:
         changes["phases"] = tuple(phases)
-    for key, new in (("decisions", edits.decisions), ("questions", edits.questions), ("risks", edits.risks)):
+    for key in PLAIN:  # Edits holds what the flags add to each plain list under the section's key
+        new = getattr(edits, key)
         if new:
             changes[key] = _append(getattr(cp, key), new)
     if edits.reads:
@@ -189,7 +190,7 @@ def keep_markup(cp: Checkpoint, incoming: Checkpoint) -> Checkpoint:
         return tuple(out)
 
     changes: dict[str, object] = {key: keep(getattr(cp, key), getattr(incoming, key), "item")
-                                  for key in ("decisions", "questions", "risks", "runtime")}
+                                  for key in LIST_SECTIONS if key != "files"}  # files are paths, not markup
     for key in ("goal", "resume"):
         if getattr(incoming, key):
             changes[key] = keep((getattr(cp, key),), (getattr(incoming, key),), "block")[0]

@@ -28,34 +28,42 @@ class Section(NamedTuple):
     code: str = ""  # its items' one-letter provenance code in the hidden marker ("" none kept)
     kept: int = 0  # the order in which provenance keeps room for its items when the marker is full
     prompt: str = ""  # its heading in a session's prompt, when the prompt shows it as a plain list
+    items: str = ""  # a list's items: "plain" (markdown), "paths" (files: code spans), "checks" (runtime: name, check)
+    flag: str = ""  # the CLI flag that adds to it or sets it (``--flag``); the MCP argument is its ``_`` spelling
     new: str = ""  # the heading of its items a session has not seen yet, in the prompt of what changed
 
 
 SECTIONS: tuple[Section, ...] = (
     Section("goal", "Goal", ("task", "objective"), "text", r"goal|objective"),
     Section("phases", "Current status", ("status", "progress", "phases", "plan"), "checklist",
-            r"status|progress|phases?|plan|checklist|todo"),
+            r"status|progress|phases?|plan|checklist|todo", flag="phase"),
     Section("decisions", "Decisions locked", ("locked decisions", "decisions"), "list", r"decisions?|decided",
             noun="decision", shown=("locked decision", "locked decisions"), fit=1, code="d", kept=1,
-            prompt="Locked decisions (settled, do not reopen)", new="New locked decisions (settled, do not reopen)"),
+            prompt="Locked decisions (settled, do not reopen)", new="New locked decisions (settled, do not reopen)",
+            items="plain", flag="decision"),
     Section("questions", "Open questions", ("unresolved questions", "questions"), "list", r"questions?",
             noun="question", shown=("open question", "open questions"), fit=2, code="q", kept=4,
-            prompt="Open questions", new="New open questions"),
+            prompt="Open questions", new="New open questions", items="plain", flag="question"),
     Section("risks", "Remaining risks", ("risks", "open risks"), "list", r"risks?",
-            noun="risk", shown=("risk", "risks"), fit=3, code="r", kept=3, prompt="Remaining risks", new="New risks"),
+            noun="risk", shown=("risk", "risks"), fit=3, code="r", kept=3, prompt="Remaining risks", new="New risks",
+            items="plain", flag="risk"),
     Section("files", "Files to re-read", ("files/modules to re-read", "files", "re-read"), "list",
             r"files?|re-?read", noun="file to re-read", shown=("file to re-read", "files to re-read"), fit=5,
-            code="f", kept=2, new="New files to re-read"),
+            code="f", kept=2, new="New files to re-read", items="paths", flag="read"),
     Section("runtime", "Runtime", ("live state", "environment"), "list", r"runtime",
-            noun="runtime check", shown=("runtime check", "runtime checks"), fit=6),
+            noun="runtime check", shown=("runtime check", "runtime checks"), fit=6, items="checks"),
     Section("resume", "Resume instruction", ("resume", "resume point", "next step"), "text",
-            r"resume|next steps?|next actions?|where to start"),
+            r"resume|next steps?|next actions?|where to start", flag="resume-at"),
     Section("verification", "Verification", ("ci",), "text", r"verification|ci"),
 )
 
 BY_KEY: dict[str, Section] = {s.key: s for s in SECTIONS}
 LISTS: tuple[str, ...] = tuple(s.key for s in SECTIONS if s.kind == "list")
 TEXTS: tuple[str, ...] = tuple(s.key for s in SECTIONS if s.kind == "text")
+# The lists of plain markdown items: no shape of their own (the files' paths and the runtime's checks have one).
+PLAIN: tuple[str, ...] = tuple(s.key for s in SECTIONS if s.items == "plain")
+# The MCP argument (the flag's ``_`` spelling) of each section a flag writes, and the section.
+ARGUMENTS: dict[str, str] = {s.flag.replace("-", "_"): s.key for s in SECTIONS if s.flag}
 # The sections whose items carry provenance, by code, in the table's order.
 PROVENANCE: tuple[tuple[str, str], ...] = tuple((s.code, s.key) for s in SECTIONS if s.code)
 # The marker's provenance kinds in the order they keep room: the checklist's ticked phases first (``p``, what

@@ -14,6 +14,7 @@ from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.marker import Execution
 from ghstate.core.markup import control_at, describe_control
 from ghstate.core.model import Checkpoint
+from ghstate.core.sections import PLAIN, SECTIONS
 from ghstate.errors import InputError, NotFound
 from ghstate.git import gitinfo
 from ghstate.services.app import App
@@ -66,8 +67,8 @@ class CheckpointRequest:
     @property
     def edits(self) -> Edits:
         return Edits(title=self.title, goal=self.goal, resume=self.resume_at, done=self.done, undo=self.undo,
-                     phases=self.phase, decisions=self.decision, questions=self.question, risks=self.risk,
-                     reads=self.read)
+                     phases=self.phase, reads=self.read,
+                     **{key: getattr(self, flag) for key, flag in zip(PLAIN, _PLAIN_FLAGS, strict=True)})
 
     def check(self) -> None:
         """Refuse what cannot be meant, naming the field (RequestError), and a body far larger than any
@@ -91,10 +92,12 @@ class CheckpointRequest:
 
 
 # The request's fields that hold text, and those the CLI also takes for the App (who writes): one rule each.
-TEXT_FIELDS = ("title", "goal", "resume_at", "done", "undo", "phase", "decision", "question", "risk", "read")
+# The plain lists' flags (``--decision``, ...) are the table's (core.sections).
+_PLAIN_FLAGS = tuple(s.flag for s in SECTIONS if s.items == "plain")
+TEXT_FIELDS = ("title", "goal", "resume_at", "done", "undo", "phase", *_PLAIN_FLAGS, "read")
 FIELDS = ("issue", "body", "new", "allow_empty", *TEXT_FIELDS, "agent", "role", "session")
 _ONE_LINE = ("agent", "role", "session")
-_NOT_EMPTY = ("done", "undo", "phase", "decision", "question", "risk", "read")
+_NOT_EMPTY = ("done", "undo", "phase", *_PLAIN_FLAGS, "read")
 
 
 def check_values(values: dict[str, str | tuple[str, ...] | None]) -> None:
