@@ -55,6 +55,22 @@ def test_the_table_is_whole():
             assert hits == [s.key], (word, hits)
 
 
+def test_the_flags_and_mcp_arguments_of_the_plain_lists_are_the_tables():
+    """``--decision``/``--question``/``--risk`` and the MCP tool's arguments of the same names come from the rows,
+    in the table's order, after ``--phase`` (as they were written out before)."""
+    from ghstate.agents import mcp_tools
+    from ghstate.commands.checkpoint import checkpoint as command
+
+    plain = [s for s in sections.SECTIONS if s.items == "plain"]
+    names = [p.name for p in command.params]
+    at = names.index("phase") + 1
+    assert names[at:at + len(plain)] == [s.flag for s in plain]
+    assert [p.help for p in command.params[at:at + len(plain)]] == [f"Add {s.adds}." for s in plain]
+    schema = list(mcp_tools.TOOLS["checkpoint"]["schema"])
+    at = schema.index("phase") + 1
+    assert schema[at:at + len(plain)] == [s.flag for s in plain]
+
+
 def test_seen_keeps_each_coded_section_under_its_code():
     cp = model.Checkpoint(title="t", decisions=("d1",), questions=("q1", "q2"), risks=("r1",),
                           files=("`a.py` why",))
@@ -94,6 +110,6 @@ def test_moved_modules_name_no_section_of_their_own():
     ``CheckpointRequest``): a NamedTuple says its fields by name."""
     moved = ["core/parse.py", "core/lint.py", "core/provenance.py", "core/marker.py", "core/fit.py",
              "core/present.py", "local/seen.py", "core/state_json.py", "core/edits.py", "core/intent.py",
-             "services/checkpoint.py", "services/resume.py"]
+             "services/checkpoint.py", "services/resume.py", "commands/checkpoint.py", "agents/mcp_tools.py"]
     named = {m: _names_in(ROOT / "ghstate" / m, "questions") for m in moved}
     assert named == {m: [] for m in moved}

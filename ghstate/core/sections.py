@@ -30,6 +30,8 @@ class Section(NamedTuple):
     prompt: str = ""  # its heading in a session's prompt, when the prompt shows it as a plain list
     items: str = ""  # a list's items: "plain" (markdown), "paths" (files: code spans), "checks" (runtime: name, check)
     flag: str = ""  # the CLI flag that adds to it or sets it (``--flag``); the MCP argument is its ``_`` spelling
+    adds: str = ""  # a plain list's flag's help: "Add {adds}."
+    argument: str = ""  # a plain list's MCP argument's description ("" none)
     new: str = ""  # the heading of its items a session has not seen yet, in the prompt of what changed
 
 
@@ -40,13 +42,14 @@ SECTIONS: tuple[Section, ...] = (
     Section("decisions", "Decisions locked", ("locked decisions", "decisions"), "list", r"decisions?|decided",
             noun="decision", shown=("locked decision", "locked decisions"), fit=1, code="d", kept=1,
             prompt="Locked decisions (settled, do not reopen)", new="New locked decisions (settled, do not reopen)",
-            items="plain", flag="decision"),
+            items="plain", flag="decision", adds="a locked decision", argument="Locked decisions to add."),
     Section("questions", "Open questions", ("unresolved questions", "questions"), "list", r"questions?",
             noun="question", shown=("open question", "open questions"), fit=2, code="q", kept=4,
-            prompt="Open questions", new="New open questions", items="plain", flag="question"),
+            prompt="Open questions", new="New open questions", items="plain", flag="question",
+            adds="an open question"),
     Section("risks", "Remaining risks", ("risks", "open risks"), "list", r"risks?",
             noun="risk", shown=("risk", "risks"), fit=3, code="r", kept=3, prompt="Remaining risks", new="New risks",
-            items="plain", flag="risk"),
+            items="plain", flag="risk", adds="a remaining risk"),
     Section("files", "Files to re-read", ("files/modules to re-read", "files", "re-read"), "list",
             r"files?|re-?read", noun="file to re-read", shown=("file to re-read", "files to re-read"), fit=5,
             code="f", kept=2, new="New files to re-read", items="paths", flag="read"),
