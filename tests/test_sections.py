@@ -90,26 +90,106 @@ def _names_in(path: Path, word: str) -> list[int]:
     """Lines of ``path`` where ``word`` is a string constant or an identifier (a name, an attribute, an argument,
     a keyword): comments and docstrings aside."""
     tree = ast.parse(path.read_text())
-    fields = {id(node.target) for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef) for node in cls.body
-              if isinstance(node, ast.AnnAssign)}
     lines = []
     for node in ast.walk(tree):
-        if id(node) in fields:  # a record's field, one per section: the documented exception (below)
-            continue
         if isinstance(node, ast.Constant) and node.value == word or isinstance(node, ast.Name) and node.id == word \
                 or isinstance(node, ast.Attribute) and node.attr == word \
-                or isinstance(node, ast.keyword) and node.arg == word:
+                or isinstance(node, (ast.keyword, ast.arg)) and node.arg == word:
             lines.append(node.lineno)
     return lines
 
 
-def test_moved_modules_name_no_section_of_their_own():
-    """The modules moved onto the table do not spell ``questions`` (the section a new list section is most
-    like) as a string or an identifier. The exception: a record's field declarations, one per section
-    (``fit.Selection``, ``seen.Changes``, ``edits.Edits``,
-    ``CheckpointRequest``): a NamedTuple says its fields by name."""
-    moved = ["core/parse.py", "core/lint.py", "core/provenance.py", "core/marker.py", "core/fit.py",
-             "core/present.py", "local/seen.py", "core/state_json.py", "core/edits.py", "core/intent.py",
-             "services/checkpoint.py", "services/resume.py", "commands/checkpoint.py", "agents/mcp_tools.py"]
-    named = {m: _names_in(ROOT / "ghstate" / m, "questions") for m in moved}
-    assert named == {m: [] for m in moved}
+def test_no_module_but_the_table_names_a_section_of_its_own():
+    """No module under ghstate/ but the table spells ``questions`` (or its flag, ``question``: the section a new
+    list section is most like) as a string or an identifier; the records whose fields are sections
+    (Checkpoint, fit.Selection, seen.Changes, edits.Edits, CheckpointRequest) are built from the table."""
+    named = {str(p.relative_to(ROOT / "ghstate")): lines for p in sorted((ROOT / "ghstate").rglob("*.py"))
+             if p.name != "sections.py" or p.parent.name != "core"
+             for lines in [_names_in(p, "questions") + _names_in(p, "question")] if lines}
+    assert named == {}
+    assert _names_in(ROOT / "ghstate" / "core" / "sections.py", "questions")  # the check finds what it looks for
+
+
+# A test-only list section, added through the table alone (issue 49's measure): the row below, put into a copy
+# of the package's table, and nothing else changed.
+BLOCKERS_ROW = '''    Section("blockers", "Blockers", ("blocked by",), "list", r"blockers?|blocked",
+            noun="blocker", shown=("blocker", "blockers"), fit=7, code="b", kept=5, prompt="Blockers",
+            new="New blockers", items="plain", flag="blocker", adds="a blocker", argument="Blockers to add."),
+'''
+
+BLOCKERS_DRIVER = r'''
+import json, sys
+from click.testing import CliRunner
+from ghstate.cli import cli
+from ghstate.core import fit, lint, marker, parse, provenance, render, sections
+from ghstate.templating import environment
+from ghstate.agents import mcp_tools
+from ghstate.services.app import build_app
+
+assert "ghstate" in sys.modules and sections.__file__.startswith(sys.argv[1]), sections.__file__
+body = ("## Goal\n\ng\n\n## Current status\n\n- [ ] Phase 1: one\n\n## Blockers\n\n- waiting on infra\n\n"
+        "## Resume instruction\n\nStart Phase 1.\n")
+cp = parse.parse(body).checkpoint
+out = {"parsed": list(cp.blockers)}
+rendered = render.render_body(cp, environment())
+out["rendered"] = "\n## Blockers\n- waiting on infra\n" in rendered
+again = parse.parse(rendered).checkpoint
+out["round_trip"] = again._replace(meta=cp.meta) == cp and render.render_body(again, environment()) == rendered
+long = body.replace("waiting on infra", "x" * 150)
+out["lint"] = [p.message.split(" has")[0] for p in lint.lint(parse.parse(long), long, max_item_chars=100)
+               if p.code == "GS005"]
+run = CliRunner().invoke(cli, ["checkpoint", "--goal", "g", "--phase", "Phase 1: one", "--resume-at", "Phase 1",
+                               "--blocker", "waiting on infra", "--json"], catch_exceptions=False)
+assert run.exit_code == 0, run.output
+state = json.loads(run.stdout)
+out["flag_json"] = state["blockers"]
+answer = mcp_tools.call("checkpoint", {"blocker": ["the CI runner"]}, lambda: build_app(store="local"))
+assert not answer.error, answer
+shown = CliRunner().invoke(cli, ["show", "--json"], catch_exceptions=False)
+out["mcp_json"] = json.loads(shown.stdout)["blockers"]
+out["provenance"] = sorted(json.loads(shown.stdout).get("provenance", {}).get("blockers", [{}])[0])
+prompt = CliRunner().invoke(cli, ["resume"], catch_exceptions=False).stdout
+out["prompt"] = "Blockers" in prompt and "the CI runner" in prompt
+tight = CliRunner().invoke(cli, ["resume", "--budget", "1"], catch_exceptions=False).stdout
+out["fit"] = "2 blockers" in tight or "all 2 blockers" in tight
+out["fit_labels"] = [k for k, _, _ in fit.LABELS]
+out["codes"] = [provenance.ITEM_KINDS, marker.PROVENANCE_KINDS]
+print(json.dumps(out))
+'''
+
+
+def test_a_section_added_through_the_table_alone(repo, tmp_path):
+    """The measure of issue 49: a copy of the package whose table has one row more ("Blockers", a plain list,
+    test-only) parses it, renders it, round-trips it, lints it, takes it from a flag and an MCP argument, shows
+    it in --json and in the prompt, fits it and keeps its provenance. Only core/sections.py differs."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    copy = tmp_path / "copy"
+    shutil.copytree(ROOT / "ghstate", copy / "ghstate", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "templates", copy / "templates")  # the shipped templates, unchanged
+    table = copy / "ghstate" / "core" / "sections.py"
+    text = table.read_text()
+    anchor = '    Section("resume", "Resume instruction"'
+    assert text.count(anchor) == 1
+    table.write_text(text.replace(anchor, BLOCKERS_ROW + anchor))
+    changed = [p.relative_to(copy / "ghstate") for p in (copy / "ghstate").rglob("*.py")
+               if p.read_bytes() != (ROOT / "ghstate" / p.relative_to(copy / "ghstate")).read_bytes()]
+    assert [str(p) for p in changed] == ["core/sections.py"]
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    done = subprocess.run([sys.executable, "-c", BLOCKERS_DRIVER, str(copy)], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["parsed"] == ["waiting on infra"]
+    assert out["rendered"] and out["round_trip"]
+    assert out["lint"] == ["blockers item 1"]
+    assert out["flag_json"] == ["waiting on infra"]
+    assert out["mcp_json"] == ["waiting on infra", "the CI runner"]
+    assert out["provenance"]
+    assert out["prompt"] and out["fit"]
+    assert out["fit_labels"][-1] == "blockers"
+    assert ["b", "blockers"] in out["codes"][0] and "b" in out["codes"][1]

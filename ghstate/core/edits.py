@@ -5,7 +5,7 @@ Every function takes a checkpoint and returns a new one; each change touches onl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import make_dataclass
 
 from ghstate.core import provenance
 from ghstate.core.marker import HISTORY_DEPTH, DigestsAt, Execution
@@ -34,23 +34,21 @@ from ghstate.errors import InputError
 MAX_EXECUTIONS = 20
 
 
-@dataclass(frozen=True)
-class Edits:
-    """What the incremental flags of ``ghstate checkpoint`` ask for."""
-
-    title: str | None = None
-    goal: str | None = None
-    resume: str | None = None
-    done: tuple[str, ...] = ()
-    undo: tuple[str, ...] = ()
-    phases: tuple[str, ...] = ()
-    decisions: tuple[str, ...] = ()
-    questions: tuple[str, ...] = ()
-    risks: tuple[str, ...] = ()
-    reads: tuple[str, ...] = ()
+class _Edits:
+    """What the incremental flags of ``ghstate checkpoint`` ask for: what to set (title, goal, resume), the
+    phases to tick, untick and add, what to add to each plain list of the table (under the section's key), the
+    files to re-read. The intent keeps them by field name, in this order."""
 
     def __bool__(self) -> bool:
         return any(getattr(self, f) for f in self.__dataclass_fields__)
+
+
+_TEXTS = "tuple[str, ...]"
+Edits = make_dataclass("Edits", [
+    ("title", "str | None", None), ("goal", "str | None", None), ("resume", "str | None", None),
+    ("done", _TEXTS, ()), ("undo", _TEXTS, ()), ("phases", _TEXTS, ()), *((key, _TEXTS, ()) for key in PLAIN),
+    ("reads", _TEXTS, ()),
+], bases=(_Edits,), frozen=True, namespace={"__doc__": _Edits.__doc__, "__module__": __name__})
 
 
 class EditError(InputError):

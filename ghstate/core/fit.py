@@ -8,6 +8,7 @@ from its end; one closing line names what was left out and how to get it.
 """
 
 
+import collections
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -26,26 +27,29 @@ def host_budget(host: str, configured: int = 0) -> int:
     return min(configured, limit) if configured > 0 else limit
 
 
-class Selection(NamedTuple):
-    """What of the checkpoint the prompt shows: counts kept of each list (a prefix of it), the files
-    kept (indexes into the files shown, changed first), and whether phase names are listed."""
-
-    done_names: bool = True
-    later_names: bool = True
-    decisions: int = 0
-    questions: int = 0
-    risks: int = 0
-    notes: int = 0
-    files: int = 0  # a prefix of the files in display order (changed first)
-    files_changed: int = 0  # how many of the kept files are changed ones (they come first)
-    runtime: int = 0
-
-
 # What the closing line counts, in the table's ``fit`` order; the issue's comments (``notes``) are no section of
 # the checkpoint, and are counted after the risks.
 _NOTES = (4, "notes", ("comment", "comments"))
 LABELS = tuple((key, *shown) for _, key, shown in sorted([*((s.fit, s.key, s.shown) for s in SECTIONS if s.fit),
                                                            _NOTES]))
+
+
+# What of the checkpoint the prompt shows: whether phase names are listed, and the count kept of each list in
+# LABELS (a prefix of it); with the files, how many of the kept ones are changed ones (they come first: the
+# files are a prefix in display order, changed first). A namedtuple built from LABELS, so a new list is a field.
+_COUNTED = tuple(name for key, _, _ in LABELS for name in ((key, "files_changed") if key == "files" else (key,)))
+_SelectionFields = collections.namedtuple("_SelectionFields", ["done_names", "later_names", *_COUNTED],
+                                          defaults=[True, True, *(0 for _ in _COUNTED)])
+
+
+class Selection(_SelectionFields):
+    __slots__ = ()
+    done_names: bool
+    later_names: bool
+    files: int
+    files_changed: int
+    runtime: int
+    notes: int
 
 
 def full(counts: dict[str, int], changed_files: int) -> Selection:

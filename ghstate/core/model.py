@@ -8,6 +8,7 @@ loops and hooks: a dataclass costs about a millisecond to create at import, a Na
 """
 
 
+import collections
 import hashlib
 import json
 import re
@@ -123,21 +124,27 @@ class Extra(NamedTuple):
     after: str | None = None
 
 
-class Checkpoint(NamedTuple):
-    title: str = ""
-    goal: str = ""
-    phases: tuple[Phase, ...] = ()
-    decisions: tuple[str, ...] = ()
-    questions: tuple[str, ...] = ()
-    risks: tuple[str, ...] = ()
-    files: tuple[str, ...] = ()  # item texts as written; see file_paths_of() for the plain paths
-    runtime: tuple[str, ...] = ()  # item texts as written; see runtime_entry()
-    resume: str = ""
-    verification: str = ""  # the section's text, as CI or a person wrote it
-    verification_data: "Verification | None" = None  # CI's structured result, kept in the marker
-    extra: tuple[Extra, ...] = ()
-    executions: tuple[Execution, ...] = ()
-    meta: Meta = Meta()
+# The checkpoint's fields: its title, then one per section of the table in the table's order (a text section
+# holds its markdown, a str; the checklist a tuple of Phase; a list a tuple of its item texts as written: see
+# file_paths_of() for the files' plain paths, runtime_entry() for a runtime check), then what the marker keeps:
+# CI's structured result (``verification_data``: a Verification or None), the sections ghstate does not know
+# (``extra``), the executions and the meta. A namedtuple built from the table, so that a new section is a field.
+_CheckpointFields = collections.namedtuple(
+    "_CheckpointFields", ["title", *(s.key for s in _TABLE), "verification_data", "extra", "executions", "meta"],
+    defaults=["", *("" if s.kind == "text" else () for s in _TABLE), None, (), (), Meta()])
+
+
+class Checkpoint(_CheckpointFields):
+    __slots__ = ()
+    title: str
+    goal: str
+    phases: tuple[Phase, ...]
+    resume: str
+    verification: str
+    verification_data: "Verification | None"
+    extra: tuple[Extra, ...]
+    executions: tuple[Execution, ...]
+    meta: Meta
 
     @property
     def next_phase(self) -> Phase | None:

@@ -13,6 +13,7 @@ hooks firing at once (SessionStart fires twice on some resumes) see each other's
 """
 
 
+import collections
 import contextlib
 import json
 from collections.abc import Iterator
@@ -60,25 +61,24 @@ def snapshot(cp: Checkpoint, *, full: bool, source: str = "", at: float | None =
     }
 
 
-class Changes(NamedTuple):
-    """What changed in a checkpoint since a session saw it. Texts are the checkpoint's (data)."""
+# What changed in a checkpoint since a session saw it: since/revision, what of the title, goal and phases changed,
+# then for each list whose items carry provenance (the table's) the items new since, what was removed (counts by
+# section), and whether the resume instruction and the verification changed. Texts are the checkpoint's (data).
+_LISTS = tuple(key for _, key in PROVENANCE)
+_ChangesFields = collections.namedtuple("_ChangesFields", [
+    "since", "revision", "title", "goal", "done", "reopened", "new_phases", "steps", "next_changed", *_LISTS,
+    "removed", "resume", "verification"], defaults=[False, False, (), (), (), (), False, *(() for _ in _LISTS),
+                                                    {}, False, False])
 
+
+class Changes(_ChangesFields):
+    """What changed in a checkpoint since a session saw it (the fields above). ``done``: phases ticked since;
+    ``steps``: steps ticked since, as "phase: step"."""
+
+    __slots__ = ()
     since: int
     revision: int
-    title: bool = False
-    goal: bool = False
-    done: tuple[str, ...] = ()  # phases ticked since
-    reopened: tuple[str, ...] = ()
-    new_phases: tuple[str, ...] = ()
-    steps: tuple[str, ...] = ()  # steps ticked since, as "phase: step"
-    next_changed: bool = False
-    decisions: tuple[str, ...] = ()
-    questions: tuple[str, ...] = ()
-    risks: tuple[str, ...] = ()
-    files: tuple[str, ...] = ()
-    removed: dict[str, int] = {}
-    resume: bool = False
-    verification: bool = False
+    removed: dict[str, int]
 
     def __bool__(self) -> bool:
         return any(value for key, value in self._asdict().items() if key not in ("since", "revision", "next_changed"))
