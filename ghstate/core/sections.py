@@ -5,10 +5,13 @@ headings accepted for it), what it holds (``kind``), how a person's words name o
 counts it when it is fitted and how its items' provenance is kept. Parse, render, lint, fit, present, the
 summary of a person's edit, provenance and the seen-file read these rows instead of spelling the sections out.
 
-Adding a list section is adding a row here (and its field to ``model.Checkpoint``, and its place in the body's
-template). What a section does that no other does stays with the code that does it, and says so there: the
-status checklist's phases (``kind`` "checklist": ticks and steps), the resume instruction's place at the end of
-the prompt, the files' paths (changed ones first), the runtime's checks.
+Adding a plain list section is adding a row here: the records whose fields are sections (``model.Checkpoint``,
+``fit.Selection``, ``seen.Changes``, ``edits.Edits``, the checkpoint request) are built from this table, the
+templates walk the sections they are given, and tests/test_sections.py adds a test-only row to show it. What a
+section does that no other does stays with the code that does it, and says so there: the status checklist's
+phases (``kind`` "checklist": ticks and steps, ``--done``/``--undo``), the resume instruction's and the goal's
+places in the prompt, the files' paths (``items`` "paths": code spans, changed ones first), the runtime's
+checks (``items`` "checks"), the verification CI writes.
 
 This module imports nothing of ghstate's: every other module of the core may read it.
 """
