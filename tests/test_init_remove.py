@@ -300,3 +300,28 @@ def test_the_codex_table_comes_out_as_it_went_in(user):
     assert without_codex_server(with_codex_server(None, "f", "ghstate"), "f") == ""
     edited = with_codex_server(user, "f", "ghstate").replace('"codex"]', '"mine"]')  # a table of CRLF lines too
     assert with_codex_server(edited, "f", "ghstate", force=True) == with_codex_server(user, "f", "ghstate")
+
+
+def test_one_list_of_what_ghstate_keeps_out_of_git(tmp_path):
+    """The local store's first write, init and init --remove read one list (``local.store.KEPT_OUT``): the
+    .gitignore the store writes is init's byte for byte (the draft's line included: it was missing before),
+    init adds nothing to it, and init --remove deletes exactly the list's ``record`` files with it."""
+    from ghstate.agents import removal, setup
+    from ghstate.local import store
+
+    folder = tmp_path / ".ghstate"
+    folder.mkdir()
+    store.keep_out_of_git(folder)
+    written = (folder / ".gitignore").read_text()
+    assert written == setup.ignored() == store.IGNORED
+    assert [line for line in written.splitlines() if not line.startswith("#")] == [p for p, _ in store.KEPT_OUT]
+    assert "/draft.md" in written.splitlines()
+    assert setup.keep_out_of_git(folder, tmp_path).text is None  # init: nothing missing
+    assert set(store.RECORDS) == {"seen.json", ".seen.lock", ".lock", "reported"}
+    for record in store.RECORDS:
+        if record == "reported":
+            (folder / record).mkdir()
+        else:
+            (folder / record).write_text("x")
+    gone = {r.target for r in removal._store_folder(tmp_path, folder) if r.text == ""}
+    assert gone == {f".ghstate/{name}" for name in store.RECORDS} | {".ghstate/.gitignore"}

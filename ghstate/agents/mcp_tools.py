@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from ghstate.core.sections import SECTIONS
 from ghstate.errors import InputError
 
 ISSUE = {"type": "integer", "minimum": 1, "description": "Checkpoint number (default: the current branch's)."}
@@ -51,9 +52,8 @@ TOOLS: dict[str, dict[str, Any]] = {
             "done": {**TEXTS, "description": "Phases to tick: name, label ('Phase 2') or number."},
             "undo": TEXTS,
             "phase": {**TEXTS, "description": "Phases to add."},
-            "decision": {**TEXTS, "description": "Locked decisions to add."},
-            "question": TEXTS,
-            "risk": TEXTS,
+            **{s.flag: {**TEXTS, "description": s.argument} if s.argument else TEXTS  # the table's plain lists
+               for s in SECTIONS if s.items == "plain"},
             "read": {**TEXTS, "description": "Files to re-read."},
             "resume_at": {"type": "string", "description": "The exact next action."},
             "new": {"type": "boolean", "description": "Start another checkpoint for this branch."},

@@ -284,12 +284,12 @@ def _store_folder(root: Path, state_dir: Path) -> list[Removal]:
     text = setup._read(ignore)
     if text is None:
         return out
-    from ghstate.local.store import EARLIER_HEADERS
+    from ghstate.local.store import EARLIER_HEADERS, RECORDS
 
     known = set(setup.ignored().splitlines()) | set(EARLIER_HEADERS)
     config_left = config.exists() and not any(r.target == name(config) and r.text == "" for r in out)
     others = [p for p in state_dir.iterdir() if p.name not in (".gitignore", "config.toml")]
-    caches = [p for p in others if p.name in CACHES and (p.is_file() or p.name == "reported")]
+    caches = [p for p in others if p.name in RECORDS and (p.is_file() or p.name == "reported")]
     if len(caches) < len(others) or config_left:
         held = "the local store's checkpoints or writes kept for push" if others else "your config.toml"
         out.append(Removal(name(ignore), None, f"kept: {name(state_dir)}/ holds {held} (delete the folder when you "
@@ -302,9 +302,6 @@ def _store_folder(root: Path, state_dir: Path) -> list[Removal]:
     return out
 
 
-# The store folder's files that only this machine's ghstate reads (what sessions were given, locks, an older
-# ghstate's reports), ignored by git: gone with the folder's .gitignore when nothing else is there.
-CACHES = ("seen.json", ".seen.lock", ".lock", "reported")
 
 
 def apply(root: Path, removals: list[Removal]) -> None:

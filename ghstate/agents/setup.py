@@ -256,16 +256,12 @@ CODEX_TRUST = (
     "says hooks need review (or trust them in /hooks). Codex asks again when a hook changes")
 
 
-# Beside the local store's machine-local files: the draft the /checkpoint command writes and reads back
-# (templates/claude-checkpoint.md), a working file of one session like the others.
-WORKING = "/draft.md\n"
-
-
 def ignored() -> str:
-    """What ``.ghstate/.gitignore`` holds as ``init`` writes it: the local store's list and the draft."""
+    """What ``.ghstate/.gitignore`` holds as ``init`` writes it: the one list the local store writes too
+    (``local.store.KEPT_OUT``, the /checkpoint command's draft included)."""
     from ghstate.local.store import IGNORED
 
-    return IGNORED + WORKING
+    return IGNORED
 
 
 def keep_out_of_git(state_dir: Path, root: Path) -> Change:

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import click
 
 from ghstate.commands.common import ISSUE, emit_json, make_app, store_options, usage_errors
+from ghstate.core.sections import SECTIONS
 from ghstate.core.state_json import to_json
 from ghstate.services.checkpoint import CheckpointRequest, check_values, run_checkpoint
 from ghstate.services.inputs import read_input
+
+
+def plain_list_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """A ``--flag TEXT`` (any number of times) for each plain list of the table (core.sections), in its order."""
+    for section in reversed([s for s in SECTIONS if s.items == "plain"]):  # click lists the last applied first
+        command = click.option(f"--{section.flag}", multiple=True, metavar="TEXT", help=f"Add {section.adds}.")(command)
+    return command
 
 
 @click.command()
@@ -22,9 +31,7 @@ from ghstate.services.inputs import read_input
 @click.option("--done", multiple=True, metavar="PHASE", help="Tick a phase: its name, label ('Phase 2') or number.")
 @click.option("--undo", multiple=True, metavar="PHASE", help="Untick a phase.")
 @click.option("--phase", multiple=True, metavar="TEXT", help="Add a phase.")
-@click.option("--decision", multiple=True, metavar="TEXT", help="Add a locked decision.")
-@click.option("--question", multiple=True, metavar="TEXT", help="Add an open question.")
-@click.option("--risk", multiple=True, metavar="TEXT", help="Add a remaining risk.")
+@plain_list_options
 @click.option("--read", multiple=True, metavar="PATH", help="Add a file to re-read.")
 @click.option("--resume-at", metavar="TEXT", help="Set the exact resume instruction.")
 @click.option("--agent", metavar="NAME", help="Who writes this revision (default: GHSTATE_AGENT).")

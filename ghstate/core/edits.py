@@ -5,7 +5,7 @@ Every function takes a checkpoint and returns a new one; each change touches onl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import make_dataclass
 
 from ghstate.core import provenance
 from ghstate.core.marker import HISTORY_DEPTH, DigestsAt, Execution
@@ -26,6 +26,7 @@ from ghstate.core.model import (
     section_digests,
     standalone_extras,
 )
+from ghstate.core.sections import PLAIN, SECTIONS
 from ghstate.core.state_json import literal_markdown
 from ghstate.core.tasks import bare, linked_child
 from ghstate.errors import InputError
@@ -33,23 +34,21 @@ from ghstate.errors import InputError
 MAX_EXECUTIONS = 20
 
 
-@dataclass(frozen=True)
-class Edits:
-    """What the incremental flags of ``ghstate checkpoint`` ask for."""
-
-    title: str | None = None
-    goal: str | None = None
-    resume: str | None = None
-    done: tuple[str, ...] = ()
-    undo: tuple[str, ...] = ()
-    phases: tuple[str, ...] = ()
-    decisions: tuple[str, ...] = ()
-    questions: tuple[str, ...] = ()
-    risks: tuple[str, ...] = ()
-    reads: tuple[str, ...] = ()
+class _Edits:
+    """What the incremental flags of ``ghstate checkpoint`` ask for: what to set (title, goal, resume), the
+    phases to tick, untick and add, what to add to each plain list of the table (under the section's key), the
+    files to re-read. The intent keeps them by field name, in this order."""
 
     def __bool__(self) -> bool:
         return any(getattr(self, f) for f in self.__dataclass_fields__)
+
+
+_TEXTS = "tuple[str, ...]"
+Edits = make_dataclass("Edits", [
+    ("title", "str | None", None), ("goal", "str | None", None), ("resume", "str | None", None),
+    ("done", _TEXTS, ()), ("undo", _TEXTS, ()), ("phases", _TEXTS, ()), *((key, _TEXTS, ()) for key in PLAIN),
+    ("reads", _TEXTS, ()),
+], bases=(_Edits,), frozen=True, namespace={"__doc__": _Edits.__doc__, "__module__": __name__})
 
 
 class EditError(InputError):
@@ -103,7 +102,8 @@ def apply_edits(cp: Checkpoint, edits: Edits) -> Checkpoint:
             phases[index] = with_steps(phases[index], done)
     if tuple(phases) != cp.phases:
         changes["phases"] = tuple(phases)
-    for key, new in (("decisions", edits.decisions), ("questions", edits.questions), ("risks", edits.risks)):
+    for key in PLAIN:  # Edits holds what the flags add to each plain list under the section's key
+        new = getattr(edits, key)
         if new:
             changes[key] = _append(getattr(cp, key), new)
     if edits.reads:
@@ -188,7 +188,7 @@ def keep_markup(cp: Checkpoint, incoming: Checkpoint) -> Checkpoint:
         return tuple(out)
 
     changes: dict[str, object] = {key: keep(getattr(cp, key), getattr(incoming, key), "item")
-                                  for key in ("decisions", "questions", "risks", "runtime")}
+                                  for key in LIST_SECTIONS if key != "files"}  # files are paths, not markup
     for key in ("goal", "resume"):
         if getattr(incoming, key):
             changes[key] = keep((getattr(cp, key),), (getattr(incoming, key),), "block")[0]
@@ -310,8 +310,7 @@ def content_equal(a: Checkpoint, b: Checkpoint) -> bool:
 
 # ------------------------------------------------------------------------------------ summary
 
-_NOUNS = {"decisions": "decision", "questions": "question", "risks": "risk", "files": "file to re-read",
-          "runtime": "runtime check"}
+_NOUNS = {s.key: s.noun for s in SECTIONS if s.noun}
 
 
 def _count(n: int, noun: str) -> str:

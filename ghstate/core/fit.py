@@ -8,8 +8,11 @@ from its end; one closing line names what was left out and how to get it.
 """
 
 
+import collections
 from collections.abc import Callable
 from typing import Any, NamedTuple
+
+from ghstate.core.sections import SECTIONS
 
 # Budgets under each host's own limit on what a hook may inject (characters of the context value).
 # Claude Code: a SessionStart additionalContext over 10,000 characters is saved to a file and the
@@ -24,30 +27,33 @@ def host_budget(host: str, configured: int = 0) -> int:
     return min(configured, limit) if configured > 0 else limit
 
 
-class Selection(NamedTuple):
-    """What of the checkpoint the prompt shows: counts kept of each list (a prefix of it), the files
-    kept (indexes into the files shown, changed first), and whether phase names are listed."""
-
-    done_names: bool = True
-    later_names: bool = True
-    decisions: int = 0
-    questions: int = 0
-    risks: int = 0
-    notes: int = 0
-    files: int = 0  # a prefix of the files in display order (changed first)
-    files_changed: int = 0  # how many of the kept files are changed ones (they come first)
-    runtime: int = 0
+# What the closing line counts, in the table's ``fit`` order; the issue's comments (``notes``) are no section of
+# the checkpoint, and are counted after the risks.
+_NOTES = (4, "notes", ("comment", "comments"))
+LABELS = tuple((key, *shown) for _, key, shown in sorted([*((s.fit, s.key, s.shown) for s in SECTIONS if s.fit),
+                                                           _NOTES]))
 
 
-LABELS = (("decisions", "locked decision", "locked decisions"), ("questions", "open question", "open questions"),
-          ("risks", "risk", "risks"), ("notes", "comment", "comments"), ("files", "file to re-read",
-                                                                              "files to re-read"),
-          ("runtime", "runtime check", "runtime checks"))
+# What of the checkpoint the prompt shows: whether phase names are listed, and the count kept of each list in
+# LABELS (a prefix of it); with the files, how many of the kept ones are changed ones (they come first: the
+# files are a prefix in display order, changed first). A namedtuple built from LABELS, so a new list is a field.
+_COUNTED = tuple(name for key, _, _ in LABELS for name in ((key, "files_changed") if key == "files" else (key,)))
+_SelectionFields = collections.namedtuple("_SelectionFields", ["done_names", "later_names", *_COUNTED],
+                                          defaults=[True, True, *(0 for _ in _COUNTED)])
+
+
+class Selection(_SelectionFields):
+    __slots__ = ()
+    done_names: bool
+    later_names: bool
+    files: int
+    files_changed: int
+    runtime: int
+    notes: int
 
 
 def full(counts: dict[str, int], changed_files: int) -> Selection:
-    return Selection(True, True, counts["decisions"], counts["questions"], counts["risks"], counts["notes"],
-                     counts["files"], changed_files, counts["runtime"])
+    return Selection(True, True, files_changed=changed_files, **{key: counts[key] for key, _, _ in LABELS})
 
 
 def drops(sel: Selection, has_done: bool, has_later: bool) -> list[Selection]:
@@ -70,7 +76,9 @@ def drops(sel: Selection, has_done: bool, has_later: bool) -> list[Selection]:
         step(files=current.files - 1)
     while current.files:
         step(files=current.files - 1, files_changed=current.files - 1)
-    for key in ("notes", "risks", "questions", "decisions"):
+    # The other counts lose one item at a time from the end, the last counted first (files and runtime have
+    # their own order above: the runtime's checks first, then unchanged files before changed ones).
+    for key in [key for key, _, _ in reversed(LABELS) if key not in ("files", "runtime")]:
         while getattr(current, key):
             step(**{key: getattr(current, key) - 1})
     return out

@@ -14,7 +14,7 @@ import base64
 import json
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ghstate.core.edits import Edits, apply_edits, apply_incoming, base_digests, with_steps
@@ -218,14 +218,13 @@ def _mask_edits(edits: Edits, masked: frozenset[str], phases: tuple[Phase, ...],
         except LookupError:
             return not lenient  # apply_edits reports the unknown phase, unless this is a replay
 
-    return Edits(
+    return replace(  # what is added to a list (phases and the lists) is never masked: only what is set
+        edits,
         title=None if "title" in masked else edits.title,
         goal=None if "goal" in masked else edits.goal,
         resume=None if "resume" in masked else edits.resume,
         done=tuple(r for r in edits.done if keep(r)),
         undo=tuple(r for r in edits.undo if keep(r)),
-        phases=edits.phases, decisions=edits.decisions, questions=edits.questions, risks=edits.risks,
-        reads=edits.reads,
     )
 
 

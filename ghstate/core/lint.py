@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ghstate.core.model import GITHUB_LIMIT, HEADINGS, Checkpoint, Phase, file_paths_of, meant_section
+from ghstate.core.model import GITHUB_LIMIT, HEADINGS, LIST_SECTIONS, Checkpoint, Phase, file_paths_of, meant_section
 from ghstate.core.parse import Parsed, ParseError, parse
 from ghstate.errors import InputError
 
@@ -68,7 +68,7 @@ def lint(parsed: Parsed, text: str, *, max_item_chars: int = 400) -> list[Proble
     if not cp.goal:
         problems.append(Problem("GS010", 1, "no goal: add '## Goal' with one or two sentences"))
 
-    for key in ("decisions", "questions", "risks", "files", "runtime"):
+    for key in LIST_SECTIONS:
         for i, item in enumerate(getattr(cp, key)):
             if len(item) > max_item_chars:
                 problems.append(Problem("GS005", where.get(f"{key}.{i}", where.get(key, 1)),

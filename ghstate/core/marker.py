@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ghstate.core.sections import PROVENANCE_ORDER
+
 if TYPE_CHECKING:  # pragma: no cover
     from ghstate.core.verification import Verification
 
@@ -120,7 +122,7 @@ class RevisionFacts(NamedTuple):
         return cls(**{name: text(data.get(short)) for name, short in cls._SHORT})
 
 
-PROVENANCE_KINDS = ("p", "d", "f", "r", "q", "s")  # ticks, decisions, files, risks, questions, steps
+PROVENANCE_KINDS = PROVENANCE_ORDER  # ticks, the lists' codes (the table's), steps: in the order they keep room
 
 
 class ProvenanceRecord(NamedTuple):

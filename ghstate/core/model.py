@@ -8,12 +8,15 @@ loops and hooks: a dataclass costs about a millisecond to create at import, a Na
 """
 
 
+import collections
 import hashlib
 import json
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ghstate.core.marker import Execution, Meta
+from ghstate.core.sections import LISTS, TEXTS
+from ghstate.core.sections import SECTIONS as _TABLE
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -21,22 +24,13 @@ if TYPE_CHECKING:
     # pragma: no cover
     from ghstate.core.verification import Verification
 
-# Section keys in canonical order, with the canonical heading and the accepted aliases.
-SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("goal", "Goal", ("task", "objective")),
-    ("phases", "Current status", ("status", "progress", "phases", "plan")),
-    ("decisions", "Decisions locked", ("locked decisions", "decisions")),
-    ("questions", "Open questions", ("unresolved questions", "questions")),
-    ("risks", "Remaining risks", ("risks", "open risks")),
-    ("files", "Files to re-read", ("files/modules to re-read", "files", "re-read")),
-    ("runtime", "Runtime", ("live state", "environment")),
-    ("resume", "Resume instruction", ("resume", "resume point", "next step")),
-    ("verification", "Verification", ("ci",)),
-)
+# Section keys in canonical order, with the canonical heading and the accepted aliases: the table's
+# (``core.sections``), in the shapes the rest of the core reads.
+SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = tuple((s.key, s.heading, s.aliases) for s in _TABLE)
 SECTION_KEYS: tuple[str, ...] = tuple(key for key, _, _ in SECTIONS)
 HEADINGS: dict[str, str] = {key: heading for key, heading, _ in SECTIONS}
-LIST_SECTIONS = ("decisions", "questions", "risks", "files", "runtime")
-TEXT_SECTIONS = ("goal", "resume", "verification")
+LIST_SECTIONS = LISTS
+TEXT_SECTIONS = TEXTS
 
 ALIASES: dict[str, str] = {}
 for _key, _heading, _aliases in SECTIONS:
@@ -63,11 +57,9 @@ def github_time(value: str) -> "datetime | None":
 
 
 # Words that say which section a heading ghstate does not know was meant as (``## Decision``, ``## Next steps``,
-# ``## Risks and mitigations``): such a section is kept as written, but no prompt places its items.
-_MEANT = (("decisions", r"decisions?|decided"), ("questions", r"questions?"), ("risks", r"risks?"),
-          ("resume", r"resume|next steps?|next actions?|where to start"),
-          ("files", r"files?|re-?read"), ("phases", r"status|progress|phases?|plan|checklist|todo"),
-          ("goal", r"goal|objective"), ("runtime", r"runtime"), ("verification", r"verification|ci"))
+# ``## Risks and mitigations``): such a section is kept as written, but no prompt places its items. Each
+# section's ``meant`` words; no word of one section starts another's, so the table's order does not matter.
+_MEANT = tuple((s.key, s.meant) for s in _TABLE)
 
 
 _QUALIFIERS = r"(?:key|main|open|current|remaining|known|locked|unresolved|outstanding|the|our|my)"
@@ -132,21 +124,27 @@ class Extra(NamedTuple):
     after: str | None = None
 
 
-class Checkpoint(NamedTuple):
-    title: str = ""
-    goal: str = ""
-    phases: tuple[Phase, ...] = ()
-    decisions: tuple[str, ...] = ()
-    questions: tuple[str, ...] = ()
-    risks: tuple[str, ...] = ()
-    files: tuple[str, ...] = ()  # item texts as written; see file_paths_of() for the plain paths
-    runtime: tuple[str, ...] = ()  # item texts as written; see runtime_entry()
-    resume: str = ""
-    verification: str = ""  # the section's text, as CI or a person wrote it
-    verification_data: "Verification | None" = None  # CI's structured result, kept in the marker
-    extra: tuple[Extra, ...] = ()
-    executions: tuple[Execution, ...] = ()
-    meta: Meta = Meta()
+# The checkpoint's fields: its title, then one per section of the table in the table's order (a text section
+# holds its markdown, a str; the checklist a tuple of Phase; a list a tuple of its item texts as written: see
+# file_paths_of() for the files' plain paths, runtime_entry() for a runtime check), then what the marker keeps:
+# CI's structured result (``verification_data``: a Verification or None), the sections ghstate does not know
+# (``extra``), the executions and the meta. A namedtuple built from the table, so that a new section is a field.
+_CheckpointFields = collections.namedtuple(
+    "_CheckpointFields", ["title", *(s.key for s in _TABLE), "verification_data", "extra", "executions", "meta"],
+    defaults=["", *("" if s.kind == "text" else () for s in _TABLE), None, (), (), Meta()])
+
+
+class Checkpoint(_CheckpointFields):
+    __slots__ = ()
+    title: str
+    goal: str
+    phases: tuple[Phase, ...]
+    resume: str
+    verification: str
+    verification_data: "Verification | None"
+    extra: tuple[Extra, ...]
+    executions: tuple[Execution, ...]
+    meta: Meta
 
     @property
     def next_phase(self) -> Phase | None:

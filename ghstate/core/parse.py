@@ -39,7 +39,7 @@ MARKER_PREFIX = "ghstate:v1"
 _MARKER = re.compile(r"^<!--\s*ghstate:v1\s+(.*?)\s*-->\s*$", re.DOTALL)
 _MARKER_LIKE = re.compile(r"^<!--\s*ghstate:v1\b")
 NO_RESPONSE = "_No response_"
-LINE_SECTIONS = ("decisions", "questions", "risks", "files", "runtime")  # one per line, as issue forms ask
+LINE_SECTIONS = LIST_SECTIONS  # one item per line, as issue forms ask: every list section of the table
 
 
 class ParseError(ValueError):

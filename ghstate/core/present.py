@@ -9,13 +9,14 @@ from typing import Any, NamedTuple
 
 from ghstate.core import fit, verification
 from ghstate.core.markup import printable, short_commit, unescape_literal
-from ghstate.core.model import HEADINGS, Checkpoint, file_paths_of, runtime_entry, runtime_status
+from ghstate.core.model import HEADINGS, LIST_SECTIONS, Checkpoint, file_paths_of, runtime_entry, runtime_status
 from ghstate.core.provenance import Provenance
 from ghstate.core.render import Templates
+from ghstate.core.sections import SECTIONS
 
 _TAG = re.compile(r"<(\s*/?\s*checkpoint)", re.IGNORECASE)
-PROMPT_LISTS = (("Locked decisions (settled, do not reopen)", "decisions"), ("Open questions", "questions"),
-                ("Remaining risks", "risks"))
+# The table's plain lists in a session's prompt (files and runtime have places of their own there).
+PROMPT_LISTS = tuple((s.prompt, s.key) for s in SECTIONS if s.prompt)
 
 
 def _data(value: object) -> str:
@@ -192,7 +193,7 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
             over_by=over_by,
         ))
 
-    counts = {"decisions": len(cp.decisions), "questions": len(cp.questions), "risks": len(cp.risks),
+    counts = {**{key: len(items) for key, items in lists.items()},
               "notes": len(facts.notes), "files": len(shown_files), "runtime": len(runtime)}
     return fit.fit(render, fit.full(counts, n_changed), budget, done=len(done), later=len(later))
 
@@ -269,8 +270,7 @@ def show(cp: Checkpoint, *, label: str, location: str, env: Templates, provenanc
         when = f", {source.at}" if source.at else ""
         return f"{source.words()}{', session ' + source.session if source.session else ''}{when}"
 
-    lists = [("Decisions locked", "decisions"), ("Open questions", "questions"), ("Remaining risks", "risks"),
-             ("Files to re-read", "files"), ("Runtime", "runtime")]
+    lists = [(HEADINGS[key], key) for key in LIST_SECTIONS]
     return printable(env.get_template("show.txt.j2").render(
         label=label, title=cp.title or "(untitled)", location=location, revision=cp.meta.revision,
         branch=cp.meta.branch, commit=cp.meta.commit, updated=cp.meta.updated_at, goal=shown(cp.goal),
@@ -289,8 +289,7 @@ def show(cp: Checkpoint, *, label: str, location: str, env: Templates, provenanc
     ))
 
 
-CHANGE_LISTS = (("New locked decisions (settled, do not reopen)", "decisions"), ("New open questions", "questions"),
-                ("New risks", "risks"), ("New files to re-read", "files"))
+CHANGE_LISTS = tuple((s.new, s.key) for s in SECTIONS if s.new)
 
 
 def changes_prompt(cp: Checkpoint, changes: Any, *, label: str, env: Templates, findings: list[str] | None = None

@@ -18,8 +18,9 @@ from typing import Any, NamedTuple
 from ghstate.core.marker import PROVENANCE_KINDS, Execution, ProvenanceRecord, RevisionFacts
 from ghstate.core.markup import KEPT_COMMIT, short_commit
 from ghstate.core.model import Checkpoint, file_paths_of
+from ghstate.core.sections import PROVENANCE
 
-ITEM_KINDS = (("d", "decisions"), ("q", "questions"), ("r", "risks"), ("f", "files"))
+ITEM_KINDS = PROVENANCE  # (code, section) of the table's sections whose items carry provenance
 MAX_ENTRIES = 320  # entries in all (about 4 KB of marker); items beyond them have no provenance
 
 

@@ -21,7 +21,6 @@ from ghstate.core import marker
 from ghstate.core.marker import Execution, Meta
 from ghstate.core.markup import CHECKBOX, code_span, control_at, describe_control, escape_literal, unescape_literal
 from ghstate.core.model import (
-    LIST_SECTIONS,
     SECTION_KEYS,
     TEXT_SECTIONS,
     Checkpoint,
@@ -36,13 +35,14 @@ from ghstate.core.model import (
 from ghstate.core.model import runtime_status as probe_status
 from ghstate.core.parse import clean_text
 from ghstate.core.provenance import Provenance
+from ghstate.core.sections import ARGUMENTS, PLAIN
 
 if TYPE_CHECKING:  # pragma: no cover
     from ghstate.core.verification import Verification
 
 SCHEMA = 1
 # The top-level keys of the JSON state (``to_json``); ``provenance`` only where the marker keeps it.
-FIELDS = ("schema", "title", "issue", "url", "goal", "phases", "next_phase", "decisions", "questions", "risks",
+FIELDS = ("schema", "title", "issue", "url", "goal", "phases", "next_phase", *PLAIN,
           "files", "file_items", "resume", "runtime", "verification", "executions", "drift", "extra", "meta",
           "pull_request", "provenance", "markdown")
 
@@ -94,7 +94,7 @@ def to_json(
         "phases": [_phase_json(p, i, lit) for i, p in enumerate(cp.phases)],
         "next_phase": unescape_literal(next_phase.name) if next_phase else None,
         **{key: [lit(item, f"{key}[{i}]", "item") for i, item in enumerate(getattr(cp, key))]
-           for key in ("decisions", "questions", "risks")},
+           for key in PLAIN},
         "files": cp.file_paths,
         "file_items": list(cp.files),
         "resume": lit(cp.resume, "resume", "block"),
@@ -437,8 +437,7 @@ _SCHEMA_KEYS = re.compile(r"^[a-z_]+$")
 OUTPUT_KEYS = ("closed", "findings", "fit", "notes", "notes_left_out", "reread_stale", "delivery", "parent",
                "children", "result", "reading")
 # A key a person may give for a state's key: the flag's or the MCP argument's spelling, said in the error.
-_SPELLED = {"resume_at": "resume", "resume_instruction": "resume", "decision": "decisions", "question": "questions",
-            "risk": "risks", "read": "files", "phase": "phases", "status": "phases", "done": "phases"}
+_SPELLED = {**ARGUMENTS, "resume_instruction": "resume", "status": "phases", "done": "phases"}
 
 
 _PHASE_KEYS = ("name", "done", "status", "steps", "detail")
@@ -482,7 +481,7 @@ def from_json(obj: Any) -> Checkpoint:
     _check_controls(obj, "")
     md = _Markdown(obj.get("markdown"), obj)
     verification, verification_data = _verification(obj, md)
-    values: dict[str, Any] = {key: _strings(obj, key, md) for key in LIST_SECTIONS if key not in ("files", "runtime")}
+    values: dict[str, Any] = {key: _strings(obj, key, md) for key in PLAIN}
     return Checkpoint(
         title=_plain(obj, "title", ""),
         goal=_text(obj, "goal", "", md, "block"),

@@ -13,6 +13,7 @@ hooks firing at once (SessionStart fires twice on some resumes) see each other's
 """
 
 
+import collections
 import contextlib
 import json
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from typing import Any, NamedTuple
 
 from ghstate.core.model import Checkpoint
 from ghstate.core.provenance import digest
+from ghstate.core.sections import PROVENANCE
 
 FILE = "seen.json"
 LOCK = ".seen.lock"
@@ -39,6 +41,11 @@ def _now() -> float:
     return time.time()
 
 
+def _items(cp: Checkpoint, key: str) -> list[str]:
+    """A list section's items as the seen-file knows them: a file by its paths (its own), the others as written."""
+    return cp.file_paths if key == "files" else list(getattr(cp, key))
+
+
 def snapshot(cp: Checkpoint, *, full: bool, source: str = "", at: float | None = None) -> dict[str, Any]:
     """Digests of what a session was shown, enough to tell later what changed; and what it was last
     given (``source`` of that SessionStart, and when), to tell a host firing it twice from a new one."""
@@ -48,37 +55,33 @@ def snapshot(cp: Checkpoint, *, full: bool, source: str = "", at: float | None =
         "title": digest(cp.title), "goal": digest(cp.goal),
         "phases": {digest(p.name): p.done for p in cp.phases},
         "steps": {digest(p.name + "\n" + s.text): bool(s.done) for p in cp.phases for s in p.steps},
-        "d": [digest(x) for x in cp.decisions], "q": [digest(x) for x in cp.questions],
-        "r": [digest(x) for x in cp.risks], "f": [digest(x) for x in cp.file_paths],
+        **{code: [digest(x) for x in _items(cp, key)] for code, key in PROVENANCE},
         "resume": digest(cp.resume), "v": digest(json.dumps([cp.verification, v.to_dict() if v else None],
                                                             sort_keys=True, default=str)),
     }
 
 
-class Changes(NamedTuple):
-    """What changed in a checkpoint since a session saw it. Texts are the checkpoint's (data)."""
+# What changed in a checkpoint since a session saw it: since/revision, what of the title, goal and phases changed,
+# then for each list whose items carry provenance (the table's) the items new since, what was removed (counts by
+# section), and whether the resume instruction and the verification changed. Texts are the checkpoint's (data).
+_LISTS = tuple(key for _, key in PROVENANCE)
+_ChangesFields = collections.namedtuple("_ChangesFields", [
+    "since", "revision", "title", "goal", "done", "reopened", "new_phases", "steps", "next_changed", *_LISTS,
+    "removed", "resume", "verification"], defaults=[False, False, (), (), (), (), False, *(() for _ in _LISTS),
+                                                    {}, False, False])
 
+
+class Changes(_ChangesFields):
+    """What changed in a checkpoint since a session saw it (the fields above). ``done``: phases ticked since;
+    ``steps``: steps ticked since, as "phase: step"."""
+
+    __slots__ = ()
     since: int
     revision: int
-    title: bool = False
-    goal: bool = False
-    done: tuple[str, ...] = ()  # phases ticked since
-    reopened: tuple[str, ...] = ()
-    new_phases: tuple[str, ...] = ()
-    steps: tuple[str, ...] = ()  # steps ticked since, as "phase: step"
-    next_changed: bool = False
-    decisions: tuple[str, ...] = ()
-    questions: tuple[str, ...] = ()
-    risks: tuple[str, ...] = ()
-    files: tuple[str, ...] = ()
-    removed: dict[str, int] = {}
-    resume: bool = False
-    verification: bool = False
+    removed: dict[str, int]
 
     def __bool__(self) -> bool:
-        return any((self.title, self.goal, self.done, self.reopened, self.new_phases, self.steps,
-                    self.decisions, self.questions, self.risks, self.files, self.removed, self.resume,
-                    self.verification))
+        return any(value for key, value in self._asdict().items() if key not in ("since", "revision", "next_changed"))
 
     def as_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self._asdict().items()}
@@ -99,7 +102,7 @@ def changes(old: dict[str, Any], cp: Checkpoint) -> Changes:
         return tuple(item for item in items if digest(item) not in before)
 
     removed = {}
-    for key, name in (("d", "decisions"), ("q", "questions"), ("r", "risks"), ("f", "files")):
+    for key, name in PROVENANCE:
         gone = len(set(old.get(key) or ()) - set(new[key]))
         if gone:
             removed[name] = gone
@@ -113,8 +116,7 @@ def changes(old: dict[str, Any], cp: Checkpoint) -> Changes:
         title=old.get("title") != new["title"], goal=old.get("goal") != new["goal"], done=done,
         reopened=reopened, new_phases=added_phases, steps=ticked,
         next_changed=(digest(nxt.name) if nxt else None) != old_next,
-        decisions=fresh("d", list(cp.decisions)), questions=fresh("q", list(cp.questions)),
-        risks=fresh("r", list(cp.risks)), files=fresh("f", cp.file_paths), removed=removed,
+        **{key: fresh(code, _items(cp, key)) for code, key in PROVENANCE}, removed=removed,
         resume=old.get("resume") != new["resume"], verification=old.get("v") != new["v"],
     )
 

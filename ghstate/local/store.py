@@ -129,23 +129,35 @@ GITIGNORE = ".gitignore"
 # interrupted atomic write (and reported/, which an older ghstate wrote), and a local store when GHSTATE_DIR puts
 # one there (or a worktree's own, from before the store was the clone's): its checkpoints, chains, claims and
 # writes kept for GitHub. A store in git is rolled back by every checkout and stash of another revision.
-IGNORED = """# Written by ghstate. In git: config.toml, templates/ and this file. The rest is this machine's:
+_HEADER = """# Written by ghstate. In git: config.toml, templates/ and this file. The rest is this machine's:
 # the hooks' seen-file, locks and a local store (it is the clone's, in the git folder; kept out of git even
 # where GHSTATE_DIR puts it here: a checkout or stash would roll its checkpoints back).
-/seen.json
-/.seen.lock
-/.lock
-/pending/
-/reported/
-/.*.tmp
-/[1-9]*.md
-/chain/
-/closed/
-/claims/
-/log/
-/moved.log
-/replica/
 """
+# The one list of what ghstate keeps out of git, each line with what it is. ``record``: a file only this
+# machine's ghstate reads (what sessions were given, locks, an older ghstate's reports), which ``init --remove``
+# deletes with the .gitignore when nothing else is left; ``store``: a local store's checkpoints, chains, claims
+# and writes kept for GitHub, which it never deletes; ``leftover``: an interrupted atomic write's; ``working``:
+# the draft the /checkpoint command writes and reads back (templates/claude-checkpoint.md). The local store's
+# first write, ``init`` and ``init --remove`` all read this list.
+KEPT_OUT: tuple[tuple[str, str], ...] = (
+    ("/seen.json", "record"),
+    ("/.seen.lock", "record"),
+    ("/.lock", "record"),
+    ("/pending/", "store"),
+    ("/reported/", "record"),
+    ("/.*.tmp", "leftover"),
+    ("/[1-9]*.md", "store"),
+    ("/chain/", "store"),
+    ("/closed/", "store"),
+    ("/claims/", "store"),
+    ("/log/", "store"),
+    ("/moved.log", "store"),
+    ("/replica/", "store"),
+    ("/draft.md", "working"),
+)
+IGNORED = _HEADER + "".join(f"{pattern}\n" for pattern, _ in KEPT_OUT)
+# The names of the ``record`` lines, as the folder lists them.
+RECORDS = tuple(pattern.strip("/") for pattern, what in KEPT_OUT if what == "record")
 
 
 # The first lines earlier versions wrote at the top of IGNORED: ``init --remove`` knows a .gitignore of theirs

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, make_dataclass
 
 from ghstate import progress
 from ghstate.core import findings
@@ -14,6 +14,7 @@ from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.marker import Execution
 from ghstate.core.markup import control_at, describe_control
 from ghstate.core.model import Checkpoint
+from ghstate.core.sections import PLAIN, SECTIONS
 from ghstate.errors import InputError, NotFound
 from ghstate.git import gitinfo
 from ghstate.services.app import App
@@ -36,38 +37,15 @@ class RequestError(InputError):
         return re.sub(r"\{([a-z_]+)\}", lambda m: name(m.group(1)), self.template)
 
 
-@dataclass(frozen=True)
-class CheckpointRequest:
+class _Request:
     """One checkpoint write, whoever asks: the CLI's flags and the MCP tool's arguments fill these same
     fields, named as both name them; ``check`` refuses what cannot be meant before anything is read."""
-
-    issue: int | None = None
-    body: str | None = None  # a whole checkpoint as given: a markdown body or a JSON state
-    source: str = "the body"  # where ``body`` came from, as an error names it ("standard input", a path)
-    title: str | None = None
-    goal: str | None = None
-    resume_at: str | None = None
-    done: tuple[str, ...] = ()
-    undo: tuple[str, ...] = ()
-    phase: tuple[str, ...] = ()
-    decision: tuple[str, ...] = ()
-    question: tuple[str, ...] = ()
-    risk: tuple[str, ...] = ()
-    read: tuple[str, ...] = ()
-    new: bool = False  # another checkpoint for this branch, even if it has one
-    allow_empty: bool = False  # a new checkpoint with neither a goal, phases nor a resume instruction
-    force: bool = False  # the body's sections replace the current ones, unmerged
-    dry_run: bool = False
-    allow_secrets: bool = False
-    move: bool = False  # a write by number from another branch makes it this branch's checkpoint
-    adopt: bool = False  # a write by number to an issue that is no checkpoint makes it one
-    event: str = "checkpoint"
 
     @property
     def edits(self) -> Edits:
         return Edits(title=self.title, goal=self.goal, resume=self.resume_at, done=self.done, undo=self.undo,
-                     phases=self.phase, decisions=self.decision, questions=self.question, risks=self.risk,
-                     reads=self.read)
+                     phases=self.phase, reads=self.read,
+                     **{key: getattr(self, flag) for key, flag in zip(PLAIN, _PLAIN_FLAGS, strict=True)})
 
     def check(self) -> None:
         """Refuse what cannot be meant, naming the field (RequestError), and a body far larger than any
@@ -90,11 +68,38 @@ class CheckpointRequest:
         return load_text(check_text(self.body, self.source), self.source)
 
 
+# The plain lists' flags (``--decision``, ...) are the table's (core.sections).
+_PLAIN_FLAGS = tuple(s.flag for s in SECTIONS if s.items == "plain")
+_TEXTS = "tuple[str, ...]"
+# The request's fields, a dataclass made with the table's plain lists among them (each flag a field).
+CheckpointRequest = make_dataclass("CheckpointRequest", [
+    ("issue", "int | None", None),
+    ("body", "str | None", None),  # a whole checkpoint as given: a markdown body or a JSON state
+    ("source", "str", "the body"),  # where ``body`` came from, as an error names it ("standard input", a path)
+    ("title", "str | None", None),
+    ("goal", "str | None", None),
+    ("resume_at", "str | None", None),
+    ("done", _TEXTS, ()),
+    ("undo", _TEXTS, ()),
+    ("phase", _TEXTS, ()),
+    *((flag, _TEXTS, ()) for flag in _PLAIN_FLAGS),
+    ("read", _TEXTS, ()),
+    ("new", "bool", False),  # another checkpoint for this branch, even if it has one
+    ("allow_empty", "bool", False),  # a new checkpoint with neither a goal, phases nor a resume instruction
+    ("force", "bool", False),  # the body's sections replace the current ones, unmerged
+    ("dry_run", "bool", False),
+    ("allow_secrets", "bool", False),
+    ("move", "bool", False),  # a write by number from another branch makes it this branch's checkpoint
+    ("adopt", "bool", False),  # a write by number to an issue that is no checkpoint makes it one
+    ("event", "str", "checkpoint"),
+], bases=(_Request,), frozen=True, namespace={"__doc__": _Request.__doc__, "__module__": __name__})
+
+
 # The request's fields that hold text, and those the CLI also takes for the App (who writes): one rule each.
-TEXT_FIELDS = ("title", "goal", "resume_at", "done", "undo", "phase", "decision", "question", "risk", "read")
+TEXT_FIELDS = ("title", "goal", "resume_at", "done", "undo", "phase", *_PLAIN_FLAGS, "read")
 FIELDS = ("issue", "body", "new", "allow_empty", *TEXT_FIELDS, "agent", "role", "session")
 _ONE_LINE = ("agent", "role", "session")
-_NOT_EMPTY = ("done", "undo", "phase", "decision", "question", "risk", "read")
+_NOT_EMPTY = ("done", "undo", "phase", *_PLAIN_FLAGS, "read")
 
 
 def check_values(values: dict[str, str | tuple[str, ...] | None]) -> None:

@@ -312,6 +312,5 @@ def hook_context(app: App, stored: Stored, cp: Checkpoint, tree: gitinfo.WorkTre
 def fit_json(fitted: fit.Fitted, budget: int) -> dict:
     sel = fitted.selection
     return {"budget": budget or None, "chars": len(fitted.text), "over": fitted.over, "left_out": fitted.left_out,
-            "kept": {"decisions": sel.decisions, "questions": sel.questions, "risks": sel.risks, "notes": sel.notes,
-                     "files": sel.files, "runtime": sel.runtime, "finished_phase_names": sel.done_names,
+            "kept": {**{key: getattr(sel, key) for key, _, _ in fit.LABELS}, "finished_phase_names": sel.done_names,
                      "later_phase_names": sel.later_names}}
