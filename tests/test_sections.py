@@ -193,3 +193,18 @@ def test_a_section_added_through_the_table_alone(repo, tmp_path):
     assert out["prompt"] and out["fit"]
     assert out["fit_labels"][-1] == "blockers"
     assert ["b", "blockers"] in out["codes"][0] and "b" in out["codes"][1]
+
+
+def test_lint_requires_what_the_table_says(monkeypatch):
+    """Which sections lint requires, and what it asks for, is the table's ``required``: a row that asks for one
+    more (here the risks) gets the rule, worded from its row, at its heading's line."""
+    body = ("## Goal\nShip.\n\n## Current status\n- [ ] Phase 1: a\n\n## Remaining risks\n\n"
+            "## Resume instruction\nPhase 1.\n")
+    codes = {s.key: s.required[0] for s in sections.REQUIRED}
+    assert codes == {"goal": "GS010", "phases": "GS004", "resume": "GS001"}
+    assert [p.code for p in lint.problems_of(body, "x.md", 400)] == []
+    risks = sections.BY_KEY["risks"]._replace(required=("GS010", "risks", "what could still go wrong"))
+    monkeypatch.setattr(lint, "REQUIRED", (*sections.REQUIRED, risks))
+    (problem,) = lint.problems_of(body, "x.md", 400)
+    assert (problem.code, problem.line) == ("GS010", 7)
+    assert problem.message == "no risks: add '## Remaining risks' with what could still go wrong"

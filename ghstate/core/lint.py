@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ghstate.core.model import GITHUB_LIMIT, HEADINGS, LIST_SECTIONS, Checkpoint, Phase, file_paths_of, meant_section
 from ghstate.core.parse import Parsed, ParseError, parse
+from ghstate.core.sections import REQUIRED
 from ghstate.errors import InputError
 
 RULES: dict[str, tuple[str, str]] = {
@@ -51,10 +52,12 @@ def lint(parsed: Parsed, text: str, *, max_item_chars: int = 400) -> list[Proble
     last_line = text.count("\n") + (0 if text.endswith("\n") else 1)
     problems = [Problem(f.code, f.line, f.message) for f in parsed.findings]
 
-    if not cp.resume:
-        problems.append(Problem("GS001", where.get("resume", last_line),
-                                "no resume instruction: add '## Resume instruction' with the exact next step"))
-    elif cp.next_phase is not None:
+    for section in REQUIRED:  # the table says which sections lint requires, and what to write there
+        if not getattr(cp, section.key):
+            code, what, how = section.required
+            line = where.get(section.key, last_line if section.key == "resume" else 1)  # the resume: last
+            problems.append(Problem(code, line, f"no {what}: add '## {section.heading}' with {how}"))
+    if cp.resume and cp.next_phase is not None:  # the resume instruction's own rule: it names where to start
         text_lower = cp.resume.lower()
         open_phases = [(i, p) for i, p in enumerate(cp.phases, start=1) if not p.done]
         if not any(p.label.lower() in text_lower or p.name.lower() in text_lower
@@ -62,11 +65,6 @@ def lint(parsed: Parsed, text: str, *, max_item_chars: int = 400) -> list[Proble
             problems.append(Problem("GS002", where.get("resume", last_line),
                                     f"the resume instruction names no unfinished phase; say where to start, "
                                     f"e.g. '{cp.next_phase.label}'"))
-    if not cp.phases:
-        problems.append(Problem("GS004", where.get("phases", 1),
-                                "no phases: add '## Current status' with '- [ ] Phase 1: …' checkboxes"))
-    if not cp.goal:
-        problems.append(Problem("GS010", 1, "no goal: add '## Goal' with one or two sentences"))
 
     for key in LIST_SECTIONS:
         for i, item in enumerate(getattr(cp, key)):

@@ -36,12 +36,16 @@ class Section(NamedTuple):
     adds: str = ""  # a plain list's flag's help: "Add {adds}."
     argument: str = ""  # a plain list's MCP argument's description ("" none)
     new: str = ""  # the heading of its items a session has not seen yet, in the prompt of what changed
+    # lint's rule when it is empty (its code), and what to write there: "no {noun}: add '## {heading}' with {it}"
+    required: tuple[str, str, str] = ("", "", "")
 
 
 SECTIONS: tuple[Section, ...] = (
-    Section("goal", "Goal", ("task", "objective"), "text", r"goal|objective"),
+    Section("goal", "Goal", ("task", "objective"), "text", r"goal|objective",
+            required=("GS010", "goal", "one or two sentences")),
     Section("phases", "Current status", ("status", "progress", "phases", "plan"), "checklist",
-            r"status|progress|phases?|plan|checklist|todo", flag="phase"),
+            r"status|progress|phases?|plan|checklist|todo", flag="phase",
+            required=("GS004", "phases", "'- [ ] Phase 1: …' checkboxes")),
     Section("decisions", "Decisions locked", ("locked decisions", "decisions"), "list", r"decisions?|decided",
             noun="decision", shown=("locked decision", "locked decisions"), fit=1, code="d", kept=1,
             prompt="Locked decisions (settled, do not reopen)", new="New locked decisions (settled, do not reopen)",
@@ -59,11 +63,14 @@ SECTIONS: tuple[Section, ...] = (
     Section("runtime", "Runtime", ("live state", "environment"), "list", r"runtime",
             noun="runtime check", shown=("runtime check", "runtime checks"), fit=6, items="checks"),
     Section("resume", "Resume instruction", ("resume", "resume point", "next step"), "text",
-            r"resume|next steps?|next actions?|where to start", flag="resume-at"),
+            r"resume|next steps?|next actions?|where to start", flag="resume-at",
+            required=("GS001", "resume instruction", "the exact next step")),
     Section("verification", "Verification", ("ci",), "text", r"verification|ci"),
 )
 
 BY_KEY: dict[str, Section] = {s.key: s for s in SECTIONS}
+# The sections lint requires (an error or a warning when empty), with their rule codes.
+REQUIRED: tuple[Section, ...] = tuple(s for s in SECTIONS if s.required[0])
 LISTS: tuple[str, ...] = tuple(s.key for s in SECTIONS if s.kind == "list")
 TEXTS: tuple[str, ...] = tuple(s.key for s in SECTIONS if s.kind == "text")
 # The lists of plain markdown items: no shape of their own (the files' paths and the runtime's checks have one).
