@@ -7,25 +7,12 @@ from __future__ import annotations
 
 import json
 
-import pytest
+import test_branch_index
 from conftest import git
-from github_fake import FakeGitHub
 
-from ghstate.core.chain import TREE_FILES
 from ghstate.github import archive, branches
 
-TOKEN = "ghp_" + "c" * 36
-
-
-@pytest.fixture
-def gh(isolated, repo, monkeypatch):
-    monkeypatch.setenv("GH_TOKEN", TOKEN)
-    monkeypatch.setenv("GITHUB_REPOSITORY", "octo/hello")
-    monkeypatch.setattr("ghstate.github.transport._sleep", lambda seconds: None)
-    fake = FakeGitHub(isolated)
-    fake.tasks.add_tree(TREE_FILES)
-    yield fake
-    assert fake.problems() == [], "requests that GitHub's API description does not allow"
+gh = test_branch_index.gh  # the fake GitHub with a tree, as the index tests have it
 
 
 def ghstate_refs(gh) -> list[str]:

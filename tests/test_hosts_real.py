@@ -148,22 +148,19 @@ class _Gemini(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def test_gemini_cli_gives_the_model_the_checkpoint_and_the_servers_instructions(repo, trusted, tmp_path):
+def gemini_first_request(gemini: str, cwd: Path, env: dict[str, str]) -> str:
+    """What Gemini CLI, run in ``cwd`` with ``env``, sends the model first: it carries the session's context."""
     import time
 
-    gemini = host("gemini")
     stub = GeminiStub(("127.0.0.1", 0), _Gemini)
     stub.bodies = []
     threading.Thread(target=stub.serve_forever, daemon=True).start()
-    home = Path(trusted["HOME"])
-    auth = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
-    (home / ".gemini" / "settings.json").write_text(json.dumps(auth))
-    env = {**trusted, "GEMINI_API_KEY": "test", "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{stub.server_address[1]}"}
+    env = {**env, "GEMINI_API_KEY": "test", "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{stub.server_address[1]}"}
     try:
-        with subprocess.Popen([gemini, "-p", "say OK"], cwd=repo, env=env, stdout=subprocess.DEVNULL,
+        with subprocess.Popen([gemini, "-p", "say OK"], cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL) as proc:
             deadline = time.monotonic() + 150
-            try:  # the first request to the model is enough: it carries the session's context
+            try:
                 while not stub.bodies and time.monotonic() < deadline and proc.poll() is None:
                     time.sleep(0.2)
             finally:
@@ -172,7 +169,14 @@ def test_gemini_cli_gives_the_model_the_checkpoint_and_the_servers_instructions(
         stub.shutdown()
         stub.server_close()
     assert stub.bodies, "Gemini CLI sent nothing to the model"
-    seen = json.dumps(stub.bodies[0])
+    return json.dumps(stub.bodies[0])
+
+
+def test_gemini_cli_gives_the_model_the_checkpoint_and_the_servers_instructions(repo, trusted, tmp_path):
+    home = Path(trusted["HOME"])
+    auth = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    (home / ".gemini" / "settings.json").write_text(json.dumps(auth))
+    seen = gemini_first_request(host("gemini"), repo, trusted)
     assert "<hook_context>This branch has a ghstate checkpoint: local #1" in seen
     assert "call the `resume` tool of the ghstate MCP server" in seen
     assert "call resume first" in seen  # the MCP server's instructions, from its initialize answer

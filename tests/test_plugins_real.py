@@ -15,13 +15,12 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 from conftest import SAMPLE
 from model_stub import ModelStub
-from test_hosts_real import GeminiStub, ResponsesStub, _Gemini, _Responses, find_host
+from test_hosts_real import ResponsesStub, _Responses, find_host, gemini_first_request
 
 import ghstate
 
@@ -168,24 +167,7 @@ def test_claude_code_shows_the_plugins_one_line_where_ghstate_is_missing(person)
 
 def _gemini_first_request(person: Person, gemini: str) -> str:
     """What the model is sent first (it carries the session's context)."""
-    stub = GeminiStub(("127.0.0.1", 0), _Gemini)
-    stub.bodies = []
-    threading.Thread(target=stub.serve_forever, daemon=True).start()
-    env = {**person.env, "GEMINI_API_KEY": "test", "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{stub.server_address[1]}"}
-    try:
-        with subprocess.Popen([gemini, "-p", "say OK"], cwd=person.repo, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL) as proc:
-            deadline = time.monotonic() + 150
-            try:
-                while not stub.bodies and time.monotonic() < deadline and proc.poll() is None:
-                    time.sleep(0.2)
-            finally:
-                proc.kill()
-    finally:
-        stub.shutdown()
-        stub.server_close()
-    assert stub.bodies, "Gemini CLI sent nothing to the model"
-    return json.dumps(stub.bodies[0])
+    return gemini_first_request(gemini, person.repo, person.env)
 
 
 def test_gemini_cli_validates_installs_and_runs_the_extension(person):
