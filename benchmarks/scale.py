@@ -6,7 +6,7 @@ Run: python benchmarks/scale.py [--counts 10,1000,10000] [--markdown]
 Each count gets a fresh fake seeded with that many open checkpoints, each in the branch index (as ghstate
 writes a new one), updated oldest first; the newest twenty and the oldest two (those the rows read) have a
 body of about 60,000 characters (GitHub's limit is 65,536): what a page of bodies must stay under 1 MB
-with. Then ghstate runs as a process, once per row: `resume` and `checkpoint --risk R --resume-at P` by
+with. Then ghstate runs as a process, once per row: `resume` and `checkpoint --risk R --resume P` by
 branch on the newest branch, the oldest and a branch with none (the write there creates one); on two
 checkpoints the branch index does not hold (found with GitHub's issue search): `resume` on an older ghstate's
 (no entry), its first write (which adds the entry) and `resume` after it, and `resume` on one opened with the
@@ -94,12 +94,12 @@ def run_count(count: int) -> dict[str, dict[str, float]]:
         for label, branch in (("newest branch", f"b{count}"), ("oldest branch", "b1"), ("branch with none", "none")):
             subprocess.run(["git", "checkout", "-q", "-B", branch], cwd=tmp, check=True)
             rows[f"resume, {label}"] = measure(fake, ["resume"], env, tmp)
-            rows[f"checkpoint --risk, {label}"] = measure(fake, ["checkpoint", "--risk", "measured", "--resume-at",
+            rows[f"checkpoint --risk, {label}"] = measure(fake, ["checkpoint", "--risk", "measured", "--resume",
                                                                  "Phase 1"], env, tmp)
         subprocess.run(["git", "checkout", "-q", "-B", "older"], cwd=tmp, check=True)
         rows["resume, not indexed (an older ghstate's)"] = measure(fake, ["resume"], env, tmp)
         rows["checkpoint --risk, not indexed (its first write: indexed)"] = measure(
-            fake, ["checkpoint", "--risk", "measured", "--resume-at", "Phase 1"], env, tmp)
+            fake, ["checkpoint", "--risk", "measured", "--resume", "Phase 1"], env, tmp)
         rows["resume, not indexed, after its first write"] = measure(fake, ["resume"], env, tmp)
         subprocess.run(["git", "checkout", "-q", "-B", "from-form"], cwd=tmp, check=True)
         rows["resume, not indexed (made with the issue form)"] = measure(fake, ["resume"], env, tmp)

@@ -23,7 +23,7 @@ def made(gh, run, repo, branch: str, *writes: str) -> int:
     """A checkpoint ghstate creates on ``branch`` (its entry in the index), then a write for each of ``writes``
     (its chain); its number. The branch is on GitHub."""
     git(repo, "checkout", "-q", "-B", branch)
-    out = run("checkpoint", "--phase", f"Phase 1: {branch}", "--resume-at", "Phase 1").stdout
+    out = run("checkpoint", "--phase", f"Phase 1: {branch}", "--resume", "Phase 1").stdout
     number = int(out.split("#", 1)[1].split()[0])
     for risk in writes:
         run("checkpoint", "--risk", risk)

@@ -125,7 +125,7 @@ def test_a_closed_checkpoint_is_found_closed_and_the_next_write_makes_a_new_one(
     app = build_app()
     assert locate(app.store, None, "feature/x") is None
     assert locate(app.store, None, "feature/x", closed=True).state == "closed"
-    out = run("checkpoint", "--phase", "Phase 1: again", "--resume-at", "Phase 1").stdout
+    out = run("checkpoint", "--phase", "Phase 1: again", "--resume", "Phase 1").stdout
     assert out.startswith("Created checkpoint #8")
     assert gh.tasks.branch_index() == {"feature%2Fx": 8} and gh.issues[7]["state"] == "closed"
 
@@ -151,8 +151,8 @@ def test_two_creators_for_one_branch_end_with_one_checkpoint_and_both_writes(gh,
     """A and B find no checkpoint for the branch; B creates and indexes its own while A's create is on its
     way: A's entry is refused, A's issue is closed as the duplicate, and A's write goes to B's."""
     gh.tasks.use(variant)
-    gh.on("POST", r"^/issues$", lambda: on("b", "checkpoint", "--decision", "from b", "--resume-at", "b"))
-    result = on("a", "checkpoint", "--decision", "from a", "--resume-at", "a")
+    gh.on("POST", r"^/issues$", lambda: on("b", "checkpoint", "--decision", "from b", "--resume", "b"))
+    result = on("a", "checkpoint", "--decision", "from a", "--resume", "a")
     assert "#1 was created for branch feature/x at the same time as #2" in result.stderr
     assert gh.issues[2]["state"] == "closed" and gh.issues[2].get("state_reason") == "duplicate"
     assert [n for n, i in gh.issues.items() if i["state"] == "open"] == [1]
@@ -189,7 +189,7 @@ def test_every_branch_name_has_one_flat_ref_name_git_accepts(branch):
 def test_branch_names_with_slashes_or_unicode_are_apart(gh, run, repo):
     for branch in ("a.b", "a/b", "fix/ünïcode-☃", "a%2Fb"):  # (git itself keeps "a" and "a/b" apart)
         git(repo, "checkout", "-q", "-b", branch)
-        run("checkpoint", "--phase", f"Phase 1: {branch}", "--resume-at", "Phase 1")
+        run("checkpoint", "--phase", f"Phase 1: {branch}", "--resume", "Phase 1")
     assert sorted(gh.tasks.branch_index().values()) == [1, 2, 3, 4]
     git(repo, "checkout", "-q", "a/b")
     assert "GitHub issue #2 " in run("resume").stdout
@@ -275,7 +275,7 @@ def test_a_checkpoint_made_with_the_issue_form_after_the_index_is_found_by_its_b
     the issue form. Before, `resume` on its branch said "no open checkpoint" and a write made a second one."""
     searching(gh, variant)
     git(repo, "checkout", "-q", "-b", "feature/first")
-    run("checkpoint", "--phase", "Phase 1: first", "--resume-at", "Phase 1")
+    run("checkpoint", "--phase", "Phase 1: first", "--resume", "Phase 1")
     gh.add_issue(2, form_body("feature/from-form"), title="Checkpoint: form work")
     gh.advance(60)  # (a lagging search index has caught up: what it misses is only seconds old)
     git(repo, "checkout", "-q", "-b", "feature/from-form")
@@ -341,7 +341,7 @@ def test_a_thousand_checkpoints_the_index_does_not_hold_cost_the_same_as_ten(gh,
 def test_what_a_lagging_search_misses_is_only_seconds_old_and_ghstates_own_are_in_the_index(gh, run, repo):
     gh.search_lag = 30
     git(repo, "checkout", "-q", "-b", "feature/new")
-    run("checkpoint", "--phase", "Phase 1: new", "--resume-at", "Phase 1")  # ghstate's own: in the index at once
+    run("checkpoint", "--phase", "Phase 1: new", "--resume", "Phase 1")  # ghstate's own: in the index at once
     assert "GitHub issue #1 " in run("resume").stdout
     gh.add_issue(2, form_body("feature/form"), title="Checkpoint: feature/form")
     git(repo, "checkout", "-q", "-b", "feature/form")

@@ -83,7 +83,7 @@ def test_done_ticks_the_phases_steps_and_undo_unticks_them(repo, run, tmp_path):
 def test_decision_and_resume_flags_change_only_what_they_name(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file))
     before = body(repo)
-    run("checkpoint", "--decision", "matcher is a protocol, not a class", "--resume-at", "Start Phase 3")
+    run("checkpoint", "--decision", "matcher is a protocol, not a class", "--resume", "Start Phase 3")
     after = body(repo)
     changed = [line for line in after.splitlines() if line not in before.splitlines()]
     assert changed[1:] == ["- matcher is a protocol, not a class", "Start Phase 3"]
@@ -93,7 +93,7 @@ def test_decision_and_resume_flags_change_only_what_they_name(repo, run, sample_
 def test_undo_phase_add_question_risk_read(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file))
     run("checkpoint", "--undo", "1", "--phase", "Phase 4: docs", "--question", "q?", "--risk", "r!",
-        "--read", "src/matcher.ts", "--goal", "New goal")
+        "--files", "src/matcher.ts", "--goal", "New goal")
     cp = state(repo)
     assert cp.phases[0].done is False and cp.phases[-1].name == "Phase 4: docs"
     assert cp.questions[-1] == "q?" and cp.risks[-1] == "r!" and cp.files[-1] == "`src/matcher.ts`"
@@ -161,7 +161,7 @@ def test_file_without_a_section_keeps_it(repo, run, sample_file, tmp_path):
 def test_branch_finds_its_own_checkpoint(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file))
     git(repo, "checkout", "-q", "-b", "other")
-    out = run("checkpoint", "--phase", "Phase 1: other work", "--resume-at", "go").stdout
+    out = run("checkpoint", "--phase", "Phase 1: other work", "--resume", "go").stdout
     assert "local #2" in out
     git(repo, "checkout", "-q", "feature/x")
     assert "Phase 2: matcher abstraction" in run("resume", "--format", "short").stdout
@@ -513,7 +513,7 @@ def test_every_hook_subcommand_has_help_with_an_example(run):
 
 
 def test_a_markerless_file_that_matches_two_revisions_equally_loses_neither(repo, run):
-    run("checkpoint", "--phase", "Phase 1: start", "--resume-at", "Start at Phase 1", "--goal", "G0")
+    run("checkpoint", "--phase", "Phase 1: start", "--resume", "Start at Phase 1", "--goal", "G0")
     old = "\n".join(body(repo).split("\n")[1:])  # the agent keeps a copy, without the marker
     run("checkpoint", "1", "--decision", "reviewer: keep v1 API", "--role", "reviewer")
     copy = repo / "old.md"
@@ -523,7 +523,7 @@ def test_a_markerless_file_that_matches_two_revisions_equally_loses_neither(repo
 
 
 def test_a_markerless_file_older_than_the_history_loses_nothing(repo, run):
-    run("checkpoint", "--phase", "Phase 1: start", "--resume-at", "Start at Phase 1", "--goal", "G0",
+    run("checkpoint", "--phase", "Phase 1: start", "--resume", "Start at Phase 1", "--goal", "G0",
         "--decision", "d1")
     old = "\n".join(body(repo).split("\n")[1:])
     for i in range(2, 9):
@@ -536,7 +536,7 @@ def test_a_markerless_file_older_than_the_history_loses_nothing(repo, run):
 
 
 def test_show_json_after_a_web_edit_does_not_pass_the_edit_off_as_the_files(repo, run):
-    run("checkpoint", "--phase", "Phase 1: start", "--resume-at", "Start at Phase 1", "--goal", "Ship it.")
+    run("checkpoint", "--phase", "Phase 1: start", "--resume", "Start at Phase 1", "--goal", "Ship it.")
     path = repo / ".git" / "ghstate" / "1.md"
     path.write_text(path.read_text().replace("Ship it.", "Ship it. Person: also Windows."))
     state_json = json.loads(run("show", "1", "--json").stdout)
@@ -552,7 +552,7 @@ def test_show_json_after_a_web_edit_does_not_pass_the_edit_off_as_the_files(repo
 
 def test_the_prompt_shows_typed_text_as_typed_not_its_escapes(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file))
-    run("checkpoint", "--decision", "Phase 4: support <T> generics", "--resume-at", "rename __init__ *first*")
+    run("checkpoint", "--decision", "Phase 4: support <T> generics", "--resume", "rename __init__ *first*")
     prompt = run("resume").stdout
     assert "support <T> generics" in prompt and "\\<T>" not in prompt
     assert "rename __init__ *first*" in prompt
@@ -566,7 +566,7 @@ def test_show_prints_text_as_typed_not_githubs_escaping(repo, run):
     """`show` is a person's view, as `resume` and `--json` are: what was typed, not `\\<T>`, `\\_\\_` or `&#35;`
     (issue 48). The body keeps the escapes GitHub needs."""
     args = [a for t in TYPED for a in ("--decision", t, "--risk", t, "--question", t)]
-    run("checkpoint", "--goal", TYPED[0], "--phase", TYPED[0], "--resume-at", TYPED[1], *args)
+    run("checkpoint", "--goal", TYPED[0], "--phase", TYPED[0], "--resume", TYPED[1], *args)
     assert "\\<T>" in body(repo) and "&#35; not a heading" in body(repo)
     out = run("show", "1").stdout
     for t in TYPED:
@@ -629,7 +629,7 @@ def test_ghstates_own_json_output_is_input_as_it_stands(repo, run, sample_file):
 def test_a_file_whose_removals_both_sides_kept_says_so_when_nothing_else_changed(repo, run):
     """The file was made before a decision was added, and removes another: the section is merged, both kept,
     and the write changes nothing. It said nothing at all (the warning was dropped with the no-op)."""
-    run("checkpoint", "--goal", "g", "--decision", "A", "--decision", "B", "--resume-at", "go")
+    run("checkpoint", "--goal", "g", "--decision", "A", "--decision", "B", "--resume", "go")
     made = run("resume", "1", "--format", "markdown").stdout
     run("checkpoint", "--decision", "C")
     result = run("checkpoint", "--file", "-", input=made.replace("- B\n", ""))
@@ -665,7 +665,7 @@ def test_after_git_branch_m_resume_names_the_checkpoint_of_the_old_name_and_move
     assert result.stderr == ("Error: no open checkpoint for branch feat-renamed in the local store; this branch was "
                              "renamed from feature/x, whose checkpoint is local #1: 'ghstate resume 1' reads it, and "
                              "'ghstate checkpoint 1 --move' with your next change makes it this branch's\n")
-    run("checkpoint", "1", "--move", "--resume-at", "Start at Phase 2 on the new name.")
+    run("checkpoint", "1", "--move", "--resume", "Start at Phase 2 on the new name.")
     assert "Start at Phase 2 on the new name." in run("resume").stdout
 
 

@@ -62,7 +62,7 @@ def writers(n: int) -> list[tuple[list[str], object]]:
             phase = 2 + (k // 4) % 2
             out.append((["--done", str(phase)], lambda s, p=phase: s["phases"][p - 1]["done"]))
         elif kind == 2:
-            out.append((["--resume-at", f"resume {k}"], lambda s: s["resume"].startswith("resume ")))
+            out.append((["--resume", f"resume {k}"], lambda s: s["resume"].startswith("resume ")))
         else:
             out.append((["--risk", f"parallel risk {k}"], lambda s, k=k: f"parallel risk {k}" in s["risks"]))
     return out
@@ -258,7 +258,7 @@ def test_twenty_agents_creating_checkpoints_for_twenty_branches_at_once_each_fin
                 subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
             jobs.append((branch, folder, subprocess.Popen(
                 [*cmd, "checkpoint", "--goal", f"goal of {branch}", "--decision", f"decided by agent {k}",
-                 "--resume-at", "Phase 1"], cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                 "--resume", "Phase 1"], cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 text=True)))
         for _, _, proc in jobs:
             _, err = proc.communicate(timeout=300)

@@ -284,7 +284,7 @@ CASES = (
     # creation, by branch (the branch has no checkpoint) and with --new beside one
     Case("create-file", seed_none, (C, "--file", "-", "--title", "CLI refactor"), "matcher abstraction",
          stdin=SAMPLE, reaches=(BOARD,)),
-    Case("create-flags", seed_none, (C, "--goal", "Ship it", "--phase", "Phase 1: one", "--resume-at", "Begin"),
+    Case("create-flags", seed_none, (C, "--goal", "Ship it", "--phase", "Phase 1: one", "--resume", "Begin"),
          "Ship it", reaches=(BOARD,)),
     Case("create-allow-empty", seed_none, (C, "--allow-empty", "--title", "Empty task"), "ghstate:v1",
          reaches=(BOARD,)),
@@ -301,8 +301,8 @@ CASES = (
           ("--decision", ("keep the v1 API",), "keep the v1 API", ()),
           ("--question", ("which matcher?",), "which matcher?", ()),
           ("--risk", ("a dry risk",), "a dry risk", ()),
-          ("--read", ("src/matcher.ts",), "src/matcher.ts", ()),
-          ("--resume-at", ("Start at Phase 3",), "Start at Phase 3", ()),
+          ("--files", ("src/matcher.ts",), "src/matcher.ts", ()),
+          ("--resume", ("Start at Phase 3",), "Start at Phase 3", ()),
           ("--goal", ("A new goal",), "A new goal", ()),
           ("--title", ("Renamed task",), "ghstate:v1", ()),
           ("--file", ("{tmp}/other.md",), "the --file risk", ()),
@@ -326,7 +326,7 @@ CASES = (
     # a write by number from another branch: --move would make it that branch's
     Case("elsewhere-1", seed_elsewhere, (C, "1", "--risk", "a dry risk"), "a dry risk"),
     Case("elsewhere-1--move", seed_elsewhere, (C, "1", "--risk", "a dry risk", "--move"), "a dry risk"),
-    Case("elsewhere-new-branch", seed_elsewhere, (C, "--goal", "Other work", "--resume-at", "Begin"), "Other work",
+    Case("elsewhere-new-branch", seed_elsewhere, (C, "--goal", "Other work", "--resume", "Begin"), "Other work",
          reaches=(BOARD,)),
     # --adopt: a checkpoint label given back, an issue made a checkpoint
     Case("adopt-label", seed_unlabelled, (C, "1", "--risk", "a dry risk", "--adopt"), "a dry risk", modes=GITHUB),
@@ -349,7 +349,7 @@ CASES = (
     Case("mcp-update-1", seed_one, (), "a dry risk", tool={"issue": 1, "risk": ["a dry risk"], "done": ["Phase 2"]},
          reaches=(BOARD,)),
     Case("mcp-update-branch", seed_one, (), "keep the v1 API",
-         tool={"decision": ["keep the v1 API"], "resume_at": "Start at Phase 3", "question": ["q?"], "read": ["a.ts"],
+         tool={"decision": ["keep the v1 API"], "resume": "Start at Phase 3", "question": ["q?"], "files": ["a.ts"],
                "goal": "A new goal", "phase": ["Phase 4: docs"], "undo": ["Phase 1"], "title": "Renamed"},
          reaches=(BOARD,)),
     Case("mcp-edited", seed_edited, (), "is slow on", tool={"issue": 1, "question": ["which matcher?"]},

@@ -119,14 +119,14 @@ def test_create_costs_five_requests_and_notifies_no_one(gh, run, repo, sample_fi
     assert gh.problems() == []
     gh.calls.clear()
     git(repo, "checkout", "-q", "-b", "feature/y")
-    run("checkpoint", "--phase", "Phase 1", "--resume-at", "Phase 1")
+    run("checkpoint", "--phase", "Phase 1", "--resume", "Phase 1")
     assert ops(gh) == ["GraphQL BranchCheckpoint", "GraphQL BranchSearch", "POST /issues", "POST /git/commits",
                        "GraphQL UpdateRefs"]
     assert gh.tasks.branch_index() == {"feature%2Fx": 1, "feature%2Fy": 2}
 
 
 def test_title_defaults(gh, run, tmp_path):
-    run("checkpoint", "--phase", "Phase 1: start", "--resume-at", "Phase 1")
+    run("checkpoint", "--phase", "Phase 1: start", "--resume", "Phase 1")
     assert gh.issues[1]["title"] == "Checkpoint: feature/x"
     titled = tmp_path / "t.md"
     titled.write_text("# Payment retries\n\n## Status\n- [ ] Phase 1\n")
@@ -306,7 +306,7 @@ def test_a_person_ticks_a_box_between_read_and_write(gh, run):
         gh.edit(7, body.replace("\n", "\r\n"))
 
     gh.on_op("AppendCheckpoint", person_edits)  # between the read and the write: the answer shows it
-    out = run("checkpoint", "7", "--decision", "added by the agent", "--resume-at", "Start at Phase 3").stdout
+    out = run("checkpoint", "7", "--decision", "added by the agent", "--resume", "Start at Phase 3").stdout
     assert "Updated checkpoint #7" in out
     cp = state_of(gh, 7)
     assert cp.phases[1].done
@@ -321,7 +321,7 @@ def test_a_person_ticks_a_box_between_read_and_write(gh, run):
 def test_crlf_body_edited_in_the_web_ui(gh, run):
     gh.add_issue(3, "### Goal\r\n\r\nShip it\r\n\r\n### Progress\r\n\r\n- [X] Phase 1: a\r\n- [ ] Phase 2: b\r\n\r\n"
                     "### Anything else?\r\n\r\nkeep this note\r\n")
-    run("checkpoint", "3", "--done", "2", "--resume-at", "all done")
+    run("checkpoint", "3", "--done", "2", "--resume", "all done")
     cp = state_of(gh, 3)
     assert [p.done for p in cp.phases] == [True, True] and cp.goal == "Ship it"
     assert "keep this note" in body_of(gh, 3) and "### Anything else?" in body_of(gh, 3)
@@ -331,7 +331,7 @@ def test_both_sides_change_the_resume_instruction(gh, run):
     existing(gh)
     gh.on_op("AppendCheckpoint", lambda: gh.edit(7, body_of(gh, 7).replace(
         "Start at Phase 2. Re-read parser module and tests before editing matcher code.", "Human: start at 3")))
-    result = run("checkpoint", "7", "--resume-at", "Agent: start at 2b")
+    result = run("checkpoint", "7", "--resume", "Agent: start at 2b")
     assert "both sides changed Resume instruction" in result.stderr
     body = body_of(gh, 7)
     assert "Agent: start at 2b" in body and "Human: start at 3" in body
@@ -351,7 +351,7 @@ def test_a_concurrent_edit_whose_comment_cannot_be_posted_is_a_warning(gh, run):
     gh.on_op("AppendCheckpoint", lambda: gh.edit(7, body_of(gh, 7).replace(
         "Start at Phase 2. Re-read parser module and tests before editing matcher code.", "Human: start at 3")))
     gh.fail("POST", r"/comments$", 403, times=99, message="Resource not accessible by integration")
-    result = run("checkpoint", "7", "--resume-at", "Agent: start at 2b")
+    result = run("checkpoint", "7", "--resume", "Agent: start at 2b")
     assert "Updated checkpoint #7" in result.stdout and "Human: start at 3" in body_of(gh, 7)
     assert "the comment asking a person to settle the concurrent edit could not be posted" in result.stderr
 
@@ -433,7 +433,7 @@ def test_errors_say_what_to_do_and_keep_the_checkpoint(gh, run, target, fault, e
         gh.use_up("graphql", **fault)
     else:
         gh.fail_op(target, **fault)
-    result = run("checkpoint", "--phase", "Phase 1: x", "--resume-at", "Phase 1", code=1)
+    result = run("checkpoint", "--phase", "Phase 1: x", "--resume", "Phase 1", code=1)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and expected in lines[0], result.stderr
     assert TOKEN not in result.stderr + result.stdout
@@ -626,7 +626,7 @@ def test_enterprise_server_base_url(isolated, repo, run, monkeypatch, sample_fil
 
 def test_label_is_added_when_github_drops_it(gh, run):
     gh.drop_labels_on_create = True
-    run("checkpoint", "--phase", "Phase 1", "--resume-at", "Phase 1")
+    run("checkpoint", "--phase", "Phase 1", "--resume", "Phase 1")
     assert [x["name"] for x in gh.issues[1]["labels"]] == ["ghstate"]
     assert ops(gh)[:4] == ["GraphQL BranchCheckpoint", "GraphQL BranchSearch", "POST /issues",
                            "POST /issues/1/labels"]  # lookup, the search (none), issue, label
@@ -635,7 +635,7 @@ def test_label_is_added_when_github_drops_it(gh, run):
 def test_label_refused_after_create_is_a_warning_not_a_pending_write(gh, run, repo):
     gh.drop_labels_on_create = True
     gh.fail("POST", r"/issues/1/labels$", 403, message="Resource not accessible by integration")
-    result = run("checkpoint", "--phase", "Phase 1", "--resume-at", "Phase 1")
+    result = run("checkpoint", "--phase", "Phase 1", "--resume", "Phase 1")
     assert "Warning: issue #1 was created without the 'ghstate' label" in result.stderr
     assert list(gh.issues) == [1]
     assert not (repo / ".git" / "ghstate" / "pending").exists()
@@ -934,7 +934,7 @@ def test_kept_writes_are_replayed_in_the_order_they_were_made(gh, run):
     existing(gh)
     offline(gh, times=999)
     for i in range(6):
-        run("checkpoint", "7", "--resume-at", f"step {i}", code=1)
+        run("checkpoint", "7", "--resume", f"step {i}", code=1)
     gh.faults.clear()
     run("push")
     assert state_of(gh, 7).resume == "step 5"
@@ -1050,8 +1050,8 @@ def test_an_unreachable_host_is_given_up_on_quickly(gh, run, sleeps):
 def test_after_a_kept_write_fails_the_later_ones_wait_behind_it(gh, run):
     existing(gh)
     offline(gh, times=999)
-    run("checkpoint", "7", "--resume-at", "step 1", code=1)
-    run("checkpoint", "7", "--resume-at", "step 2", code=1)
+    run("checkpoint", "7", "--resume", "step 1", code=1)
+    run("checkpoint", "7", "--resume", "step 2", code=1)
     gh.faults.clear()
     offline(gh, status=502, times=5)
     assert "Held back" in run("push", code=1).stderr
@@ -1133,7 +1133,7 @@ def test_the_chain_commit_records_the_write_and_the_body_names_it(gh, run, monke
     monkeypatch.setenv("GHSTATE_AGENT", "claude-code")
     monkeypatch.setenv("GHSTATE_SESSION", "s-41")
     existing(gh)
-    run("checkpoint", "7", "--done", "2", "--resume-at", "Start at Phase 3")
+    run("checkpoint", "7", "--done", "2", "--resume", "Start at Phase 3")
     assert list(gh.tasks.refs) == ["refs/ghstate/checkpoints/7"]
     [commit] = gh.tasks.chain(7)
     entry = commit["entries"][-1]

@@ -56,6 +56,62 @@ def test_init_keeps_edited_files_unless_forced(repo, run):
     assert command.read_text() != "my own version\n"
 
 
+
+def test_a_command_file_an_earlier_ghstate_wrote_is_brought_up_to_date_and_removed_as_its_own(repo, run):
+    """A file as an earlier ghstate shipped it (claude-checkpoint.md said ``--resume-at`` before the flag took
+    the JSON key's name) is nobody's edit: init writes the current text over it, and init --remove takes it
+    out; the same file edited by a person is kept by both."""
+    from ghstate.agents.setup import SHIPPED_BEFORE
+    from ghstate.templating import builtin_templates
+
+    now = (builtin_templates() / "claude-checkpoint.md").read_text(encoding="utf-8")
+    earlier = now.replace('--resume "Start at Phase 3', '--resume-at "Start at Phase 3')
+    assert earlier != now and _digest(earlier) in SHIPPED_BEFORE["claude-checkpoint.md"]
+    command = repo / ".claude" / "commands" / "checkpoint.md"
+    command.parent.mkdir(parents=True)
+    command.write_text(earlier)
+    assert re.search(r"^\.claude/commands/checkpoint\.md +written$", run("init").stdout, re.M)
+    assert command.read_text() == now
+    command.write_text(earlier)
+    run("init", "--remove")
+    assert not command.exists()
+    command.parent.mkdir(parents=True, exist_ok=True)
+    command.write_text(earlier + "my own line\n")
+    assert "exists, kept as it is" in run("init").stdout and command.read_text().endswith("my own line\n")
+
+
+def _digest(text):
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def test_every_earlier_text_of_a_template_init_writes_is_known():
+    """Each template init writes: its digests of earlier texts are not the current one's, and every earlier
+    text this checkout's git history holds (its commits, and HEAD's text beside an uncommitted edit) is among
+    them. Without history (a tarball, a shallow clone) the second half has nothing to look at."""
+    import subprocess
+
+    from ghstate.agents.setup import FILES, SHIPPED_BEFORE, VARIANTS
+    from ghstate.templating import builtin_templates
+
+    root = Path(__file__).resolve().parents[1]
+    sources = {s for files in FILES.values() for s, _ in files} | {v for vs in VARIANTS.values() for v in vs}
+    assert set(SHIPPED_BEFORE) <= sources
+    for source in sorted(sources):
+        now = _digest((builtin_templates() / source).read_text(encoding="utf-8"))
+        assert now not in SHIPPED_BEFORE.get(source, ()), source
+        log = subprocess.run(["git", "log", "--format=%H", "--", f"templates/{source}"], cwd=root,
+                             capture_output=True, text=True)
+        if log.returncode != 0:
+            continue
+        for commit in log.stdout.split():
+            shown = subprocess.run(["git", "show", f"{commit}:templates/{source}"], cwd=root, capture_output=True)
+            if shown.returncode != 0:
+                continue
+            text = shown.stdout.decode("utf-8")
+            assert _digest(text) == now or _digest(text) in SHIPPED_BEFORE.get(source, ()), (source, commit[:7])
+
 def test_init_refuses_broken_settings_and_changes_nothing(repo, run):
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.json").write_text("{ not json")

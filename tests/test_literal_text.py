@@ -76,7 +76,7 @@ def test_escape_is_inverted_exactly(text):
 
 @pytest.mark.parametrize("text", TRICKY)
 def test_github_shows_a_flag_value_as_typed(repo, run, text):
-    run("checkpoint", "--phase", "Phase 1: x", "--decision", text, "--resume-at", text, "--goal", text)
+    run("checkpoint", "--phase", "Phase 1: x", "--decision", text, "--resume", text, "--goal", text)
     body = (repo / ".git" / "ghstate" / "1.md").read_text()
     html = github_html(body)
     shown = visible(html)
@@ -177,7 +177,7 @@ def test_phase_flags_match_the_name_as_shown(repo, run):
 
 
 def test_read_paths_with_backticks_stay_one_code_span(repo, run):
-    run("checkpoint", "--phase", "P", "--read", "src/a`b`.py", "--read", "src/plain.py")
+    run("checkpoint", "--phase", "P", "--files", "src/a`b`.py", "--files", "src/plain.py")
     cp = parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint
     assert cp.files == ("``src/a`b`.py``", "`src/plain.py`")
     html = github_html((repo / ".git" / "ghstate" / "1.md").read_text())
@@ -187,8 +187,8 @@ def test_read_paths_with_backticks_stay_one_code_span(repo, run):
 # ---------------------------------------------------------------------------- control characters
 
 
-@pytest.mark.parametrize("flag", ["--decision", "--question", "--risk", "--phase", "--resume-at", "--goal",
-                                  "--title", "--read"])
+@pytest.mark.parametrize("flag", ["--decision", "--question", "--risk", "--phase", "--resume", "--goal",
+                                  "--title", "--files"])
 @pytest.mark.parametrize("char", ["\x1b", "\x07", "\x9b", "\x0c", "\r"])
 def test_control_characters_in_flags_are_refused(repo, run, flag, char):
     result = run("checkpoint", flag, f"ok{char}[2J", code=2)

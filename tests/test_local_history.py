@@ -37,7 +37,7 @@ def test_stash_and_checkout_of_a_committed_store_lose_no_history(repo, run):
     git(repo, "stash")
     git(repo, "checkout", "-q", "main")
     assert not (repo / ".ghstate" / "1.md").exists() and (repo / ".ghstate" / "chain" / "1" / "3.json").exists()
-    made = run("checkpoint", "--store", "local", "--goal", "hotfix", "--phase", "Phase 1: fix", "--resume-at", "fix",
+    made = run("checkpoint", "--store", "local", "--goal", "hotfix", "--phase", "Phase 1: fix", "--resume", "fix",
                env=env)
     assert made.stdout.startswith("Created checkpoint local #2"), made.stdout
     assert sorted(p.name for p in (repo / ".ghstate" / "chain" / "1").iterdir()) == ["2.json", "3.json"]  # untracked
@@ -62,7 +62,7 @@ def test_in_the_clones_store_git_cannot_take_the_history_away(repo, run):
     git(repo, "stash", "--include-untracked")
     git(repo, "checkout", "-q", "main")
     assert run("checkpoint", "--store", "local", "--goal", "hotfix", "--phase", "Phase 1: fix",
-               "--resume-at", "fix").stdout.startswith("Created checkpoint local #2")
+               "--resume", "fix").stdout.startswith("Created checkpoint local #2")
     git(repo, "checkout", "-q", "feature/x")
     one = state(run, 1)
     assert one["revision"] == 3 and {"d1", "d3"} <= set(one["decisions"])
@@ -74,12 +74,12 @@ def test_the_highest_checkpoint_deleted_by_hand_keeps_its_number_and_chain(repo,
     monkeypatch.setenv("GHSTATE_DIR", str(store))
     run("checkpoint", "--store", "local", "--file", "-", input=SAMPLE)
     git(repo, "checkout", "-q", "-b", "other")
-    run("checkpoint", "--store", "local", "--goal", "second", "--phase", "Phase 1: b", "--resume-at", "b")
+    run("checkpoint", "--store", "local", "--goal", "second", "--phase", "Phase 1: b", "--resume", "b")
     run("checkpoint", "2", "--store", "local", "--decision", "kept in the chain")
     chain_files = sorted(p.name for p in (store / "chain" / "2").iterdir())
     (store / "2.md").unlink()
     git(repo, "checkout", "-q", "-b", "third")
-    made = run("checkpoint", "--store", "local", "--goal", "third", "--phase", "Phase 1: c", "--resume-at", "c")
+    made = run("checkpoint", "--store", "local", "--goal", "third", "--phase", "Phase 1: c", "--resume", "c")
     assert made.stdout.startswith("Created checkpoint local #3"), made.stdout
     assert sorted(p.name for p in (store / "chain" / "2").iterdir()) == chain_files
     link = json.loads((store / "chain" / "2" / chain_files[-1]).read_text())

@@ -133,19 +133,19 @@ def test_a_worktrees_own_store_is_moved_into_the_clones_nothing_lost(repo, run, 
     """Two worktrees, each with its own ``.ghstate/`` numbered from 1 (one with a write kept for GitHub and a
     claim), and the clone's store holding #1 already: the next command in each finds everything, under new
     numbers where the numbers were taken, says so, and records it in ``moved.log``."""
-    run("checkpoint", "--store", "local", "--goal", "clone's own", "--phase", "Phase 1: a", "--resume-at", "a")
+    run("checkpoint", "--store", "local", "--goal", "clone's own", "--phase", "Phase 1: a", "--resume", "a")
     one, two = worktree(repo, "one"), worktree(repo, "two")
     old_one = _old_store(one, run)
     os.chdir(one)
     _old_store(one, run, ("checkpoint", "--store", "local", "--goal", "one's", "--phase", "Phase 1: x",
-                          "--resume-at", "x"), ("checkpoint", "1", "--store", "local", "--decision", "one's d2"))
+                          "--resume", "x"), ("checkpoint", "1", "--store", "local", "--decision", "one's d2"))
     (old_one / "pending").mkdir()
     (old_one / "pending" / "00000000000000000001-new-1-abcdef.json").write_text("{}\n")
     (old_one / "claims" / "1").mkdir(parents=True)
     (old_one / "claims" / "1" / "1.json").write_text('{"claim": null, "released_by": "w"}\n')
     os.chdir(two)
     old_two = _old_store(two, run, ("checkpoint", "--store", "local", "--goal", "two's", "--phase", "Phase 1: y",
-                                    "--resume-at", "y"))
+                                    "--resume", "y"))
     os.chdir(one)
     result = run("list", "--store", "local", "--json")
     titles = {row["issue"]: row["title"] for row in json.loads(result.stdout)}
@@ -209,8 +209,8 @@ def test_a_family_moved_under_new_numbers_keeps_its_links(repo, run, tmp_path):
     under new numbers, each child's marker names its parent and the children it waits for by their new
     numbers, so ``ready`` of the new parent lists them (and the clone's own #1 gets no children). The bodies
     stay their chains' mirrors: the move is no person's edit."""
-    run("checkpoint", "--store", "local", "--goal", "clone's own", "--phase", "Phase 1: a", "--resume-at", "a")
-    run("checkpoint", "--store", "local", "--goal", "second", "--phase", "Phase 1: b", "--resume-at", "b", "--new")
+    run("checkpoint", "--store", "local", "--goal", "clone's own", "--phase", "Phase 1: a", "--resume", "a")
+    run("checkpoint", "--store", "local", "--goal", "second", "--phase", "Phase 1: b", "--resume", "b", "--new")
     tree = worktree(repo, "one")
     os.chdir(tree)
     (tmp_path / "plan.md").write_text(PLAN.replace("- [ ] Phase 3: config", "- [ ] Phase 3: config (after Phase 2)"))

@@ -9,7 +9,7 @@ from conftest import SAMPLE
 
 from ghstate.agents import mcp_tools
 
-FLAGS = ("give --goal, --phase or --resume-at (or a --file that has them), or --allow-empty to make it without")
+FLAGS = ("give --goal, --phase or --resume (or a --file that has them), or --allow-empty to make it without")
 
 
 def test_a_new_checkpoint_that_says_nothing_of_the_task_is_refused_with_the_flags_to_give(repo, run):
@@ -22,7 +22,7 @@ def test_a_new_checkpoint_that_says_nothing_of_the_task_is_refused_with_the_flag
     assert "a new checkpoint needs a goal, phases or a resume instruction" in result.stderr
     (repo / "notes.md").write_text("## Decisions locked\n- keep it\n")
     assert FLAGS in run("checkpoint", "--store", "local", "--file", "notes.md", code=2).stderr
-    for given in (("--goal", "g"), ("--phase", "Phase 1: p"), ("--resume-at", "Start.")):
+    for given in (("--goal", "g"), ("--phase", "Phase 1: p"), ("--resume", "Start.")):
         run("checkpoint", "--new", "--store", "local", "--decision", "x", *given)
     run("checkpoint", "--new", "--store", "local", "--decision", "x", "--allow-empty")
     assert sorted(p.name for p in (repo / ".git" / "ghstate").glob("*.md")) == ["1.md", "2.md", "3.md", "4.md"]
@@ -39,7 +39,7 @@ def test_the_mcp_tool_names_its_own_arguments(repo):
 
     answer = mcp_tools.call("checkpoint", {"decision": ["x"]}, lambda: build_app(store="local"))
     assert answer.error and answer.text.endswith(
-        "give goal, phase or resume_at (or a body that has them), or allow_empty to make it without")
+        "give goal, phase or resume (or a body that has them), or allow_empty to make it without")
     answer = mcp_tools.call("checkpoint", {"decision": ["x"], "allow_empty": True}, lambda: build_app(store="local"))
     assert not answer.error and answer.text.startswith("Created checkpoint local #1")
 

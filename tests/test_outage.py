@@ -196,10 +196,10 @@ def test_when_github_is_back_resume_sends_the_kept_write_first(gh, run, repo):  
 def test_a_write_never_lands_over_a_kept_write_it_sends_it_first_in_order(gh, run, repo):  # noqa: F811
     existing(gh)
     gh.fail_op("AppendCheckpoint", 502, times=999)  # reads work, writes do not
-    run("checkpoint", "7", "--resume-at", "first, kept", code=1)
-    run("checkpoint", "7", "--resume-at", "second, kept", code=1)
+    run("checkpoint", "7", "--resume", "first, kept", code=1)
+    run("checkpoint", "7", "--resume", "second, kept", code=1)
     gh.faults.clear()
-    result = run("checkpoint", "7", "--resume-at", "third, once GitHub was back")
+    result = run("checkpoint", "7", "--resume", "third, once GitHub was back")
     assert result.stderr.count("was published first: updated #7") == 2
     assert state_of(gh, 7).resume == "third, once GitHub was back" and pending(repo) == []
     assert [line.split()[0] for line in run("log", "7").stdout.splitlines()][-3:] == ["r4", "r5", "r6"]
@@ -240,10 +240,10 @@ def test_a_write_kept_without_any_read_is_built_on_the_head_this_machine_saw_not
     run("checkpoint", "7", "--risk", "a chain to build on")  # this machine saw #7, at the head of its chain
     refused(gh)
     monkeypatch.setattr("ghstate.services.writer.utc_now", lambda: "2026-11-28T10:00:00Z")
-    run("checkpoint", "7", "--resume-at", "this machine's, kept", code=1)
+    run("checkpoint", "7", "--resume", "this machine's, kept", code=1)
     gh.faults.clear()
     monkeypatch.setattr("ghstate.services.writer.utc_now", lambda: "2026-11-28T09:50:00Z")
-    other = run("checkpoint", "7", "--resume-at", "the other machine's, later",
+    other = run("checkpoint", "7", "--resume", "the other machine's, later",
                 env={"GHSTATE_DIR": str(tmp_path / "other-machine")})
     assert "published first" not in other.stderr  # another machine: this one's kept write is not its to send
     monkeypatch.setattr("ghstate.services.writer.utc_now", lambda: "2026-11-28T10:05:00Z")
@@ -336,10 +336,10 @@ def test_a_replica_file_for_another_repository_is_not_used(tmp_path):
 def test_a_write_waits_behind_a_kept_write_github_refused_and_both_go_in_order(gh, run, repo):  # noqa: F811
     existing(gh)
     gh.fail_op("AppendCheckpoint", 502, times=999)
-    run("checkpoint", "7", "--resume-at", "kept first", code=1)
+    run("checkpoint", "7", "--resume", "kept first", code=1)
     gh.faults.clear()
     gh.fail_op("Checkpoint", 401, message="Bad credentials")  # GitHub refuses the kept write's read, once
-    result = run("checkpoint", "7", "--resume-at", "made after it", code=1)
+    result = run("checkpoint", "7", "--resume", "made after it", code=1)
     assert "a write this machine kept for #7 earlier is still waiting to go to GitHub, so this one waits behind it" \
         in result.stderr and len(pending(repo)) == 2
     assert state_of(gh, 7).resume != "made after it"  # it did not land over the kept one

@@ -168,7 +168,7 @@ def test_multi_line_items_are_indented_and_cannot_pass_for_labels(repo, run, tmp
 def test_each_item_keeps_the_revision_that_set_it(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file), "--agent", "claude-code", "--session", "s-1")
     run("checkpoint", "--decision", "keep the v1 API", "--agent", "rev", "--role", "reviewer", "--session", "s-2")
-    run("checkpoint", "--done", "Phase 2", "--resume-at", "Start at Phase 3.", "--agent", "claude-code",
+    run("checkpoint", "--done", "Phase 2", "--resume", "Start at Phase 3.", "--agent", "claude-code",
         "--session", "s-3")
     head = git(repo, "rev-parse", "HEAD")
     state = json.loads(run("show", "1", "--json").stdout)
@@ -220,12 +220,12 @@ def test_a_resume_instruction_naming_a_done_phase_is_said_and_warned(repo, run, 
     run("checkpoint", "--file", str(sample_file))
     result = run("checkpoint", "--done", "Phase 2")
     assert "Warning: the resume instruction still names Phase 2, which is done; set a new one with " \
-           'e.g. --resume-at "Start at Phase 3. …"' in result.stderr
+           'e.g. --resume "Start at Phase 3. …"' in result.stderr
     out = run("resume").stdout
     findings = out[out.index("Do not take these at face value:"):]
     assert "The resume instruction names phase 2 of 3, which is done (ticked in revision 2, after the instruction " \
            "was set in revision 1); the next unfinished phase is phase 3." in findings
-    result = run("checkpoint", "--resume-at", "Start at Phase 3.")
+    result = run("checkpoint", "--resume", "Start at Phase 3.")
     assert "Warning" not in result.stderr and "Do not take" not in run("resume").stdout
     assert "Warning" not in run("checkpoint", "--decision", "x").stderr
 
@@ -233,7 +233,7 @@ def test_a_resume_instruction_naming_a_done_phase_is_said_and_warned(repo, run, 
 def test_verification_for_another_commit_and_a_tick_that_failed(repo, run, sample_file, tmp_path):
     run("checkpoint", "--file", str(sample_file))
     head = git(repo, "rev-parse", "HEAD")
-    run("checkpoint", "--done", "Phase 2", "--resume-at", "Start at Phase 3.")
+    run("checkpoint", "--done", "Phase 2", "--resume", "Start at Phase 3.")
     state = json.loads(run("show", "1", "--json").stdout)
     state["verification"] = {"status": "failing", "commit": head, "text": "failing", "run_id": "77"}
     (tmp_path / "state.json").write_text(json.dumps(state))
@@ -318,7 +318,7 @@ def test_marker_text_in_provenance_and_verification_stays_inside_the_block(repo,
 def test_a_budget_below_a_small_checkpoint_with_nothing_to_leave_out_is_the_documented_over(repo, run):
     """No list to shorten (no decisions, files, phase names): the essentials are given whole, and said to be
     over. It was ``IndexError: list index out of range``."""
-    run("checkpoint", "--goal", "g", "--resume-at", "go on")
+    run("checkpoint", "--goal", "g", "--resume", "go on")
     for budget in ("1", "50", "300"):
         out = run("resume", "--budget", budget).stdout
         assert "go on" in out and "Traceback" not in out
@@ -335,7 +335,7 @@ def test_the_session_start_hook_gives_a_long_resume_instruction_whole(repo, run,
 
     instruction = " ".join(f"step{i}" for i in range(2_000))
     assert len(instruction) > 11_000
-    run("checkpoint", "--goal", "g", "--resume-at", instruction)
+    run("checkpoint", "--goal", "g", "--resume", instruction)
     (repo / ".ghstate").mkdir(exist_ok=True)  # the config's folder: the local store is the clone's, elsewhere
     (repo / ".ghstate" / "config.toml").write_text(config)
     context = json.loads(run("hook", "session-start", input=event("session-start-clear.json", repo)).stdout)

@@ -8,7 +8,7 @@ from conftest import git
 
 
 def test_after_git_branch_m_resume_names_the_issue_of_the_old_name(gh, run, repo):
-    run("checkpoint", "--goal", "ship it", "--resume-at", "Start at Phase 1.")
+    run("checkpoint", "--goal", "ship it", "--resume", "Start at Phase 1.")
     git(repo, "branch", "-m", "feature/x", "feature/renamed")
     start = len(gh.calls)
     result = run("resume", code=1)
@@ -19,12 +19,12 @@ def test_after_git_branch_m_resume_names_the_issue_of_the_old_name(gh, run, repo
     # entry, and the checkpoint found there
     assert gh.operations()[-4:] == ["BranchCheckpoint", "BranchSearch", "BranchCheckpoint", "Checkpoint"]
     assert len(gh.calls) - start == 4
-    run("checkpoint", "1", "--move", "--resume-at", "Go on under the new name.")
+    run("checkpoint", "1", "--move", "--resume", "Go on under the new name.")
     assert "Go on under the new name." in run("resume").stdout
 
 
 def test_a_branch_never_renamed_costs_no_lookup_more(gh, run, repo):
-    run("checkpoint", "--goal", "ship it", "--resume-at", "Start at Phase 1.")
+    run("checkpoint", "--goal", "ship it", "--resume", "Start at Phase 1.")
     git(repo, "checkout", "-q", "-b", "feature/none")
     start = len(gh.calls)
     assert "give an ISSUE number" in run("resume", code=1).stderr

@@ -138,7 +138,7 @@ out["round_trip"] = again._replace(meta=cp.meta) == cp and render.render_body(ag
 long = body.replace("waiting on infra", "x" * 150)
 out["lint"] = [p.message.split(" has")[0] for p in lint.lint(parse.parse(long), long, max_item_chars=100)
                if p.code == "GS005"]
-run = CliRunner().invoke(cli, ["checkpoint", "--goal", "g", "--phase", "Phase 1: one", "--resume-at", "Phase 1",
+run = CliRunner().invoke(cli, ["checkpoint", "--goal", "g", "--phase", "Phase 1: one", "--resume", "Phase 1",
                                "--blocker", "waiting on infra", "--json"], catch_exceptions=False)
 assert run.exit_code == 0, run.output
 state = json.loads(run.stdout)
@@ -208,3 +208,55 @@ def test_lint_requires_what_the_table_says(monkeypatch):
     (problem,) = lint.problems_of(body, "x.md", 400)
     assert (problem.code, problem.line) == ("GS010", 7)
     assert problem.message == "no risks: add '## Remaining risks' with what could still go wrong"
+
+
+def test_one_name_per_field():
+    """Issue 49, item 3: a section's flag, its MCP argument and its JSON key say the same word (a list's flag
+    the one item: ``--decision`` for ``decisions``); where they did not (``--read``, ``--resume-at``), the
+    name is now the JSON key's, and the earlier name is still taken (help names only the name)."""
+    from ghstate.agents import mcp_tools
+    from ghstate.commands.checkpoint import checkpoint as command
+
+    options = {p.name: p for p in command.params}
+    schema = mcp_tools.TOOLS["checkpoint"]["schema"]
+    for s in sections.SECTIONS:
+        if not s.flag:
+            continue
+        assert s.key in (s.flag, s.flag + "s"), s
+        assert options[s.flag].opts[0] == f"--{s.flag}" and s.flag in schema and s.key in state_json.FIELDS
+        assert options[s.flag].opts[1:] == ([f"--{s.was}"] if s.was else [])
+    assert sections.RENAMED == {"read": "files", "resume_at": "resume"}
+    helped = " ".join(command.get_help(click_context(command)).split())
+    assert "--files PATH" in helped and "(also --read, its old name)" in helped and "--read PATH" not in helped
+    assert "--resume TEXT" in helped and "--resume-at TEXT" not in helped
+
+
+def click_context(command):
+    import click
+
+    return click.Context(command, info_name="checkpoint")
+
+
+def test_the_earlier_names_write_what_the_names_write(repo, run):
+    """``--read``/``--resume-at`` and the MCP tool's ``read``/``resume_at`` are the same fields as ``--files``/
+    ``--resume``; an MCP call that gives a name and its earlier name is refused, naming both."""
+    from ghstate.agents import mcp_tools
+    from ghstate.services.app import build_app
+
+    base = ("checkpoint", "--goal", "g", "--phase", "Phase 1: one", "--dry-run")
+    def text(*args):  # the body a person reads (the marker holds a new id each time)
+        return run(*base, *args).stdout.split(" -->\n", 1)[1]
+
+    new, old = text("--files", "a.py", "--resume", "Start."), text("--read", "a.py", "--resume-at", "Start.")
+    mixed = text("--read", "a.py", "--files", "b.py", "--resume", "Start.")
+    assert new == old and "`a.py`" in new and "Start." in new
+    assert mixed.index("`a.py`") < mixed.index("`b.py`")  # one option: given in the order given
+    said = {name: mcp_tools.call("checkpoint", {"goal": "g", **args, "dry_run": True},
+                                 lambda: build_app(store="local"))
+            for name, args in (("new", {"files": ["a.py"], "resume": "Start."}),
+                               ("old", {"read": ["a.py"], "resume_at": "Start."}))}
+    assert not said["new"].error and said["new"].text.split(" -->\n", 1)[1] == said["old"].text.split(" -->\n", 1)[1]
+    both = mcp_tools.call("checkpoint", {"resume": "a", "resume_at": "b"}, lambda: build_app(store="local"))
+    assert both.error and both.text == "Error: checkpoint: give resume or resume_at (its old name), not both"
+    listed = mcp_tools.input_schema("checkpoint")["properties"]
+    assert listed["resume_at"]["description"] == "The old name of resume: give resume."

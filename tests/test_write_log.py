@@ -111,7 +111,7 @@ def test_a_landed_update_whose_answer_was_lost_is_never_applied_again(gh, on, mo
 
     gh.fail_op("AppendCheckpoint", 502, after=True)
     gh.on_op("Checkpoint", meanwhile, skip=1)  # A's read, then its look at what landed
-    result = on("a", "checkpoint", "1", "--resume-at", "from A")
+    result = on("a", "checkpoint", "1", "--resume", "from A")
     assert "Updated checkpoint #1" in result.stdout
     writes = [e.get("write") for c in gh.tasks.chain(1) for e in c["entries"] if e.get("write")]
     assert len(writes) == len(set(writes)), "a write was applied twice"
@@ -160,7 +160,7 @@ def test_push_rebases_a_kept_write_what_came_after_its_base_stands_and_its_value
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     on("a", "checkpoint", "1", "--risk", "first")
     gh.fail("*", r".*AppendCheckpoint|/git/commits", None, times=99)
-    kept = on("a", "checkpoint", "1", "--resume-at", "A's, kept", "--risk", "A's risk", code=1)
+    kept = on("a", "checkpoint", "1", "--resume", "A's, kept", "--risk", "A's risk", code=1)
     assert "kept locally" in kept.stderr
     gh.faults.clear()
     gh.edit(1, raw(gh).replace("Start at Phase 2. Re-read parser module and tests before editing matcher code.",
@@ -180,11 +180,11 @@ def test_chain_order_decides_never_a_writers_clock(gh, on, monkeypatch):
     """A machine whose clock is 10 minutes slow writes after another: its write is the later one (it was
     treated as older and replaced)."""
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
-    on("b", "checkpoint", "1", "--resume-at", "B, first")
+    on("b", "checkpoint", "1", "--resume", "B, first")
     slow = (datetime.now(timezone.utc) - timedelta(minutes=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
     with monkeypatch.context() as patch:
         patch.setattr("ghstate.services.writer.utc_now", lambda: slow)
-        on("a", "checkpoint", "1", "--resume-at", "A, later with a slow clock")
+        on("a", "checkpoint", "1", "--resume", "A, later with a slow clock")
     assert fresh_reader(on)["resume"] == "A, later with a slow clock"
     on("c", "checkpoint", "1", "--risk", "next")
     assert body(gh).resume == "A, later with a slow clock"
@@ -476,7 +476,7 @@ def test_push_of_a_write_kept_when_github_was_down_keeps_a_persons_later_edit(gh
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     on("a", "checkpoint", "1", "--risk", "first")
     gh.fail("*", r".*", None, times=999)
-    kept = on("a", "checkpoint", "1", "--resume-at", "A's, kept", code=1)
+    kept = on("a", "checkpoint", "1", "--resume", "A's, kept", code=1)
     assert "kept locally" in kept.stderr
     gh.faults.clear()
     gh.edit(1, raw(gh).replace("Start at Phase 2. Re-read parser module and tests before editing matcher code.",
@@ -557,7 +557,7 @@ def test_a_resent_move_whose_first_send_landed_late_is_not_applied_again(gh, on,
         elsewhere(monkeypatch, tmp_path, "b", resume="from B, later")
 
     gh.on_op("AppendCheckpoint", late_landing_then_b, skip=1)
-    on("a", "checkpoint", "1", "--resume-at", "from A")
+    on("a", "checkpoint", "1", "--resume", "from A")
     writes = [e.get("write") for c in gh.tasks.chain(1) for e in c["entries"] if e.get("write")]
     resume = fresh_reader(on)["resume"]
     assert len(writes) == len(set(writes)) and resume == "from B, later", (writes, resume)
@@ -570,7 +570,7 @@ def test_push_keeps_a_persons_edit_made_on_the_kept_writes_own_head(gh, on):
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     on("a", "checkpoint", "1", "--risk", "first")
     gh.fail("*", r".*AppendCheckpoint|/git/commits", None, times=99)
-    assert "kept locally" in on("a", "checkpoint", "1", "--resume-at", "A's, kept", code=1).stderr
+    assert "kept locally" in on("a", "checkpoint", "1", "--resume", "A's, kept", code=1).stderr
     gh.faults.clear()
     gh.edit(1, raw(gh).replace("Start at Phase 2. Re-read parser module and tests before editing matcher code.",
                                "The person's resume point"), login="mona")
@@ -766,7 +766,7 @@ def kept_without_a_read_then(gh, on, monkeypatch, *b_args: str) -> dict:
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     on("a", "checkpoint", "1", "--risk", "first")
     gh.fail("*", r".*", None, times=999)
-    assert "kept locally" in on("a", "checkpoint", "1", "--resume-at", "A's, kept", code=1).stderr
+    assert "kept locally" in on("a", "checkpoint", "1", "--resume", "A's, kept", code=1).stderr
     gh.faults.clear()
     later = (datetime.now(timezone.utc) + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     with monkeypatch.context() as patch:
@@ -780,7 +780,7 @@ def kept_without_a_read_then(gh, on, monkeypatch, *b_args: str) -> dict:
 def test_a_write_kept_without_a_read_is_rebased_from_the_commit_made_before_it(gh, on, monkeypatch):
     """B sets the resume point after A's write kept without a read: ``push`` rebases A's write from the
     newest commit made before it, so B's later value stands and A's is beside it."""
-    state = kept_without_a_read_then(gh, on, monkeypatch, "--resume-at", "B's, later")
+    state = kept_without_a_read_then(gh, on, monkeypatch, "--resume", "B's, later")
     assert state["resume"] == "B's, later" and "first" in state["risks"]
     assert any("A's, kept" in x["body"] for x in state["extra"] if "(concurrent edit)" in x["heading"])
 
@@ -792,8 +792,8 @@ def test_a_later_kept_write_to_one_checkpoint_is_rebased_from_the_earlier_one(gh
     on("a", "checkpoint", "--file", "-", input=SAMPLE)
     on("a", "checkpoint", "1", "--risk", "first")
     gh.fail("*", r".*AppendCheckpoint|/git/commits", None, times=99)
-    on("a", "checkpoint", "1", "--resume-at", "A's first", code=1)
-    on("a", "checkpoint", "1", "--resume-at", "A's second", "--risk", "second", code=1)
+    on("a", "checkpoint", "1", "--resume", "A's first", code=1)
+    on("a", "checkpoint", "1", "--resume", "A's second", "--risk", "second", code=1)
     gh.faults.clear()
     pushed = on("a", "push")
     state = fresh_reader(on)
@@ -809,9 +809,9 @@ def test_later_kept_writes_still_keep_a_value_another_writer_set_meanwhile(gh, o
     on("a", "checkpoint", "1", "--risk", "first")
     gh.fail("*", r".*AppendCheckpoint|/git/commits", None, times=99)
     on("a", "checkpoint", "1", "--risk", "A's risk", code=1)
-    on("a", "checkpoint", "1", "--resume-at", "A's, kept", code=1)
+    on("a", "checkpoint", "1", "--resume", "A's, kept", code=1)
     gh.faults.clear()
-    on("b", "checkpoint", "1", "--resume-at", "B's, meanwhile")
+    on("b", "checkpoint", "1", "--resume", "B's, meanwhile")
     on("a", "push")
     state = fresh_reader(on)
     assert state["resume"] == "B's, meanwhile" and "A's risk" in state["risks"]

@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ghstate.core.sections import SECTIONS
+from ghstate.core.sections import BY_KEY, RENAMED, SECTIONS
 from ghstate.errors import InputError
 
 ISSUE = {"type": "integer", "minimum": 1, "description": "Checkpoint number (default: the current branch's)."}
@@ -54,10 +54,10 @@ TOOLS: dict[str, dict[str, Any]] = {
             "phase": {**TEXTS, "description": "Phases to add."},
             **{s.flag: {**TEXTS, "description": s.argument} if s.argument else TEXTS  # the table's plain lists
                for s in SECTIONS if s.items == "plain"},
-            "read": {**TEXTS, "description": "Files to re-read."},
-            "resume_at": {"type": "string", "description": "The exact next action."},
+            BY_KEY["files"].flag: {**TEXTS, "description": "Files to re-read."},
+            BY_KEY["resume"].flag: {"type": "string", "description": "The exact next action."},
             "new": {"type": "boolean", "description": "Start another checkpoint for this branch."},
-            "allow_empty": {"type": "boolean", "description": "Create one without goal, phases or resume_at."},
+            "allow_empty": {"type": "boolean", "description": "Create one without goal, phases or resume."},
             "dry_run": {"type": "boolean"},
             "allow_secrets": {"type": "boolean", "description": "Write even if the text looks like it holds a "
                                                                 "credential (as the CLI's --allow-secrets)."},
@@ -109,6 +109,11 @@ TOOLS: dict[str, dict[str, Any]] = {
     },
 }
 
+# An argument's earlier name is still taken (a host's instructions an earlier ghstate wrote say it), and listed, so
+# that a host that checks arguments against the schema lets it through; the answer is the name's.
+TOOLS["checkpoint"]["schema"].update({old: {**TOOLS["checkpoint"]["schema"][new], "description": f"The old name of "
+                                            f"{new}: give {new}."} for old, new in RENAMED.items()})
+
 URI = re.compile(r"ghstate://checkpoint/([1-9][0-9]{0,9})")
 URI_TEMPLATE = "ghstate://checkpoint/{number}"
 PROMPT_DESCRIPTION = ("Continue the task of this branch (or of checkpoint ISSUE) from its ghstate checkpoint: "
@@ -151,6 +156,11 @@ def arguments(name: str, given: dict[str, Any] | None) -> dict[str, Any]:
         if "enum" in schema[key] and value not in schema[key]["enum"]:
             raise InputError(f"{name}: {key} must be one of {', '.join(schema[key]['enum'])}, not {value!r}")
         out[key] = value
+    for old, new in RENAMED.items():  # an earlier name (resume_at) is its name's (resume)
+        if old in out:
+            if new in out:
+                raise InputError(f"{name}: give {new} or {old} (its old name), not both")
+            out[new] = out.pop(old)
     return out
 
 

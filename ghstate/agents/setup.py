@@ -5,6 +5,7 @@ form, each host's MCP server, hooks and command or rule files merged into the us
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -34,6 +35,19 @@ RETIRED_WHY = "Claude Code's own /resume hides a project's /resume"
 # A file init writes in one of two forms: the one it wrote before may be replaced by the other (the
 # MCP server added since, say); a file a person edited is kept.
 VARIANTS = {"cursor-rule.mdc": ("cursor-rule.mdc", "cursor-rule-cli.mdc")}
+
+# Each template's earlier texts, as an earlier ghstate shipped them (sha256, its first 16 hex digits, of the text
+# init wrote with the bare command): such a file is one nobody edited, brought up to date by init and taken
+# out by init --remove, as the current text is. A template's text changes: add the digest of the one it had.
+SHIPPED_BEFORE = {
+    "issue-form.yml": ("361423ffc7081a8d",),
+    "claude-checkpoint.md": ("aa804bc42f95d22f", "4d24c351c1533dae"),
+    "claude-resume.md": ("e28bd35b4464824a",),
+    "gemini-checkpoint.toml": ("36fa1a503e8fe0b4",),
+    "gemini-resume.toml": ("3c2805cefbf17b6f",),
+    "cursor-rule.mdc": ("40bcce98ac41c4c9", "0e8ab1f9d5a42250"),
+    "cursor-rule-cli.mdc": ("f8b444214dffd38b", "5cc656ab65783f13"),
+}
 
 
 class Change(NamedTuple):
@@ -147,9 +161,13 @@ def plan(root: Path, chosen: list[str], program: str, force: bool, servers: bool
 
 def as_shipped(text: str, source: str, program: str) -> bool:
     """Whether ``text`` is one of the shipped template ``source``'s variants as init writes it (for ``program``;
-    the bare command or a machine's path to it alike): a file nobody edited since init wrote it."""
-    return bare(text) in {with_program((builtin_templates() / v).read_text(encoding="utf-8"), program)
-                          for v in VARIANTS.get(source, (source,))}
+    the bare command or a machine's path to it alike), or one of its earlier texts: a file nobody edited since
+    init wrote it."""
+    variants = VARIANTS.get(source, (source,))
+    if bare(text) in {with_program((builtin_templates() / v).read_text(encoding="utf-8"), program) for v in variants}:
+        return True
+    digest = hashlib.sha256(bare(text).encode("utf-8")).hexdigest()[:16]
+    return any(digest in SHIPPED_BEFORE.get(v, ()) for v in variants)
 
 
 class _Planner:

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ghstate.commands.common import ISSUE, emit_json, make_app, store_options, usage_errors
-from ghstate.core.sections import SECTIONS
+from ghstate.core.sections import BY_KEY, SECTIONS
 from ghstate.core.state_json import to_json
 from ghstate.services.checkpoint import CheckpointRequest, check_values, run_checkpoint
 from ghstate.services.inputs import read_input
@@ -22,6 +22,28 @@ def plain_list_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
+class Renamed(click.Option):
+    """An option whose earlier name (the table's ``was``: ``--read``, ``--resume-at``) is still taken; help
+    shows the name alone, as the docs do, and says the old one after the text."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        names = self.opts
+        self.opts = names[:1]
+        try:
+            record = super().get_help_record(ctx)
+        finally:
+            self.opts = names
+        return None if record is None else (record[0], f"{record[1].rstrip('.')} (also {names[1]}, its old name).")
+
+
+def renamed(key: str, **attrs: Any) -> Callable[..., Any]:
+    """The option of the table's section ``key``: its flag, and its earlier name when it had one."""
+    section = BY_KEY[key]
+    names = (f"--{section.flag}", *((f"--{section.was}",) if section.was else ()))
+    return click.option(*names, section.flag.replace("-", "_"), cls=Renamed if section.was else click.Option,
+                        **attrs)
+
+
 @click.command()
 @click.argument("issue", type=ISSUE, required=False)
 @store_options
@@ -32,8 +54,8 @@ def plain_list_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--undo", multiple=True, metavar="PHASE", help="Untick a phase.")
 @click.option("--phase", multiple=True, metavar="TEXT", help="Add a phase.")
 @plain_list_options
-@click.option("--read", multiple=True, metavar="PATH", help="Add a file to re-read.")
-@click.option("--resume-at", metavar="TEXT", help="Set the exact resume instruction.")
+@renamed("files", multiple=True, metavar="PATH", help="Add a file to re-read.")
+@renamed("resume", metavar="TEXT", help="Set the exact resume instruction.")
 @click.option("--agent", metavar="NAME", help="Who writes this revision (default: GHSTATE_AGENT).")
 @click.option("--role", metavar="ROLE", help="In which role: editor, reviewer, ci, … (default: GHSTATE_ROLE).")
 @click.option("--session", metavar="ID", help="The runtime session (default: GHSTATE_SESSION).")
@@ -57,7 +79,7 @@ def checkpoint(issue: int | None, body: str | None, agent: str | None, role: str
     \b
     Examples:
       ghstate checkpoint --file checkpoint.md
-      ghstate checkpoint --done "Phase 2" --decision "keep the v1 API" --resume-at "Start Phase 3"
+      ghstate checkpoint --done "Phase 2" --decision "keep the v1 API" --resume "Start Phase 3"
       ghstate show 24 --json | jq '.goal = "…"' | ghstate checkpoint 24 --file -
     """
     request = CheckpointRequest(issue=issue, body="" if body is not None else None, **fields)

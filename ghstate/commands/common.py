@@ -126,7 +126,9 @@ def usage_errors() -> Iterator[None]:
             param = params.get(field)
             if param is None:
                 return f"--{field.replace('_', '-')}"
-            return param.human_readable_name if isinstance(param, click.Argument) else max(param.opts, key=len)
+            if isinstance(param, click.Argument):
+                return param.human_readable_name
+            return next((opt for opt in param.opts if opt.startswith("--")), param.opts[0])  # its name
 
         if exc.field is None:
             raise click.UsageError(exc.said(name)) from None

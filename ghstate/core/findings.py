@@ -13,6 +13,7 @@ from typing import Any
 from ghstate.core.markup import short_commit
 from ghstate.core.model import Checkpoint
 from ghstate.core.provenance import Provenance
+from ghstate.core.sections import BY_KEY
 
 _HEX = re.compile(r"^[0-9a-f]{4,40}$")
 FAILED = ("failing", "blocked", "failure", "failed")
@@ -96,6 +97,7 @@ def write_warning(before: Checkpoint | None, after: Checkpoint) -> str:
         return ""
     labels = ", ".join(after.phases[i].label for i in named)
     nxt = after.next_phase
-    hint = f'e.g. --resume-at "Start at {nxt.label}. …"' if nxt else '--resume-at "…"'
+    flag = f"--{BY_KEY['resume'].flag}"
+    hint = f'e.g. {flag} "Start at {nxt.label}. …"' if nxt else f'{flag} "…"'
     return (f"the resume instruction still names {labels}, which {'is' if len(named) == 1 else 'are'} done; "
             f"set a new one with {hint}")

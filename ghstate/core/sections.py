@@ -33,6 +33,7 @@ class Section(NamedTuple):
     prompt: str = ""  # its heading in a session's prompt, when the prompt shows it as a plain list
     items: str = ""  # a list's items: "plain" (markdown), "paths" (files: code spans), "checks" (runtime: name, check)
     flag: str = ""  # the CLI flag that adds to it or sets it (``--flag``); the MCP argument is its ``_`` spelling
+    was: str = ""  # the flag's earlier name, still taken (``--read``; the MCP argument's too), help leaves it out
     adds: str = ""  # a plain list's flag's help: "Add {adds}."
     argument: str = ""  # a plain list's MCP argument's description ("" none)
     new: str = ""  # the heading of its items a session has not seen yet, in the prompt of what changed
@@ -59,11 +60,11 @@ SECTIONS: tuple[Section, ...] = (
             items="plain", flag="risk", adds="a remaining risk"),
     Section("files", "Files to re-read", ("files/modules to re-read", "files", "re-read"), "list",
             r"files?|re-?read", noun="file to re-read", shown=("file to re-read", "files to re-read"), fit=5,
-            code="f", kept=2, new="New files to re-read", items="paths", flag="read"),
+            code="f", kept=2, new="New files to re-read", items="paths", flag="files", was="read"),
     Section("runtime", "Runtime", ("live state", "environment"), "list", r"runtime",
             noun="runtime check", shown=("runtime check", "runtime checks"), fit=6, items="checks"),
     Section("resume", "Resume instruction", ("resume", "resume point", "next step"), "text",
-            r"resume|next steps?|next actions?|where to start", flag="resume-at",
+            r"resume|next steps?|next actions?|where to start", flag="resume", was="resume-at",
             required=("GS001", "resume instruction", "the exact next step")),
     Section("verification", "Verification", ("ci",), "text", r"verification|ci"),
 )
@@ -77,6 +78,9 @@ TEXTS: tuple[str, ...] = tuple(s.key for s in SECTIONS if s.kind == "text")
 PLAIN: tuple[str, ...] = tuple(s.key for s in SECTIONS if s.items == "plain")
 # The MCP argument (the flag's ``_`` spelling) of each section a flag writes, and the section.
 ARGUMENTS: dict[str, str] = {s.flag.replace("-", "_"): s.key for s in SECTIONS if s.flag}
+# A flag's or an MCP argument's earlier name (``_`` spelling), and its name now: one name per field, the
+# state's JSON key where a flag can say it (``--files``, ``--resume``), the old ones still taken.
+RENAMED: dict[str, str] = {s.was.replace("-", "_"): s.flag.replace("-", "_") for s in SECTIONS if s.was}
 # The sections whose items carry provenance, by code, in the table's order.
 PROVENANCE: tuple[tuple[str, str], ...] = tuple((s.code, s.key) for s in SECTIONS if s.code)
 # The marker's provenance kinds in the order they keep room: the checklist's ticked phases first (``p``, what

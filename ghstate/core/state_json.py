@@ -35,7 +35,7 @@ from ghstate.core.model import (
 from ghstate.core.model import runtime_status as probe_status
 from ghstate.core.parse import clean_text
 from ghstate.core.provenance import Provenance
-from ghstate.core.sections import ARGUMENTS, PLAIN
+from ghstate.core.sections import ARGUMENTS, PLAIN, RENAMED
 
 if TYPE_CHECKING:  # pragma: no cover
     from ghstate.core.verification import Verification
@@ -437,7 +437,8 @@ _SCHEMA_KEYS = re.compile(r"^[a-z_]+$")
 OUTPUT_KEYS = ("closed", "findings", "fit", "notes", "notes_left_out", "reread_stale", "delivery", "parent",
                "children", "result", "reading")
 # A key a person may give for a state's key: the flag's or the MCP argument's spelling, said in the error.
-_SPELLED = {**ARGUMENTS, "resume_instruction": "resume", "status": "phases", "done": "phases"}
+_SPELLED = {**ARGUMENTS, **{old: ARGUMENTS[new] for old, new in RENAMED.items()}, "resume_instruction": "resume",
+            "status": "phases", "done": "phases"}
 
 
 _PHASE_KEYS = ("name", "done", "status", "steps", "detail")

@@ -43,8 +43,8 @@ class _Request:
 
     @property
     def edits(self) -> Edits:
-        return Edits(title=self.title, goal=self.goal, resume=self.resume_at, done=self.done, undo=self.undo,
-                     phases=self.phase, reads=self.read,
+        return Edits(title=self.title, goal=self.goal, resume=self.resume, done=self.done, undo=self.undo,
+                     phases=self.phase, reads=self.files,
                      **{key: getattr(self, flag) for key, flag in zip(PLAIN, _PLAIN_FLAGS, strict=True)})
 
     def check(self) -> None:
@@ -59,7 +59,7 @@ class _Request:
         check_values({name: getattr(self, name) for name in TEXT_FIELDS})
         if self.body is None and not self.edits:
             raise RequestError("nothing to write: give {body}, or changes such as {phase}, {done}, {decision}, "
-                               "{resume_at}")
+                               "{resume}")
 
     def incoming(self) -> tuple[Checkpoint, frozenset[str]] | None:
         """The whole checkpoint the body gives, and the sections it names (None without a body)."""
@@ -78,12 +78,12 @@ CheckpointRequest = make_dataclass("CheckpointRequest", [
     ("source", "str", "the body"),  # where ``body`` came from, as an error names it ("standard input", a path)
     ("title", "str | None", None),
     ("goal", "str | None", None),
-    ("resume_at", "str | None", None),
+    ("resume", "str | None", None),
     ("done", _TEXTS, ()),
     ("undo", _TEXTS, ()),
     ("phase", _TEXTS, ()),
     *((flag, _TEXTS, ()) for flag in _PLAIN_FLAGS),
-    ("read", _TEXTS, ()),
+    ("files", _TEXTS, ()),
     ("new", "bool", False),  # another checkpoint for this branch, even if it has one
     ("allow_empty", "bool", False),  # a new checkpoint with neither a goal, phases nor a resume instruction
     ("force", "bool", False),  # the body's sections replace the current ones, unmerged
@@ -96,10 +96,10 @@ CheckpointRequest = make_dataclass("CheckpointRequest", [
 
 
 # The request's fields that hold text, and those the CLI also takes for the App (who writes): one rule each.
-TEXT_FIELDS = ("title", "goal", "resume_at", "done", "undo", "phase", *_PLAIN_FLAGS, "read")
+TEXT_FIELDS = ("title", "goal", "resume", "done", "undo", "phase", *_PLAIN_FLAGS, "files")
 FIELDS = ("issue", "body", "new", "allow_empty", *TEXT_FIELDS, "agent", "role", "session")
 _ONE_LINE = ("agent", "role", "session")
-_NOT_EMPTY = ("done", "undo", "phase", *_PLAIN_FLAGS, "read")
+_NOT_EMPTY = ("done", "undo", "phase", *_PLAIN_FLAGS, "files")
 
 
 def check_values(values: dict[str, str | tuple[str, ...] | None]) -> None:
@@ -148,7 +148,7 @@ def _file_words(intent: Intent, request: CheckpointRequest, result: WriteResult)
 
 
 NEEDS_SUBSTANCE = ("a new checkpoint needs a goal, phases or a resume instruction: give {goal}, {phase} or "
-                   "{resume_at} (or a {body} that has them), or {allow_empty} to make it without")
+                   "{resume} (or a {body} that has them), or {allow_empty} to make it without")
 
 
 def _says_what_to_do(intent: Intent) -> bool:
