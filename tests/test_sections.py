@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from conftest import store_of
+
 from ghstate.core import edits, fit, lint, marker, model, parse, present, provenance, sections, state_json
 from ghstate.local import seen
 from ghstate.services import checkpoint
@@ -260,3 +262,21 @@ def test_the_earlier_names_write_what_the_names_write(repo, run):
     assert both.error and both.text == "Error: checkpoint: give resume or resume_at (its old name), not both"
     listed = mcp_tools.input_schema("checkpoint")["properties"]
     assert listed["resume_at"]["description"] == "The old name of resume: give resume."
+
+
+def test_a_file_with_no_checkpoint_section_is_refused_pointing_at_files(repo, run):
+    """``--file`` and ``--files`` differ by a letter: a source file given to ``--file`` (no heading, no marker:
+    nothing of a checkpoint) is refused, writing nothing, and the error names ``--files``; a body with a
+    heading ghstate does not know is still a body (its section is kept), and so is one with a marker."""
+    (repo / "a.py").write_text("print('not a checkpoint')\n")
+    run("checkpoint", "--goal", "g", "--resume", "Start.")
+    before = (store_of(repo) / "1.md").read_bytes()
+    result = run("checkpoint", "--file", "a.py", code=1)
+    assert result.stderr == ("Error: a.py holds no checkpoint section (no '## ' heading, no ghstate marker): give a "
+                             "checkpoint body or a JSON state (to add a.py to the files to re-read: --files a.py)\n")
+    assert (store_of(repo) / "1.md").read_bytes() == before
+    piped = run("checkpoint", "--file", "-", input="just a line\n", code=1).stderr
+    assert piped.startswith("Error: standard input holds no checkpoint section") and "--files" not in piped
+    (repo / "notes.md").write_text("## Notes from Bob\n\nask about the cache\n")
+    assert "Updated checkpoint" in run("checkpoint", "--file", "notes.md").stdout
+    assert "ask about the cache" in (store_of(repo) / "1.md").read_text()

@@ -100,7 +100,16 @@ def load_text(text: str, name: str) -> tuple[Checkpoint, frozenset[str]]:
     if broken is not None:  # as lint refuses it: its data would be lost, and the checkpoint with its branch
         raise InputError(f"{name}, line {broken.line}: the ghstate marker is not valid JSON (GS007); fix it, or "
                          "take the line out (the checkpoint keeps its own)")
+    if not parsed.spans and parsed.marker_lines is None and not parsed.title_heading:
+        # No heading and no marker: nothing of a checkpoint, only text to put above its first section. A path
+        # given to --file when --files (a file to re-read) was meant, more likely than a checkpoint.
+        instead = f" (to add {name} to the files to re-read: --files {name})" if name not in _NOT_PATHS else ""
+        raise InputError(f"{name} holds no checkpoint section (no '## ' heading, no ghstate marker): give a "
+                         f"checkpoint body or a JSON state{instead}")
     return parsed.checkpoint, parsed.present
+
+
+_NOT_PATHS = ("standard input", "the body")
 
 
 def parse_text(text: str, name: str) -> Parsed:
