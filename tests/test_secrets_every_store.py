@@ -80,3 +80,15 @@ def test_a_credential_allowed_once_does_not_block_later_writes(repo, run):
     run("checkpoint", "--store", "local", "--goal", "g", "--risk", "password=hunter2hunter2", "--allow-secrets")
     run("checkpoint", "--store", "local", "--decision", "keep the v1 API")
     assert "keep the v1 API" in (store_of(repo) / "1.md").read_text()
+
+
+def test_split_takes_the_override_its_refusal_names(repo, run):
+    """A parent's decision allowed once is carried by each child split makes: refused without --allow-secrets
+    (no child made), made with it."""
+    run("checkpoint", "--store", "local", "--goal", "g", "--phase", "Phase 1: a", "--phase", "Phase 2: b",
+        "--decision", f"use token ghp_{FAKE}", "--allow-secrets")
+    before = files(repo)
+    result = run("split", "1", "--store", "local", code=1)
+    assert "a GitHub token" in result.stderr and "--allow-secrets" in result.stderr and files(repo) == before
+    assert run("split", "1", "--store", "local", "--allow-secrets").stdout.startswith("Split local #1 into 2 new")
+    assert f"ghp_{FAKE}" in (store_of(repo) / "2.md").read_text()

@@ -130,6 +130,19 @@ def test_a_split_refused_writes_nothing(gh, run, tmp_path):
 
 
 @changed_by("newest_sub_issue_first")
+def test_a_parent_holding_an_allowed_credential_splits_with_allow_secrets(gh, run, tmp_path):
+    """The children carry the parent's decisions: one the parent's write was allowed (--allow-secrets) makes
+    split refuse, writing nothing, and naming the override, which split takes."""
+    make_plan(gh, run, tmp_path, PLAN.replace("- required flags", "- password=hunter2hunter2\n- required flags"),
+              "--allow-secrets")
+    start = len(gh.calls)
+    result = run("split", "1", code=1)
+    assert "'password'" in result.stderr and "--allow-secrets" in result.stderr
+    assert since(gh, start) == ["Checkpoint"] and 2 not in gh.issues
+    assert run("split", "1", "--allow-secrets").stdout.startswith("Split #1 into 4 new children:")
+    assert "password=hunter2hunter2" in gh.issues[2]["body"]
+
+@changed_by("newest_sub_issue_first")
 def test_a_split_cut_short_is_made_whole_by_the_next(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     gh.fail_op("CreateChildren", type="UNPROCESSABLE", field="child_2", message="Something went wrong.")

@@ -15,9 +15,11 @@ from ghstate.services.tasks import ReadyRequest, SplitRequest, run_ready, run_sp
               "default: every phase not done).")
 @click.option("--in-order", is_flag=True, help="Each child waits for the one before, instead of what its phase line "
               "says with (after PHASE, …).")
+@click.option("--allow-secrets", is_flag=True, help="Make the children even if the text they carry looks like it "
+              "holds a credential (a decision the parent's write was allowed).")
 @click.option("--json", "as_json", is_flag=True, help="Print what it did as JSON: number (the parent), made "
               "(number, title), kept, links (number, waits_for).")
-def split(issue: int, phase: tuple[str, ...], in_order: bool, as_json: bool) -> None:
+def split(issue: int, phase: tuple[str, ...], in_order: bool, allow_secrets: bool, as_json: bool) -> None:
     """Turn the checkpoint's open phases into child checkpoints (GitHub sub-issues).
 
     Each child's goal is its phase; it carries the parent's locked decisions, and the parent's phase
@@ -31,7 +33,7 @@ def split(issue: int, phase: tuple[str, ...], in_order: bool, as_json: bool) -> 
       ghstate split 24
       ghstate split 24 --phase "Phase 2" --phase "Phase 3" --in-order
     """
-    request = SplitRequest(issue=issue, phase=phase, in_order=in_order)
+    request = SplitRequest(issue=issue, phase=phase, in_order=in_order, allow_secrets=allow_secrets)
     with usage_errors():
         request.check()
     app = make_app()

@@ -87,6 +87,7 @@ class SplitRequest:
     issue: int
     phase: tuple[str, ...] = ()
     in_order: bool = False
+    allow_secrets: bool = False  # the children carry the parent's decisions: one allowed there is theirs too
 
     def check(self) -> None:
         check_values({"phase": self.phase})
@@ -131,7 +132,7 @@ def run_split(app: App, request: SplitRequest) -> SplitOutcome:
         plan = _plan(tasks, request, cp)
 
         def prepare(index: int, after: tuple[int, ...]) -> NewCheckpoint:
-            return writer.prepare_create(_child_spec(app, cp, index, request.issue, after, tree))
+            return writer.prepare_create(_child_spec(app, cp, index, request, after, tree))
 
         numbers, later = _make(app, tasks, plan, prepare, request.issue)
         if numbers:
@@ -147,7 +148,7 @@ def run_split(app: App, request: SplitRequest) -> SplitOutcome:
     interrupt.note(f"'ghstate split {request.issue}' stopped before it finished: run it again, it makes only the "
                    "children and links that are missing")
     writer.write(WriteSpec(intent=intent, number=request.issue, lookup=True, create=False, record_tree=False,
-                           event="split"))
+                           event="split", allow_secrets=request.allow_secrets))
     plan, numbers, every, cp = done["plan"], done["numbers"], done["every"], done["cp"]
     for waiting, awaited in done["later"]:  # local: children there already that now wait for new ones
         write_task(app, waiting, Intent(task=TaskEdit(after=(awaited,))), event="split")
@@ -182,8 +183,9 @@ def _make(app: App, tasks: Any, plan: SplitPlan, prepare: Any, parent: int
     return numbers, later
 
 
-def _child_spec(app: App, cp: Checkpoint, index: int, parent: int, after: tuple[int, ...],
+def _child_spec(app: App, cp: Checkpoint, index: int, request: SplitRequest, after: tuple[int, ...],
                 tree: WorkTree) -> WriteSpec:
+    parent = request.issue
     phase: Phase = cp.phases[index]
     child = child_checkpoint(cp, phase, app.label(parent))
     settings = app.settings
@@ -191,7 +193,8 @@ def _child_spec(app: App, cp: Checkpoint, index: int, parent: int, after: tuple[
         if settings.agent else None
     link = TaskLink(parent, bare(phase.name), after)
     return WriteSpec(intent=Intent(incoming=child, present=CHILD_SECTIONS, task=TaskEdit(link=link)), number=None,
-                     lookup=False, create=True, tree=tree, title=child.title, event="split", execution=execution)
+                     lookup=False, create=True, tree=tree, title=child.title, event="split", execution=execution,
+                     allow_secrets=request.allow_secrets)
 
 
 # ------------------------------------------------------------------------------------ ready
