@@ -29,3 +29,37 @@ def test_a_branch_never_renamed_costs_no_lookup_more(gh, run, repo):
     start = len(gh.calls)
     assert "give an ISSUE number" in run("resume", code=1).stderr
     assert len(gh.calls) - start == 2  # a branch with none, as docs/github.md counts it: no lookup more
+
+
+def _session_start(run, repo):
+    import json
+
+    event = json.dumps({"hook_event_name": "SessionStart", "source": "clear", "session_id": "s-1", "cwd": str(repo)})
+    out = run("hook", "session-start", input=event).stdout
+    return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
+
+
+def test_after_git_branch_m_the_session_start_hook_names_the_checkpoint_of_the_old_name(gh, run, repo):
+    """A fresh session on a renamed branch is told where its checkpoint is (it was silent), at the lookups
+    resume makes; a branch never renamed still gets nothing, at no lookup more."""
+    run("checkpoint", "--goal", "ship it", "--resume", "Start at Phase 1.")
+    git(repo, "branch", "-m", "feature/x", "feature/renamed")
+    start = len(gh.calls)
+    context = _session_start(run, repo)
+    assert context == ("This branch has no ghstate checkpoint under its name; this branch was renamed from feature/x, "
+                       "whose checkpoint is #1: 'ghstate resume 1' reads it, and 'ghstate checkpoint 1 --move' with "
+                       "your next change makes it this branch's. Read it before going on if this session continues "
+                       "that work.")
+    assert gh.operations()[-4:] == ["BranchCheckpoint", "BranchSearch", "BranchCheckpoint", "Checkpoint"]
+    assert len(gh.calls) - start == 4
+    git(repo, "checkout", "-q", "-b", "feature/none")
+    start = len(gh.calls)
+    assert _session_start(run, repo) == "" and len(gh.calls) - start == 2
+
+
+def test_after_git_branch_m_the_session_start_hook_names_it_on_the_local_store(repo, run):
+    run("checkpoint", "--store", "local", "--goal", "ship it", "--resume", "Start at Phase 1.")
+    git(repo, "branch", "-m", "feature/x", "feature/renamed")
+    context = _session_start(run, repo)
+    assert context.startswith("This branch has no ghstate checkpoint under its name; this branch was renamed from "
+                              "feature/x, whose checkpoint is local #1: 'ghstate resume 1' reads it")

@@ -129,31 +129,40 @@ def session_start(host: str) -> None:
         source = event.get("source") or "startup"
         app = _app(event)
         from ghstate.git import gitinfo
-        from ghstate.services.resume import hook_context
 
         tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
         # kept writes go out first while the hook has time; GitHub's silence falls back to this machine's copy
         app.reads_last_seen = True
         found = app.read(None, tree=tree, closed=True, until=started + SEND_KEPT)
-        if found is None:
-            return  # nothing to say
-        stored, cp = found
-        if stored.state == "closed":  # the branch's work merged or was dropped: a line, not an open task
-            from ghstate.services.lifecycle import why_closed
-
-            why = why_closed(app, stored, cp)
-            context = (f"This branch's ghstate checkpoint {app.label(stored.number)} was {why}: its task is not "
-                       f"open. Do not continue it unless the user asks; `ghstate resume {stored.number}` shows its "
-                       "record.")
+        if found is None:  # a branch renamed since its checkpoint was made: the one of its former name, said
+            hint = app.renamed_from(tree.branch) if tree.branch else ""
+            if not hint:
+                return  # nothing to say
+            context = (f"This branch has no ghstate checkpoint under its name; {hint}. Read it before going on "
+                       "if this session continues that work.")
         else:
-            context = hook_context(app, stored, cp, tree, {**event, "source": source},  # once per session, revision
-                                   host=HOST_AGENTS[host])
+            context = _context_of(app, found, tree, event, source, host)
             if not context:
                 return  # this session start was already answered (fired twice: the host's, or plugin and init)
         click.echo(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
                                                       "additionalContext": context}}))
 
     _quietly(run)
+
+
+def _context_of(app: Any, found: Any, tree: Any, event: dict[str, Any], source: str, host: str) -> str:
+    """What a session start says of the branch's checkpoint ("" when this session was answered already)."""
+    from ghstate.services.resume import hook_context
+
+    stored, cp = found
+    if stored.state == "closed":  # the branch's work merged or was dropped: a line, not an open task
+        from ghstate.services.lifecycle import why_closed
+
+        why = why_closed(app, stored, cp)
+        return (f"This branch's ghstate checkpoint {app.label(stored.number)} was {why}: its task is not open. Do "
+                f"not continue it unless the user asks; `ghstate resume {stored.number}` shows its record.")
+    return hook_context(app, stored, cp, tree, {**event, "source": source},  # once per session, revision
+                        host=HOST_AGENTS[host])
 
 
 @hook.command("pre-compact")
