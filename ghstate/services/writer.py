@@ -363,8 +363,9 @@ class Writer:
                              f"was written: to make it one, run the same command with --adopt")
         if not (spec.record_tree and was and branch and was != branch):
             return spec
-        self.store.notices.append(f"#{number} was the checkpoint of branch {was}: it is branch {branch}'s now (--move)"
-                                  if spec.move else f"#{number} is the checkpoint of branch {was}: this write left its "
+        named = f"#{number}" if self.store.remote else f"local #{number}"  # as App.label says it
+        self.store.notices.append(f"{named} was the checkpoint of branch {was}: it is branch {branch}'s now (--move)"
+                                  if spec.move else f"{named} is the checkpoint of branch {was}: this write left its "
                                   f"branch and commit as they were (pass --move to make it branch {branch}'s)")
         return spec if spec.move else replace(spec, record_tree=False)
 
