@@ -180,6 +180,24 @@ def test_ready_is_one_request_and_right(gh, run, tmp_path):
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", rows[0]["lease_until"])
 
 
+@changed_by("lists_custom_refs", "lists_closed_blockers", "newest_sub_issue_first")
+def test_closing_a_claimed_child_takes_its_claim_ref_out_in_the_close_s_own_requests(gh, run, tmp_path):
+    """A parent's read lists the repository's claim refs (the first 100): a child closed while claimed
+    (``ghstate close``, the Action, a duplicate) took its ref along nowhere, so a month of such closes pushed the
+    open children's claims out of that window. Its close deletes it now, in the updateRefs that folds its
+    chain (compared with what was read), and costs no request more."""
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    run("claim", "2", "--agent", "a1")
+    assert set(claim_refs(gh)) == {"refs/ghstate/claims/2"}
+    start = len(gh.calls)
+    run("close", "2")
+    assert since(gh, start) == ["Checkpoint", "CloseCheckpoint", "ArchiveState", "POST /git/commits", "UpdateRefs"]
+    assert claim_refs(gh) == {}
+    assert run("claim", "3", "--agent", "a2").stdout == "#3\n"  # what waited for it is free to take
+    rows = {r["number"]: r for r in json.loads(run("ready", "1", "--json").stdout)}
+    assert rows[2]["state"] == "done" and rows[3]["claimed_by"] == "a2"
+
 @changed_by("lists_custom_refs", "newest_sub_issue_first")
 def test_the_roll_up_adds_no_request_to_resume(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)

@@ -18,6 +18,7 @@ from ghstate.core.markup import code_span
 from ghstate.core.model import Checkpoint, Extra, github_time
 
 STATES = ("ready", "claimed", "blocked", "done")
+CLAIMS_PREFIX = "refs/ghstate/claims/"  # on GitHub, a child's claim is the ref of its number here
 DEFAULT_LEASE = "30m"
 MAX_LEASE = timedelta(days=7)
 _DURATION = re.compile(r"([1-9][0-9]{0,6})\s*([smhd])")
@@ -312,3 +313,8 @@ class Family(NamedTuple):
 
     def child(self, number: int) -> Child | None:
         return next((c for c in self.children if c.number == number), None)
+
+
+def claim_ref(child: int) -> str:
+    """The Git ref that holds ``child``'s claim on GitHub (its commit's message records the claim)."""
+    return f"{CLAIMS_PREFIX}{child}"

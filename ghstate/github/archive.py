@@ -21,6 +21,7 @@ import json
 from typing import Any, NamedTuple
 
 from ghstate.core.chain import ZERO, ref_name
+from ghstate.core.claims import claim_ref
 from ghstate.core.parse import branch_of, is_child
 from ghstate.errors import GhstateError
 from ghstate.github import branches
@@ -33,13 +34,15 @@ TRIES = 3  # moves of the archive tried when another closer moved it first
 
 class State(NamedTuple):
     """What a close folds, as read: the archive's head, the chain's head, the branch's entry and whether it
-    names this checkpoint, and whether the branch is on GitHub ("" where there is none)."""
+    names this checkpoint, whether the branch is on GitHub, and the claim on it as a child task ("" where there
+    is none)."""
 
     archive: str
     chain: str
     entry: str
     names_it: bool
     branch_exists: bool
+    claim: str = ""
 
 
 def message(number: int, head: str) -> str:
@@ -91,6 +94,8 @@ class Archive:
                         {"name": ref_name(number), "afterOid": ZERO, "beforeOid": state.chain}]
         if branch and state.entry and state.names_it and not state.branch_exists:
             updates.append({"name": branches.ref_name(branch), "afterOid": ZERO, "beforeOid": state.entry})
+        if state.claim:  # a closed child is nobody's task: its claim would only fill the parent's listing
+            updates.append({"name": claim_ref(number), "afterOid": ZERO, "beforeOid": state.claim})
         return updates
 
     def _state(self, number: int, branch: str) -> State:
@@ -99,7 +104,8 @@ class Archive:
         chain = ref_name(number)
         data = store.graphql("archive_state", store.variables(
             archive=ARCHIVE, chain=chain, entry=branches.ref_name(branch) if branch else chain,
-            branch=f"refs/heads/{branch}" if branch else chain), what=f"reading the refs of #{number}")
+            branch=f"refs/heads/{branch}" if branch else chain, claim=claim_ref(number)),
+            what=f"reading the refs of #{number}")
         repository = data.get("repository") or {}
         store.repository_id = repository.get("id") or store.repository_id
 
@@ -109,7 +115,7 @@ class Archive:
         entry = (repository.get("entry") or {}).get("target") or {}
         named = branches.number_of(str(entry.get("message") or ""), branch) if branch else None
         return State(oid("archive"), oid("chain"), oid("entry") if branch else "", bool(branch) and named == number,
-                     bool(branch) and repository.get("branch") is not None)
+                     bool(branch) and repository.get("branch") is not None, oid("claim"))
 
     def _move(self, number: int, updates: list[dict[str, Any]]) -> bool:
         """The refs moved in one ``updateRefs`` (all or none): whether they were (False: another writer moved

@@ -18,7 +18,7 @@ import os
 from typing import Any, NamedTuple
 
 from ghstate.core.chain import ZERO
-from ghstate.core.claims import Child, Claim, Family, Held, Summary, mirror_in
+from ghstate.core.claims import Child, Claim, Family, Held, Summary, claim_ref, mirror_in
 from ghstate.core.model import Phase
 from ghstate.core.parse import task_link_of
 from ghstate.core.tasks import Existing, existing_children, unlisted
@@ -26,7 +26,6 @@ from ghstate.errors import NotFound, RemoteError
 from ghstate.github.store import GitHubStore
 from ghstate.github.transport import GitHubAPI
 
-REF_PREFIX = "refs/ghstate/claims/"
 CREATE_BATCH = 20  # children created per request
 LINK_BATCH = 50  # links made per request
 DENIED = (403, 404)  # what GitHub answers a token without contents: write that writes Git objects
@@ -52,8 +51,7 @@ class ChildRead(NamedTuple):
     split_from: int | None = None
 
 
-def ref_name(child: int) -> str:
-    return f"{REF_PREFIX}{child}"
+ref_name = claim_ref
 
 
 class GitHubTasks:
