@@ -21,7 +21,8 @@ CHAIN_ROWS = ("a throwaway issue can be created (Issues: write)", "Git objects c
               "a body's write after a refused move in one request",
               "refs outside branches and tags are listed (else one read more)",
               "two quick saves by one token are two versions",
-              "errors come typed, beside what could be answered", "the probe's ref is deleted",
+              "errors come typed, beside what could be answered",
+              "issue search finds a body's words, and a hidden marker's (else by title)", "the probe's ref is deleted",
               "the throwaway issue is closed")
 
 
@@ -55,6 +56,26 @@ def test_what_github_leaves_open_fails_no_row_and_each_row_says_what_it_saw(gh, 
     assert (listed["ok"], "not listed" in listed["detail"]) == ((None, True) if not variant.lists_custom_refs
                                                                 else (True, False))
     assert gh.tasks.refs == {}
+
+
+@pytest.mark.parametrize(("knobs", "ok", "said"), [
+    ({}, True, "found 0 s after the write; a hidden marker's words too"),
+    ({"search_comments": False}, True, "a hidden marker's words not: a checkpoint an older ghstate made is found by "
+                                       "its title"),
+    ({"search_lag": 12}, True, "found 15 s after the write; a hidden marker's words too"),
+    ({"search_lag": 600}, None, "not found in 60 s: a checkpoint the branch index does not hold"),
+])
+def test_the_search_row_says_how_long_the_index_took_and_whether_it_reads_hidden_markers(gh, run, knobs, ok, said):
+    """What GitHub does not document of its issue search (tests/github_fake.py's variants: an index seconds
+    behind, hidden markers not searched), measured on the throwaway issue: a row that never fails, and waits
+    at most SEARCH_WAIT (on GitHub's clock here) however far behind the index is."""
+    for name, value in knobs.items():
+        setattr(gh, name, value)
+    start = gh.clock
+    row = rows(run("doctor", "--github", "--json"))["issue search finds a body's words, and a hidden marker's (else "
+                                                      "by title)"]
+    assert (row["ok"], said in row["detail"]) == (ok, True), row
+    assert (gh.clock - start).total_seconds() < 120
 
 
 def test_a_github_that_merges_quick_saves_fails_that_row_and_says_what_ghstate_does(gh, run):

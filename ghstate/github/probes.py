@@ -11,6 +11,8 @@ runs or not: both are handled, the row says which). What is still read from the 
 write's answer holds its own version and the one before it (a person's save it wrote over is merged from
 it), and a save by one token right after another is a version of its own. Then errors in GraphQL's typed
 shape, and whether GitHub lists refs outside branches and tags (a listing then shows the chains' heads).
+Last, GitHub's issue search, which finds a checkpoint the branch index does not hold: how long its index takes
+to hold a body just written, and whether it searches the text of a hidden marker (an HTML comment).
 
 Each row is (name, ok or not or not checked, what was seen), and says what it saw whatever its verdict. A
 row that fails does not hide the rows after it; a GitHub that does not answer is said once, and the rows
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -35,6 +38,10 @@ TITLE = "ghstate doctor: a probe of what ghstate's write log relies on (safe to 
 EDITS = 5  # newest versions read back
 BIG = 61_000  # characters of a commit message read back whole: more than a checkpoint's bound
 CONTENTS = "the token needs Contents: write on {repo} (beside Issues: write)"
+SEARCH_WAIT = 60.0  # seconds the search probe waits for GitHub's index to hold a body just written
+SEARCH_EVERY = 5.0  # seconds between its searches (GitHub limits searches to 30 a minute)
+_sleep = time.sleep  # the probe's waits, and its clock (the tests' fake GitHub keeps time of its own)
+_clock = time.monotonic
 
 
 class Probe(NamedTuple):
@@ -97,6 +104,7 @@ def github_probes(api: GitHubAPI) -> list[Probe]:
         ("refs outside branches and tags are listed (else one read more)", _listed_refs),
         ("two quick saves by one token are two versions", _quick_saves),
         ("errors come typed, beside what could be answered", _errors),
+        ("issue search finds a body's words, and a hidden marker's (else by title)", _search),
     ]
     unanswered = ""
     for name, step in steps:
@@ -267,6 +275,33 @@ def _errors(s: _Session) -> tuple[bool | None, str]:
                                                     "ref": s.ref}, "asking for no issue", partial=True))
     types = [e.get("type") for e in answer.get("errors") or [] if isinstance(e, dict)]
     return "NOT_FOUND" in types and "data" in answer, f"error types {types or 'none'}"
+
+
+def _search(s: _Session) -> tuple[bool | None, str]:
+    """A body written now, with a word in sight and one in a hidden marker: searched for until the index holds
+    it (``SEARCH_WAIT``), then the hidden word. Never fails: what it saw says what ghstate does with it."""
+    if not s.issue.get("id"):
+        return None, "not checked: no issue"
+    shown, hidden = f"{s.token}shown", f"{s.token}hidden"
+    _write(s, f"<!-- ghstate:doctor {hidden} -->\nghstate doctor {s.token}: searched for as {shown}\n")
+    started = _clock()
+    while not _found(s, shown):
+        if _clock() - started >= SEARCH_WAIT:
+            return None, (f"not found in {SEARCH_WAIT:.0f} s: a checkpoint the branch index does not hold (the "
+                          "issue form's, a person's) is found by its branch only once the search has it; give its "
+                          "number until then")
+        _sleep(SEARCH_EVERY)
+    after = f"found {_clock() - started:.0f} s after the write"
+    if _found(s, hidden):
+        return True, f"{after}; a hidden marker's words too"
+    return True, (f"{after}; a hidden marker's words not: a checkpoint an older ghstate made is found by its "
+                  "title (Checkpoint: BRANCH) or its body's text")
+
+
+def _found(s: _Session, word: str) -> bool:
+    query = f"repo:{s.api.repo_name} is:issue label:{LABEL} in:body {word}"
+    data = _call(lambda: s.api.graphql("doctor_search", {"query": query}, what="searching issues"))
+    return bool((data.get("search") or {}).get("issueCount"))
 
 
 def _clean_up(s: _Session, unanswered: str) -> list[Probe]:
