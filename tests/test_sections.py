@@ -265,18 +265,22 @@ def test_the_earlier_names_write_what_the_names_write(repo, run):
 
 
 def test_a_file_with_no_checkpoint_section_is_refused_pointing_at_files(repo, run):
-    """``--file`` and ``--files`` differ by a letter: a source file given to ``--file`` (no heading, no marker:
-    nothing of a checkpoint) is refused, writing nothing, and the error names ``--files``; a body with a
-    heading ghstate does not know is still a body (its section is kept), and so is one with a marker."""
-    (repo / "a.py").write_text("print('not a checkpoint')\n")
+    """``--file`` and ``--files`` differ by a letter: a source file given to ``--file`` (none of a checkpoint's
+    sections, no marker; its ``# comment`` lines read as headings) is refused, writing nothing, and the error
+    names ``--files``; a body with one of the sections, or with a marker, is a body."""
+    (repo / "a.py").write_text("# -*- coding: utf-8 -*-\nprint('not a checkpoint')\n## a comment\n")
     run("checkpoint", "--goal", "g", "--resume", "Start.")
     before = (store_of(repo) / "1.md").read_bytes()
     result = run("checkpoint", "--file", "a.py", code=1)
-    assert result.stderr == ("Error: a.py holds no checkpoint section (no '## ' heading, no ghstate marker): give a "
-                             "checkpoint body or a JSON state (to add a.py to the files to re-read: --files a.py)\n")
+    assert result.stderr == ("Error: a.py holds none of a checkpoint's sections (## Goal, ## Current status, ## "
+                             "Decisions locked, …) and no ghstate marker: give a checkpoint body or a JSON state (to "
+                             "add a.py to the files to re-read: --files a.py)\n")
     assert (store_of(repo) / "1.md").read_bytes() == before
     piped = run("checkpoint", "--file", "-", input="just a line\n", code=1).stderr
-    assert piped.startswith("Error: standard input holds no checkpoint section") and "--files" not in piped
-    (repo / "notes.md").write_text("## Notes from Bob\n\nask about the cache\n")
+    assert piped.startswith("Error: standard input holds none of a checkpoint's sections") and "--files" not in piped
+    (repo / "notes.md").write_text("## Notes from Bob\n\nask about the cache\n\n## Open questions\n\n- which?\n")
     assert "Updated checkpoint" in run("checkpoint", "--file", "notes.md").stdout
     assert "ask about the cache" in (store_of(repo) / "1.md").read_text()
+    marked = (store_of(repo) / "1.md").read_text().split("\n", 1)[0] + "\nA person's preamble.\n"
+    (repo / "marked.md").write_text(marked)
+    assert run("checkpoint", "--file", "marked.md").exit_code == 0

@@ -10,6 +10,7 @@ from pathlib import Path
 from ghstate.core.markup import control_at, describe_control
 from ghstate.core.model import GITHUB_LIMIT, Checkpoint
 from ghstate.core.parse import Parsed, ParseError, parse
+from ghstate.core.sections import SECTIONS
 from ghstate.core.state_json import looks_like_json
 from ghstate.errors import InputError
 
@@ -100,16 +101,17 @@ def load_text(text: str, name: str) -> tuple[Checkpoint, frozenset[str]]:
     if broken is not None:  # as lint refuses it: its data would be lost, and the checkpoint with its branch
         raise InputError(f"{name}, line {broken.line}: the ghstate marker is not valid JSON (GS007); fix it, or "
                          "take the line out (the checkpoint keeps its own)")
-    if not parsed.spans and parsed.marker_lines is None and not parsed.title_heading:
-        # No heading and no marker: nothing of a checkpoint, only text to put above its first section. A path
-        # given to --file when --files (a file to re-read) was meant, more likely than a checkpoint.
+    if not parsed.present and parsed.marker_lines is None:
+        # Not one of a checkpoint's sections and no marker: a source file given to --file when --files (a file
+        # to re-read) was meant is far likelier than a checkpoint (its '# comment' lines read as headings).
         instead = f" (to add {name} to the files to re-read: --files {name})" if name not in _NOT_PATHS else ""
-        raise InputError(f"{name} holds no checkpoint section (no '## ' heading, no ghstate marker): give a "
-                         f"checkpoint body or a JSON state{instead}")
+        raise InputError(f"{name} holds none of a checkpoint's sections ({', '.join(_HEADINGS)}, …) and no ghstate "
+                         f"marker: give a checkpoint body or a JSON state{instead}")
     return parsed.checkpoint, parsed.present
 
 
 _NOT_PATHS = ("standard input", "the body")
+_HEADINGS = tuple(f"## {s.heading}" for s in SECTIONS[:3])  # the first few, as an example
 
 
 def parse_text(text: str, name: str) -> Parsed:
