@@ -706,3 +706,22 @@ def test_without_a_reflog_the_local_store_names_a_checkpoint_of_a_branch_gone_wh
     git(repo, "checkout", "-q", "--orphan", "unrelated")
     git(repo, "commit", "-q", "--allow-empty", "-m", "another history")
     assert run("resume", code=1).stderr.endswith("create one with 'ghstate checkpoint'\n")  # not in its history
+
+
+def test_a_file_to_re_read_with_a_space_in_its_path_is_that_path_everywhere(repo, run):
+    """Found by a newcomer: `--files "my docs/read me.md"` was written as code and read back with its backticks
+    (a span with a space was taken for a command), so the JSON named '`my docs/read me.md`', a change to it was
+    not flagged in the prompt, and lint called ghstate's own line no path."""
+    (repo / "my docs").mkdir()
+    (repo / "my docs" / "read me.md").write_text("x\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "docs")
+    run("checkpoint", "--goal", "g", "--phase", "Phase 1: a", "--resume", "Start Phase 1.", "--files",
+        "my docs/read me.md", "--files", "src/other.py")
+    (repo / "my docs" / "read me.md").write_text("changed\n")
+    git(repo, "commit", "-qam", "change")
+    state = json.loads(run("resume", "--format", "json").stdout)
+    assert state["files"] == ["my docs/read me.md", "src/other.py"]
+    assert state["drift"]["reread_changed"] == ["my docs/read me.md"]
+    assert "files to re-read that changed: my docs/read me.md." in run("resume").stdout
+    assert "GS011" not in run("lint").stdout

@@ -38,3 +38,20 @@ def test_long_lists_round_trip(cp, n):
     assert parse(render_body(long)).checkpoint == long
     assert from_json(to_json(long)) == long
 
+
+
+paths = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1, max_size=30).map(
+    str.strip).filter(bool)
+
+
+@SETTINGS
+@given(st.lists(paths, min_size=1, max_size=4, unique=True))
+@example(["my docs/read me.md"])  # found by a newcomer: the path came back as '`my docs/read me.md`'
+@example(["a b.py", "src/a.py"])
+@example(["npm test"])
+def test_a_json_states_paths_come_back_as_given_whatever_their_characters(given):
+    """The files of a JSON state written without ``file_items`` (a person's, a script's) are written as code and
+    read back as the same paths: through the JSON round trip and through the body, spaces included."""
+    cp = from_json({"files": given})
+    assert to_json(cp)["files"] == given
+    assert to_json(parse(render_body(cp)).checkpoint)["files"] == given

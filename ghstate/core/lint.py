@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ghstate.core.model import GITHUB_LIMIT, HEADINGS, LIST_SECTIONS, Checkpoint, Phase, file_paths_of, meant_section
+from ghstate.core.model import GITHUB_LIMIT, HEADINGS, LIST_SECTIONS, Checkpoint, Phase, meant_section, names_no_path
 from ghstate.core.parse import Parsed, ParseError, parse
 from ghstate.core.sections import REQUIRED
 from ghstate.errors import InputError
@@ -73,10 +73,10 @@ def lint(parsed: Parsed, text: str, *, max_item_chars: int = 400) -> list[Proble
                                         f"{key} item {i + 1} has {len(item)} characters (limit {max_item_chars}); "
                                         "keep what is expensive to rediscover, in a sentence"))
     for i, item in enumerate(cp.files):
-        named = file_paths_of(item)
-        if len(named) == 1 and " " in named[0]:
+        prose = names_no_path(item)
+        if prose:
             problems.append(Problem("GS011", where.get(f"files.{i}", where.get("files", 1)),
-                                    f"{named[0][:60]!r} names no path; write it as '- `path/to/file`'"))
+                                    f"{prose[:60]!r} names no path; write it as '- `path/to/file`'"))
     seen: dict[str, int] = {}
     for i, phase in enumerate(cp.phases):
         label = phase.label.lower()

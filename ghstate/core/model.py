@@ -229,14 +229,20 @@ def file_paths_of(item: str) -> list[str]:
     """The plain paths an item of "Files to re-read" names, however it was written.
 
     `` `src/a.py` — the parser`` → ``src/a.py``; `` `src/b.py`, `src/c.py` `` → both;
-    ``[parser](src/a.py)`` → ``src/a.py``; ``src/a.py (tests too)`` → ``src/a.py``. Text that names no
-    path-like token comes back whole, as one entry.
+    ``[parser](src/a.py)`` → ``src/a.py``; ``src/a.py (tests too)`` → ``src/a.py``. A path with a space is a code
+    span of its own (`` `my docs/read me.md` ``, as ghstate writes a path): a span with a space is a command
+    (`` `npm test` ``) beside one without, and a path where none has none and it is the whole line or looks like
+    one (a ``/`` or a ``.``). Text that names no path-like token comes back whole, as one entry.
     """
     first_line = item.split("\n", 1)[0].strip()
-    spans = [m.group(2).strip() for m in _CODE_SPAN.finditer(first_line)]
-    spans = [span for span in spans if span and " " not in span]
+    found = [m for m in _CODE_SPAN.finditer(first_line) if m.group(2).strip()]
+    spans = [m.group(2).strip() for m in found if " " not in m.group(2).strip()]
     if spans:
         return spans
+    whole = len(found) == 1 and found[0].group(0) == first_line
+    spaced = [m.group(2).strip() for m in found if whole or "/" in m.group(2) or "." in m.group(2)]
+    if spaced:
+        return spaced
     links = []
     for m in _LINK.finditer(first_line):
         target = m.group(2)
@@ -244,10 +250,17 @@ def file_paths_of(item: str) -> list[str]:
     if links:
         return links
     token = first_line.split()[0] if first_line.split() else first_line
-    token = token.strip("*_\"'<>,;")
+    token = token.strip("*_\"'<>,;`")
     if "/" in token or "." in token:
         return [token]
     return [first_line]
+
+
+def names_no_path(item: str) -> str:
+    """The text of a "Files to re-read" item that names no path (prose, a command), or "" when it names one."""
+    named = file_paths_of(item)
+    spans = {m.group(2).strip() for m in _CODE_SPAN.finditer(item)}
+    return named[0] if len(named) == 1 and " " in named[0] and named[0] not in spans else ""
 
 
 def runtime_status(statuses: list[str] | None, index: int) -> str:
