@@ -59,6 +59,9 @@ def failure_message(exc: Exception) -> str:
         return _one_line(
             f"cannot use{path}: {exc.strerror or exc}; check that the folder exists and is writable "
             "(the local store is ghstate/ in the clone's git folder, or GHSTATE_DIR)")
+    if isinstance(exc, UnicodeEncodeError) and "surrogates" in str(exc):  # what the input checks did not reach
+        return _one_line("an argument or input holds bytes that are not UTF-8 text (or a lone surrogate); give it "
+                         "in UTF-8")
     if type(exc).__module__.startswith("jinja2"):
         name = getattr(exc, "filename", None) or getattr(exc, "name", None) or "a template"
         return _one_line(f"the template {name} cannot be used ({exc}); fix it, or remove it to use the built-in one")

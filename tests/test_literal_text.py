@@ -6,6 +6,7 @@ The visible text is judged by GitHub's renderer (tests/judges.py), never by ghst
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from bodies import render_body
@@ -195,6 +196,30 @@ def test_control_characters_in_flags_are_refused(repo, run, flag, char):
     lines = result.stderr.strip().splitlines()
     assert lines[-1].startswith("Error: ") and flag in lines[-1]
     assert f"U+{ord(char):04X} at line 1, column 3" in lines[-1]
+    assert not (repo / ".git" / "ghstate" / "1.md").exists()
+
+
+def test_bytes_that_are_not_utf8_in_a_flag_a_file_or_json_are_refused_naming_them(repo, run, tmp_path):
+    """Found by a newcomer: a Latin-1 terminal's "été" (Python reads the bytes as U+DCE9), or a JSON state's
+    lone \\ud800, crashed as an internal error when the section's digest encoded it; now each is refused
+    where it is given, naming the byte or the surrogate, and nothing is written. Then a real process's argv."""
+    import subprocess
+    import sys
+
+    result = run("checkpoint", "--goal", "\udce9t\udce9", code=2)
+    assert result.stderr.splitlines()[-1] == ("Error: Invalid value for --goal: holds a byte that is not UTF-8 (0xE9 "
+                                              "at line 1, column 1): give the text in UTF-8")
+    (tmp_path / "sur.json").write_text('{"goal": "x\\ud800y", "resume": "r"}')
+    for args in (("checkpoint", "--file", str(tmp_path / "sur.json")), ("render", str(tmp_path / "sur.json"))):
+        said = run(*args, code=1).stderr
+        assert said.endswith("invalid state: goal: holds a lone surrogate (U+D800 at line 1, column 2), which is no "
+                             "character: remove it\n"), said
+    assert not (repo / ".git" / "ghstate" / "1.md").exists()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GH_", "GITHUB_"))}
+    real = subprocess.run([sys.executable, "-m", "ghstate", "checkpoint", "--store", "local", "--decision",
+                           b"bad \xff byte"], cwd=repo, env=env, capture_output=True)
+    assert real.returncode == 2 and real.stderr.decode().splitlines()[-1].endswith(
+        "holds a byte that is not UTF-8 (0xFF at line 1, column 5): give the text in UTF-8")
     assert not (repo / ".git" / "ghstate" / "1.md").exists()
 
 

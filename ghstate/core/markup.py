@@ -333,12 +333,13 @@ def unescape_item(text: str, plain_step: bool = False) -> str:
 # literal text, and what ghstate escaped is never escaped twice.
 
 # The one control-character rule. ``cc``: C0 controls but tab and newline (and the CR of a CRLF), DEL
-# and C1 (U+0080-U+009F): refused in what people give (``control_at``). ``invisible``: characters that
-# change how text reads without being seen (zero-width characters and marks, line and paragraph
-# separators, bidirectional embeddings, overrides and isolates, the byte-order mark): a person may
+# and C1 (U+0080-U+009F), and surrogates (no character: a byte that was not UTF-8, as Python reads argv and
+# files, or a JSON \ud800 alone): refused in what people give (``control_at``, ``not_text``). ``invisible``:
+# characters that change how text reads without being seen (zero-width characters and marks, line and
+# paragraph separators, bidirectional embeddings, overrides and isolates, the byte-order mark): a person may
 # write them in their own text, but machine text (CI reports, hook input) never writes them, nor a
 # control, raw: ``visible`` shows each as ``\uXXXX``.
-CONTROL = lazy_pattern(r"(?P<cc>[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n))"
+CONTROL = lazy_pattern(r"(?P<cc>[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]|\r(?!\n))"
                      r"|(?P<invisible>[\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff])")
 _PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _LINE_START_REF = frozenset(" \t#-=`<[\\")  # written as &#NN; at the start of a line
@@ -375,6 +376,18 @@ def describe_control(text: str, index: int) -> str:
     line = text.count("\n", 0, index) + 1
     column = index - (text.rfind("\n", 0, index) + 1) + 1
     return f"U+{ord(text[index]):04X} at line {line}, column {column}"
+
+
+def not_text(text: str, index: int) -> str:
+    """What stands at ``index`` when it is no character at all, as an error says it ("" for a control
+    character): a byte that was not UTF-8 (Python reads one as U+DC80-U+DCFF), or a lone surrogate."""
+    code = ord(text[index])
+    if not 0xD800 <= code <= 0xDFFF:
+        return ""
+    where = describe_control(text, index).split(" at ", 1)[1]
+    if code >= 0xDC80 and code <= 0xDCFF:
+        return f"a byte that is not UTF-8 (0x{code - 0xDC00:02X} at {where}): give the text in UTF-8"
+    return f"a lone surrogate (U+{code:04X} at {where}), which is no character: remove it"
 
 
 def _literal_code_spans(text: str) -> dict[int, int]:

@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from ghstate.core import marker
 from ghstate.core.marker import Execution, Meta
-from ghstate.core.markup import CHECKBOX, code_span, control_at, describe_control, escape_literal, unescape_literal
+from ghstate.core.markup import (
+    CHECKBOX,
+    code_span,
+    control_at,
+    describe_control,
+    escape_literal,
+    not_text,
+    unescape_literal,
+)
 from ghstate.core.model import (
     SECTION_KEYS,
     TEXT_SECTIONS,
@@ -200,8 +208,8 @@ def _check_controls(value: Any, path: str) -> None:
     if isinstance(value, str):
         at = control_at(value)
         if at >= 0:
-            raise _fail(path or "the state", f"holds a control character ({describe_control(value, at)}); "
-                        "remove it (terminal output?)")
+            raise _fail(path or "the state", f"holds {not_text(value, at)}" if not_text(value, at) else
+                        f"holds a control character ({describe_control(value, at)}); remove it (terminal output?)")
     elif isinstance(value, dict):
         for key, item in value.items():
             _check_controls(key, f"{path}{'.' if path else ''}{key!s} (the key)")
