@@ -8,6 +8,9 @@ import json
 
 import pytest
 from github_fake import FakeGitHub
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from strategies import examples
 from test_init import LAYOUTS, snapshot, user_files
 
 
@@ -325,3 +328,28 @@ def test_one_list_of_what_ghstate_keeps_out_of_git(tmp_path):
             (folder / record).write_text("x")
     gone = {r.target for r in removal._store_folder(tmp_path, folder) if r.text == ""}
     assert gone == {f".ghstate/{name}" for name in store.RECORDS} | {".ghstate/.gitignore"}
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(st.sampled_from(["a", " ", "\n", "\r\n", "#", "<!--", "-->", "é"]), max_size=30).map("".join).filter(
+    str.strip))
+@example("no newline at end")  # found by a newcomer: init --remove gave it a line break it did not have
+@example("x\r\ny")
+@example("ends with a line break\n")
+@example("ends with a blank line\n\n")
+def test_the_agents_md_block_comes_back_out_byte_for_byte(text):
+    """AGENTS.md as a person left it (any line breaks, a last line with or without one, CRLF) is, after init's
+    block and init --remove, what it was, byte for byte."""
+    from ghstate.agents import hosts, removal
+    from ghstate.agents.setup import builtin_templates
+
+    body = (builtin_templates() / "agents-md.md").read_text(encoding="utf-8")
+    assert removal.without_agents_block(hosts.with_agents_block(text, body)) == text
+
+
+@pytest.mark.parametrize("text", ["model = 'o3'", "model = 'o3'\n", "model = 'o3'\r\n\r\n", "[x]\r\na = 1"])
+def test_codex_config_comes_back_out_byte_for_byte(text, tmp_path):
+    from ghstate.agents import hosts, removal
+
+    with_server = hosts.with_codex_server(text, str(tmp_path / "config.toml"), "ghstate", False)
+    assert removal.without_codex_server(with_server, str(tmp_path / "config.toml")) == text

@@ -77,3 +77,30 @@ def test_a_checkpoint_of_the_log_before_chains_keeps_its_history(repo, run):
     run("checkpoint", "--store", "local", "1", "--risk", "on the chain")
     lines = run("log", "--store", "local", "1").stdout.splitlines()
     assert lines[0].startswith("r1") and "old" in lines[0] and lines[1].startswith("r2")
+
+
+def test_an_emptied_or_deleted_file_is_read_from_its_chain_and_written_again(repo, run):
+    """Found by a newcomer: ``N.md`` truncated (an editor's crash) or deleted while its chain held the checkpoint
+    made it vanish (list dropped it, ``show 1`` said 'no local checkpoint #1 …; local checkpoints are 1'). It
+    is read from its chain's head, said once, and the next write writes the file again, as a plain write:
+    the empty file is no person's edit."""
+    from conftest import store_of
+
+    run("checkpoint", "--title", "My task", "--goal", "g", "--phase", "Phase 1: a", "--resume", "Start Phase 1")
+    run("checkpoint", "--decision", "d1")
+    path = store_of(repo) / "1.md"
+    path.write_text("")
+    listed = run("list")
+    assert "My task" in listed.stdout and listed.stderr.count("1.md is empty; read from its chain") == 1
+    written = run("checkpoint", "--risk", "r")
+    assert written.stdout.startswith("Updated checkpoint local #1 (revision 3): +1 risk")
+    assert "Warning: #1's body was saved without" not in written.stderr
+    state = json.loads(run("show", "--json").stdout)
+    assert (state["title"], state["decisions"], state["risks"]) == ("My task", ["d1"], ["r"])
+    assert path.read_text().startswith("<!-- ghstate:v1 ")
+    assert [line.split()[0] for line in run("log", "1").stdout.splitlines()] == ["r1", "r2", "r3"]
+    path.unlink()
+    shown = run("show", "1")
+    assert "My task" in shown.stdout and "1.md is gone; read from its chain" in shown.stderr
+    run("checkpoint", "1", "--question", "q")
+    assert "- q" in path.read_text()

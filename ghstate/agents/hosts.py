@@ -438,7 +438,7 @@ def with_codex_server(text: str | None, origin: str, program: str, force: bool =
         new = text[:start] + ours.replace("\n", newline) + (newline if tail.strip() else "") + tail.lstrip("\r\n")
     else:
         newline = "\r\n" if "\r\n" in text else "\n"
-        sep = "" if not text.strip() else ("" if text.endswith(("\n", "\r\n")) else newline) + newline
+        sep = "" if not text.strip() else newline  # a blank line after a last line break; else that line ended
         new = text + sep + ours.replace("\n", newline)
     parse_toml(new, origin)  # never write what the host could not read (an inline mcp_servers table, say)
     return new
@@ -467,9 +467,8 @@ def with_agents_block(text: str | None, body: str) -> str | None:
                              "fix it, then run 'ghstate init' again (nothing was changed)")
         spans.append((begin.start(), end.end()))
         pos = end.end()
-    if not spans:
-        sep = "" if text.endswith(("\n", "\r\n")) else newline
-        return text + sep + newline + block
+    if not spans:  # a blank line after a last line break; a text without one gets only it (init --remove knows)
+        return text + newline + block
     out, last = [], 0
     for i, (start, end) in enumerate(spans):
         out.append(text[last:start])

@@ -142,9 +142,10 @@ def _cut(text: str, root: hosts._Node, by_parent: dict[Path_, list[Any]]) -> str
 
 
 def _drop_separator(before: str) -> str:
-    """What came before a block ``init`` appended, without the one line break it added to set it apart."""
+    """What came before a block ``init`` appended, without the one line break it added to set it apart: the
+    blank line after a text that ended with a line break, or the line break that ended one that did not."""
     for newline in ("\r\n", "\n"):
-        if before.endswith(newline * 2):
+        if before.endswith(newline):
             return before[: -len(newline)]
     return before
 

@@ -239,10 +239,13 @@ class LocalStore:
         try:
             raw = path.read_bytes()
             stat = path.stat()
-            if not raw:  # left by a create that an earlier version did not finish: not a checkpoint
+            if not raw:  # left by a create that an earlier version did not finish, or emptied by hand
                 raise FileNotFoundError(path)
         except FileNotFoundError:
-            known = self.numbers()
+            kept = self._from_chain(number, path)
+            if kept is not None:
+                return kept
+            known = [n for n in self.numbers() if n != number]
             hint = f"local checkpoints are {', '.join(map(str, known))}" if known else "there are none yet"
             raise NotFound(f"no local checkpoint #{number} in {self.directory}; {hint}") from None
         try:
@@ -255,6 +258,26 @@ class LocalStore:
         return Stored(number, "", body, str(path), version=f"{stat.st_mtime_ns}:{stat.st_size}",
                       state="closed" if path.parent.name == "closed" else "open", head=head,
                       edited_at=_file_time(stat.st_mtime))
+
+    def _from_chain(self, number: int, path: Path) -> Stored | None:
+        """A checkpoint whose ``N.md`` is empty or gone (an editor's crash, a truncation, a file deleted or taken
+        away by a ``git stash`` of a committed store) while its chain holds it: its head's body, read as the
+        mirror (said); the next write writes the file again. None when there is no chain."""
+        from ghstate.core.chain import embed
+
+        head = self._head(number)
+        if head is None or head.link is None:
+            return None
+        what = "is empty" if path.exists() else "is gone"
+        said = f"local checkpoint #{number}: {path} {what}"
+        if any(n.startswith(said) for n in self.notices):
+            said = ""  # read again in this command (a write reads before and after): said once
+        if said:
+            self.notices.append(f"{said}; read from its chain ({self._chain(number)}, revision {head.link.revision}), "
+                                "and written again by its next write")
+        stat = (self._chain(number) / f"{head.oid}.json").stat()
+        return Stored(number, "", embed(head.link.body, head.oid), str(self.path(number)),
+                      version=f"{stat.st_mtime_ns}:0", state="open", head=head, edited_at=_file_time(stat.st_mtime))
 
     def _readable(self, numbers: Iterable[int]) -> Iterator[Stored]:
         """The checkpoints of ``numbers`` that can be read; the others become notices, not failures."""
@@ -426,7 +449,7 @@ class LocalStore:
         person's save made in between), comes back as ``overwritten``."""
         path = self.closed_path(stored.number) if stored.state == "closed" else self.path(stored.number)
         try:
-            there = path.read_text(encoding="utf-8")
+            there = path.read_text(encoding="utf-8") or stored.body  # an empty file is no checkpoint (``get``)
         except (OSError, UnicodeDecodeError):
             there = stored.body
         atomic_write(path, body)
