@@ -2,7 +2,9 @@
 
 Nothing else in ghstate reads ``os.environ`` for its own settings or opens the config file. Policy
 that must outlive sessions (labels, templates, default store, trusted authors, CI threshold) lives in
-``.ghstate/config.toml`` or ``[tool.ghstate]`` in ``pyproject.toml``; unknown keys are an error.
+``.ghstate/config.toml`` or ``[tool.ghstate]`` in ``pyproject.toml``. A bad value is an error; an unknown key
+is a warning (a typo, said with the key meant; or a newer ghstate's key a teammate committed: it must not stop
+an older ghstate, its hooks least of all).
 """
 
 
@@ -122,13 +124,31 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc}; fix the file or remove it") from None
 
 
+_SAID: set[str] = set()  # the warnings said in this process (a long-running MCP server reads the file often)
+
+
+def _unknown_key(key: str, origin: str, known: set[str]) -> None:
+    """Say once, on stderr, that ``key`` is read as nothing, with the known key it may mean."""
+    import difflib
+    import sys
+
+    close = difflib.get_close_matches(key.replace("-", "_"), sorted(known), n=1)
+    said = (f"Warning: unknown key {key!r} in {origin} is ignored ("
+            + (f"did you mean {close[0]!r}?" if close else "a newer ghstate's?") + f"); known keys: "
+            f"{', '.join(sorted(known))}")
+    if said not in _SAID:
+        _SAID.add(said)
+        print(said, file=sys.stderr)
+
+
 def policy_from_dict(data: dict[str, Any], origin: str) -> Policy:
     known = set(Policy._fields)
     values: dict[str, Any] = {}
     for key, value in data.items():
         name = key.replace("-", "_")
         if name not in known:
-            raise ConfigError(f"unknown key {key!r} in {origin}; known keys: {', '.join(sorted(known))}")
+            _unknown_key(key, origin, known)
+            continue
         default = Policy._field_defaults[name]
         if isinstance(default, tuple):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
