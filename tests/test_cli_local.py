@@ -380,9 +380,9 @@ def test_lint_of_a_file_follows_the_repository_policy(repo, run, tmp_path):
 
 @pytest.mark.parametrize("toml", ["[tool.ghstate.sub]\nx = 1\n", "[tool]\nghstate = { bogus = 1 }\n",
                                   "[tool . ghstate]\nbogus = 1\n"])
-def test_config_mistakes_are_errors_however_the_table_is_written(repo, run, toml):
+def test_config_mistakes_are_said_however_the_table_is_written(repo, run, toml):
     (repo / "pyproject.toml").write_text(toml)
-    assert "Error: unknown key" in run("list", code=1).stderr
+    assert "Warning: unknown key" in run("list").stderr  # a warning: a newer ghstate's key stops nothing
 
 
 def test_issue_form_lists_one_per_line_reach_the_prompt(repo, run, tmp_path):

@@ -284,3 +284,26 @@ def test_a_file_with_no_checkpoint_section_is_refused_pointing_at_files(repo, ru
     marked = (store_of(repo) / "1.md").read_text().split("\n", 1)[0] + "\nA person's preamble.\n"
     (repo / "marked.md").write_text(marked)
     assert run("checkpoint", "--file", "marked.md").exit_code == 0
+
+
+def test_suggestions_and_errors_name_a_field_by_its_name(repo, run):
+    """Found by a newcomer: click's "did you mean" offered --read and --resume-at, the MCP tool's list of what it
+    takes named read and resume_at, and a JSON key given as an argument (decisions) got no hint."""
+    from ghstate.agents import mcp_tools
+    from ghstate.services.app import build_app
+
+    assert run("checkpoint", "--resum", "x", code=2).stderr.endswith(
+        "Error: No such option '--resum'. (Did you mean one of: '--resume', '--role'?)\n")
+    assert "'--read'" not in run("checkpoint", "--red", "x", code=2).stderr
+    answer = mcp_tools.call("checkpoint", {"decisions": ["x"]}, lambda: build_app(store="local"))
+    assert answer.error and answer.text.startswith("Error: checkpoint takes no argument 'decisions' (the argument "
+                                                   "for that is 'decision'); it takes issue, body, ")
+    assert ", files, resume, " in answer.text and "resume_at" not in answer.text and "read" not in answer.text
+
+
+def test_a_title_is_one_line(repo, run):
+    """Found by a newcomer: a title with a line break was taken, and broke list's one line a checkpoint (a GitHub
+    issue title has none)."""
+    result = run("checkpoint", "--goal", "g", "--title", "two\nlines", code=2)
+    assert result.stderr.endswith("Error: Invalid value for --title: must be one line\n")
+    assert not (store_of(repo) / "1.md").exists()

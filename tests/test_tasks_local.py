@@ -464,6 +464,16 @@ def test_done_without_agent_refuses_another_agents_live_claim_as_release_does(pl
     assert not (plan / "2.md").exists() and (plan / "closed" / "2.md").exists()
 
 
+def test_done_by_another_agent_is_refused_naming_force_not_claim(plan, run):
+    """Found by a newcomer: ``done 2 --agent w2`` on w1's live claim said "claim another (ghstate claim --next
+    PARENT), or wait", which is claim's advice; done's own way past it is --force."""
+    run("claim", "2", "--agent", "w1")
+    refused = run("done", "2", "--agent", "w2", code=4)
+    assert refused.stderr.startswith("Error: local #2 is claimed by w1 until ")
+    assert refused.stderr.endswith(", not by w2: only its holder finishes it; --force finishes it anyway\n")
+    assert (plan / "2.md").exists()
+
+
 def test_done_by_the_holder_needs_no_force(plan, run):
     run("claim", "2", "--agent", "w1")
     assert "Released the claim of w1." in run("done", "2", "--agent", "w1").stdout

@@ -114,6 +114,9 @@ TOOLS: dict[str, dict[str, Any]] = {
 TOOLS["checkpoint"]["schema"].update({old: {**TOOLS["checkpoint"]["schema"][new], "description": f"The old name of "
                                             f"{new}: give {new}."} for old, new in RENAMED.items()})
 
+# A state's JSON key given as an argument ("decisions"): the argument that adds to that section ("decision").
+_ARGUMENT_OF = {s.key: s.flag.replace("-", "_") for s in SECTIONS if s.flag and s.key != s.flag}
+
 URI = re.compile(r"ghstate://checkpoint/([1-9][0-9]{0,9})")
 URI_TEMPLATE = "ghstate://checkpoint/{number}"
 PROMPT_DESCRIPTION = ("Continue the task of this branch (or of checkpoint ISSUE) from its ghstate checkpoint: "
@@ -135,7 +138,10 @@ def arguments(name: str, given: dict[str, Any] | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in (given or {}).items():
         if key not in schema:
-            raise InputError(f"{name} takes no argument {key!r}; it takes {', '.join(schema)}")
+            meant = _ARGUMENT_OF.get(key, "") if name == "checkpoint" else ""
+            hint = f" (the argument for that is {meant!r})" if meant else ""
+            raise InputError(f"{name} takes no argument {key!r}{hint}; it takes "
+                             f"{', '.join(k for k in schema if k not in RENAMED)}")
         if value is None:
             continue
         kind = schema[key]["type"]

@@ -36,6 +36,20 @@ class Renamed(click.Option):
         return None if record is None else (record[0], f"{record[1].rstrip('.')} (also {names[1]}, its old name).")
 
 
+class _Command(click.Command):
+    """The checkpoint command, whose "did you mean" names a flag by its name, not by its earlier one."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            exc.possibilities = list(dict.fromkeys(_NAMES.get(p, p) for p in exc.possibilities or ())) or None
+            raise
+
+
+_NAMES = {f"--{s.was}": f"--{s.flag}" for s in SECTIONS if s.was}  # an earlier flag, and its name now
+
+
 def renamed(key: str, **attrs: Any) -> Callable[..., Any]:
     """The option of the table's section ``key``: its flag, and its earlier name when it had one."""
     section = BY_KEY[key]
@@ -44,7 +58,7 @@ def renamed(key: str, **attrs: Any) -> Callable[..., Any]:
                         **attrs)
 
 
-@click.command()
+@click.command(cls=_Command)
 @click.argument("issue", type=ISSUE, required=False)
 @store_options
 @click.option("-f", "--file", "body", metavar="PATH", help="Markdown body or JSON state to write ('-' reads stdin).")

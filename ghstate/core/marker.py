@@ -176,8 +176,10 @@ class ProvenanceRecord(NamedTuple):
         entries = {}
         for kind in PROVENANCE_KINDS:
             value = data.get(kind)
-            if isinstance(value, dict):
-                entries[kind] = {k: v for k, v in value.items() if isinstance(k, str) and integer(v, -1) >= 0}
+            found = {k: v for k, v in value.items() if isinstance(k, str) and integer(v, -1) >= 0} \
+                if isinstance(value, dict) else {}
+            if found:  # an empty kind is none (dump leaves it out): what loads, dumps to what loads the same
+                entries[kind] = found
         resume = data.get("resume")
         revs = data.get("revs")
         return cls(

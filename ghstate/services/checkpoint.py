@@ -98,7 +98,7 @@ CheckpointRequest = make_dataclass("CheckpointRequest", [
 # The request's fields that hold text, and those the CLI also takes for the App (who writes): one rule each.
 TEXT_FIELDS = ("title", "goal", "resume", "done", "undo", "phase", *_PLAIN_FLAGS, "files")
 FIELDS = ("issue", "body", "new", "allow_empty", *TEXT_FIELDS, "agent", "role", "session")
-_ONE_LINE = ("agent", "role", "session")
+_ONE_LINE = ("title", "agent", "role", "session")  # a title is an issue title and a line of list
 _NOT_EMPTY = ("done", "undo", "phase", *_PLAIN_FLAGS, "files")
 
 

@@ -317,7 +317,8 @@ def run_done(app: App, request: DoneRequest) -> Outcome:
         if not request.agent:  # as release: only the holder finishes it, and a nameless done is no one's
             raise HeldByAnother(f"{app.label(child.number)} is claimed by {holder.words()}: give --agent "
                                 f"{holder.agent} if you are that agent, or --force to finish it anyway")
-        raise _held_by(app, child.number, holder)
+        raise HeldByAnother(f"{app.label(child.number)} is claimed by {holder.words()}, not by {request.agent}: "
+                            "only its holder finishes it; --force finishes it anyway")
     home = read.split_from or read.parent  # the plan it is a phase of, wherever a person moved it since
     before, parent_cp = Family(home), None
     if home is not None:
