@@ -342,3 +342,19 @@ def test_escaped_text_is_left_alone_by_the_structural_escapes(text):
 def test_links_that_need_no_escape_stay_links(text):
     assert escape_literal(text) == text
     assert "<a href=" in github_html(text)
+
+
+@pytest.mark.parametrize("flag", ["--goal", "--resume", "--title"])
+def test_an_empty_goal_resume_or_title_is_refused_not_written(repo, run, flag):
+    """Found by a newcomer: ``--goal ""`` beside another change emptied the goal (``--decision ""`` was refused,
+    ``--goal ""`` alone said nothing to write). An empty value is refused, whatever else is given."""
+    run("checkpoint", "--goal", "the goal", "--phase", "P", "--resume", "Start.", "--title", "T")
+    before = (repo / ".git" / "ghstate" / "1.md").read_bytes()
+    result = run("checkpoint", flag, " ", "--decision", "d", code=2)
+    assert result.stderr.endswith(f"Error: Invalid value for {flag}: is empty\n")
+    assert (repo / ".git" / "ghstate" / "1.md").read_bytes() == before
+
+
+def test_an_empty_lease_is_refused_as_any_lease_that_is_no_duration(repo, run):
+    result = run("claim", "1", "--agent", "a", "--lease", "", code=2)
+    assert result.stderr.endswith("Error: Invalid value for --lease: '' is not a duration such as 90s, 30m, 2h or 1d\n")

@@ -99,7 +99,9 @@ CheckpointRequest = make_dataclass("CheckpointRequest", [
 TEXT_FIELDS = ("title", "goal", "resume", "done", "undo", "phase", *_PLAIN_FLAGS, "files")
 FIELDS = ("issue", "body", "new", "allow_empty", *TEXT_FIELDS, "agent", "role", "session")
 _ONE_LINE = ("title", "agent", "role", "session")  # a title is an issue title and a line of list
-_NOT_EMPTY = ("done", "undo", "phase", *_PLAIN_FLAGS, "files")
+# An empty text given for a field is refused, not written: ``--goal ""`` beside another change emptied the goal
+# (an empty ``## Goal`` in a --file is the way to empty it on purpose).
+_NOT_EMPTY = ("title", "goal", "resume", "done", "undo", "phase", *_PLAIN_FLAGS, "files")
 
 
 def check_values(values: dict[str, str | tuple[str, ...] | None]) -> None:

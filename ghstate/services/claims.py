@@ -35,11 +35,11 @@ FALLBACK = ("the token cannot write Git refs (it needs contents: write besides i
             "the child's body instead, best effort (two agents racing for one child may both be told they won)")
 
 
-def _check_agent(agent: str, lease: str = "") -> None:
+def _check_agent(agent: str, lease: str | None = None) -> None:
     if not agent.strip():
         raise RequestError("{agent} is needed: the name of the agent that holds the claim (or set GHSTATE_AGENT)")
     check_values({"agent": agent})
-    if lease:
+    if lease is not None:  # given, if only as "": a claim's lease is a duration
         try:
             lease_of(lease)
         except ValueError as exc:
