@@ -63,3 +63,32 @@ def test_after_git_branch_m_the_session_start_hook_names_it_on_the_local_store(r
     context = _session_start(run, repo)
     assert context.startswith("This branch has no ghstate checkpoint under its name; this branch was renamed from "
                               "feature/x, whose checkpoint is local #1: 'ghstate resume 1' reads it")
+
+
+def test_after_git_branch_m_a_write_by_branch_names_the_checkpoint_of_the_old_name_not_a_new_one(gh, run, repo):
+    """Found by a newcomer: the next `ghstate checkpoint` after a rename made a second, empty checkpoint (and
+    `--done 1` said "no phases yet"); from then on resume handed sessions the empty one. It is refused, naming
+    the old name's checkpoint, the way to take it over, and --new; nothing is created."""
+    run("checkpoint", "--goal", "ship it", "--phase", "Phase 1: a", "--resume", "Start at Phase 1.")
+    git(repo, "branch", "-m", "feature/x", "feature/renamed")
+    for args in (("--goal", "a new goal"), ("--done", "1"), ("--decision", "d")):
+        result = run("checkpoint", *args, code=1)
+        assert result.stderr == ("Error: no open checkpoint for branch feature/renamed; this branch was renamed from "
+                                 "feature/x, whose checkpoint is #1: 'ghstate resume 1' reads it, and 'ghstate "
+                                 "checkpoint 1 --move' with your next change makes it this branch's; or start "
+                                 "another with --new\n")
+    assert sorted(gh.issues) == [1]
+    run("checkpoint", "1", "--move", "--done", "1")
+    assert run("checkpoint", "--decision", "d").stdout.startswith("Updated checkpoint #1 ")  # this branch's now
+    assert sorted(gh.issues) == [1]
+
+
+def test_after_git_branch_m_the_mcp_tool_names_its_own_argument(repo, run):
+    from ghstate.agents import mcp_tools
+    from ghstate.services.app import build_app
+
+    run("checkpoint", "--store", "local", "--goal", "ship it", "--resume", "Start at Phase 1.")
+    git(repo, "branch", "-m", "feature/x", "feature/renamed")
+    answer = mcp_tools.call("checkpoint", {"goal": "g"}, lambda: build_app(store="local"))
+    assert answer.error and answer.text.endswith("or start another with new: true")
+    assert mcp_tools.call("checkpoint", {"goal": "g", "new": True}, lambda: build_app(store="local")).error is False

@@ -209,7 +209,7 @@ def _lint(app: Any, args: dict[str, Any]) -> str | Answer:
 
 
 def _checkpoint(app: Any, args: dict[str, Any]) -> str:
-    from ghstate.errors import SecretFound
+    from ghstate.errors import NotFound, SecretFound
     from ghstate.services.checkpoint import CheckpointRequest, RequestError, run_checkpoint
 
     request = CheckpointRequest(**args, event="mcp")  # the tool's arguments are the request's fields
@@ -222,6 +222,8 @@ def _checkpoint(app: Any, args: dict[str, Any]) -> str:
         outcome = run_checkpoint(app, request)
     except SecretFound as exc:  # the tool's own name for the override
         raise SecretFound(str(exc).replace("--allow-secrets", "allow_secrets: true")) from None
+    except NotFound as exc:  # and for a new checkpoint
+        raise NotFound(str(exc).replace("with --new", "with new: true")) from None
     warnings = [f"Warning: {w}" for w in outcome.warnings]
     if request.dry_run:
         return "\n".join([*warnings, outcome.result.body])

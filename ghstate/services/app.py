@@ -67,6 +67,7 @@ class App:
         builtin = None if templating.is_builtin(self.env, "checkpoint.md.j2") else templating.environment()
         writer = Writer(self.store, env=self.env, builtin=builtin, max_body_chars=s.policy.max_body_chars,
                         pending=self.local if keep_pending else None, repo=s.repo, api_url=s.api_url)
+        writer.renamed = self.renamed_from
         if self.store.remote:  # what it writes is what this machine last saw; kept writes go out first
             from ghstate.services import kept, outage
 

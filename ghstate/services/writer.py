@@ -114,6 +114,9 @@ class Writer:
         self.replica: Replica | None = None
         self.remember: Callable[[Stored, Checkpoint, str], None] | None = None
         self.send_kept: Callable[[], tuple[list[str], RemoteError | None]] | None = None
+        # For a branch with no checkpoint: the one of its former name, when ``git branch -m`` renamed it
+        # (``App.renamed_from``); a write by branch then does not start a second checkpoint without a word
+        self.renamed: Callable[[str], str] | None = None
 
     def write(self, spec: WriteSpec, *, kept: bool = False, before: tuple[Intent, ...] = ()) -> WriteResult:
         """Write ``spec``. ``kept``: a write kept while GitHub was out of reach, published now (``push``):
@@ -129,6 +132,8 @@ class Writer:
                 if spec.number is not None or spec.lookup:
                     target = locate(self.store, spec.number, spec.tree.branch, heads=True)
                     spec = self._linked(spec)
+                if target is None and spec.number is None and spec.lookup:
+                    self._not_renamed(spec)
                 if target is None and not spec.create:
                     raise NotFound(f"no open checkpoint for {spec.tree.place}")
                 _behind(waiting, target, spec)
@@ -139,6 +144,13 @@ class Writer:
                 raise
             raise self._kept_for_push(spec, target, exc) from exc
         return self._seen_here(spec, result)
+
+    def _not_renamed(self, spec: WriteSpec) -> None:
+        """A write by branch to a branch renamed since its checkpoint was made is refused, naming that checkpoint
+        and how to take it over (a new one would hide it from every later resume of this branch)."""
+        hint = self.renamed(spec.tree.branch) if self.renamed is not None and spec.tree.branch else ""
+        if hint:
+            raise NotFound(f"no open checkpoint for {spec.tree.place}; {hint}; or start another with --new")
 
     def _sent_first(self, spec: WriteSpec) -> list[str]:
         """This clone's kept writes sent before this one (``send_kept``); the checkpoints some still wait for.
