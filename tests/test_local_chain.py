@@ -104,3 +104,39 @@ def test_an_emptied_or_deleted_file_is_read_from_its_chain_and_written_again(rep
     assert "My task" in shown.stdout and "1.md is gone; read from its chain" in shown.stderr
     run("checkpoint", "1", "--question", "q")
     assert "- q" in path.read_text()
+
+
+def test_a_close_waits_for_a_write_under_way_and_stays_closed(repo, run, monkeypatch):
+    """Found by a newcomer (1 run in 5 to 14): ``close`` moved N.md to closed/ without the store's lock, while a
+    write that had read the checkpoint open then wrote its mirror to N.md again: both files, and list showed it
+    open. A close now takes the lock: here it is asked while a write is between its read and its mirror."""
+    import threading
+
+    from conftest import store_of
+
+    from ghstate.services.app import build_app
+
+    run("checkpoint", "--goal", "g", "--phase", "Phase 1: a", "--resume", "Start.")
+    reached, go = threading.Event(), threading.Event()
+    mirror = LocalStore.mirror
+
+    def slow_mirror(self, *args, **kwargs):
+        reached.set()
+        go.wait(10)
+        return mirror(self, *args, **kwargs)
+
+    monkeypatch.setattr(LocalStore, "mirror", slow_mirror)
+    writing = threading.Thread(target=lambda: run("checkpoint", "--risk", "written while closing"))
+    writing.start()
+    assert reached.wait(10)
+    closer = build_app(store="local")
+    closing = threading.Thread(target=lambda: closer.store.close(closer.store.get(1)))
+    closing.start()
+    closing.join(0.5)
+    assert closing.is_alive()  # it waits for the write's lock
+    go.set()
+    writing.join(10)
+    closing.join(10)
+    folder = store_of(repo)
+    assert not (folder / "1.md").exists() and "written while closing" in (folder / "closed" / "1.md").read_text()
+    assert run("list").stdout == ""  # none open (said on stderr)

@@ -226,9 +226,22 @@ class LocalStore:
         return _numbered(self.directory, _NUMBERED)
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
-        """Serialise writers on this machine (two agents in one repository)."""
+        """Serialise writers on this machine (two agents in one repository); held already by this store (a
+        close inside a write), it is not taken twice (a second flock of the file by one process would wait
+        for itself)."""
+        if getattr(self, "_holding", False):
+            return contextlib.nullcontext()
         keep_out_of_git(self.directory)
-        return file_lock(self.directory / ".lock")
+        return self._held(file_lock(self.directory / ".lock"))
+
+    @contextlib.contextmanager
+    def _held(self, lock: contextlib.AbstractContextManager[Any]) -> Iterator[None]:
+        with lock:
+            self._holding = True
+            try:
+                yield
+            finally:
+                self._holding = False
 
     # ----------------------------------------------------------------------------- checkpoints
 
@@ -341,9 +354,12 @@ class LocalStore:
     def close(self, stored: Stored, reason: str = "completed") -> Stored:
         """Move the checkpoint to ``closed/`` (one rename: it is open or closed, never both); the local store
         keeps no reason."""
-        if stored.state != "closed":
+        with self.lock():  # a write under way ends first (its mirror would make N.md again), or starts after
             self.closed_path(stored.number).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(self.path(stored.number), self.closed_path(stored.number))
+            if self.path(stored.number).exists():
+                os.replace(self.path(stored.number), self.closed_path(stored.number))
+            elif not self.closed_path(stored.number).exists():  # its file gone, its chain read (``_from_chain``)
+                atomic_write(self.closed_path(stored.number), stored.body)
         return self.get(stored.number)
 
     def _closed_numbers(self) -> list[int]:
