@@ -55,3 +55,18 @@ def test_a_json_states_paths_come_back_as_given_whatever_their_characters(given)
     cp = from_json({"files": given})
     assert to_json(cp)["files"] == given
     assert to_json(parse(render_body(cp)).checkpoint)["files"] == given
+
+
+STATUSES = ("pending", "in_progress", "blocked", "done")
+
+
+@given(st.sampled_from(["Phase 1: a", "Phase 1: a (blocked by infra)", "Phase 1: a (in progress)",
+                        "Phase 1: a BLOCKED"]), st.sampled_from(STATUSES))
+@example("Phase 1: a (blocked)", "pending")  # found by a newcomer: "No changes", the phase stayed blocked
+def test_a_phases_status_in_a_json_state_is_the_status_it_gets(name, status):
+    """A state's ``status`` sets the phase's status, from whatever its line said (the marks that say otherwise
+    go; the rest of the name stays as written), and the body reads back with it."""
+    cp = from_json({"phases": [{"name": name, "status": status}]})
+    assert cp.phases[0].status == status
+    assert parse(render_body(cp)).checkpoint.phases[0].status == status
+    assert cp.phases[0].name.startswith("Phase 1: a")

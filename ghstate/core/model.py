@@ -110,6 +110,15 @@ class Phase(NamedTuple):
         return head.strip() if sep else self.name.strip()
 
 
+def without_status_marks(name: str, blocked: bool, in_progress: bool) -> str:
+    """A phase's name without the marks that say it is blocked (``(blocked by infra)``, ``BLOCKED``) or in
+    progress (``(in progress)``), as a state that sets its status another way asks: the rest as written."""
+    for mark, drop in ((_BLOCKED, blocked), (_IN_PROGRESS, in_progress)):
+        if drop:
+            name = mark.sub("", name)
+    return " ".join(name.split()) if name.strip() else name
+
+
 class Extra(NamedTuple):
     """Markdown that is not one of the known sections, kept verbatim and in place.
 

@@ -39,6 +39,7 @@ from ghstate.core.model import (
     rendering_order,
     runtime_entry,
     section_key,
+    without_status_marks,
 )
 from ghstate.core.model import runtime_status as probe_status
 from ghstate.core.parse import clean_text
@@ -355,6 +356,9 @@ def _phases(obj: dict[str, Any], md: _Markdown) -> tuple[Phase, ...]:
                 else:
                     steps.append(Step(text, bool(step_done)) if step_done is not None else Step(text, None))
         phase = Phase(name, done, tuple(steps), _text(entry, "detail", path, md, "item"))
+        if status in ("pending", "in_progress") and phase.status == "blocked" or status == "pending" and \
+                phase.status == "in_progress":  # the marks that said otherwise go (set back to pending, unblocked)
+            phase = phase._replace(name=without_status_marks(phase.name, True, status == "pending"))
         if status in ("blocked", "in_progress") and phase.status != status:
             suffix = " (blocked)" if status == "blocked" else " (in progress)"
             phase = phase._replace(name=phase.name + suffix)
