@@ -106,3 +106,23 @@ def test_which_headings_look_meant_as_ghstates_sections(heading, key):
     from ghstate.core.model import meant_section
 
     assert meant_section(heading) == key
+
+
+def test_a_concurrent_edit_is_shown_beside_its_value_and_lint_asks_to_settle_it(repo, run, tmp_path):
+    """Found by a newcomer: a draft written back over a newer resume instruction kept the newer one in
+    '## Resume instruction (concurrent edit)', which the prompt listed as a section "not shown here" and lint
+    called not ghstate's (GS014). The prompt shows it with the instruction, and lint asks a person to settle it."""
+    run("checkpoint", "--goal", "g", "--phase", "Phase 1: a", "--phase", "Phase 2: b", "--resume", "Start Phase 1")
+    draft = tmp_path / "draft.md"
+    draft.write_text(run("resume", "--format", "markdown").stdout)
+    run("checkpoint", "--done", "1", "--resume", "Start Phase 2: the db layer")
+    draft.write_text(draft.read_text().replace("\nStart Phase 1\n", "\nStart Phase 1, step two\n"))
+    run("checkpoint", "--file", str(draft))
+    out = run("lint").stdout
+    assert "GS015 warning: 'Resume instruction (concurrent edit)' holds the other value of 'Resume instruction'" in out
+    assert "GS014" not in out
+    prompt = run("resume").stdout
+    assert ("  Start Phase 1, step two\nAlso written as the resume instruction at the same time (a concurrent edit "
+            "nobody has settled; ask the user which holds before acting on either):\n  Start Phase 2: the db layer\n"
+            ) in prompt
+    assert "Other sections" not in prompt

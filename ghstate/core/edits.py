@@ -17,6 +17,7 @@ from ghstate.core.model import (
     Checkpoint,
     Extra,
     Phase,
+    concurrent,
     digest_keys,
     extra_key,
     find_phase,
@@ -232,7 +233,7 @@ def _extras(cp: Checkpoint, incoming: Checkpoint, base: dict[str, str] | None, f
         elif side == "current":
             out += theirs
         else:  # both changed it: the file's version, and the current one beside it
-            out += mine + [e._replace(heading=f"{e.heading or 'Preamble'} (concurrent edit)") for e in theirs]
+            out += mine + [e._replace(heading=concurrent(e.heading or 'Preamble')) for e in theirs]
             conflicts.append(f"the section {mine[0].heading!r}" if mine[0].heading else "the preamble")
     return out, conflicts
 

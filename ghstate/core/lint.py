@@ -9,7 +9,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ghstate.core.model import GITHUB_LIMIT, HEADINGS, LIST_SECTIONS, Checkpoint, Phase, meant_section, names_no_path
+from ghstate.core.model import (
+    CONCURRENT,
+    GITHUB_LIMIT,
+    HEADINGS,
+    LIST_SECTIONS,
+    Checkpoint,
+    Phase,
+    meant_section,
+    names_no_path,
+)
 from ghstate.core.parse import Parsed, ParseError, parse
 from ghstate.core.sections import REQUIRED
 from ghstate.errors import InputError
@@ -29,6 +38,7 @@ RULES: dict[str, tuple[str, str]] = {
     "GS012": ("warning", "two phases share a label"),
     "GS013": ("warning", "a phase's checkbox and its steps' disagree"),
     "GS014": ("warning", "a section that looks meant as one of ghstate's, which no prompt places"),
+    "GS015": ("warning", "a concurrent edit kept beside a value, for a person to settle"),
 }
 
 
@@ -93,12 +103,7 @@ def lint(parsed: Parsed, text: str, *, max_item_chars: int = 400) -> list[Proble
             problems.append(Problem("GS005", where.get(f"phases.{i}", 1),
                                     f"phase {phase.label!r} has {size} characters with its steps; "
                                     "compact finished work"))
-    source = text.split("\n")
-    for span in parsed.spans:  # a section of its own (level 1 or 2), not a person's sub-heading inside one
-        line = source[span.line] if span.key is None and span.line < len(source) else "### "
-        heading = re.sub(r"^\s{0,3}#{1,2}(?:\s+|$)|\s#+\s*$", "", line).strip() if not _SUB.match(line) else ""
-        if heading and meant_section(heading):
-            problems.append(Problem("GS014", span.line + 1, unplaced_words(heading)))
+    problems += _heading_problems(parsed, text)
     if len(text) > GITHUB_LIMIT:
         problems.append(Problem("GS009", 1, f"the body has {len(text)} characters; GitHub accepts "
                                             f"{GITHUB_LIMIT}: compact finished phases or move notes out"))
@@ -115,9 +120,27 @@ def unplaced_words(heading: str, whose: str = "the") -> str:
             f"its items; rename it '## {known}' (or merge it into that section)")
 
 
+def _heading_problems(parsed: Parsed, text: str) -> list[Problem]:
+    """The sections of their own (level 1 or 2, not a person's sub-heading inside one) that ghstate does not
+    place: one that looks meant as ghstate's (GS014), a value a merge kept beside another (GS015)."""
+    source = text.split("\n")
+    problems = []
+    for span in parsed.spans:
+        line = source[span.line] if span.key is None and span.line < len(source) else "### "
+        heading = re.sub(r"^\s{0,3}#{1,2}(?:\s+|$)|\s#+\s*$", "", line).strip() if not _SUB.match(line) else ""
+        if heading.endswith(CONCURRENT):  # a person settles it
+            problems.append(Problem("GS015", span.line + 1, f"{heading!r} holds the other value of "
+                                    f"{heading[:-len(CONCURRENT)].strip()!r}, kept when both sides changed it: keep "
+                                    "the one you mean and delete the other, with its heading"))
+        elif heading and meant_section(heading):
+            problems.append(Problem("GS014", span.line + 1, unplaced_words(heading)))
+    return problems
+
+
 def unplaced(cp: Checkpoint) -> list[str]:
     """The headings of ``cp``'s sections that look meant as ghstate's own (``## Decision``), in order."""
-    return list(dict.fromkeys(e.heading for e in cp.extra if e.heading and e.level <= 2 and meant_section(e.heading)))
+    return list(dict.fromkeys(e.heading for e in cp.extra if e.heading and e.level <= 2 and meant_section(e.heading)
+                              and not e.heading.endswith(CONCURRENT)))  # ghstate's own: GS015 asks to settle it
 
 
 def _steps_disagree(phase: Phase) -> str:

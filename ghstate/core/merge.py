@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
-from ghstate.core.model import HEADINGS, LIST_SECTIONS, Checkpoint, Extra, Phase, Step
+from ghstate.core.model import HEADINGS, LIST_SECTIONS, Checkpoint, Extra, Phase, Step, concurrent
 
 T = TypeVar("T")
 
@@ -91,7 +91,7 @@ def merge_unknown_base(key: str, ours: Checkpoint, theirs: Checkpoint) -> tuple[
     if key == "phases":
         return tuple(merge_sequence(None, a, b, key=lambda p: _norm(p.name), merge_item=_phase)), []
     heading = "Title" if key == "title" else HEADINGS[key]
-    return a, ([Extra(f"{heading} (concurrent edit)", b, 2, None if key == "title" else key)] if b else [])
+    return a, ([Extra(concurrent(heading), b, 2, None if key == "title" else key)] if b else [])
 
 
 def _done(b: Phase | Step | None, o: Phase | Step, t: Phase | Step) -> bool | None:
@@ -133,7 +133,7 @@ def merge3(base: Checkpoint, ours: Checkpoint, theirs: Checkpoint) -> tuple[Chec
             return t
         conflicts.append(HEADINGS.get(key, key))
         if o:
-            beside.append(Extra(f"{HEADINGS.get(key, key)} (concurrent edit)", o, 2, key if key in HEADINGS else after))
+            beside.append(Extra(concurrent(HEADINGS.get(key, key)), o, 2, key if key in HEADINGS else after))
         return t
 
     def extra(b: Extra | None, o: Extra, t: Extra) -> Extra:

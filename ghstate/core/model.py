@@ -110,6 +110,21 @@ class Phase(NamedTuple):
         return head.strip() if sep else self.name.strip()
 
 
+CONCURRENT = "(concurrent edit)"  # a heading's end when a merge keeps the other side's value beside ours
+
+
+def concurrent(heading: str) -> str:
+    """The heading of the other side's value kept beside ``heading``'s when both changed it."""
+    return f"{heading} {CONCURRENT}"
+
+
+def concurrent_values(cp: "Checkpoint", key: str) -> list[str]:
+    """The values of section ``key`` kept beside its own by a merge (both sides changed it), for a person to
+    settle: the prompt shows them with the value, and lint asks for one."""
+    heading = concurrent(HEADINGS.get(key, key))
+    return [e.body for e in cp.extra if e.heading == heading and e.body.strip()]
+
+
 def without_status_marks(name: str, blocked: bool, in_progress: bool) -> str:
     """A phase's name without the marks that say it is blocked (``(blocked by infra)``, ``BLOCKED``) or in
     progress (``(in progress)``), as a state that sets its status another way asks: the rest as written."""

@@ -9,7 +9,16 @@ from typing import Any, NamedTuple
 
 from ghstate.core import fit, verification
 from ghstate.core.markup import printable, short_commit, unescape_literal
-from ghstate.core.model import HEADINGS, LIST_SECTIONS, Checkpoint, file_paths_of, runtime_entry, runtime_status
+from ghstate.core.model import (
+    HEADINGS,
+    LIST_SECTIONS,
+    Checkpoint,
+    concurrent,
+    concurrent_values,
+    file_paths_of,
+    runtime_entry,
+    runtime_status,
+)
 from ghstate.core.provenance import Provenance
 from ghstate.core.render import Templates
 from ghstate.core.sections import SECTIONS
@@ -175,7 +184,7 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
         resume=shown(cp.resume),
         resume_source=resume_source, last=last_execution(cp), drift=drift_sentence(drift),
         findings=facts.findings, written_on=written, budget=budget, show_command=show_command, tasks=facts.tasks,
-        closed=facts.closed, other_sections=other_sections(cp),
+        closed=facts.closed, other_sections=other_sections(cp), **_beside(cp),
     )
 
     def render(sel: fit.Selection, left_out: str, over_by: int) -> str:
@@ -198,10 +207,17 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
     return fit.fit(render, fit.full(counts, n_changed), budget, done=len(done), later=len(later))
 
 
+def _beside(cp: Checkpoint) -> dict[str, list[str]]:
+    """The values a merge kept beside the goal's and the resume instruction's (both sides changed them): the
+    prompt shows them with the value, for the session to ask which holds."""
+    return {f"{key}_beside": [shown(v) for v in concurrent_values(cp, key)] for key in ("goal", "resume")}
+
+
 def other_sections(cp: Checkpoint, most: int = 8) -> list[str]:
     """The headings of the sections no prompt places (a person's own, or one that looks meant as ghstate's:
     ``## Decision``), named so that a session knows they are there; past ``most``, how many more."""
-    headings = list(dict.fromkeys(shown(e.heading) for e in cp.extra if e.heading))
+    placed = {concurrent(HEADINGS[key]) for key in ("goal", "resume")}  # shown beside the value (``render``)
+    headings = list(dict.fromkeys(shown(e.heading) for e in cp.extra if e.heading and e.heading not in placed))
     return headings if len(headings) <= most else [*headings[:most], f"{len(headings) - most} more"]
 
 
