@@ -358,3 +358,23 @@ def test_an_empty_goal_resume_or_title_is_refused_not_written(repo, run, flag):
 def test_an_empty_lease_is_refused_as_any_lease_that_is_no_duration(repo, run):
     result = run("claim", "1", "--agent", "a", "--lease", "", code=2)
     assert result.stderr.endswith("Error: Invalid value for --lease: '' is not a duration such as 90s, 30m, 2h or 1d\n")
+
+
+def test_the_write_summary_and_log_say_what_was_typed_not_its_escapes(repo, run):
+    """Found by a newcomer: `--phase '- [x] Phase 4: sneaky'` was summed up as `+phase &#45; \\[x] Phase 4`, in the
+    command's line and in log, while show printed what was typed."""
+    run("checkpoint", "--goal", "g", "--phase", "Phase 1: a", "--resume", "Start.")
+    out = run("checkpoint", "--phase", "- [x] Phase 4: sneaky").stdout
+    assert out.startswith("Updated checkpoint local #1 (revision 2): +phase - [x] Phase 4\n")
+    assert run("checkpoint", "--phase", "*Phase 5*: <b>").stdout.split(": ", 1)[1].startswith("+phase *Phase 5*\n")
+    assert run("log").stdout.splitlines()[-2:][0].endswith("+phase - [x] Phase 4")
+
+
+def test_a_flag_that_replaces_the_files_text_says_so(repo, run, tmp_path):
+    """Found by a newcomer: `--file b.md --goal X` wrote X and dropped the file's goal without a word."""
+    (tmp_path / "b.md").write_text("## Goal\nfrom the file\n\n## Resume instruction\nStart.\n")
+    result = run("checkpoint", "--file", str(tmp_path / "b.md"), "--goal", "from the flag")
+    assert "Warning: --goal replaced the file's goal\n" in result.stderr
+    assert json.loads(run("show", "--json").stdout)["goal"] == "from the flag"
+    same = run("checkpoint", "--file", str(tmp_path / "b.md"), "--resume", "Start.").stderr
+    assert "replaced" not in same

@@ -318,6 +318,11 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 or noun.endswith("s") else "s")
 
 
+def _label(phase: Phase) -> str:
+    """A phase's label as a person typed it (its markdown escapes undone), for a summary of what changed."""
+    return unescape_literal(phase.label)
+
+
 def describe(old: Checkpoint | None, new: Checkpoint) -> list[str]:
     """What changed, compactly: ``Phase 2 done; +1 decision; resume → Phase 3``."""
     if old is None:
@@ -325,7 +330,7 @@ def describe(old: Checkpoint | None, new: Checkpoint) -> list[str]:
         return [f"created with {_count(len(new.phases), 'phase')} ({done} done)"]
     out: list[str] = []
     if old.title != new.title:
-        out.append(f"title → {new.title}")
+        out.append(f"title → {unescape_literal(new.title)}")
     if old.goal != new.goal:
         out.append("goal changed")
     before = {p.name: p for p in old.phases}
@@ -336,16 +341,16 @@ def describe(old: Checkpoint | None, new: Checkpoint) -> list[str]:
         prior = before.get(phase.name)
         was = gone.get(bare(phase.name), "") if prior is None else ""
         if was and linked_child(phase.name) and linked_child(phase.name) != linked_child(was):
-            linked[was] = f"{phase.label} → #{linked_child(phase.name)}"
+            linked[was] = f"{_label(phase)} → #{linked_child(phase.name)}"
             prior = before[was]._replace(name=phase.name)
         if prior is None:
-            out.append(f"+phase {phase.label}")
+            out.append(f"+phase {_label(phase)}")
         elif prior.done != phase.done:
-            out.append(f"{phase.label} {'done' if phase.done else 'reopened'}")
+            out.append(f"{_label(phase)} {'done' if phase.done else 'reopened'}")
         elif prior.steps != phase.steps:
             ticked = sum(bool(s.done) for s in phase.steps) - sum(bool(s.done) for s in prior.steps)
-            out.append(f"{phase.label}: {ticked:+d} step{'s' if abs(ticked) != 1 else ''} done" if ticked
-                       else f"{phase.label} steps edited")
+            out.append(f"{_label(phase)}: {ticked:+d} step{'s' if abs(ticked) != 1 else ''} done" if ticked
+                       else f"{_label(phase)} steps edited")
     removed = [name for name in before if name not in after_names and name not in linked]
     if removed:
         out.append(f"-{_count(len(removed), 'phase')}")

@@ -13,7 +13,7 @@ from ghstate.core.edits import Edits, removed
 from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.marker import Execution
 from ghstate.core.markup import control_at, describe_control, not_text
-from ghstate.core.model import Checkpoint
+from ghstate.core.model import HEADINGS, Checkpoint
 from ghstate.core.sections import PLAIN, SECTIONS
 from ghstate.errors import InputError, NotFound
 from ghstate.git import gitinfo
@@ -147,6 +147,10 @@ def _file_words(intent: Intent, request: CheckpointRequest, result: WriteResult)
     if request.force and result.previous is not None and result.changed:
         gone = removed(result.previous, result.checkpoint)
         said += [f"--force removed what the file does not hold: {'; '.join(gone)}"] if gone else []
+    for key in ("goal", "resume"):  # a flag's value and the file's for one text: the flag's is written
+        given, filed = getattr(request, key), getattr(intent.incoming, key)
+        if given is not None and key in intent.present and filed.strip() and filed.strip() != given.strip():
+            said.append(f"--{key} replaced the file's {HEADINGS[key].lower()}")
     return said
 
 
