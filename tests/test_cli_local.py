@@ -725,3 +725,17 @@ def test_a_file_to_re_read_with_a_space_in_its_path_is_that_path_everywhere(repo
     assert state["drift"]["reread_changed"] == ["my docs/read me.md"]
     assert "files to re-read that changed: my docs/read me.md." in run("resume").stdout
     assert "GS011" not in run("lint").stdout
+
+
+def test_a_file_to_re_read_given_by_its_absolute_path_is_flagged_when_it_changes(repo, run):
+    """Found by a newcomer: agents often pass absolute paths; `--files "$PWD/b.py"` was never flagged as changed
+    (the repository names it b.py)."""
+    (repo / "b.py").write_text("x\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "b")
+    run("checkpoint", "--goal", "g", "--phase", "Phase 1: a", "--resume", "Start.", "--files",
+        str(repo.resolve() / "b.py"), "--files", "/elsewhere/b.py")
+    (repo / "b.py").write_text("changed\n")
+    git(repo, "commit", "-qam", "change")
+    drift = json.loads(run("resume", "--format", "json").stdout)["drift"]
+    assert drift["reread_changed"] == [str(repo.resolve() / "b.py")]

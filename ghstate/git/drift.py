@@ -47,9 +47,13 @@ class Drift(NamedTuple):
 MAX_LISTED = 200  # changed files listed in JSON; the total is given beside them
 
 
-def matches(path: str, changed: str) -> bool:
-    """A file to re-read is touched by a change to ``changed`` (same file, inside a folder, or glob)."""
-    path = path.strip().removeprefix("./")
+def matches(path: str, changed: str, root: str = "") -> bool:
+    """A file to re-read is touched by a change to ``changed`` (same file, inside a folder, or glob); a path
+    written absolute, inside the repository at ``root``, as the repository names it."""
+    path = path.strip()
+    if root and path.startswith("/") and (path + "/").startswith(root.rstrip("/") + "/"):
+        path = path[len(root.rstrip("/")):].lstrip("/") or "."
+    path = path.removeprefix("./")
     path = path.split(":", 1)[0] if ":" in path and path.rsplit(":", 1)[-1].isdigit() else path
     if not path:
         return False
@@ -64,13 +68,14 @@ def recorded_in_repository(cp: Checkpoint) -> bool:
 
 
 def compute(cp: Checkpoint, tree: WorkTree, changes: Changes, fingerprints: dict[str, str],
-            in_repository: bool = True) -> Drift:
-    """``fingerprints`` are the current fingerprints of the paths the checkpoint recorded as dirty."""
+            in_repository: bool = True, root: str = "") -> Drift:
+    """``fingerprints`` are the current fingerprints of the paths the checkpoint recorded as dirty; ``root`` the
+    repository's folder, against which an absolute path to re-read is matched."""
     recorded = cp.meta.fingerprints
     still = {p for p, sha in recorded.items() if fingerprints.get(p) == sha}  # dirty then, untouched since
     folders = tuple(p for p in still if p.endswith("/"))
     changed = [f for f in changes.changed_files if f not in still and not f.startswith(folders)]
-    reread = tuple(p for p in cp.file_paths if any(matches(p, f) for f in changed))
+    reread = tuple(p for p in cp.file_paths if any(matches(p, f, root) for f in changed))
     known = in_repository and recorded_in_repository(cp)
     detached = known and not tree.branch and bool(tree.commit)
     branch_changed = bool(cp.meta.branch and (tree.branch or detached) and cp.meta.branch != tree.branch)

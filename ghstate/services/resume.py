@@ -76,7 +76,8 @@ def observe(app: App, cp: Checkpoint, tree: gitinfo.WorkTree) -> Observed:
     changes = changes._replace(changed_files=app.own_files_removed(changes.changed_files))
     recorded = cp.meta.fingerprints
     fingerprints = gitinfo.fingerprints(root, tuple(recorded)) if recorded else {}
-    drift = drift_mod.compute(cp, tree, changes, fingerprints, in_repository=root is not None)
+    drift = drift_mod.compute(cp, tree, changes, fingerprints, in_repository=root is not None,
+                              root=str(root.resolve()) if root is not None else "")
     statuses = []
     if cp.runtime:
         from ghstate.local import probes
@@ -103,7 +104,7 @@ def _reread_stale(app: App, cp: Checkpoint, drift: drift_mod.Drift) -> dict[str,
         if not since.commit_known:
             continue
         for path, revision in by_commit[commit]:
-            if any(drift_mod.matches(path, f) for f in since.changed_files):
+            if any(drift_mod.matches(path, f, str(app.settings.root.resolve())) for f in since.changed_files):
                 out[path] = revision
     return out
 
