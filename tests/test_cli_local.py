@@ -739,3 +739,12 @@ def test_a_file_to_re_read_given_by_its_absolute_path_is_flagged_when_it_changes
     git(repo, "commit", "-qam", "change")
     drift = json.loads(run("resume", "--format", "json").stdout)["drift"]
     assert drift["reread_changed"] == [str(repo.resolve() / "b.py")]
+
+
+def test_a_store_that_is_a_file_is_an_error_not_an_empty_store(repo, run, tmp_path, monkeypatch):
+    """Found by a newcomer: GHSTATE_DIR naming a file made `checkpoint` fail but `list` say there were none."""
+    (tmp_path / "afile").write_text("x")
+    monkeypatch.setenv("GHSTATE_DIR", str(tmp_path / "afile"))
+    result = run("list", code=1)
+    assert result.stderr == (f"Error: the local store {tmp_path / 'afile'} is a file, not a folder; point GHSTATE_DIR "
+                             "at a folder, or move the file away\n")

@@ -223,6 +223,9 @@ class LocalStore:
         return self.directory / "log" / f"{number}.jsonl"
 
     def numbers(self) -> list[int]:
+        if self.directory.exists() and not self.directory.is_dir():  # a store that cannot be, not one with none
+            raise InputError(f"the local store {self.directory} is a file, not a folder; point GHSTATE_DIR at a "
+                             "folder, or move the file away")
         return _numbered(self.directory, _NUMBERED)
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
