@@ -579,7 +579,7 @@ def test_ghstate_metadata_is_never_why_a_persons_text_is_refused(gh, run, tmp_pa
 def test_secrets_are_refused_unless_allowed(gh, run, secret):
     existing(gh)
     result = run("checkpoint", "7", "--decision", f"use {secret} for the call", code=1)
-    assert result.stderr.startswith("Error: refusing to write to GitHub: line ")
+    assert result.stderr.startswith("Error: refusing to write to GitHub: a line of 'Decisions locked' looks like ")
     assert secret not in result.stderr
     assert gh.count_op("AppendCheckpoint") == 0
     run("checkpoint", "7", "--decision", f"use {secret} for the call", "--allow-secrets")

@@ -35,7 +35,7 @@ def files(repo):
 @pytest.mark.parametrize(("text", "kind"), SECRETS)
 def test_a_flag_holding_a_credential_is_refused_on_the_local_store(repo, run, text, kind):
     result = run("checkpoint", "--store", "local", "--goal", "g", "--decision", text, code=1)
-    assert result.stderr.startswith("Error: refusing to write the checkpoint: line ")
+    assert result.stderr.startswith("Error: refusing to write the checkpoint: a line of 'Decisions locked' ")
     assert kind in result.stderr and "--allow-secrets" in result.stderr
     assert not (store_of(repo) / "1.md").exists()
     run("checkpoint", "--store", "local", "--goal", "g")  # an update is scanned as a create is

@@ -45,6 +45,8 @@ def check_secrets(before_body: str, before: Checkpoint, body: str, cp: Checkpoin
     escapes (``&#45;----BEGIN``) hide nothing."""
     added = new_lines(MARKER_LINE.sub("", before_body), MARKER_LINE.sub("", body))
     found = scan("\n".join(unescape_literal(line) for line in added.split("\n")))  # as a reader sees it
+    if found:  # named by its section: a line number of the lines a write adds means nothing to who wrote them
+        found = [found[0].located(_section_of(added.split("\n")[found[0].line - 1], body))]
     if not found:
         for name, old, new in (("title", before.title, cp.title), ("branch", before.meta.branch, cp.meta.branch)):
             found = [s.located(f"the hidden marker's {name}") for s in scan(new)][:1] if new != old else []
@@ -57,6 +59,15 @@ def check_secrets(before_body: str, before: Checkpoint, body: str, cp: Checkpoin
     if found:
         raise SecretFound(f"refusing to write {where}: {found[0].describe()}; remove it, "
                           "or pass --allow-secrets if it is not a secret")
+
+
+def _section_of(line: str, body: str) -> str:
+    """Where a line a write adds stands, in words: "a line of 'Decisions locked'" (the heading above it)."""
+    lines = body.split("\n")
+    at = next((i for i, text in enumerate(lines) if text == line), -1)
+    heading = next((text.lstrip("#").strip() for text in reversed(lines[:at]) if text.startswith("#")), "") \
+        if at >= 0 else ""
+    return f"a line of {heading!r}" if heading else "a line"
 
 
 def check_template(body: str, reference: str, template: str) -> None:
