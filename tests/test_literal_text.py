@@ -378,3 +378,15 @@ def test_a_flag_that_replaces_the_files_text_says_so(repo, run, tmp_path):
     assert json.loads(run("show", "--json").stdout)["goal"] == "from the flag"
     same = run("checkpoint", "--file", str(tmp_path / "b.md"), "--resume", "Start.").stderr
     assert "replaced" not in same
+
+
+def test_a_file_whose_marker_is_another_checkpoints_says_so(repo, run, tmp_path):
+    """Found by a newcomer: `resume 1 --format markdown > one.md; checkpoint 2 --file one.md` replaced #2's goal
+    and phases with #1's without a word; a draft from the wrong worktree or a mistyped number is said."""
+    run("checkpoint", "--goal", "one", "--phase", "Phase 1: a", "--resume", "r")
+    run("checkpoint", "--new", "--goal", "two", "--phase", "Phase 1: b", "--resume", "r2")
+    (tmp_path / "one.md").write_text(run("resume", "1", "--format", "markdown").stdout)
+    said = run("checkpoint", "2", "--file", str(tmp_path / "one.md")).stderr
+    assert "Warning: the file's hidden marker is another checkpoint's (id " in said
+    (tmp_path / "two.md").write_text(run("resume", "2", "--format", "markdown").stdout)
+    assert "another checkpoint's" not in run("checkpoint", "2", "--file", str(tmp_path / "two.md")).stderr

@@ -147,6 +147,10 @@ def _file_words(intent: Intent, request: CheckpointRequest, result: WriteResult)
     if request.force and result.previous is not None and result.changed:
         gone = removed(result.previous, result.checkpoint)
         said += [f"--force removed what the file does not hold: {'; '.join(gone)}"] if gone else []
+    theirs, ours = intent.incoming.meta.id, result.previous.meta.id if result.previous is not None else ""
+    if theirs and ours and theirs != ours:  # a draft of another checkpoint (another worktree's, a mistyped number)
+        said.append(f"the file's hidden marker is another checkpoint's (id {theirs}, not {ours}): its sections "
+                    "were written here all the same")
     for key in ("goal", "resume"):  # a flag's value and the file's for one text: the flag's is written
         given, filed = getattr(request, key), getattr(intent.incoming, key)
         if given is not None and key in intent.present and filed.strip() and filed.strip() != given.strip():
