@@ -331,20 +331,22 @@ def test_one_list_of_what_ghstate_keeps_out_of_git(tmp_path):
 
 
 @settings(max_examples=examples(200), deadline=None)
-@given(st.lists(st.sampled_from(["a", " ", "\n", "\r\n", "#", "<!--", "-->", "é"]), max_size=30).map("".join).filter(
-    str.strip))
+@given(st.lists(st.sampled_from(["a", " ", "\n", "\r\n", "#", "<!--", "-->", "é"]), max_size=30).map("".join))
 @example("no newline at end")  # found by a newcomer: init --remove gave it a line break it did not have
 @example("x\r\ny")
 @example("ends with a line break\n")
 @example("ends with a blank line\n\n")
+@example("")  # found by a newcomer: a committed empty AGENTS.md was deleted
 def test_the_agents_md_block_comes_back_out_byte_for_byte(text):
-    """AGENTS.md as a person left it (any line breaks, a last line with or without one, CRLF) is, after init's
-    block and init --remove, what it was, byte for byte."""
+    """AGENTS.md as a person left it (any line breaks, a last line with or without one, CRLF, empty) is, after
+    init's block and init --remove, what it was, byte for byte; one that init made is deleted."""
     from ghstate.agents import hosts, removal
     from ghstate.agents.setup import builtin_templates
 
     body = (builtin_templates() / "agents-md.md").read_text(encoding="utf-8")
-    assert removal.without_agents_block(hosts.with_agents_block(text, body)) == text
+    left = removal.without_agents_block(hosts.with_agents_block(text, body))
+    assert (left if left != removal.EMPTY else "") == text and left != ""
+    assert removal.without_agents_block(hosts.with_agents_block(None, body)) == ""
 
 
 @pytest.mark.parametrize("text", ["model = 'o3'", "model = 'o3'\n", "model = 'o3'\r\n\r\n", "[x]\r\na = 1"])
@@ -353,3 +355,11 @@ def test_codex_config_comes_back_out_byte_for_byte(text, tmp_path):
 
     with_server = hosts.with_codex_server(text, str(tmp_path / "config.toml"), "ghstate", False)
     assert removal.without_codex_server(with_server, str(tmp_path / "config.toml")) == text
+
+
+def test_a_committed_empty_agents_md_stays_after_init_and_remove(repo, run):
+    (repo / "AGENTS.md").write_text("")
+    run("init", "--agent", "codex")
+    assert "ghstate:begin" in (repo / "AGENTS.md").read_text()
+    run("init", "--remove")
+    assert (repo / "AGENTS.md").exists() and (repo / "AGENTS.md").read_text() == ""

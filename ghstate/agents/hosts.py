@@ -451,7 +451,7 @@ def with_agents_block(text: str | None, body: str) -> str | None:
     """AGENTS.md with ghstate's block: rewritten where it stands (a second copy is removed), appended
     when there is none. None when it is already as it should be."""
     block = f"{BLOCK_BEGIN}\n{body.rstrip()}\n{BLOCK_END}\n"
-    if text is None or not text.strip():
+    if text is None:  # init makes the file: init --remove deletes it
         return block
     newline = "\r\n" if "\r\n" in text else "\n"
     block = block.replace("\n", newline)

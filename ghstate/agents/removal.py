@@ -168,9 +168,12 @@ def without_codex_server(text: str, origin: str) -> str | None:
     return new
 
 
+EMPTY = "\x00empty"  # what is left is an empty file of the person's, kept (not "": deleted)
+
+
 def without_agents_block(text: str) -> str | None:
-    """AGENTS.md without ghstate's block (every copy), and the blank line ``init`` put before it; ``""``
-    when nothing else is in it."""
+    """AGENTS.md without ghstate's block (every copy), and the line break ``init`` put before it; ``""`` when
+    init made the file (the block is all of it), ``EMPTY`` when the person's file was empty before it."""
     begin = hosts._BEGIN.search(text)
     if begin is None:
         return None
@@ -187,10 +190,12 @@ def without_agents_block(text: str) -> str | None:
         begin = hosts._BEGIN.search(text, pos)
     rest = text[pos:]
     kept = "".join(out)
+    if not kept and not rest.strip():
+        return ""  # the file init made
     if not rest.strip():
         kept = _drop_separator(kept)
     new = kept + rest
-    return "" if not new.strip() else new
+    return new or EMPTY
 
 
 def without_line(text: str, added: str, after: re.Pattern[str] | None = None) -> str | None:
@@ -314,7 +319,7 @@ def apply(root: Path, removals: list[Removal]) -> None:
             continue
         path = root / removal.target
         if removal.text:
-            atomic_write(path, removal.text)
+            atomic_write(path, "" if removal.text == EMPTY else removal.text)
             continue
         if path.is_dir():
             import shutil
