@@ -31,8 +31,8 @@ def test_two_writers_on_a_shared_folder_both_land_one_generation_each(repo, run,
     monkeypatch.setattr(LocalStore, "append", b_first)
     run("checkpoint", "--store", "local", "1", "--decision", "from A")
     folder = repo / ".git" / "ghstate" / "chain" / "1"
-    records = [json.loads((folder / f"{g}.json").read_text()) for g in (1, 2)]
-    assert [r["parent"] for r in records] == [None, 1] and not (folder / "3.json").exists()
+    records = [json.loads((folder / f"{g}.json").read_text()) for g in (1, 2, 3)]  # 1: its creation
+    assert [r["parent"] for r in records] == [None, 1, 2] and not (folder / "4.json").exists()
     cp = parse((repo / ".git" / "ghstate" / "1.md").read_text()).checkpoint
     assert {"from A", "from B"} <= set(cp.decisions)
 
@@ -47,7 +47,7 @@ def test_a_generation_once_made_is_never_made_again():
         stored = store.create("t", "<!-- ghstate:v1 {\"revision\":1} -->\n## Goal\ng\n")
         first = store.append(stored, chain.Link(1, "<!-- ghstate:v1 {\"revision\":2} -->\n## Goal\none\n"))
         second = store.append(stored, chain.Link(1, "<!-- ghstate:v1 {\"revision\":2} -->\n## Goal\ntwo\n"))
-        assert first.landed and not second.landed and second.stored.head.oid == "1"
+        assert first.landed and not second.landed and second.stored.head.oid == "2"  # 1: its creation
         assert "one" in store.get(1).body
 
 
@@ -140,3 +140,26 @@ def test_a_close_waits_for_a_write_under_way_and_stays_closed(repo, run, monkeyp
     folder = store_of(repo)
     assert not (folder / "1.md").exists() and "written while closing" in (folder / "closed" / "1.md").read_text()
     assert run("list").stdout == ""  # none open (said on stderr)
+
+
+def test_a_marker_broken_by_hand_before_the_second_write_loses_nothing(repo, run):
+    """Found by a newcomer: the local chain began at the second write, so until then N.md's marker was the only
+    record. A typo in it made the next write start over (revision 1 again, the title, the first author and the
+    creation's log entry gone), and a person's edit then was credited to the next writer. The chain now begins
+    with the creation: the record stands, and the edit is the person's."""
+    from conftest import store_of
+
+    run("checkpoint", "--title", "My task", "--goal", "g", "--phase", "Phase 1: a", "--decision", "use pg",
+        "--resume", "Start Phase 1", "--agent", "alice")
+    path = store_of(repo) / "1.md"
+    text = path.read_text()
+    path.write_text(text.replace('"revision":1', '"revision":1,oops', 1).replace("- use pg\n",
+                                                                                 "- use pg\n- person decision\n"))
+    assert "My task" in run("show").stdout
+    run("checkpoint", "--risk", "r", "--agent", "bot")
+    state = json.loads(run("show", "--json").stdout)
+    assert state["title"] == "My task" and state["meta"]["revision"] == 3
+    assert {"use pg", "person decision"} <= set(state["decisions"]) and state["risks"] == ["r"]
+    log = run("log", "1").stdout.splitlines()
+    assert log[0].startswith("r1 ") and "alice (editor): created with 1 phase" in log[0]
+    assert "a person (edited the body)" in log[1] and "bot (editor): +1 risk" in log[2]

@@ -36,11 +36,12 @@ def test_stash_and_checkout_of_a_committed_store_lose_no_history(repo, run):
     run("checkpoint", "1", "--store", "local", "--decision", "d3", env=env)
     git(repo, "stash")
     git(repo, "checkout", "-q", "main")
-    assert not (repo / ".ghstate" / "1.md").exists() and (repo / ".ghstate" / "chain" / "1" / "3.json").exists()
+    assert not (repo / ".ghstate" / "1.md").exists() and (repo / ".ghstate" / "chain" / "1" / "4.json").exists()
     made = run("checkpoint", "--store", "local", "--goal", "hotfix", "--phase", "Phase 1: fix", "--resume", "fix",
                env=env)
     assert made.stdout.startswith("Created checkpoint local #2"), made.stdout
-    assert sorted(p.name for p in (repo / ".ghstate" / "chain" / "1").iterdir()) == ["2.json", "3.json"]  # untracked
+    # untracked: the generations after the commit (1.json, its creation, and 2.json were committed)
+    assert sorted(p.name for p in (repo / ".ghstate" / "chain" / "1").iterdir()) == ["3.json", "4.json"]
     git(repo, "checkout", "-q", "-f", "feature/x")  # -f: the store's .gitignore, made again on main, is the same
     git(repo, "stash", "pop")
     one = state(run, 1, env)
@@ -88,7 +89,7 @@ def test_the_highest_checkpoint_deleted_by_hand_keeps_its_number_and_chain(repo,
 
 def _committed_with_its_chain(repo: Path, run, env: dict) -> Path:
     """#1 written three times in a store in the work tree, committed (``git add -f``: its .gitignore now keeps
-    the store out) after the second write: ``1.md`` holds "d3", generation 2 is untracked."""
+    the store out) after the second write: ``1.md`` holds "d3", generation 3 is untracked (1 is its creation)."""
     run("checkpoint", "--store", "local", "--file", "-", input=SAMPLE, env=env)
     run("checkpoint", "1", "--store", "local", "--decision", "d2", env=env)
     git(repo, "add", "-f", ".ghstate")
@@ -98,18 +99,18 @@ def _committed_with_its_chain(repo: Path, run, env: dict) -> Path:
 
 
 def test_a_mirror_newer_than_its_chain_is_merged_never_rolled_back(repo, run):
-    """``git clean -fdx`` takes generation 2 away, ``1.md`` still holds revision 3 with "d3": ``show`` reported
+    """``git clean -fdx`` takes generation 3 away, ``1.md`` still holds revision 3 with "d3": ``show`` reported
     revision 2 without it, saying nothing, and the next write wrote "d3" away. Now the missing generation is
     made again from ``1.md``, said once, and ``show``, ``log`` and the next write go on from it."""
     env = {"GHSTATE_DIR": ".ghstate"}
     folder = _committed_with_its_chain(repo, run, env)
     git(repo, "clean", "-q", "-fdx", ".ghstate/chain")
-    assert sorted(p.name for p in (folder / "chain" / "1").iterdir()) == ["1.json"]
+    assert sorted(p.name for p in (folder / "chain" / "1").iterdir()) == ["1.json", "2.json"]
     result = run("show", "1", "--store", "local", "--json", env=env)
     shown = {**json.loads(result.stdout), "revision": json.loads(result.stdout)["meta"]["revision"]}
     assert shown["revision"] == 3 and "d3" in shown["decisions"], shown
     assert "1.md holds revision 3, but its chain" in result.stderr and "made again from 1.md" in result.stderr
-    assert json.loads((folder / "chain" / "1" / "2.json").read_text())["parent"] == 1
+    assert json.loads((folder / "chain" / "1" / "3.json").read_text())["parent"] == 2
     assert "Warning" not in run("show", "1", "--store", "local", env=env).stderr  # said once, when it was made
     log = run("log", "1", "--store", "local", env=env).stdout.splitlines()
     assert log[-1].startswith("r3") and "restored from 1.md" in log[-1], log

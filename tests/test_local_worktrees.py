@@ -80,7 +80,8 @@ def test_a_write_in_one_worktree_is_the_next_writes_base_in_another(repo, run):
     run("checkpoint", "1", "--store", "local", "--decision", "from main")
     cp = parse(chain.split((repo / ".git" / "ghstate" / "1.md").read_text())[0]).checkpoint
     assert {"from two", "from main"} <= set(cp.decisions) and cp.meta.revision == 3
-    assert sorted(p.name for p in (repo / ".git" / "ghstate" / "chain" / "1").iterdir()) == ["1.json", "2.json"]
+    assert sorted(p.name for p in (repo / ".git" / "ghstate" / "chain" / "1").iterdir()) == ["1.json", "2.json",
+                                                                                           "3.json"]
 
 
 def test_ghstate_dir_is_still_the_store_when_set(repo, run, tmp_path, monkeypatch):

@@ -344,11 +344,20 @@ class LocalStore:
                     *_numbered(self.directory / "log", _OLD_LOG)], default=0)
 
     def create(self, title: str, body: str, unique: str = "") -> Stored:
-        """Write the body under the next number nothing has (callers hold the lock); its chain starts with its
-        first write."""
+        """Write the body under the next number nothing has (callers hold the lock), its chain's first generation
+        first: from its creation on, the chain holds what ``N.md`` mirrors, so that a person's edit of the file
+        (a marker broken by hand, an emptied file) before its second write is merged as theirs, never taken
+        for the checkpoint's own record."""
+        from ghstate.core.chain import Link, embed, prior_entries, split
+        from ghstate.local import parsecache
+
+        text = split(body)[0]
+        link = Link(0, text, prior_entries(parsecache.checkpoint(text)), title)
         number = self.taken() + 1
-        while not atomic_create(self.path(number), body):
+        while not atomic_create(self._chain(number) / "1.json", json.dumps(
+                {**link._replace(number=number).to_data(), "parent": None}, ensure_ascii=False) + "\n"):
             number += 1
+        atomic_write(self.path(number), embed(text, "1"))  # the number is this write's: its chain holds it
         return self.get(number)
 
     def missing_label(self, stored: Stored) -> str:
