@@ -123,6 +123,18 @@ def test_added_items_follow_the_last_one_with_its_bullet():
     assert out == EDITED.replace("  because clients pin it\r\n", "  because clients pin it\r\n+ no ORM\r\n")
 
 
+@pytest.mark.parametrize("mark", [".", ")"])
+def test_added_items_number_on_after_a_numbered_list(mark):
+    """Found by a newcomer: `--decision three` after `1. one / 2. two` was written `- three`, which GitHub shows
+    as a second list."""
+    body = f"## Goal\ng\n\n## Decisions locked\n1{mark} one\n2{mark} two\n\n## Resume instruction\nGo.\n"
+    cp = parse(body).checkpoint
+    new = apply_edits(cp, Edits(decisions=("three", "four")))
+    out = render_update(new, body)
+    assert f"\n1{mark} one\n2{mark} two\n3{mark} three\n4{mark} four\n\n## Resume" in out
+    assert parse(out).checkpoint == new
+
+
 def test_a_new_section_goes_where_the_canonical_order_puts_it():
     cp = parse(EDITED).checkpoint
     new = apply_edits(cp, Edits(risks=("slow on big inputs",)))

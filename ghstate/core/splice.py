@@ -164,6 +164,7 @@ def _ticks_only(a: Phase, b: Phase) -> bool:
             and all((x.done is None) == (y.done is None) for x, y in pairs))
 
 
+_ORDERED_ITEM = re.compile(r"([0-9]{1,9})([.)]) ")  # an ordered list's item: its number and its mark
 _CHECKBOX_AT = re.compile(r"^([ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+)\[([ xX])\]")
 
 
@@ -206,5 +207,9 @@ def _fine_edits(key: str, old: Checkpoint, new: Checkpoint, before: Any, after: 
         previous_item = lines[before.lines.get(f"{key}.{n - 1}", 0) - 1][0].lstrip()
         if previous_item[:2] in ("* ", "+ "):  # the same bullet, or GitHub shows a second list
             added = [previous_item[0] + text[1:] if text.startswith("- ") else text for text in added]
+        ordered = _ORDERED_ITEM.match(previous_item)
+        if ordered and all(text.startswith("- ") for text in added):  # numbered on, one line an item
+            start, mark = int(ordered.group(1)), ordered.group(2)
+            added = [f"{start + i}{mark} {text[2:]}" for i, text in enumerate(added, start=1)]
         return [(last, last, 0, new_lines(added))]
     return None
