@@ -135,6 +135,22 @@ def test_added_items_number_on_after_a_numbered_list(mark):
     assert parse(out).checkpoint == new
 
 
+@pytest.mark.parametrize(("status", "added"), [
+    ("1. [X] Phase 1: a\n   * [x] step\n2. [ ] Phase 2: b\n", "3. [ ] Phase 3: c\n"),
+    ("* [X] Phase 1: a\n* [ ] Phase 2: b\n\nA note after.\n", "* [ ] Phase 3: c\n"),
+])
+def test_an_added_phase_follows_the_persons_list_as_it_is(status, added):
+    """Found by a newcomer: `--phase "Phase 3: c"` re-rendered a hand-written phase list (`1.` and `*` became `-`,
+    `[X]` became `[x]`, steps re-indented): a new phase is appended after the last, the rest as written."""
+    body = f"## Goal\ng\n\n## Current status\n{status}\n## Resume instruction\nGo.\n"
+    cp = parse(body).checkpoint
+    new = apply_edits(cp, Edits(phases=("Phase 3: c",)))
+    out = render_update(new, body)
+    lines = status.split("\n\n")[0].rstrip("\n") + "\n"
+    assert lines + added in out and out.split("-->\n", 1)[-1].replace(added, "") == body
+    assert parse(out).checkpoint == new
+
+
 def test_a_new_section_goes_where_the_canonical_order_puts_it():
     cp = parse(EDITED).checkpoint
     new = apply_edits(cp, Edits(risks=("slow on big inputs",)))

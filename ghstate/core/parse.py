@@ -231,6 +231,7 @@ def _assemble(lines: list[str], sections: list[_Section], marker: marker_record.
                     findings.append(Finding("GS003", item.start + 1, problem))
                 index = len(values.get("phases", ())) + len(phases)
                 where[f"phases.{index}"] = item.start + 1
+                where[f"phases.{index}.end"] = item.end  # the last line of the phase with its steps, 1-based
                 where.update({f"phases.{index}.steps.{j}": line for j, line in enumerate(step_lines)})
                 phases.append(phase)
             values["phases"] = (*values.get("phases", ()), *phases)

@@ -195,7 +195,7 @@ def _fine_edits(key: str, old: Checkpoint, new: Checkpoint, before: Any, after: 
                                            lines[at][1])]))
         return edits
     n = len(before_value)
-    if key != "phases" and n and len(after_value) > n and tuple(after_value[:n]) == tuple(before_value):
+    if n and len(after_value) > n and tuple(after_value[:n]) == tuple(before_value):
         end = before.lines.get(f"{key}.{n - 1}.end", 0)
         last = max((i for i in range(span.start, min(end, span.end)) if lines[i][0].strip()), default=-1) + 1
         first_new, last_new = after.lines.get(f"{key}.{n}", 0), after.lines.get(f"{key}.{len(after_value) - 1}.end", 0)
