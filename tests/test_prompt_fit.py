@@ -372,3 +372,11 @@ def test_fitting_never_raises_and_either_fits_or_says_it_is_over(cp, budget):
         assert len(fitted.text) <= budget
     if cp.resume.strip():
         assert " ".join(shown(cp.resume).split()) in " ".join(fitted.text.split())  # the essentials stay whole
+
+
+@pytest.mark.parametrize("fmt", ["short", "markdown"])
+def test_a_budget_with_a_format_it_does_not_fit_is_a_usage_error(repo, run, fmt):
+    """Found by a newcomer: `resume --budget 100 --format markdown` ignored the budget without a word."""
+    result = run("resume", "--budget", "100", "--format", fmt, code=2)
+    assert result.stderr.endswith(f"Error: --budget fits the prompt (and --format json's 'fit'), not --format {fmt}: "
+                                  "give one of them\n")

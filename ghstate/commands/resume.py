@@ -50,6 +50,9 @@ def resume(issue: int | None, fmt: str, as_json: bool, post: bool, budget: int |
             raise click.UsageError(f"--json and --jq print the state (--format json), not --format {fmt}: give one "
                                    "of them")
         fmt = "json"
+    if budget is not None and fmt in ("short", "markdown"):  # one line, and the body as stored: nothing to fit
+        raise click.UsageError(f"--budget fits the prompt (and --format json's 'fit'), not --format {fmt}: give one "
+                               "of them")
     app = make_app(github=None if post else dict(READ_BUDGET))  # a post waits out GitHub's limits as writes do
     app.reads_last_seen = True  # without GitHub: this machine's copy, said
     reading = rehydrate(app, ResumeRequest(issue=issue, fmt=fmt, budget=budget, session=session_id or "",
