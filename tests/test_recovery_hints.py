@@ -92,3 +92,16 @@ def test_after_git_branch_m_the_mcp_tool_names_its_own_argument(repo, run):
     answer = mcp_tools.call("checkpoint", {"goal": "g"}, lambda: build_app(store="local"))
     assert answer.error and answer.text.endswith("or start another with new: true")
     assert mcp_tools.call("checkpoint", {"goal": "g", "new": True}, lambda: build_app(store="local")).error is False
+
+
+def test_a_detached_head_at_a_branchs_tip_names_that_branchs_checkpoint(repo, run):
+    """Found by a newcomer: after `git checkout --detach`, resume said only that this detached HEAD has no
+    checkpoint; the branch whose tip it is, and its checkpoint, are named."""
+    run("checkpoint", "--store", "local", "--goal", "ship it", "--resume", "Start at Phase 1.")
+    git(repo, "checkout", "-q", "--detach")
+    result = run("resume", "--store", "local", code=1)
+    assert result.stderr.endswith("HEAD is detached at the tip of branch feature/x, whose checkpoint is local #1: "
+                                  "'ghstate resume 1' reads it ('git switch feature/x' makes every command find "
+                                  "it)\n")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "moved on")
+    assert "give an ISSUE number" in run("resume", "--store", "local", code=1).stderr  # no branch's tip: as before

@@ -437,6 +437,18 @@ def former_names(root: Path | None, branch: str) -> list[str]:
     return names
 
 
+def branches_at(root: Path | None, commit: str, most: int = 3) -> list[str]:
+    """The local branches whose tip is ``commit`` (a detached HEAD checked out at one: ``git checkout --detach``,
+    a tag of its tip), at most ``most``; [] when none or not known."""
+    if root is None or not _FULL_HEX.match(commit or ""):
+        return []
+    try:
+        proc = _run(root, "branch", "--points-at", commit, "--format=%(refname:short)")
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [name for name in proc.stdout.splitlines() if name.strip()][:most] if proc.returncode == 0 else []
+
+
 def in_history(root: Path | None, commit: str) -> bool:
     """Whether ``commit`` (a full object id, as a checkpoint records it) is HEAD or one of its ancestors."""
     if root is None or not _FULL_HEX.match(commit or ""):

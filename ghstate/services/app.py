@@ -184,6 +184,20 @@ class App:
                         f"--move' with your next change makes it this branch's ('ghstate resume {n}' reads it)")
         return ""
 
+    def detached_at(self, tree: gitinfo.WorkTree) -> str:
+        """For a detached HEAD with no checkpoint: the checkpoint of a branch whose tip it is, and how to read it
+        (at most three branches are looked up); "" otherwise."""
+        root = self.settings.root if self.settings.in_git else None
+        if tree.branch or not tree.commit:
+            return ""
+        for name in gitinfo.branches_at(root, tree.commit):
+            stored = locate(self.store, None, name)
+            if stored is not None:
+                n = stored.number
+                return (f"HEAD is detached at the tip of branch {name}, whose checkpoint is {self.label(n)}: "
+                        f"'ghstate resume {n}' reads it ('git switch {name}' makes every command find it)")
+        return ""
+
     def find(self, number: int | None, *, tree: gitinfo.WorkTree | None = None,
              closed: bool = False) -> tuple[Stored, Checkpoint]:
         """ISSUE, or the open checkpoint of the current branch (``closed``: or its closed one, when it has none
@@ -192,7 +206,7 @@ class App:
         if found is None:
             tree = tree or self.tree()
             raise NotFound(f"no open checkpoint for {tree.place} in {self.searched()}; "
-                           f"{self.renamed_from(tree.branch) or NONE_YET}")
+                           f"{self.renamed_from(tree.branch) or self.detached_at(tree) or NONE_YET}")
         return found
 
     def read(self, number: int | None, *, tree: gitinfo.WorkTree | None = None, closed: bool = False,
