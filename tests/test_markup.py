@@ -74,3 +74,12 @@ def test_a_phase_reference_is_a_whole_word_prefix_at_most():
     with pytest.raises(LookupError, match="no phase 'Phase 2'"):
         find_phase(phases, "Phase 2")
     assert find_phase(phases, "Phase 1") == 0 and find_phase(phases, "setup") == 3
+
+
+def test_a_phase_named_as_a_number_is_found_by_its_name_first():
+    """Found by a newcomer: `--done 2` ticked the second phase although one is named "2" (the CONTRACT orders
+    PHASE as the full name, its label, its 1-based number)."""
+    from ghstate.core.model import Phase, find_phase
+
+    phases = (Phase("setup"), Phase("3"), Phase("2"))
+    assert [find_phase(phases, ref) for ref in ("2", "3", "1", "setup")] == [2, 1, 0, 0]

@@ -311,13 +311,13 @@ def find_phase(phases: tuple[Phase, ...], ref: str) -> int:
     wanted = " ".join(ref.split()).lower()
     if not wanted:
         raise LookupError("empty phase reference")
+    exact = [i for i, p in enumerate(phases) if " ".join(p.name.split()).lower() == wanted]
+    if len(exact) == 1:  # the full name first, as the CONTRACT orders them: a phase named "2" before the 2nd
+        return exact[0]
     if wanted.isdigit():
         index = int(wanted) - 1
         if 0 <= index < len(phases):
             return index
-    exact = [i for i, p in enumerate(phases) if " ".join(p.name.split()).lower() == wanted]
-    if len(exact) == 1:
-        return exact[0]
     labelled = [i for i, p in enumerate(phases) if p.label.lower() == wanted]
     if len(labelled) == 1:
         return labelled[0]
