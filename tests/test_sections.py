@@ -307,3 +307,11 @@ def test_a_title_is_one_line(repo, run):
     result = run("checkpoint", "--goal", "g", "--title", "two\nlines", code=2)
     assert result.stderr.endswith("Error: Invalid value for --title: must be one line\n")
     assert not (store_of(repo) / "1.md").exists()
+
+
+def test_the_cli_refuses_a_text_given_by_its_name_and_its_old_name_as_the_mcp_tool_does(repo, run):
+    """Found by a newcomer: `--resume y --resume-at x` kept x without a word, while the MCP tool refuses both
+    names; a list (--files, --read) takes both, in the order given."""
+    result = run("checkpoint", "--goal", "g", "--resume", "y", "--resume-at", "x", code=2)
+    assert result.stderr.endswith("Error: give --resume or --resume-at (its old name), not both\n")
+    assert run("checkpoint", "--goal", "g", "--resume-at=x", "--dry-run").exit_code == 0

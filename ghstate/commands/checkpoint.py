@@ -40,6 +40,10 @@ class _Command(click.Command):
     """The checkpoint command, whose "did you mean" names a flag by its name, not by its earlier one."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = args[:args.index("--")] if "--" in args else args
+        for old, new in _SINGLE.items():  # one value from two names: which is meant? (as the MCP tool refuses it)
+            if all(any(a == name or a.startswith(f"{name}=") for a in given) for name in (old, new)):
+                raise click.UsageError(f"give {new} or {old} (its old name), not both", ctx)
         try:
             return super().parse_args(ctx, args)
         except click.NoSuchOption as exc:
@@ -48,6 +52,7 @@ class _Command(click.Command):
 
 
 _NAMES = {f"--{s.was}": f"--{s.flag}" for s in SECTIONS if s.was}  # an earlier flag, and its name now
+_SINGLE = {f"--{s.was}": f"--{s.flag}" for s in SECTIONS if s.was and s.kind == "text"}  # one value, not a list
 
 
 def renamed(key: str, **attrs: Any) -> Callable[..., Any]:
