@@ -321,3 +321,12 @@ def test_the_cli_and_the_tool_fill_one_request_type():
     assert set(TOOLS["checkpoint"]["schema"]) - set(RENAMED) <= names  # an earlier name is read as its name
     own = {"agent", "role", "session", "as_json", "no_log", "project", "repo", "store"}
     assert {p.name for p in checkpoint.params} - own <= names
+
+
+def test_the_resume_tool_refuses_a_budget_it_cannot_fit_as_the_cli_does(repo, run):
+    from ghstate.agents import mcp_tools
+    from ghstate.services.app import build_app
+
+    answer = mcp_tools.call("resume", {"budget": 100, "format": "markdown"}, lambda: build_app(store="local"))
+    assert answer.error and answer.text == ("Error: resume: budget fits the prompt (and format json's 'fit'), not "
+                                            "format markdown: give one of them")

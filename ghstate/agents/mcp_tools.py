@@ -178,6 +178,9 @@ def arguments(name: str, given: dict[str, Any] | None) -> dict[str, Any]:
 def _resume(app: Any, args: dict[str, Any]) -> str:
     from ghstate.services.resume import ResumeRequest, rehydrate
 
+    if args.get("budget") is not None and args.get("format") in ("short", "markdown"):  # nothing there to fit
+        raise InputError(f"resume: budget fits the prompt (and format json's 'fit'), not format {args['format']}: "
+                         "give one of them")
     request = ResumeRequest(issue=args.get("issue"), fmt=args.get("format", "prompt"), budget=args.get("budget"))
     app.reads_last_seen = True  # without GitHub: this machine's copy, said
     return rehydrate(app, request).text()
