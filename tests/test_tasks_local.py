@@ -278,6 +278,9 @@ def test_the_mcp_tools_are_the_commands_requests(plan):
     assert held.error and held.text.startswith("Error: local #2 is claimed by codex until ")
     assert call("release", {}, make).text == "Error: release: child is needed (the child task's number)"
     assert call("claim", {"next": 1, "lease": "soon"}, make).text.startswith("Error: claim: lease 'soon' is not")
+    refused = call("done", {"child": 2, "agent": "other"}, make)  # in the tool's words, not the CLI's flags
+    assert refused.error and refused.text.endswith(", not by other: only its holder finishes it; force: true "
+                                                   "finishes it anyway")
     done = call("done", {"child": 2}, make)
     assert not done.error and "Unblocked: local #3 Phase 3: config; local #4 Phase 4: docs" in done.text
     rows = json.loads(call("ready", {"issue": 1, "json": True}, make).text)

@@ -8,12 +8,13 @@ tools directly and no other command pays for the SDK.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from ghstate.core.sections import BY_KEY, RENAMED, SECTIONS
@@ -274,14 +275,28 @@ def _claim(app: Any, args: dict[str, Any]) -> str:
 def _release(app: Any, args: dict[str, Any]) -> str:
     from ghstate.services.claims import ReleaseRequest, run_release
 
-    return run_release(app, _task_request(app, "release", ReleaseRequest, args)).text()
+    with _tool_words():
+        return run_release(app, _task_request(app, "release", ReleaseRequest, args)).text()
 
 
 def _done(app: Any, args: dict[str, Any]) -> Answer:
     from ghstate.services.claims import DoneRequest, run_done
 
-    outcome = run_done(app, _task_request(app, "done", DoneRequest, args))
+    with _tool_words():
+        outcome = run_done(app, _task_request(app, "done", DoneRequest, args))
     return Answer(outcome.text(), outcome.failure is not None)  # claim_next, nothing ready: the done still said
+
+
+@contextlib.contextmanager
+def _tool_words() -> Iterator[None]:
+    """Another agent's claim refused, in the tool's words: its arguments, not the CLI's flags."""
+    from ghstate.errors import HeldByAnother
+
+    try:
+        yield
+    except HeldByAnother as exc:
+        said = re.sub(r"--agent (\S+)", r"agent: \1", str(exc)).replace("--force", "force: true")
+        raise HeldByAnother(said) from None
 
 
 _RUN: dict[str, Callable[[Any, dict[str, Any]], str | Answer]] = {
