@@ -105,3 +105,16 @@ def test_a_detached_head_at_a_branchs_tip_names_that_branchs_checkpoint(repo, ru
                                   "it)\n")
     git(repo, "commit", "-q", "--allow-empty", "-m", "moved on")
     assert "give an ISSUE number" in run("resume", "--store", "local", code=1).stderr  # no branch's tip: as before
+
+
+def test_a_new_branch_after_a_deleted_one_makes_its_own_checkpoint(repo, run):
+    """The guess that names a deleted branch's checkpoint whose commit is in this branch's history (no reflog
+    of a rename) stays a hint for a read: a write by branch is refused only on a rename the reflog shows, or
+    work on a new branch cut after a merge could not be saved."""
+    run("checkpoint", "--store", "local", "--goal", "a's work", "--resume", "Start at Phase 1.")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "a's commit")
+    git(repo, "checkout", "-q", "-b", "feature/b")
+    git(repo, "branch", "-D", "feature/x")
+    assert "which this clone no longer has" in run("resume", "--store", "local", code=1).stderr  # the hint
+    made = run("checkpoint", "--store", "local", "--goal", "b's work", "--resume", "Start at Phase 1.")
+    assert made.stdout.startswith("Created checkpoint local #2")

@@ -67,7 +67,7 @@ class App:
         builtin = None if templating.is_builtin(self.env, "checkpoint.md.j2") else templating.environment()
         writer = Writer(self.store, env=self.env, builtin=builtin, max_body_chars=s.policy.max_body_chars,
                         pending=self.local if keep_pending else None, repo=s.repo, api_url=s.api_url)
-        writer.renamed = self.renamed_from
+        writer.renamed = lambda branch: self.renamed_from(branch, proven=True)
         if self.store.remote:  # what it writes is what this machine last saw; kept writes go out first
             from ghstate.services import kept, outage
 
@@ -157,7 +157,7 @@ class App:
         return tuple(p for p in paths if p != prefix and not p.startswith(prefix.rstrip("/") + "/")
                      and p != prefix + "/")
 
-    def renamed_from(self, branch: str) -> str:
+    def renamed_from(self, branch: str, *, proven: bool = False) -> str:
         """For a branch with no checkpoint: when its reflog says it was renamed (``git branch -m``) from a name
         that has an open checkpoint, which one, and how to go on with it; on the local store, without such a
         reflog (renamed in another clone, or the reflog expired), an open checkpoint of a branch this clone no
@@ -170,8 +170,8 @@ class App:
                 return (f"this branch was renamed from {name}, whose checkpoint is {self.label(n)}: 'ghstate resume "
                         f"{n}' reads it, and 'ghstate checkpoint {n} --move' with your next change makes it this "
                         "branch's")
-        if self.store.remote or root is None:  # on GitHub, a listing would cost requests on every such miss
-            return ""
+        if self.store.remote or root is None or proven:  # on GitHub, a listing would cost requests on every
+            return ""  # such miss; ``proven``: only what the reflog shows (a write refused on a guess would stop work)
         from itertools import islice
 
         rows = [(stored, current(self.store, stored)) for stored in islice(self.store.iter_open(), 30)]
