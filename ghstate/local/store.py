@@ -352,12 +352,13 @@ class LocalStore:
         from ghstate.local import parsecache
 
         text = split(body)[0]
-        link = Link(0, text, prior_entries(parsecache.checkpoint(text)), title)
         number = self.taken() + 1
-        while not atomic_create(self._chain(number) / "1.json", json.dumps(
-                {**link._replace(number=number).to_data(), "parent": None}, ensure_ascii=False) + "\n"):
-            number += 1
-        atomic_write(self.path(number), embed(text, "1"))  # the number is this write's: its chain holds it
+        while not atomic_create(self.path(number), text):  # the number first: stopped here, it is a checkpoint
+            number += 1  # whose chain starts with its next write, as before
+        link = Link(number, text, prior_entries(parsecache.checkpoint(text)), title)
+        if atomic_create(self._chain(number) / "1.json",
+                         json.dumps({**link.to_data(), "parent": None}, ensure_ascii=False) + "\n"):
+            atomic_write(self.path(number), embed(text, "1"))  # its mirror, now that the chain holds it
         return self.get(number)
 
     def missing_label(self, stored: Stored) -> str:
