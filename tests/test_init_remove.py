@@ -363,3 +363,20 @@ def test_a_committed_empty_agents_md_stays_after_init_and_remove(repo, run):
     assert "ghstate:begin" in (repo / "AGENTS.md").read_text()
     run("init", "--remove")
     assert (repo / "AGENTS.md").exists() and (repo / "AGENTS.md").read_text() == ""
+
+
+@pytest.mark.parametrize("text", ["# Our agents\n\nUse the tests.", "- a list item", "plain words\r\nmore"])
+def test_a_block_set_apart_by_a_line_break_alone_renders_as_after_a_blank_line(text):
+    """init sets its block apart from a last line without a line break by that line break alone (so that
+    init --remove gives the file back byte for byte): GitHub's renderer (cmark-gfm) shows it as it shows the
+    block after a blank line, its heading a heading and the person's text untouched."""
+    from judges import github_html
+
+    from ghstate.agents import hosts
+    from ghstate.agents.setup import builtin_templates
+
+    body = (builtin_templates() / "agents-md.md").read_text(encoding="utf-8")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    alone = github_html(hosts.with_agents_block(text, body))
+    assert alone == github_html(hosts.with_agents_block(text + newline, body))
+    assert "<h2>Working state: ghstate checkpoints</h2>" in alone
