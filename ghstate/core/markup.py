@@ -378,14 +378,15 @@ def describe_control(text: str, index: int) -> str:
     return f"U+{ord(text[index]):04X} at line {line}, column {column}"
 
 
-def not_text(text: str, index: int) -> str:
-    """What stands at ``index`` when it is no character at all, as an error says it ("" for a control
-    character): a byte that was not UTF-8 (Python reads one as U+DC80-U+DCFF), or a lone surrogate."""
+def not_text(text: str, index: int, advice: str) -> str:
+    """What ``control_at`` found at ``index``, as an error says it, with what to do: a control character (and
+    ``advice``), a byte that was not UTF-8 (Python reads one as U+DC80-U+DCFF), or a lone surrogate."""
     code = ord(text[index])
+    where = describe_control(text, index)
     if not 0xD800 <= code <= 0xDFFF:
-        return ""
-    where = describe_control(text, index).split(" at ", 1)[1]
-    if code >= 0xDC80 and code <= 0xDCFF:
+        return f"a control character ({where}); {advice}"
+    where = where.split(" at ", 1)[1]
+    if 0xDC80 <= code <= 0xDCFF:
         return f"a byte that is not UTF-8 (0x{code - 0xDC00:02X} at {where}): give the text in UTF-8"
     return f"a lone surrogate (U+{code:04X} at {where}), which is no character: remove it"
 

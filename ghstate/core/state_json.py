@@ -23,7 +23,6 @@ from ghstate.core.markup import (
     CHECKBOX,
     code_span,
     control_at,
-    describe_control,
     escape_literal,
     not_text,
     unescape_literal,
@@ -209,8 +208,7 @@ def _check_controls(value: Any, path: str) -> None:
     if isinstance(value, str):
         at = control_at(value)
         if at >= 0:
-            raise _fail(path or "the state", f"holds {not_text(value, at)}" if not_text(value, at) else
-                        f"holds a control character ({describe_control(value, at)}); remove it (terminal output?)")
+            raise _fail(path or "the state", f"holds {not_text(value, at, 'remove it (terminal output?)')}")
     elif isinstance(value, dict):
         for key, item in value.items():
             _check_controls(key, f"{path}{'.' if path else ''}{key!s} (the key)")

@@ -51,8 +51,6 @@ class ChildRead(NamedTuple):
     split_from: int | None = None
 
 
-ref_name = claim_ref
-
 
 class GitHubTasks:
     remote = True
@@ -155,7 +153,7 @@ class GitHubTasks:
 
     def read_child(self, number: int) -> ChildRead:
         """One request: the child, its parent, and the ref that holds its claim (``ClaimState``)."""
-        data = self.api.graphql("claim_state", {**self._names(), "number": number, "ref": ref_name(number)},
+        data = self.api.graphql("claim_state", {**self._names(), "number": number, "ref": claim_ref(number)},
                                 number=number, what=f"reading the claim of #{number}")
         repository = data.get("repository") or {}
         node = repository.get("issue")
@@ -182,7 +180,7 @@ class GitHubTasks:
 
     def held(self, number: int) -> Held:
         """The claim on ``number`` as its ref holds it now (``RefState``)."""
-        data = self.api.graphql("ref_state", {**self._names(), "ref": ref_name(number)},
+        data = self.api.graphql("ref_state", {**self._names(), "ref": claim_ref(number)},
                                 what=f"reading the claim of #{number}")
         repository = data.get("repository") or {}
         self._repository_id = repository.get("id") or self._repository_id
@@ -257,7 +255,7 @@ class GitHubTasks:
         after = ZERO if claim is None else self._commit(claim, seen)
         if not self._repository_id:
             self.held(number)
-        update = {"name": ref_name(number), "afterOid": after, "beforeOid": seen.version or ZERO}
+        update = {"name": claim_ref(number), "afterOid": after, "beforeOid": seen.version or ZERO}
         self._untold = False
         try:
             answer = self.api.graphql("update_refs", {"input": {"repositoryId": self._repository_id,
@@ -279,7 +277,7 @@ class GitHubTasks:
         kinds = {e.get("type") for e in answer["errors"] if isinstance(e, dict)}
         if kinds & {"FORBIDDEN", "INSUFFICIENT_SCOPES"}:
             raise RefsUnavailable(f"the token cannot write Git refs ({_first_error(answer)})", status=403)
-        raise RemoteError(f"moving {ref_name(number)} failed: {_first_error(answer)}")
+        raise RemoteError(f"moving {claim_ref(number)} failed: {_first_error(answer)}")
 
     def _landed(self, number: int, after: str) -> dict[str, Any] | None:
         """Whether an update whose answer was lost moved the ref: it did if the ref holds our commit."""

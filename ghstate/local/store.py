@@ -205,6 +205,7 @@ class LocalStore:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.notices: list[str] = []  # problems worth a warning that did not stop the command
+        self._holding = False  # this store holds the lock (``lock``): a close inside a write takes it not again
 
     # ---------------------------------------------------------------------------------- paths
 
@@ -232,7 +233,7 @@ class LocalStore:
         """Serialise writers on this machine (two agents in one repository); held already by this store (a
         close inside a write), it is not taken twice (a second flock of the file by one process would wait
         for itself)."""
-        if getattr(self, "_holding", False):
+        if self._holding:
             return contextlib.nullcontext()
         keep_out_of_git(self.directory)
         return self._held(file_lock(self.directory / ".lock"))

@@ -12,7 +12,7 @@ from ghstate.core import findings
 from ghstate.core.edits import Edits, removed
 from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.marker import Execution
-from ghstate.core.markup import control_at, describe_control, not_text
+from ghstate.core.markup import control_at, not_text
 from ghstate.core.model import HEADINGS, Checkpoint
 from ghstate.core.sections import PLAIN, SECTIONS
 from ghstate.errors import InputError, NotFound
@@ -110,9 +110,8 @@ def check_values(values: dict[str, str | tuple[str, ...] | None]) -> None:
         for value in (given,) if isinstance(given, str) else (given or ()):
             at = control_at(value)
             if at >= 0:
-                raise RequestError(f"holds {not_text(value, at)}" if not_text(value, at) else
-                                   f"holds a control character ({describe_control(value, at)}); only tab and "
-                                   "newline are text (terminal output?)", name)
+                raise RequestError(f"holds {not_text(value, at, 'only tab and newline are text (terminal output?)')}",
+                                   name)
             if name in _ONE_LINE and ("\n" in value or "\r" in value):
                 raise RequestError("must be one line", name)
             if name in _NOT_EMPTY and not value.strip():

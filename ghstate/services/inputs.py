@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ghstate.core.markup import control_at, describe_control, not_text
+from ghstate.core.markup import control_at, not_text
 from ghstate.core.model import GITHUB_LIMIT, Checkpoint
 from ghstate.core.parse import Parsed, ParseError, parse
 from ghstate.core.sections import SECTIONS
@@ -73,9 +73,8 @@ def check_text(text: str, name: str) -> str:
         raise InputError(f"{name} is empty; give a markdown body or a JSON state")
     at = control_at(text)
     if at >= 0 and not looks_like_json(text):  # in JSON, from_json names the field that holds it
-        raise InputError(f"{name} holds {not_text(text, at)}" if not_text(text, at) else
-                         f"{name} holds a control character ({describe_control(text, at)}); only tab and "
-                         "newline are text: remove it (terminal output?)")
+        said = not_text(text, at, "only tab and newline are text: remove it (terminal output?)")
+        raise InputError(f"{name} holds {said}")
     return text
 
 

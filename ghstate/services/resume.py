@@ -99,12 +99,13 @@ def _reread_stale(app: App, cp: Checkpoint, drift: drift_mod.Drift) -> dict[str,
                 if path not in drift.reread_changed:
                     by_commit.setdefault(source.commit, []).append((path, source.revision))
     out: dict[str, int] = {}
+    root = str(app.settings.root.resolve())  # an absolute path to re-read is matched against it
     for commit in sorted(by_commit, key=lambda c: -max(r for _, r in by_commit[c]))[:MAX_LISTING_COMMITS]:
         since = gitinfo.changes_since(app.settings.root, commit)
         if not since.commit_known:
             continue
         for path, revision in by_commit[commit]:
-            if any(drift_mod.matches(path, f, str(app.settings.root.resolve())) for f in since.changed_files):
+            if any(drift_mod.matches(path, f, root) for f in since.changed_files):
                 out[path] = revision
     return out
 
