@@ -213,7 +213,6 @@ def _lint(app: Any, args: dict[str, Any]) -> str | Answer:
 
 
 def _checkpoint(app: Any, args: dict[str, Any]) -> str:
-    from ghstate.errors import NotFound, SecretFound
     from ghstate.services.checkpoint import CheckpointRequest, RequestError, run_checkpoint
 
     request = CheckpointRequest(**args, event="mcp")  # the tool's arguments are the request's fields
@@ -222,12 +221,8 @@ def _checkpoint(app: Any, args: dict[str, Any]) -> str:
     except RequestError as exc:
         said = exc.said(lambda name: name)
         raise InputError(f"checkpoint: {exc.field} {said}" if exc.field else f"checkpoint: {said}") from None
-    try:
+    with _tool_words():
         outcome = run_checkpoint(app, request)
-    except SecretFound as exc:  # the tool's own name for the override
-        raise SecretFound(str(exc).replace("--allow-secrets", "allow_secrets: true")) from None
-    except NotFound as exc:  # and for a new checkpoint
-        raise NotFound(str(exc).replace("with --new", "with new: true")) from None
     warnings = [f"Warning: {w}" for w in outcome.warnings]
     if request.dry_run:
         return "\n".join([*warnings, outcome.result.body])
@@ -287,16 +282,24 @@ def _done(app: Any, args: dict[str, Any]) -> Answer:
     return Answer(outcome.text(), outcome.failure is not None)  # claim_next, nothing ready: the done still said
 
 
+# The CLI's flags a service's refusal names, and the tool's arguments that say the same (``_tool_words``).
+_TOOL_WORDS = ((re.compile(r"--agent (\S+)"), r"agent: \1"), (re.compile(r"--allow-secrets\b"), "allow_secrets: true"),
+               (re.compile(r"--force\b"), "force: true"), (re.compile(r"with --new\b"), "with new: true"))
+
+
 @contextlib.contextmanager
 def _tool_words() -> Iterator[None]:
-    """Another agent's claim refused, in the tool's words: its arguments, not the CLI's flags."""
-    from ghstate.errors import HeldByAnother
+    """A refusal that names a way past it (a credential let through, a new checkpoint, another agent's claim)
+    in the tool's words: its arguments, not the CLI's flags; the same failure, its exit code kept."""
+    from ghstate.errors import HeldByAnother, NotFound, SecretFound
 
     try:
         yield
-    except HeldByAnother as exc:
-        said = re.sub(r"--agent (\S+)", r"agent: \1", str(exc)).replace("--force", "force: true")
-        raise HeldByAnother(said) from None
+    except (SecretFound, NotFound, HeldByAnother) as exc:
+        said = str(exc)
+        for flag, argument in _TOOL_WORDS:
+            said = flag.sub(argument, said)
+        raise type(exc)(said) from None
 
 
 _RUN: dict[str, Callable[[Any, dict[str, Any]], str | Answer]] = {
