@@ -137,15 +137,18 @@ class ChainRef:
         it (a commit that lost its race may be collected) or it is not a chain commit."""
         if stored.head is not None and stored.head.oid == oid:
             return stored.head.link
+        return self._commit_link(oid, f"reading a commit of #{stored.number}")
+
+    def _commit_link(self, oid: str, what: str) -> Link | None:
+        """What the chain commit ``oid`` holds (one request); None when it is no object id, GitHub does not have
+        it, or it is not a chain commit."""
         if not re.fullmatch(r"[0-9a-f]{40}", oid or ""):
             return None
         try:
-            data = self.store.graphql("chain_commit", self.store.variables(oid=oid),
-                                      what=f"reading a commit of #{stored.number}")
+            data = self.store.graphql("chain_commit", self.store.variables(oid=oid), what=what)
         except (NotFound, RemoteError):
             return None
-        commit = (data.get("repository") or {}).get("commit") or {}
-        return Link.from_message(commit.get("message") or "")
+        return Link.from_message(((data.get("repository") or {}).get("commit") or {}).get("message") or "")
 
     def links(self, stored: Stored, count: int) -> list[tuple[str, Link]]:
         """The newest ``count`` commits of the chain, newest first (one request)."""
@@ -164,14 +167,7 @@ class ChainRef:
     def archived(self, number: int, oid: str) -> Head | None:
         """The head of ``number``'s chain folded into the archive (its ref gone): the commit ``oid`` its body
         names, when it is one of ``number``'s own (one request); None when it is not, or cannot be read."""
-        if not re.fullmatch(r"[0-9a-f]{40}", oid or ""):
-            return None
-        try:
-            data = self.store.graphql("chain_commit", self.store.variables(oid=oid),
-                                      what=f"reading the archived head of #{number}")
-        except (NotFound, RemoteError):
-            return None
-        link = Link.from_message(((data.get("repository") or {}).get("commit") or {}).get("message") or "")
+        link = self._commit_link(oid, f"reading the archived head of #{number}")
         return Head(oid, link, "", archived=True) if link is not None and link.number == number else None
 
     def history(self, number: int, count: int, *, messages: bool, at: str = "") -> list[dict[str, Any]]:
