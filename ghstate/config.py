@@ -40,6 +40,16 @@ class Policy(NamedTuple):
     github: bool = False  # set by `ghstate init` on GitHub: the checkpoints are there, never fall back silently
     stale_days: int = 30  # days without a write after which `list --stale` names an open checkpoint
 
+    def trusts(self, author: str, association: str, own: str = "") -> bool:
+        """Whether ``author`` (a REST login: ``slug[bot]`` for an app), whose association with the repository is
+        ``association`` (GitHub's ``authorAssociation``), may write what ghstate takes as a checkpoint or shows a
+        session as a comment: an association the policy trusts, a login it names, or ``own``, the token's own
+        user (an app's bot that created its checkpoints has no association with the repository). Logins are
+        compared as GitHub does, without regard to letter case."""
+        name = author.lower()
+        return association in self.trusted_associations or (bool(name) and (
+            name in {a.lower() for a in self.trusted_authors} or name == own.lower()))
+
     def labels(self) -> list[tuple[str, str, str]]:
         """The labels ghstate keeps in a repository: (name, colour, description), as ``init`` creates them and
         ``init --remove --github`` deletes them (with ``DOCTOR_LABEL``, its probes')."""

@@ -38,6 +38,12 @@ class Stored(NamedTuple):
     chained: bool = True  # False: whether it has a chain is not known (the chain could not be read)
     editor: str = ""  # who last edited the body, when the store knows (a person's edit is named by it)
     edited_at: str = ""
+    # Who opened it (GitHub): their login and association with the repository, and whether the policy trusts them
+    # (``Policy.trusts``). Only a trusted author's issue is ever taken as a branch's checkpoint; another is read
+    # by number alone, said as such. A store that keeps no authors (the local store: this machine's files) trusts.
+    author: str = ""
+    association: str = ""
+    trusted: bool = True
 
 
 class BodyVersion(NamedTuple):
@@ -62,6 +68,19 @@ class WriteOutcome(NamedTuple):
     stored: Stored
     overwritten: tuple[BodyVersion, ...] = ()
     moved: bool = False
+
+
+def passed_over(notices: list[str], number: int, author: str, association: str, branch: str,
+                indexed: bool = False) -> None:
+    """Say, once per command, that issue ``number`` names ``branch`` but is not taken as its checkpoint (or, with
+    ``indexed``, not added to the branch index): who opened it is not trusted (``Stored.trusted``)."""
+    who = f"{author or 'someone'} ({association or 'no association'} with the repository)"
+    what = "not added to the branch index" if indexed else "not taken as its checkpoint"
+    where = f"branch {branch}" if branch else "no branch"
+    said = (f"#{number} names {where}, but it was opened by {who}, whom ghstate does not trust "
+            f"(trusted_associations, trusted_authors in the config): {what}")
+    if said not in notices:
+        notices.append(said)
 
 
 class Unindexed(NamedTuple):

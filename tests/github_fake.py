@@ -173,6 +173,10 @@ class FakeGitHub:
         self.editors: dict[int, list[dict[str, Any]]] = {}
         self.viewer = "octocat"  # whose token the requests carry: the editor of what they write
         self.viewer_type = "User"
+        # The association GitHub gives the viewer with this repository, on what it opens: octocat is a collaborator
+        # of octo/hello; an app's bot is none of the repository's ("NONE": GitHub does not document it, and
+        # "CONTRIBUTOR" is as plausible: tests that depend on it run under both)
+        self.viewer_association = "COLLABORATOR"
         self.comments: dict[int, list[dict]] = {}
         self.labels: set[str] = {"bug"}
         self.calls: list[tuple[str, str, Any]] = []
@@ -245,8 +249,14 @@ class FakeGitHub:
         """GitHub's clock in epoch seconds, the unit of ``x-ratelimit-reset``."""
         return self.clock.timestamp()
 
+    def viewer_login(self) -> str:
+        """The token's own user as REST names it (``slug[bot]`` for an app)."""
+        return self.viewer + ("[bot]" if self.viewer_type == "Bot" else "")
+
     def add_issue(self, number: int, body: str, title: str = "Checkpoint", labels=("ghstate",), state="open",
-                  pull_request: bool = False) -> dict:
+                  pull_request: bool = False, author: str = "octocat", association: str = "COLLABORATOR") -> dict:
+        """An issue as GitHub holds it, opened by ``author`` (a REST login: ``slug[bot]`` for an app) whose
+        association with the repository is ``association`` (a stranger on a public repository: ``NONE``)."""
         issue = copy.deepcopy(self._issue_tpl)
         api = f"{self.base}/repos/{self.repo}/issues/{number}"
         database_id = 1000 + number
@@ -256,6 +266,8 @@ class FakeGitHub:
                      url=api, html_url=f"{self.web}/{self.repo}/issues/{number}", comments_url=f"{api}/comments",
                      labels=[self._label(n) for n in labels], comments=0, created_at=self.now(),
                      updated_at=self.now(), repository_url=f"{self.base}/repos/{self.repo}")
+        issue["user"] = {**issue["user"], "login": author, "type": "Bot" if author.endswith("[bot]") else "User"}
+        issue["author_association"] = association
         if pull_request:
             issue["pull_request"] = {"url": f"{self.base}/repos/{self.repo}/pulls/{number}"}
             issue["html_url"] = f"{self.web}/{self.repo}/pull/{number}"
@@ -462,7 +474,9 @@ class FakeGitHub:
         if issue is None or "pull_request" in issue:
             raise GraphQLNotFound(f"Could not resolve to an Issue with the number of {number}.")
         user = issue.get("user") or {}
-        author = {"__typename": "Bot" if user.get("type") == "Bot" else "User", "login": user.get("login")}
+        bot = user.get("type") == "Bot"  # GraphQL names an app's bot by its slug alone, REST as slug[bot]
+        author = {"__typename": "Bot" if bot else "User",
+                  "login": str(user.get("login") or "").removesuffix("[bot]") if bot else user.get("login")}
         return {"__typename": "Issue", "id": issue["node_id"], "number": number,
                 "title": issue["title"], "body": issue["body"] or "", "url": issue["html_url"],
                 "state": issue["state"].upper(), "updatedAt": issue["updated_at"],
@@ -816,7 +830,9 @@ class FakeGitHub:
         if request.method == "POST":
             number = max(self.issues, default=0) + 1
             labels = [] if self.drop_labels_on_create else body.get("labels", [])
-            issue = self.add_issue(number, body.get("body", ""), body["title"], labels=labels)
+            issue = self.add_issue(number, body.get("body", ""), body["title"], labels=labels,
+                                   author=self.viewer_login(),
+                                   association=self.viewer_association)
             self._visible_from[number] = len(self.calls) + self.lag
             return self._json(201, issue)
         return self._missing()

@@ -321,7 +321,8 @@ class FakeTasks:
                 raise GraphQLNotFound(f"Could not resolve to a node with the global id of '{unknown[0]}'.")
             number = max(fake.issues, default=0) + 1
             fake.add_issue(number, input.get("body") or "", input["title"],
-                           labels=[by_id[x] for x in input.get("labelIds") or ()])
+                           labels=[by_id[x] for x in input.get("labelIds") or ()], author=fake.viewer_login(),
+                           association=fake.viewer_association)
             fake._visible_from[number] = len(fake.calls) + fake.lag
             if parent is not None:
                 self.link(parent, number)

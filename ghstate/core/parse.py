@@ -416,8 +416,9 @@ def broken_marker(body: str) -> str | None:
 
 def branch_match(body: str, title: str, branch: str) -> int:
     """How a checkpoint's body names ``branch``: 2 its marker does (a child task never does), 1 a marker broken
-    by hand still names it (or the issue's title does), 0 not at all."""
-    if branch_of(body) == branch and not is_child(body):
+    by hand still names it (or the issue's title does), 0 not at all. No branch ("": outside git, a detached
+    HEAD) is named only by a whole marker that names none: a body without one (anyone's issue) names no branch."""
+    if branch_of(body) == branch and not is_child(body) and (branch or _quick_marker(body) is not None):
         return 2
     named = broken_marker(body)
     return int(bool(branch) and named is not None and (named == branch or title in (f"Checkpoint: {branch}", branch)))

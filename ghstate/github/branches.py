@@ -15,6 +15,11 @@ found body names is checked. What the search misses is only what is seconds old 
 ghstate's own new checkpoints are in the branch index by then. The first write by branch to such a
 checkpoint adds its entry.
 
+Only an issue a trusted author opened (``Policy.trusts``: the associations and logins trusted for comments, or
+the token's own user) is a branch's checkpoint: on a public repository anyone may open an issue from the form,
+which names a branch and gets the label. Another one that names the branch is said in one line and passed
+over by the entry, the search and the scan alike, and never indexed.
+
 Requests: a lookup 1 (``BranchCheckpoint``: the ref and the branch's pull requests), then the checkpoint by
 number 1; a branch without an entry 1 more (the search); indexing a branch 2 (the commit over REST,
 ``updateRefs``), once per checkpoint and branch.
@@ -32,7 +37,7 @@ from ghstate.core.marker import PullRequest
 from ghstate.core.parse import branch_match
 from ghstate.errors import GhstateError, NotFound
 from ghstate.github.transport import GraphQLFailure
-from ghstate.store import UNINDEXED, Stored, Unindexed
+from ghstate.store import UNINDEXED, Stored, Unindexed, passed_over
 
 PREFIX = "refs/ghstate/branches/"
 INDEXED = "refs/ghstate/indexed"  # set by ghstate 0.x while it trusted the index alone for "none"; no longer read
@@ -75,6 +80,17 @@ def number_of(text: str, branch: str | None = None) -> int | None:
             or data.get("checkpoint") != int(found.group(1)):
         return None
     return int(found.group(1))
+
+
+def _trusted(store: Any, node: dict[str, Any], branch: str) -> bool:
+    """Whether a search's (or listing's) issue was opened by a trusted author; one that was not is said."""
+    from ghstate.github.body import login
+
+    author, association = login(node.get("author")), str(node.get("authorAssociation") or "")
+    if store.trusts(author, association):
+        return True
+    passed_over(store.notices, int(node["number"]), author, association, branch)
+    return False
 
 
 class Entry(NamedTuple):
@@ -126,6 +142,9 @@ class BranchIndex:
             store.notices.append(f"the branch index names #{number} for branch {branch}, whose marker names "
                                  "another branch: it was looked for by search instead")
             return self.search(branch)
+        if not stored.trusted:  # indexed by an older ghstate, which took anyone's issue
+            passed_over(store.notices, stored.number, stored.author, stored.association, branch)
+            return self.search(branch)
         return stored
 
     def search(self, branch: str) -> Stored | None | Unindexed:
@@ -145,16 +164,21 @@ class BranchIndex:
             store.notices.append(f"GitHub's issue search could not look for branch {branch}'s checkpoint ({exc}): "
                                  "the open checkpoints were looked through instead")
             return UNINDEXED
+        store.learn_viewer(data)
         found = [(data.get(part) or {}) for part in ("body", "ref", "title")]
         nodes = sorted({int(n["number"]): n for part in found for n in part.get("nodes") or () if n and n.get("number")
                         }.values(), key=lambda n: str(n.get("updatedAt") or ""), reverse=True)
         matches = [(branch_match(str(n.get("body") or ""), str(n.get("title") or ""), branch), n) for n in nodes
                    if str(n.get("state") or "OPEN") == "OPEN"]
+        matches = [(m, n) for m, n in matches if not m or _trusted(store, n, branch)]
         best = next((n for m, n in matches if m == 2), None) or next((n for m, n in matches if m), None)
         if best is None:
             more = any((part.get("pageInfo") or {}).get("hasNextPage") for part in found)
             return UNINDEXED if more else None
         stored = store.get(int(best["number"]))
+        if not stored.trusted:  # (its association read again by number)
+            passed_over(store.notices, stored.number, stored.author, stored.association, branch)
+            return UNINDEXED
         return stored if branch_match(stored.body, stored.title, branch) else UNINDEXED
 
     def claim(self, stored: Stored, branch: str, leaving: str = "") -> int:
@@ -166,6 +190,9 @@ class BranchIndex:
         if known is not None and known.number == stored.number and not leaving:
             return stored.number
         store = self.store
+        if not stored.trusted:  # written by number (the person chose it): still never a branch's checkpoint
+            passed_over(store.notices, stored.number, stored.author, stored.association, branch, indexed=True)
+            return stored.number
         try:
             known = known or self._entry(branch)  # not looked up (a write by number, --new): read now
             oid = store.chain.commit(message(stored.number, branch), "", [])

@@ -80,6 +80,8 @@ class GitHubStore:
         self._heads: dict[int, Head | None] = {}  # each checkpoint's head, as read in this command
         self.branch_index = BranchIndex(self)
         self.open_count = 0  # open checkpoints, as the last listing counted them
+        self.viewer = ""  # the token's own user (REST login), as the reads that ask for it answered
+        self._authors: dict[int, tuple[str, str]] = {}  # issue -> (who opened it, their association), as read
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
         """This machine's writers to the repository one at a time (``machine_lock``, when the user's cache
@@ -116,9 +118,11 @@ class GitHubStore:
 
     def _keep(self, node: dict[str, Any], head: Head | None = None, chained: bool = True) -> Stored:
         """A checkpoint as GraphQL answers it, kept (what else it carried, ``node``; the labels' ids); the body as
-        it is (its marker may name the commit it mirrors)."""
+        it is (its marker may name the commit it mirrors), and who opened it (a write's answer does not say: as
+        the read before it did)."""
         self._nodes[node["number"]] = node
         self._keep_labels({"labels": node.get("labels"), "id": (node.get("repository") or {}).get("id")})
+        author, association = self._author(node)
         return Stored(
             number=node["number"], title=node.get("title") or "", body=node.get("body") or "",
             location=node.get("url") or "",
@@ -126,7 +130,24 @@ class GitHubStore:
             state=str(node.get("state") or "OPEN").lower(), version=node.get("updatedAt") or "",
             comments=(node.get("comments") or {}).get("totalCount") or 0, head=head, chained=chained,
             editor=login(node.get("editor")), edited_at=str(node.get("lastEditedAt") or ""),
+            author=author, association=association,
+            trusted=not (author or association) or self.trusts(author, association),
         )
+
+    def _author(self, node: dict[str, Any]) -> tuple[str, str]:
+        """Who opened issue ``node`` and their association, as this answer or (a write's, which does not say) the
+        read before it said."""
+        if "authorAssociation" in node:
+            self._authors[node["number"]] = (login(node.get("author")), str(node.get("authorAssociation") or ""))
+        return self._authors.get(node["number"], ("", ""))
+
+    def trusts(self, author: str, association: str) -> bool:
+        """Whether the policy trusts ``author`` (``Policy.trusts``; the token's own user as the reads answered)."""
+        return self.policy.trusts(author, association, self.viewer)
+
+    def learn_viewer(self, data: dict[str, Any]) -> None:
+        """The token's own user, from an answer that asks for it (``viewer { login }``)."""
+        self.viewer = login((data or {}).get("viewer")) or self.viewer
 
     def node(self, number: int) -> dict[str, Any] | None:
         """The last GraphQL answer for issue ``number`` read in this command (what else it carried: its
@@ -158,6 +179,7 @@ class GitHubStore:
             self._issues_enabled((exc.data or {}).get("repository") or {})
             raise
         data, chained = _tolerated(answer, self, f"the chain of #{number}")
+        self.learn_viewer(data)
         repository = data.get("repository") or {}
         self._issues_enabled(repository)
         node = repository.get("issue")
@@ -225,6 +247,7 @@ class GitHubStore:
         answer = self.graphql("open_checkpoints", self.variables(label=self.policy.label, after=after, first=first,
                                                                  labels=self.policy.label, bodies=bodies),
                               what=f"listing checkpoints of {self.repo_name}")
+        self.learn_viewer(answer)
         repository = answer.get("repository") or {}
         self._issues_enabled(repository)
         self._keep_labels(repository)
@@ -557,7 +580,7 @@ class GitHubStore:
         if after and edited and edited < after:
             return None
         author, association = login(comment.get("author")), comment.get("authorAssociation") or ""
-        if association not in self.policy.trusted_associations and author not in self.policy.trusted_authors:
+        if not self.trusts(author, association):
             return _UNTRUSTED
         body = comment.get("body") or ""
         if _ghstates_own(body):

@@ -52,9 +52,10 @@ def replica(app: Any) -> Replica | None:
 
 
 def remember(app: Any, stored: Stored, cp: Checkpoint, body: str) -> None:
-    """Keep ``cp`` (read or written just now, rendered as ``body``) as what this machine last saw of it."""
+    """Keep ``cp`` (read or written just now, rendered as ``body``) as what this machine last saw of it; never an
+    issue opened by someone the policy does not trust (read by number: offline, it must not become a branch's)."""
     kept = replica(app)
-    if kept is None:
+    if kept is None or not stored.trusted:
         return
     kept.keep(Seen(kept.repo, stored.number, stored.title or cp.title, stored.location, stored.state,
                    cp.meta.branch or "", cp.meta.revision, stored.head.oid if stored.head is not None else "",

@@ -16,7 +16,7 @@ from ghstate.core.model import LIST_SECTIONS, Checkpoint, section_digests
 from ghstate.core.parse import branch_match
 from ghstate.errors import NotFound, RemoteError
 from ghstate.local import parsecache
-from ghstate.store import UNINDEXED, BodyVersion, Partial, Store, Stored, Unindexed
+from ghstate.store import UNINDEXED, BodyVersion, Partial, Store, Stored, Unindexed, passed_over
 
 if TYPE_CHECKING:  # pragma: no cover
     from ghstate.core.chain import Link
@@ -210,6 +210,9 @@ def locate(store: Store, number: int | None, branch: str, heads: bool = False, c
     try:
         for stored in store.iter_open(heads=heads):
             match = branch_match(stored.body, stored.title, branch)
+            if match and not stored.trusted:  # anyone may open an issue that names a branch: never the branch's
+                passed_over(store.notices, stored.number, stored.author, stored.association, branch)
+                continue
             if match == 2:
                 return stored
             broken = broken or (stored if match else None)
