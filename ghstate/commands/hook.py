@@ -56,7 +56,9 @@ def _app(event: dict[str, Any]) -> Any:
     cwd = event.get("cwd")
     if isinstance(cwd, str) and cwd and Path(cwd).is_dir():
         os.chdir(cwd)
-    return make_app(github={"timeout": GITHUB_TIMEOUT, "total": GITHUB_BUDGET, "deadline": True})
+    app = make_app(github={"timeout": GITHUB_TIMEOUT, "total": GITHUB_BUDGET, "deadline": True})
+    app.template_fallback = True  # a repository's template that cannot be used: the shipped one, said on stderr
+    return app
 
 
 class _OutOfTime(Exception):

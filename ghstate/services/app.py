@@ -54,10 +54,13 @@ class App:
         # may read this machine's copy when GitHub does not answer, with this machine's kept writes on top
         self.reads_last_seen = False
         self.kept_sent: Any = None  # what sending this clone's kept writes first did (services.kept.send_first)
+        # a hook: a repository's template that cannot be used is replaced by the shipped one, said (never no context)
+        self.template_fallback = False
 
     @functools.cached_property
     def env(self) -> Any:
-        return templating.environment(self.settings.templates_dir, cache_dir=self.settings.cache_dir)
+        return templating.environment(self.settings.templates_dir, cache_dir=self.settings.cache_dir,
+                                      fallback=self.template_fallback)
 
     def writer(self, *, keep_pending: bool = True) -> Writer:
         """The writer for this store; ``keep_pending``: a write GitHub cannot take is kept for 'push'."""
@@ -112,7 +115,8 @@ class App:
 
     def flush_notices(self) -> None:
         """Say what the store noticed and did not fail on (ignored log entries, unread pages)."""
-        for notice in dict.fromkeys(self.store.notices):
+        fallen = templating.fallen_back(self.__dict__["env"]) if "env" in self.__dict__ else []
+        for notice in dict.fromkeys([*self.store.notices, *fallen]):
             print(f"Warning: {notice}", file=sys.stderr)
         self.store.notices.clear()
 
