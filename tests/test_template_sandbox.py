@@ -20,6 +20,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DECISIONS = ("required flags, not positional", "a `code` span | and a pipe")
 
 
+
+@pytest.fixture(autouse=True)
+def patient(monkeypatch):
+    """The hook's deadline is not what these tests are about: a loaded machine must not cut a hook short here."""
+    monkeypatch.setattr("ghstate.commands.hook.DEADLINE", 120)
+
+
 def payload(target: Path) -> str:
     """What a stranger's template would make run: a file created where the test can look for it."""
     return "{{ cycler.__init__.__globals__.os.system('touch " + str(target) + "') }}"
