@@ -16,6 +16,8 @@ from ghstate.core.parse import parse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 
+FULL = "Resuming a task from"  # the whole prompt (the startup line has a data fence of its own)
+
 
 def event(name: str, repo: Path) -> str:
     data = json.loads((FIXTURES / name).read_text())
@@ -30,7 +32,7 @@ def test_session_start_gives_the_full_prompt(repo, run, sample_file, source):
     out = json.loads(result.stdout)
     context = out["hookSpecificOutput"]["additionalContext"]
     assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    assert "Next phase: Phase 2: matcher abstraction" in context and "<checkpoint>" in context
+    assert "Next phase: Phase 2: matcher abstraction" in context and FULL in context
     assert result.stderr == ""
 
 
@@ -39,7 +41,7 @@ def test_session_start_at_startup_gives_a_pointer(repo, run, sample_file):
     out = json.loads(run("hook", "session-start", input=event("session-start-startup.json", repo)).stdout)
     context = out["hookSpecificOutput"]["additionalContext"]
     assert context.startswith("This branch has a ghstate checkpoint: local #1")
-    assert "run `ghstate resume 1`" in context and "<checkpoint>" not in context
+    assert "run `ghstate resume 1`" in context and FULL not in context
 
 
 def test_session_start_is_quiet_without_a_checkpoint(repo, run):
@@ -186,7 +188,7 @@ def test_hooks_fuzzed(repo, run, sample_file, event):
                 assert result.stdout == ""
                 continue
             context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
-            assert ("<checkpoint>" in context) == (expected_start(event) == "full")
+            assert (FULL in context) == (expected_start(event) == "full")
             assert context.startswith("This branch has a ghstate checkpoint") == (expected_start(event) == "pointer")
             continue
         assert result.stdout == ""
@@ -266,11 +268,11 @@ def test_the_large_task_fits_claude_codes_limit_and_keeps_what_matters(repo, run
 def test_a_second_session_start_for_the_same_session_and_revision_is_one_line(repo, run, sample_file):
     run("checkpoint", "--file", str(sample_file))
     first = start(run, repo, "compact")
-    assert "<checkpoint>" in first
+    assert FULL in first
     assert start(run, repo, "compact") == ""  # the same start again (fired twice): the session has it
     resumed = start(run, repo, "resume")  # resumed, nothing changed: one line
     assert len(resumed.splitlines()) == 1 and "already has ghstate checkpoint local #1 at revision 1" in resumed
-    assert "<checkpoint>" in start(run, repo, "clear", session="another")  # another session: the whole prompt
+    assert FULL in start(run, repo, "clear", session="another")  # another session: the whole prompt
 
 
 def test_resume_after_one_decision_injects_only_the_change(repo, run, sample_file, clock):
@@ -310,11 +312,11 @@ def test_a_compaction_forgets_what_the_session_was_given(repo, run, sample_file)
     that no later start of the session is answered as if it still had it (a "resume" gets the pointer, as
     a session never seen does, not "changed since this session last saw it")."""
     run("checkpoint", "--file", str(sample_file))
-    assert "<checkpoint>" in start(run, repo, "compact")
+    assert FULL in start(run, repo, "compact")
     assert start(run, repo, "resume").startswith("This session already has ghstate checkpoint local #1 at revision 1")
     run("hook", "pre-compact", input=event("pre-compact-auto.json", repo))  # session abc123 compacts again
     assert start(run, repo, "resume").startswith("This branch has a ghstate checkpoint: local #1")
-    assert "<checkpoint>" in start(run, repo, "compact")
+    assert FULL in start(run, repo, "compact")
 
 
 def test_a_sessions_last_start_is_forgotten_with_it_and_kept_for_the_last_sessions_only(tmp_path):
@@ -338,15 +340,15 @@ def test_a_later_compaction_restores_even_when_no_pre_compact_ran(repo, run, sam
     """Issue 18: the whole prompt at revision 1, a delta at revision 2, then a compaction whose PreCompact
     hook timed out or is missing: the session's context was replaced, so it gets the whole prompt again."""
     run("checkpoint", "--file", str(sample_file))
-    assert "<checkpoint>" in start(run, repo, source)
+    assert FULL in start(run, repo, source)
     clock.advance(60)
     run("checkpoint", "--decision", "keep the v1 API")
     assert "changed since this session last saw it" in start(run, repo, "resume")
     clock.advance(600)  # the session works, then compacts: no pre-compact hook in between
     later = start(run, repo, source)
-    assert "<checkpoint>" in later and "Next phase: Phase 2: matcher abstraction" in later
+    assert FULL in later and "Next phase: Phase 2: matcher abstraction" in later
     clock.advance(900)  # and again, with nothing delivered in between but long after: still a real compaction
-    assert "<checkpoint>" in start(run, repo, source)
+    assert FULL in start(run, repo, source)
 
 
 @pytest.mark.parametrize("source", ["compact", "clear"])
@@ -356,13 +358,13 @@ def test_a_double_fired_session_start_gives_nothing_the_second_time(repo, run, s
     from ghstate.local import seen
 
     run("checkpoint", "--file", str(sample_file))
-    assert "<checkpoint>" in start(run, repo, source)
+    assert FULL in start(run, repo, source)
     clock.advance(seen.REPEAT_SECONDS)  # the host fires it again, at the window's very end
     assert start(run, repo, source) == ""
     clock.advance(0.5)  # half a second past the window: a compaction of its own
-    assert "<checkpoint>" in start(run, repo, source)
+    assert FULL in start(run, repo, source)
     other = "clear" if source == "compact" else "compact"
-    assert "<checkpoint>" in start(run, repo, other)  # another source is another event, not a repeat
+    assert FULL in start(run, repo, other)  # another source is another event, not a repeat
 
 
 def test_the_repeat_rule():
@@ -387,7 +389,7 @@ def test_the_seen_file_is_small_bounded_and_survives_damage(repo, run, sample_fi
     assert len(data["sessions"]) == seen.MAX_SESSIONS and "s0" not in data["sessions"]
     assert path.stat().st_size < 20_000
     path.write_text("{not json")
-    assert "<checkpoint>" in start(run, repo, "clear", session="s39")  # forgotten with the damage: full again
+    assert FULL in start(run, repo, "clear", session="s39")  # forgotten with the damage: full again
     assert json.loads(path.read_text())["sessions"].keys() == {"s39"}
 
 
@@ -405,13 +407,13 @@ def test_concurrent_session_starts_inject_the_prompt_once(repo, run, sample_file
     outs = [p.communicate(data, timeout=60) for p in procs]
     assert all(err == "" for _, err in outs), outs
     contexts = [json.loads(out)["hookSpecificOutput"]["additionalContext"] for out, _ in outs if out]
-    assert len(contexts) == 1 and "<checkpoint>" in contexts[0]  # the others say nothing: the session has it
+    assert len(contexts) == 1 and FULL in contexts[0]  # the others say nothing: the session has it
 
 
 def test_resume_json_gives_the_same_delivery(repo, run, sample_file, clock):
     run("checkpoint", "--file", str(sample_file))
     first = json.loads(run("resume", "--session", "x", "--source", "clear", "--format", "json").stdout)
-    assert first["delivery"]["kind"] == "full" and "<checkpoint>" in first["delivery"]["text"]
+    assert first["delivery"]["kind"] == "full" and FULL in first["delivery"]["text"]
     run("checkpoint", "--risk", "the cache may go stale")
     data = json.loads(run("resume", "--session", "x", "--format", "json").stdout)
     assert data["delivery"]["kind"] == "changes" and data["delivery"]["changes"]["risks"] == ["the cache may go stale"]
@@ -455,7 +457,7 @@ def test_codex_session_start_answers_in_codex_shape(repo, run, sample_file, fixt
     context = out["hookSpecificOutput"]["additionalContext"]
     assert result.stderr == ""  # transcript_path: null is not worth a word
     if full:
-        assert "Next phase: Phase 2: matcher abstraction" in context and "<checkpoint>" in context
+        assert "Next phase: Phase 2: matcher abstraction" in context and FULL in context
     else:
         assert context.startswith("This branch has a ghstate checkpoint: local #1")
         assert "call the `resume` tool of the ghstate MCP server (or run `ghstate resume 1`)" in context
@@ -479,7 +481,7 @@ def test_gemini_session_start_answers_in_gemini_shape(repo, run, sample_file, fi
     assert set(out) == {"hookSpecificOutput"}  # Gemini reads hookSpecificOutput.additionalContext
     context = out["hookSpecificOutput"]["additionalContext"]
     assert isinstance(context, str) and result.stderr == ""
-    assert ("<checkpoint>" in context) == full
+    assert (FULL in context) == full
     if not full:
         assert "call the `resume` tool of the ghstate MCP server" in context
 

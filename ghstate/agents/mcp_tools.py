@@ -317,7 +317,8 @@ def call(name: str, given: dict[str, Any] | None, make_app: Callable[[], Any]) -
     app = None
     try:
         app = make_app()
-        out = _RUN[name](app, arguments(name, given))
+        args = arguments(name, given)
+        out = _RUN[name](app, args)
     except Exception as exc:  # noqa: BLE001 - a tool error is an answer; the server goes on serving
         if os.environ.get("GHSTATE_DEBUG") == "1":
             traceback.print_exc(file=sys.stderr)
@@ -325,7 +326,26 @@ def call(name: str, given: dict[str, Any] | None, make_app: Callable[[], Any]) -
     finally:
         if app is not None:
             app.flush_notices()  # to stderr: stdout is the protocol's
-    return out if isinstance(out, Answer) else Answer(out)
+    answer = out if isinstance(out, Answer) else Answer(out)
+    report = not answer.error or not answer.text.startswith("Error: ")  # (a failure after a report: done, lint)
+    return answer._replace(text=_fence(answer.text)) if report and _fenced_answer(name, args) else answer
+
+
+def _fenced_answer(name: str, args: dict[str, Any]) -> bool:
+    """Whether a tool's answer is text from checkpoints, their issues or git, to be put inside the data fence: all
+    but JSON (a string in it is quoted data already), the rehydration prompt (its own fence and preamble) and what
+    a write says it did (the caller's own text; a dry run's body is a checkpoint's)."""
+    if args.get("json"):
+        return False
+    if name == "checkpoint":
+        return bool(args.get("dry_run"))
+    return name != "resume" or args.get("format", "prompt") in ("short", "markdown")
+
+
+def _fence(text: str) -> str:
+    from ghstate.core.present import fenced
+
+    return fenced(text, "checkpoints, their issues and git")
 
 
 def read_checkpoint(uri: str, make_app: Callable[[], Any]) -> str:

@@ -140,8 +140,12 @@ def session_start(host: str) -> None:
             hint = app.renamed_from(tree.branch) if tree.branch else ""
             if not hint:
                 return  # nothing to say
-            context = (f"This branch has no ghstate checkpoint under its name; {hint}. Read it before going on "
-                       "if this session continues that work.")
+            from ghstate.core.present import fenced
+
+            context = ("This branch has no ghstate checkpoint under its name; what ghstate found of a former name "
+                       "(branch names from git and from a checkpoint) follows. "
+                       + fenced(hint + ".", "git and the checkpoints") + "Read that checkpoint before going on if "
+                       "this session continues that work.")
         else:
             context = _context_of(app, found, tree, event, source, host)
             if not context:

@@ -224,7 +224,7 @@ class Rehydration:
 
     def pointer(self) -> str:
         short = present.short(self.presented, label=self.label, drift=self.observed.drift, env=self.app.env)
-        return present.pointer_line(short, self.stored.number, self.request.mcp)
+        return present.pointer_line(short, self.stored.number, self.request.mcp, label=self.label)
 
     def deliver(self, request: ResumeRequest) -> "tuple[str, str, seen.Changes | None]":
         """Once per session and revision: (kind, text, changes) for a session starting with ``source``,
