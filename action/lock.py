@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "action" / "requirements.txt"
 # What the wheel is built from (pyproject.toml's [tool.hatch.build.targets.wheel] and the metadata's files).
 SOURCES = ("ghstate", "templates", "pyproject.toml", "README.md", "LICENSE")
-CACHE_FORMAT = "1"  # raised when the venv's layout or the install changes, so that no old cache is restored
+CACHE_FORMAT = "2"  # raised when what the cache holds changes (2: a release's wheels, no longer a virtualenv)
 
 
 def source_digest(root: Path = ROOT) -> str:
@@ -70,19 +70,19 @@ def read_lock(path: Path = LOCK) -> tuple[str, dict[str, tuple[str, list[str]]]]
 
 
 def plan(out=sys.stdout) -> None:
-    """How the Action installs (``release``: this release's wheel from the index; ``source``: a build of its
-    files), and its cache key: the runner's OS and machine, the Python (version and where it is), the venv's
-    path and the Action's version (the release, or the digest of its source)."""
+    """How the Action installs (``release``: this release's wheels, by the hashes of action/requirements.txt;
+    ``source``: a build of its files), and, for a release, the key its wheels are kept under in the Actions
+    cache: the runner's OS and machine, the Python's version, and the release. A source build keeps nothing
+    (no key): what another job of the repository may have put in the cache is run only when it is checked
+    against hashes the Action ships, and a source build has none."""
     source, pins = read_lock()
     digest = source_digest()
     release = bool(source) and source == digest and pins.get("ghstate", ("",))[0] == version()
-    python = f"{platform.python_version()} {sys.base_prefix} {os.environ.get('GHSTATE_VENV', '')}"
-    where = hashlib.sha256(python.encode()).hexdigest()[:12]
-    made_of = version() if release else "src-" + digest.removeprefix("sha256:")[:16]
     system = f"{os.environ.get('RUNNER_OS') or platform.system()}-{platform.machine()}"
     print(f"how={'release' if release else 'source'}", file=out)
     print(f"version={version()}", file=out)
-    print(f"key=ghstate-venv-{CACHE_FORMAT}-{system}-py{platform.python_version()}-{where}-{made_of}", file=out)
+    key = f"ghstate-wheels-{CACHE_FORMAT}-{system}-py{platform.python_version()}-{version()}" if release else ""
+    print(f"key={key}", file=out)
 
 
 def runtime_requirements() -> list[tuple[str, str]]:

@@ -8,8 +8,9 @@ way the runner runs a composite action's bash step (``bash --noprofile --norc -e
 RUNNER_TEMP, GITHUB_OUTPUT and the step's env, its expressions filled in as the runner would):
 
 - cold: a fresh RUNNER_TEMP and no pip cache (a new hosted runner has none), the whole install;
-- warm: the virtualenv a cold run made, restored as the cache restores it (a tar archive unpacked into a
-  fresh RUNNER_TEMP; that unpacking is timed apart, as "restore"), then the same two steps.
+- warm: the release's wheels a cold run downloaded, restored as the cache restores them (a tar archive unpacked
+  into a fresh RUNNER_TEMP; that unpacking is timed apart, as "restore"), then the same two steps, which check
+  each wheel by its hash and make the virtualenv anew (the cache never holds a virtualenv: issue 53).
 
 With ``--wheel``, the release's wheel is offered to pip beside the index (PIP_FIND_LINKS), as if the release
 were published: the Action's files are then the release's when action/requirements.txt names them, and the
@@ -79,9 +80,11 @@ def run_step(step: dict, context: dict[str, str], base_env: dict[str, str], temp
     return dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
 
 
-def install(temp: Path, base_env: dict[str, str]) -> tuple[float, dict[str, str]]:
-    """Both steps, timed together; the plan's and the install's outputs."""
-    context = {"github.action_path": str(ROOT), "runner.temp": str(temp)}
+def install(temp: Path, base_env: dict[str, str], restored: bool = False) -> tuple[float, dict[str, str]]:
+    """Both steps, timed together; the plan's and the install's outputs. ``restored``: the cache step restored
+    the wheels (its ``cache-hit``)."""
+    context = {"github.action_path": str(ROOT), "runner.temp": str(temp),
+               "steps.cache.outputs.cache-hit": "true" if restored else ""}
     plan_step, install_step = steps().values()
     start = time.perf_counter()
     plan = run_step(plan_step, context, base_env, temp)
@@ -105,9 +108,10 @@ def before(step: dict, temp: Path) -> float:
     return time.perf_counter() - start
 
 
-def check_runs(temp: Path) -> None:
+def check_runs(outputs: dict[str, str]) -> None:
     """The virtualenv the steps left answers as the record step will call it (checked, not timed)."""
-    proc = subprocess.run([str(temp / "ghstate-venv" / "bin" / "ghstate"), "--version"], capture_output=True, text=True)
+    proc = subprocess.run([str(Path(outputs.get("venv", "/nonexistent")) / "bin" / "ghstate"), "--version"],
+                          capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"the installed ghstate does not run:\n{proc.stdout}{proc.stderr}")
 
@@ -137,12 +141,15 @@ def measure(runs: int, wheel: Path | None, rev: str | None) -> None:
             temp.mkdir()
             seconds, outputs = install(temp, base_environment(wheel, cold=True))
             cold_times.append(seconds)
-            check_runs(temp)
+            check_runs(outputs)
             took.add(f"{outputs.get('how')} -> {outputs.get('installed')}")
             if i == 0:
+                if not (temp / "ghstate-wheels").is_dir():
+                    raise SystemExit(f"the cold run kept no wheels ({outputs.get('installed')}): a release's wheels "
+                                     "are what the cache keeps (give --wheel, with action/requirements.txt its)")
                 with tarfile.open(archive, "w") as tar:  # what the cache keeps (it compresses it too)
-                    tar.add(temp / "ghstate-venv", arcname="ghstate-venv")
-                size = sum(p.stat().st_size for p in (temp / "ghstate-venv").rglob("*") if p.is_file())
+                    tar.add(temp / "ghstate-wheels", arcname="ghstate-wheels")
+                size = sum(p.stat().st_size for p in (temp / "ghstate-wheels").rglob("*") if p.is_file())
             shutil.rmtree(temp)
             if earlier is not None:
                 temp.mkdir()
@@ -155,17 +162,18 @@ def measure(runs: int, wheel: Path | None, rev: str | None) -> None:
             with tarfile.open(archive) as tar:
                 tar.extractall(temp, filter="tar") if sys.version_info >= (3, 12) else tar.extractall(temp)
             restore_times.append(time.perf_counter() - start)
-            seconds, outputs = install(temp, base_environment(wheel, cold=False))
-            if outputs.get("installed"):
-                raise SystemExit("a warm run installed again: the restored virtualenv was not taken")
+            seconds, outputs = install(temp, base_environment(wheel, cold=False), restored=True)
+            if outputs.get("installed") != "cached":
+                raise SystemExit(f"a warm run took {outputs.get('installed')}, not the restored wheels")
             warm_times.append(seconds)
-            check_runs(temp)
+            check_runs(outputs)
             shutil.rmtree(temp)
     print(f"path taken (plan -> install): {', '.join(sorted(took))}")
-    print(f"virtualenv: {size / 1e6:.1f} MB, archive {archive_size(size)}")
+    print(f"wheels kept in the cache: {size / 1e6:.1f} MB, archive {archive_size(size)}")
     print(f"cold (no cache, no pip cache): median {statistics.median(cold_times):.2f} s over {runs} runs "
           f"({', '.join(f'{t:.2f}' for t in cold_times)})")
-    print(f"warm (virtualenv restored): median {statistics.median(warm_times):.2f} s over {runs} runs "
+    print(f"warm (wheels restored, checked, installed anew): median {statistics.median(warm_times):.2f} s over "
+          f"{runs} runs "
           f"({', '.join(f'{t:.2f}' for t in warm_times)}); unpacking the archive here: median "
           f"{statistics.median(restore_times):.2f} s")
     if before_times:

@@ -404,3 +404,30 @@ def test_with_retries_a_test_passed_when_one_of_its_attempts_passed_as_check_ret
     assert outcomes == {"t.C::m": "flaky", "t.C::n": "failed"}
     failed = [c for c in merge(list(report.cases)) if c.name == "n"][0]
     assert "attempt a" in failed.detail and "attempt b" in failed.detail
+
+
+def test_the_reports_read_are_bounded_in_files_and_bytes_before_reading(tmp_path, monkeypatch):
+    """Issue 53: a workspace may hold anything the tests wrote; the reports a run reads are bounded in number and
+    in bytes, each file's size looked at before it is read (a huge one is never loaded), and what was left is
+    said in one line."""
+    from ghstate.ci import junit
+
+    case = b'<testsuite name="s"><testcase name="t%d"/></testsuite>'
+    (tmp_path / "r").mkdir()
+    for i in range(6):
+        (tmp_path / "r" / f"{i}.xml").write_bytes(case % i)
+    monkeypatch.setattr(junit, "MAX_REPORTS", 4)
+    reports, warnings = load_reports(["r/*.xml"], tmp_path)
+    assert [r.cases[0].name for r in reports] == ["t0", "t1", "t2", "t3"]
+    assert warnings == ["2 more reports (from r/4.xml) not read: a run reads at most 4 reports and 200 MiB in all; "
+                        "give narrower patterns"]
+    monkeypatch.setattr(junit, "MAX_REPORTS", 100)
+    monkeypatch.setattr(junit, "MAX_TOTAL_BYTES", 3 * len(case % 0))
+    reports, warnings = load_reports(["r/*.xml"], tmp_path)
+    assert len(reports) == 3 and "3 more reports (from r/3.xml) not read" in warnings[0]
+    monkeypatch.setattr(junit, "MAX_REPORT_BYTES", 20)
+    read: list[Path] = []
+    original = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self) or original(self))
+    reports, warnings = load_reports(["r/0.xml"], tmp_path)
+    assert reports == [] and read == [] and warnings == ["skipped r/0.xml: larger than 0 MiB; not read"]

@@ -214,8 +214,8 @@ def _plan(root: Path, **env: str) -> dict[str, str]:
 
 def test_the_action_takes_the_release_only_when_its_files_are_the_releases(tmp_path):
     """``plan`` says ``release`` where the lock names the digest of the Action's own files (whatever the ref it
-    was used by: a tag, a commit), ``source`` once any file the wheel is built from differs; the cache key
-    holds the runner's OS, the Python, and the release or the source's digest."""
+    was used by: a tag, a commit), ``source`` once any file the wheel is built from differs; a release's wheels
+    are kept under a key of the runner's OS, the Python and the release; a source build keeps nothing."""
     copy = _copy_action(tmp_path)
     text = (copy / "action" / "requirements.txt").read_text()
     digest = _module(copy / "action" / "lock.py").source_digest(copy)
@@ -223,15 +223,14 @@ def test_the_action_takes_the_release_only_when_its_files_are_the_releases(tmp_p
                                                              flags=re.M))
     import platform
 
-    planned = _plan(copy, RUNNER_OS="macOS", GHSTATE_VENV="/tmp/runner/ghstate-venv")
+    planned = _plan(copy, RUNNER_OS="macOS")
     assert planned["how"] == "release" and planned["version"] == ghstate.__version__
-    assert planned["key"].startswith("ghstate-venv-") and planned["key"].endswith(f"-{ghstate.__version__}")
+    assert planned["key"].startswith("ghstate-wheels-") and planned["key"].endswith(f"-{ghstate.__version__}")
     assert f"-macOS-{platform.machine()}-py{platform.python_version()}-" in planned["key"]
-    assert _plan(copy, RUNNER_OS="Linux", GHSTATE_VENV="/tmp/runner/ghstate-venv")["key"] != planned["key"]
-    assert _plan(copy, RUNNER_OS="macOS", GHSTATE_VENV="/elsewhere/ghstate-venv")["key"] != planned["key"]
+    assert _plan(copy, RUNNER_OS="Linux")["key"] != planned["key"]
     (copy / "templates" / "prompt.md.j2").write_text((copy / "templates" / "prompt.md.j2").read_text() + " ")
-    changed = _plan(copy, RUNNER_OS="macOS", GHSTATE_VENV="/tmp/runner/ghstate-venv")
-    assert changed["how"] == "source" and "-src-" in changed["key"] and changed["key"] != planned["key"]
+    changed = _plan(copy, RUNNER_OS="macOS")
+    assert changed["how"] == "source" and changed["key"] == ""  # nothing restored: no hashes to check it by
     (copy / "action" / "requirements.txt").unlink()
     assert _plan(copy)["how"] == "source"
 
@@ -247,18 +246,76 @@ def _action() -> dict:
     return yaml.safe_load((ROOT / "action.yml").read_text())
 
 
-def test_the_action_installs_the_release_by_hashes_and_keeps_its_venv_in_the_cache():
+def test_the_action_installs_the_release_by_hashes_and_keeps_only_its_wheels_in_the_cache():
+    """Issue 53, items 4 and 7: a virtualenv found at a known path (planted by an earlier step of the job) or
+    restored from the cache (which the read-only test job, running the code under test, may have written under
+    the same public key) was run with the write token. Now no virtualenv is restored or found: it is made anew at
+    a path no earlier step can know, from the release's wheels, which pip checks against the hashes the Action
+    ships; only the wheels are cached, and only what the cache step restored is looked at."""
     steps = {step["name"]: step for step in _action()["runs"]["steps"]}
     install = steps["Install ghstate"]["run"]
     assert "--require-hashes" in install and "--only-binary :all:" in install and "--no-deps" in install
     assert "action/requirements.txt" in install and 'PIP_CONSTRAINT="$GHSTATE_ACTION_PATH/constraints.txt"' in install
-    restore, save = steps["Restore ghstate's virtualenv"], steps["Keep ghstate's virtualenv for the next job"]
+    restore, save = steps["Restore the release's wheels"], steps["Keep the release's wheels for the next job"]
     assert restore["uses"].startswith("actions/cache/restore@") and save["uses"].startswith("actions/cache/save@")
     for step in (restore, save):
-        assert step["with"] == {"path": "${{ runner.temp }}/ghstate-venv", "key": "${{ steps.plan.outputs.key }}"}
-    assert steps["Where ghstate comes from"]["env"]["GHSTATE_VENV"] == "${{ runner.temp }}/ghstate-venv"
-    assert 'venv="$RUNNER_TEMP/ghstate-venv"' in install
-    assert "installed=" in install and save["if"].startswith("steps.install.outputs.installed != ''")
-    # restored: nothing installed, nothing saved again
-    assert re.search(r'if \[ -x "\$venv/bin/ghstate" \] && \[ -x "\$venv/bin/python" \]; then\s+exit 0', install)
-    assert '"$RUNNER_TEMP/ghstate-venv/bin/ghstate"' in steps["Record the result on the checkpoint"]["run"]
+        assert step["with"] == {"path": "${{ runner.temp }}/ghstate-wheels", "key": "${{ steps.plan.outputs.key }}"}
+    assert steps["Install ghstate"]["env"]["GHSTATE_RESTORED"] == "${{ steps.cache.outputs.cache-hit }}"
+    assert 'venv="$(mktemp -d "$RUNNER_TEMP/ghstate-venv.XXXXXXXX")"' in install
+    assert re.search(r'if \[ "\$GHSTATE_RESTORED" != true \]; then\s+rm -rf "\$wheels"', install)
+    assert 'fill --no-index --find-links "$wheels" "${pinned[@]}"' in install
+    assert save["if"] == "steps.install.outputs.installed == 'release' && steps.plan.outputs.key != ''"
+    record = steps["Record the result on the checkpoint"]
+    assert record["env"]["GHSTATE_VENV"] == "${{ steps.install.outputs.venv }}"
+    assert '"$GHSTATE_VENV/bin/ghstate" ci' in record["run"] and "ghstate-venv/" not in record["run"]
+    assert not any("ghstate-venv" in str(step.get("with", {})) for step in steps.values())
+
+
+def _step_script(name: str) -> str:
+    return next(s for s in _action()["runs"]["steps"] if s["name"] == name)["run"]
+
+
+@pytest.mark.slow
+def test_a_planted_virtualenv_or_a_poisoned_wheel_never_runs(tmp_path):
+    """The install step as the runner runs it, offline: a virtualenv planted where the Action used to keep its
+    own, and a wheels folder the cache step says it restored holding a tampered wheel (named as a pinned one, a
+    .pth file in it that would run at every start of Python). pip refuses the wheel by its hash; the planted
+    virtualenv is never looked at; nothing of either runs (offline, nothing else installs: no virtualenv)."""
+    import os
+    import zipfile
+
+    temp = tmp_path / "runner-temp"
+    ran = tmp_path / "ran"
+    planted = temp / "ghstate-venv" / "bin"
+    planted.mkdir(parents=True)
+    (planted / "ghstate").write_text(f"#!/bin/sh\ntouch {ran}-planted\n")
+    (planted / "ghstate").chmod(0o755)
+    (planted / "python").symlink_to(sys.executable)
+    _, pins = lock.read_lock()
+    action = _copy_action(tmp_path)  # the Action with one pinned requirement, click (the rest is not the point)
+    lines = (action / "action" / "requirements.txt").read_text().replace("\\\n", " ").splitlines()
+    (action / "action" / "requirements.txt").write_text("".join(f"{line}\n" for line in lines
+                                                                if line.startswith("click==")))
+    wheels = temp / "ghstate-wheels"
+    wheels.mkdir()
+    version = pins["click"][0]
+    with zipfile.ZipFile(wheels / f"click-{version}-py3-none-any.whl", "w") as wheel:
+        wheel.writestr("evil.pth", f"import os; open({str(ran) + '-wheel'!r}, 'w')\n")
+        wheel.writestr(f"click-{version}.dist-info/METADATA",
+                       f"Metadata-Version: 2.1\nName: click\nVersion: {version}\n")
+    output = tmp_path / "output"
+    output.write_text("")
+    script = tmp_path / "install.sh"
+    script.write_text(_step_script("Install ghstate"))
+    environ = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "RUNNER_TEMP": str(temp),
+               "GITHUB_OUTPUT": str(output), "GHSTATE_ACTION_PATH": str(action), "GHSTATE_HOW": "release",
+               "GHSTATE_VERSION": ghstate.__version__, "GHSTATE_RESTORED": "true", "PIP_NO_INDEX": "1",
+               "PIP_CONFIG_FILE": os.devnull, "PIP_NO_CACHE_DIR": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], env=environ,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "do not match the hashes" in proc.stderr.lower(), proc.stderr  # pip refused the tampered wheel
+    assert "could not be installed" in proc.stdout  # offline, nothing else could be installed
+    assert "venv=" not in output.read_text()  # nothing for the record step to run
+    assert not list(tmp_path.glob("ran*")), "a planted virtualenv or a tampered wheel ran"
+    assert (planted / "ghstate").exists()  # left alone, never run

@@ -40,7 +40,9 @@ from defusedxml.ElementTree import fromstring
 
 from ghstate.ci.ledger import CaseResult
 
-MAX_REPORT_BYTES = 50 << 20
+MAX_REPORT_BYTES = 50 << 20  # one report; a larger one is not read (its size is looked at first)
+MAX_REPORTS = 2_000  # reports read in one run; more matching files are said, not read
+MAX_TOTAL_BYTES = 200 << 20  # all reports of one run together; past it, the rest are said, not read
 
 
 class JUnitError(ValueError):
@@ -314,11 +316,41 @@ def parse_report(data: bytes, source: str) -> Report:
     return Report(source, tuple(cases), "\n".join(output))
 
 
+class _Budget:
+    """What a run's reports may take before reading stops: MAX_REPORTS files, MAX_TOTAL_BYTES bytes in all (a
+    workspace may hold anything the tests wrote: each file's size is looked at before it is read)."""
+
+    def __init__(self) -> None:
+        self.files = 0
+        self.bytes = 0
+        self.left: list[str] = []  # what was not read past the bounds
+
+    def take(self, path: str, shown: str) -> str:
+        """"" when ``path`` may be read (counted); else why it is not (said once per bound)."""
+        size = os.stat(path).st_size
+        if size > MAX_REPORT_BYTES:
+            return f"{shown}: larger than {MAX_REPORT_BYTES >> 20} MiB; not read"
+        if self.files >= MAX_REPORTS or self.bytes + size > MAX_TOTAL_BYTES:
+            self.left.append(shown)
+            return "-"
+        self.files, self.bytes = self.files + 1, self.bytes + size
+        return ""
+
+    def said(self) -> list[str]:
+        if not self.left:
+            return []
+        return [f"{len(self.left):,} more report{'s' if len(self.left) != 1 else ''} (from {self.left[0]}) not read: "
+                f"a run reads at most {MAX_REPORTS:,} reports and {MAX_TOTAL_BYTES >> 20} MiB in all; give narrower "
+                "patterns"]
+
+
 def load_reports(patterns: list[str], root: Path) -> tuple[list[Report], list[str]]:
-    """Reports matching the glob ``patterns`` (relative to ``root``), and one warning per problem."""
+    """Reports matching the glob ``patterns`` (relative to ``root``), and one warning per problem; at most
+    MAX_REPORTS files and MAX_TOTAL_BYTES in all are read (``_Budget``)."""
     reports: list[Report] = []
     warnings: list[str] = []
     seen: set[str] = set()
+    budget = _Budget()
     for pattern in patterns:
         pattern = pattern.strip()
         if not pattern:
@@ -334,6 +366,10 @@ def load_reports(patterns: list[str], root: Path) -> tuple[list[Report], list[st
             seen.add(path)
             shown = os.path.relpath(path, root) if path.startswith(str(root)) else path
             try:
+                refused = budget.take(path, shown)
+                if refused:
+                    warnings += [f"skipped {refused}"] if refused != "-" else []
+                    continue
                 reports.append(parse_report(Path(path).read_bytes(), shown))
             except JUnitError as exc:
                 warnings.append(f"skipped {exc}")
@@ -344,7 +380,7 @@ def load_reports(patterns: list[str], root: Path) -> tuple[list[Report], list[st
         if matches and not any(os.path.isfile(path) for path in matches):
             example = f"{pattern.rstrip('/')}/**/*.xml"
             warnings.append(f"{pattern!r} matches only folders; give the XML files, e.g. {example!r}")
-    return reports, warnings
+    return reports, warnings + budget.said()
 
 
 # ------------------------------------------------------------------------------ the run's facts
