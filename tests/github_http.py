@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.server
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import SimpleNamespace
@@ -22,6 +23,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def _any(self) -> None:
+        started = time.perf_counter()
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
         fake = self.server.fake
@@ -29,12 +31,16 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         with self.server.lock:  # the fake is a plain object: one request at a time
             status, headers, text = fake.route(request)
         data = text.encode() if isinstance(text, str) else text
+        took = time.perf_counter() - started
         self.send_response(status)
         for key, value in headers.items():
             self.send_header(key, value)
         self.send_header("Content-Length", str(len(data)))
+        # the fake's own time on this request (a benchmark sets it apart from the client's: benchmarks/speed.py)
+        self.send_header("X-Fake-Seconds", f"{took:.6f}")
         self.end_headers()
         self.wfile.write(data)
+        fake.served_seconds = getattr(fake, "served_seconds", 0.0) + time.perf_counter() - started
 
     do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _any
 
