@@ -162,3 +162,24 @@ def test_a_strangers_issue_read_by_number_is_not_this_machines_copy_of_the_branc
     assert STRANGER not in result.stdout + result.stderr
     context, _ = start(run, repo)
     assert STRANGER not in context
+
+
+def test_the_docs_say_who_is_trusted_as_the_code_decides():
+    """Issue 53, item 8: README and docs/github.md promised "people with write access", but MEMBER is any member of
+    the organization and COLLABORATOR includes read-only collaborators. The pages name the associations, and the
+    threat model says what a repository can make ghstate do."""
+    from pathlib import Path
+
+    from ghstate.config import Policy
+
+    root = Path(__file__).resolve().parents[1]
+    pages = {name: (root / name).read_text() for name in ("README.md", "docs/github.md", "docs/configuration.md",
+                                                          "docs/resume.md", "templates/prompt.md.j2")}
+    for name, text in pages.items():
+        assert "with write access" not in " ".join(text.split()), name
+    config = pages["docs/configuration.md"]
+    assert "## What a repository can make ghstate do" in config
+    for association in Policy().trusted_associations:
+        assert f"`{association}`" in config and f"`{association}`" in pages["docs/github.md"]
+    assert "read-only collaborators included" in " ".join(config.split())
+    assert "docs/configuration.md#what-a-repository-can-make-ghstate-do" in pages["README.md"]
