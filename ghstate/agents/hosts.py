@@ -347,6 +347,28 @@ def _ours(command: object, sub: str) -> list[str] | None:
     return None
 
 
+STATUS_LINE = "statusline"
+
+
+def our_status_line(command: object) -> bool:
+    """Whether a ``statusLine`` command runs ``ghstate statusline`` (however ghstate is named)."""
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return len(words) >= 2 and words[-1] == STATUS_LINE and any(Path(w).stem == "ghstate" for w in words[:-1])
+
+
+def add_status_line(settings: dict[str, Any], program: str) -> bool:
+    """Claude Code's ``statusLine``, ghstate's, where the file sets none (one set is never replaced)."""
+    if "statusLine" in settings:
+        return False
+    settings["statusLine"] = {"type": "command", "command": f"{program} {STATUS_LINE}"}
+    return True
+
+
 def add_hooks(settings: dict[str, Any], origin: str, hooks: tuple[Hook, ...], program: str, host: str) -> bool:
     """Add ghstate's hooks to a host's settings (the ``hooks`` object of Claude Code, Codex and Gemini
     CLI share one shape), touching nothing else; a hook that calls a ghstate found on one machine only
