@@ -123,9 +123,15 @@ def work_since(settings: Any, found: Found, fill: pressure.Fill, now: datetime) 
                          pressure.written_after(found.meta.updated_at, fill.crossed_at))
 
 
+# A host's own files of one person in the work tree, which the host writes as it runs (Claude Code's local settings:
+# the projects' MCP servers a person allowed, the status line ``init`` put there): no work of the session's.
+HOSTS_OWN = (".claude/settings.local.json",)
+
+
 def _not_ours(paths: tuple[str, ...], settings: Any) -> tuple[str, ...]:
-    """``paths`` without ghstate's own files in the work tree (``.ghstate/``): writing them is no work of the
-    session's (as ``App.own_files_removed``)."""
+    """``paths`` without ghstate's own files in the work tree (``.ghstate/``, as ``App.own_files_removed``) and the
+    hosts' (``HOSTS_OWN``): writing them is no work of the session's."""
+    paths = tuple(p for p in paths if p not in HOSTS_OWN)
     try:
         prefix = settings.state_dir.resolve().relative_to(settings.root.resolve()).as_posix().rstrip("/")
     except ValueError:
