@@ -86,6 +86,7 @@ def test_claude_code_asks_for_the_checkpoint_once_when_the_context_fills(repo, t
         assert asked(model.requests) == 1, "the Stop hook's reason, given to the model once"
         reminder = next(json.dumps(_last_input(b)) for b in model.requests if REMINDER in json.dumps(_last_input(b)))
         assert "Checkpoint local #1" in reminder and "1 commit" in reminder and "`checkpoint` tool" in reminder
+        assert "<checkpoint>\\nTask: Checkpoint: feature/x\\nBranch: feature/x\\n</checkpoint>" in reminder  # fenced
         seen = len(model.requests)
         ask("--resume", session, "say OK again")  # the same session, still 75% full: not asked again
         assert asked(model.requests[seen:]) == 0 and len(model.requests) == seen + 1
@@ -100,3 +101,163 @@ def test_claude_code_asks_for_the_checkpoint_once_when_the_context_fills(repo, t
         seen = len(model.requests)
         ask("say OK")
         assert asked(model.requests[seen:]) == 0 and len(model.requests) == seen + 1
+
+
+class CodexStub(http.server.ThreadingHTTPServer):
+    """Answers the Responses API with "OK", reporting ``usage`` (Codex records it in its rollout's token_count
+    events), and keeps every request body."""
+
+    bodies: list
+    usage: dict
+
+
+class _CodexAnswers(_Responses):
+    server: CodexStub
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            self.server.bodies.append(json.loads(raw or b"{}"))
+        except ValueError:
+            pass
+        item = {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed",
+                "content": [{"type": "output_text", "text": "OK", "annotations": []}]}
+        tokens = self.server.usage.get("input_tokens", 1)
+        usage = {"input_tokens": tokens, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
+                 "output_tokens_details": None, "total_tokens": tokens + 1}
+        events = [("response.created", {"response": {"id": "resp_1"}}),
+                  ("response.output_item.added", {"output_index": 0, "item": {**item, "content": []}}),
+                  ("response.output_text.delta", {"output_index": 0, "content_index": 0, "item_id": "msg_1",
+                                                  "delta": "OK"}),
+                  ("response.output_item.done", {"output_index": 0, "item": item}),
+                  ("response.completed", {"response": {"id": "resp_1", "usage": usage}})]
+        data = "".join(f"event: {n}\ndata: {json.dumps({'type': n, **d})}\n\n" for n, d in events)
+        self._send(data.encode(), "text/event-stream")
+
+
+class Codex:
+    """Codex CLI in ``repo`` against a CodexStub (its hooks trusted for each run)."""
+
+    def __init__(self, repo: Path, env: dict, usage: int) -> None:
+        self.repo, self.codex = repo, host("codex")
+        self.stub = CodexStub(("127.0.0.1", 0), _CodexAnswers)
+        self.stub.bodies, self.stub.usage = [], {"input_tokens": usage}
+        threading.Thread(target=self.stub.serve_forever, daemon=True).start()
+        config = Path(env["HOME"]) / ".codex" / "config.toml"
+        config.write_text(f'model_provider = "stub"\nmodel = "gpt-5.1-codex"\n\n[model_providers.stub]\nname = "stub"\n'
+                          f'base_url = "http://127.0.0.1:{self.stub.server_address[1]}/v1"\nwire_api = "responses"\n'
+                          f'env_key = "OPENAI_API_KEY"\n\n' + config.read_text())
+        self.env = {**env, "OPENAI_API_KEY": "sk-test"}
+
+    def __call__(self, *args: str) -> None:
+        proc = subprocess.run([self.codex, "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", *args],
+                              cwd=self.repo, env=self.env, capture_output=True, text=True, timeout=180)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    def close(self) -> None:
+        self.stub.shutdown()
+        self.stub.server_close()
+
+
+def test_codex_asks_for_the_checkpoint_once_when_the_context_fills(repo, trusted):
+    commit_setup(repo, trusted)
+    codex = Codex(repo, trusted, usage=195_000)  # of the 258,400 tokens Codex gives a model it has no data on: 75%
+    try:
+        codex("say OK")
+        assert asked(codex.stub.bodies) == 1, "the Stop hook's reason, given to the model once"
+        assert "Checkpoint local #1" in json.dumps(_last_input(codex.stub.bodies[-1]))
+        seen = len(codex.stub.bodies)
+        codex("resume", "--last", "say OK again")
+        assert asked(codex.stub.bodies[seen:]) == 0 and len(codex.stub.bodies) == seen + 1
+
+        codex.stub.usage = {"input_tokens": 25}  # a new session, 0.01% full: nothing
+        seen = len(codex.stub.bodies)
+        codex("say OK")
+        assert asked(codex.stub.bodies[seen:]) == 0 and len(codex.stub.bodies) == seen + 1
+
+        ghstate(repo, trusted, "checkpoint", "--decision", "keep the parser")  # written: nothing changed since
+        codex.stub.usage = {"input_tokens": 195_000}
+        seen = len(codex.stub.bodies)
+        codex("say OK")
+        assert asked(codex.stub.bodies[seen:]) == 0 and len(codex.stub.bodies) == seen + 1
+    finally:
+        codex.close()
+
+
+class GeminiStub(http.server.ThreadingHTTPServer):
+    """Answers the Gemini API, reporting ``usage`` prompt tokens (Gemini CLI records them in its chat recording);
+    ``calls`` are function calls to answer with first, one a request; keeps every request body."""
+
+    bodies: list
+    usage: int
+    calls: list
+
+
+class _GeminiAnswers(http.server.BaseHTTPRequestHandler):
+    server: GeminiStub
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            self.server.bodies.append(json.loads(raw or b"{}"))
+        except ValueError:
+            pass
+        routing = "alt=sse" not in self.path  # the model router's call, not the session's
+        call = self.server.calls.pop(0) if self.server.calls and not routing else None
+        text = '{"complexity_reasoning": "simple", "complexity_score": 10}' if b"complexity_score" in raw else "OK"
+        parts = [{"functionCall": call}] if call else [{"text": text}]
+        answer = {"candidates": [{"content": {"parts": parts, "role": "model"}, "finishReason": "STOP"}],
+                  "usageMetadata": {"promptTokenCount": self.server.usage, "candidatesTokenCount": 1,
+                                    "totalTokenCount": self.server.usage + 1}}
+        data = (json.dumps(answer) if routing else f"data: {json.dumps(answer)}\n\n").encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json" if routing else "text/event-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+class Gemini:
+    """Gemini CLI in ``repo`` against a GeminiStub."""
+
+    def __init__(self, repo: Path, env: dict, usage: int) -> None:
+        self.repo, self.gemini = repo, host("gemini")
+        self.stub = GeminiStub(("127.0.0.1", 0), _GeminiAnswers)
+        self.stub.bodies, self.stub.usage, self.stub.calls = [], usage, []
+        threading.Thread(target=self.stub.serve_forever, daemon=True).start()
+        home = Path(env["HOME"])
+        (home / ".gemini" / "settings.json").write_text(json.dumps({"security": {"auth": {
+            "selectedType": "gemini-api-key"}}}))
+        self.env = {**env, "GEMINI_API_KEY": "test",
+                    "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{self.stub.server_address[1]}"}
+
+    def __call__(self, *args: str) -> None:
+        proc = subprocess.run([self.gemini, *args], cwd=self.repo, env=self.env, capture_output=True, text=True,
+                              timeout=180, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    def session(self) -> list:
+        """The requests of the session (the router's calls left out)."""
+        return [b for b in self.stub.bodies if "contents" in b and "systemInstruction" in b]
+
+    def close(self) -> None:
+        self.stub.shutdown()
+        self.stub.server_close()
+
+
+def test_gemini_cli_asks_for_the_checkpoint_once_when_the_context_fills(repo, trusted):
+    commit_setup(repo, trusted)
+    gemini = Gemini(repo, trusted, usage=393_216)  # 75% of the 524,288 tokens Gemini CLI keeps before compressing
+    try:
+        gemini("-p", "say OK")
+        assert asked(gemini.session()) == 1, "the AfterAgent hook's reason, given to the model once"
+        seen = len(gemini.session())
+        gemini("-p", "say OK again", "--resume", "latest")
+
+        assert asked(gemini.session()[seen:]) == 0
+    finally:
+        gemini.close()

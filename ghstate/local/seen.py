@@ -214,9 +214,9 @@ class Book:
             self.dirty = True
         if isinstance(starts, dict) and starts.pop(session, None) is not None:
             self.dirty = True
-        record = self.pressure(session)
-        if record and set(record) - {"suggested"}:  # compacted: the next crossing asks again (a suggestion stays)
-            self.set_pressure(session, {k: v for k, v in record.items() if k == "suggested"})
+        # What the session was told of its context's fill stays: a compaction empties the context, and the next
+        # look at it (under the threshold) ends the crossing. Gemini CLI 0.61 fires PreCompress before every turn,
+        # compressing or not: forgetting it here would ask again at each.
 
     def pressure(self, session: str) -> dict[str, Any]:
         """What the session was told of its context's fill (``core.pressure.Record``'s data; {} when nothing)."""
