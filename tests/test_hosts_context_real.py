@@ -261,3 +261,93 @@ def test_gemini_cli_asks_for_the_checkpoint_once_when_the_context_fills(repo, tr
         assert asked(gemini.session()[seen:]) == 0
     finally:
         gemini.close()
+
+
+# ------------------------------------------------------------------------------------ issue 55: the prompt whole
+
+
+def texts(value: object) -> str:
+    """Every string of a request, one per line: what the model reads, JSON's escapes undone."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return "\n".join(texts(v) for v in value.values())
+    if isinstance(value, list):
+        return "\n".join(texts(v) for v in value)
+    return ""
+
+
+def two_tasks(repo: Path, env: dict) -> dict[str, str]:
+    """Branches task-11 and task-30, each with its checkpoint: an 11 KB and a 30 KB task (30 phases, 40 locked
+    decisions); their bodies by branch."""
+    bodies = {}
+    for kilobytes in (11, 30):
+        branch = f"task-{kilobytes}"
+        git(repo, env, "checkout", "-q", "-b", branch)
+        bodies[branch] = sized_task_body(kilobytes)
+        ghstate(repo, env, "checkpoint", "--new", "--file", "-", input=bodies[branch])
+    return bodies
+
+
+def expected(repo: Path, env: dict, *flags: str) -> str:
+    """What the session-start hook gives a compacted session here (another session, so that it is given whole)."""
+    event = {"hook_event_name": "SessionStart", "source": "compact", "session_id": f"judge-{time.time_ns()}",
+             "cwd": str(repo)}
+    out = ghstate(repo, env, "hook", "session-start", *flags, input=json.dumps(event))
+    return json.loads(out)["hookSpecificOutput"]["additionalContext"]
+
+
+def assert_whole(seen: str, body: str, prompt: str) -> None:
+    """The model was given the prompt whole: its goal, resume instruction, first locked decision and closing line,
+    and no host's spill marker in place of any of it."""
+    cp = parse(body).checkpoint
+    assert not [m for m in SPILLED if m in seen], [m for m in SPILLED if m in seen]
+    closing = prompt.rstrip().splitlines()[-1]
+    for part in (cp.goal, cp.resume, cp.decisions[0], closing):
+        assert part in seen, part
+
+
+def test_claude_code_gives_the_model_the_prompt_whole_after_compact(repo, trusted):
+    claude = host("claude")
+    commit_setup(repo, trusted)
+    bodies = two_tasks(repo, trusted)
+    with ModelStub() as model:
+        env = {**trusted, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{model.port}", "ANTHROPIC_API_KEY": "sk-test"}
+
+        def ask(*args: str) -> str:
+            proc = subprocess.run([claude, "-p", *args, "--output-format", "json"], cwd=repo, env=env,
+                                  capture_output=True, text=True, timeout=180)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            return json.loads(proc.stdout.strip().splitlines()[-1])["session_id"]
+
+        session = ""
+        for branch, body in bodies.items():  # one session: the 11 KB task, then the 30 KB one on its branch
+            git(repo, trusted, "checkout", "-q", branch)
+            session = session or ask("say OK")
+            ask("--resume", session, "/compact")
+            prompt = expected(repo, trusted)  # what the hook gave it (the tree as the compaction found it)
+            assert len(prompt) <= 10_000 and "Left out to fit 10,000 characters" in prompt  # both fitted
+            seen = len(model.requests)
+            ask("--resume", session, "go on")
+            assert_whole("\n".join(texts(b) for b in model.requests[seen:]), body, prompt)
+
+
+def test_codex_gives_the_model_the_prompt_whole_after_compacting_by_itself(repo, trusted):
+    """It spilled before ghstate set Codex's additionalContextLimit: "Full hook output saved to: …" for both."""
+    commit_setup(repo, trusted)
+    bodies = two_tasks(repo, trusted)
+    codex = Codex(repo, trusted, usage=5_000)  # past the limit below: each next turn compacts first
+    limit = ("-c", "model_auto_compact_token_limit=1000")
+    try:
+        git(repo, trusted, "checkout", "-q", "task-11")
+        codex(*limit, "say OK")
+        for branch, body in bodies.items():
+            git(repo, trusted, "checkout", "-q", branch)
+            seen = len(codex.stub.bodies)
+            codex(*limit, "resume", "--last", "go on")
+            prompt = expected(repo, trusted, "--host", "codex")
+            last = texts(codex.stub.bodies[-1])
+            assert len(codex.stub.bodies) > seen + 1, "a compaction, then the turn"
+            assert_whole(last, body, prompt)
+    finally:
+        codex.close()
