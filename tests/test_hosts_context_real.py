@@ -205,6 +205,10 @@ class _GeminiAnswers(http.server.BaseHTTPRequestHandler):
             pass
         routing = "alt=sse" not in self.path  # the model router's call, not the session's
         call = self.server.calls.pop(0) if self.server.calls and not routing else None
+        if call is not None:  # the tool as this host names it (an MCP server's tools may be given a prefix)
+            body = self.server.bodies[-1]
+            names = [f["name"] for t in body.get("tools", []) for f in t.get("functionDeclarations", [])]
+            call = {**call, "name": next((n for n in names if n.endswith(call["name"])), call["name"])}
         text = '{"complexity_reasoning": "simple", "complexity_score": 10}' if b"complexity_score" in raw else "OK"
         parts = [{"functionCall": call}] if call else [{"text": text}]
         answer = {"candidates": [{"content": {"parts": parts, "role": "model"}, "finishReason": "STOP"}],
@@ -351,3 +355,25 @@ def test_codex_gives_the_model_the_prompt_whole_after_compacting_by_itself(repo,
             assert_whole(last, body, prompt)
     finally:
         codex.close()
+
+
+def test_gemini_cli_gives_the_model_the_mcp_resume_tools_answer_whole(repo, trusted):
+    """Gemini CLI cuts an MCP tool's text past 40,000 characters to its head and tail ("Output too large"): a
+    50 KB task's prompt is fitted under it, whole, its closing line saying what was left out. (Gemini CLI starts
+    no session after it compresses; its /clear cannot be driven by `gemini -p`.)"""
+    commit_setup(repo, trusted)
+    git(repo, trusted, "checkout", "-q", "-b", "task-50")
+    body = sized_task_body(50, risks=80)
+    ghstate(repo, trusted, "checkpoint", "--new", "--file", "-", input=body)
+    whole = ghstate(repo, trusted, "resume")
+    assert len(whole) > 40_000  # unfitted, Gemini CLI would cut it
+    gemini = Gemini(repo, trusted, usage=1_000)
+    gemini.stub.calls = [{"name": "resume", "args": {}}]
+    try:
+        gemini("-p", "load the checkpoint", "--approval-mode", "yolo")
+        prompt = ghstate(repo, trusted, "resume", "--budget", "40000")
+        answer = next(texts(b) for b in gemini.session() if '"functionResponse"' in json.dumps(b))
+        assert_whole(answer, body, prompt)
+        assert "Left out to fit 40,000 characters" in answer
+    finally:
+        gemini.close()
