@@ -34,9 +34,9 @@ TOOLS: dict[str, dict[str, Any]] = {
         "schema": {"issue": ISSUE, "format": {
             "type": "string", "enum": ["prompt", "short", "json", "markdown"],
             "description": "prompt (default), short, json or markdown (the body as stored)."},
-            "budget": {"type": "integer", "minimum": 0, "description": "Fit the prompt into this many characters by "
-                       "leaving out the lowest-ranked items whole (default: the project's prompt_budget; 0: none). "
-                       "It always fits what this host takes of a tool's answer."}},
+            "budget": {"type": "integer", "minimum": 1, "description": "Fit the prompt into this many characters by "
+                       "leaving out the lowest-ranked items whole (default: the project's prompt_budget). It always "
+                       "fits what this host takes of a tool's answer."}},
         "read_only": True,
     },
     "checkpoint": {
