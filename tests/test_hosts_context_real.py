@@ -23,9 +23,10 @@ import time
 from pathlib import Path
 
 import pytest
+import test_hosts_real
 from large_task import sized_task_body
 from model_stub import ModelStub
-from test_hosts_real import _Responses, find_host, host, trusted  # noqa: F401 - trusted is a fixture
+from test_hosts_real import _Responses, find_host, host
 
 from ghstate.core.parse import parse
 
@@ -34,6 +35,8 @@ pytestmark = [pytest.mark.skipif(not any(find_host(n) for n in ("claude", "codex
               pytest.mark.xdist_group("agent-hosts")]  # one host at a time, as in test_hosts_real.py
 
 REMINDER = "ghstate: context 75% full"
+# test_hosts_real's environment: a HOME that trusts ``repo``, `init --agent all` and checkpoint #1 done
+trusted = test_hosts_real.trusted
 SPILLED = ("Full hook output saved", "Output too large", "persisted-output", "hook_outputs")
 
 

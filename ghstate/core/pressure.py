@@ -95,7 +95,8 @@ def codex_usage(lines: list[str]) -> list[Usage]:
             continue
         info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
         last = info.get("last_token_usage") if isinstance(info.get("last_token_usage"), dict) else {}
-        tokens = _count(last.get("total_tokens")) or _count(last.get("input_tokens")) + _count(last.get("output_tokens"))
+        tokens = _count(last.get("total_tokens")) or _count(last.get("input_tokens")) + _count(
+            last.get("output_tokens"))
         if tokens:
             out.append(Usage(_text(data.get("timestamp") if data else ""), tokens,
                              _count(info.get("model_context_window"))))

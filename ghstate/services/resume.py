@@ -313,7 +313,8 @@ def hook_context(app: App, stored: Stored, cp: Checkpoint, tree: gitinfo.WorkTre
 
 def fit_json(fitted: fit.Fitted, budget: fit.Budget) -> dict:
     sel = fitted.selection
-    unit = {"unit": budget.unit, "size": budget.count(fitted.text)} if budget.size and budget.unit != "characters" else {}
+    unit = {"unit": budget.unit, "size": budget.count(fitted.text)} if budget.size and budget.unit != "characters" \
+        else {}
     return {"budget": budget.size or None, **unit, "chars": len(fitted.text), "over": fitted.over,
             "left_out": fitted.left_out,
             "kept": {**{key: getattr(sel, key) for key, _, _ in fit.LABELS}, "finished_phase_names": sel.done_names,
