@@ -89,7 +89,7 @@ def test_claude_code_asks_for_the_checkpoint_once_when_the_context_fills(repo, t
         assert asked(model.requests) == 1, "the Stop hook's reason, given to the model once"
         reminder = next(json.dumps(_last_input(b)) for b in model.requests if REMINDER in json.dumps(_last_input(b)))
         assert "Checkpoint local #1" in reminder and "1 commit" in reminder and "`checkpoint` tool" in reminder
-        assert "<checkpoint>\\nTask: Checkpoint: feature/x\\nBranch: feature/x\\n</checkpoint>" in reminder  # fenced
+        assert "<checkpoint>\\nTask: Checkpoint: feature/x\\nBranch: feature/x\\nChanged: " in reminder  # fenced
         seen = len(model.requests)
         ask("--resume", session, "say OK again")  # the same session, still 75% full: not asked again
         assert asked(model.requests[seen:]) == 0 and len(model.requests) == seen + 1
