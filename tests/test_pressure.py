@@ -358,3 +358,17 @@ def test_doctor_says_whether_the_hook_is_set_up_and_its_threshold(repo, run):
     assert "and off: checkpoint_at = 0" in run("doctor", code=None).stdout
     (repo / ".claude" / "settings.json").write_text('{"hooks": {}}\n')
     assert "so that the agent is asked for a checkpoint when its context fills" in run("doctor", code=None).stdout
+
+
+def test_the_hosts_settings_say_the_window_a_1m_model_and_where_gemini_cli_compresses(session, repo, run):
+    (repo / ".claude" / "settings.json").parent.mkdir(exist_ok=True)
+    (repo / ".claude" / "settings.json").write_text('{"model": "opus[1m]"}\n')
+    session.answer(claude_line(150_000))
+    assert session.stop() == ""  # 15% of 1,000,000
+    session.answer(claude_line(650_000))
+    assert "context 65% full" in session.stop()
+    (repo / ".gemini").mkdir()
+    (repo / ".gemini" / "settings.json").write_text('{"model": {"compressionThreshold": 1.0}}\n')
+    talk = Session(repo, run, "s-gemini", "gemini")
+    talk.answer(json.dumps({"id": "m", "timestamp": stamp(), "type": "gemini", "tokens": {"input": 400_000}}))
+    assert talk.stop() == ""  # 38% of the whole window, where this project's Gemini CLI compresses

@@ -52,7 +52,7 @@ def _json_file(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _reader(host: str, root: Path) -> Any:
+def reader_for(host: str, root: Path) -> Any:
     """The host's transcript reader, told what the host's settings say of the window (a 1M model for Claude Code;
     where Gemini CLI compresses)."""
     from ghstate import config
@@ -151,7 +151,7 @@ def checkpoint_due(event: dict[str, Any], host: str, now: datetime | None = None
     threshold = settings.policy.checkpoint_at
     if threshold <= 0:
         return ""
-    fill = pressure.fill_of(tail(Path(transcript), _reader(host, settings.root)), threshold)
+    fill = pressure.fill_of(tail(Path(transcript), reader_for(host, settings.root)), threshold)
     if fill is None:
         return ""
     from ghstate.local import seen

@@ -26,10 +26,10 @@ def _fill(event: dict[str, Any], settings: Any) -> float | None:
     transcript = event.get("transcript_path")
     if not isinstance(transcript, str) or not transcript:
         return None
-    from ghstate.agents.pressure import _reader, tail
+    from ghstate.agents.pressure import reader_for, tail
     from ghstate.core import pressure
 
-    found = pressure.fill_of(tail(Path(transcript), _reader("claude", settings.root)), 0)
+    found = pressure.fill_of(tail(Path(transcript), reader_for("claude", settings.root)), 0)
     return found.percent if found is not None else None
 
 
