@@ -246,7 +246,7 @@ def main() -> None:
     budget = fit.host_budget("claude-code")
     fitted = present.prompt(cp, source="GitHub issue #24 (https://github.com/o/r/issues/24)", env=templates,
                             budget=budget, show_command="ghstate show 24")
-    print(f"  the same, fitted for Claude Code's hook ({budget:,}): {len(fitted):,} chars "
+    print(f"  the same, fitted for Claude Code's hook ({budget.size:,} {budget.unit}): {len(fitted):,} chars "
           "(benchmarks/prompt_size.py has more)")
     print(json.dumps({"floor_ms": round(floor, 1), "version_ms": round(version, 1), "resume_ms": round(resume, 1),
                       "hook_ms": round(hook, 1), "resume_ratio": round(resume / floor, 2),

@@ -37,7 +37,7 @@ def state_chars(cp) -> int:
 
 
 def sizes(name: str, body: str) -> None:
-    from ghstate.core import fit, present
+    from ghstate.core import fit, limits, present
     from ghstate.core.parse import parse
     from ghstate.templating import environment
 
@@ -45,13 +45,13 @@ def sizes(name: str, body: str) -> None:
     cp = parse(body).checkpoint
     state = state_chars(cp)
 
-    def prompt(budget: int) -> str:
+    def prompt(budget: int | fit.Budget) -> str:
         facts = present.PromptFacts()
         return present.fitted_prompt(cp, source="GitHub issue #24 (https://github.com/o/r/issues/24)", env=env,
                                      facts=facts, budget=budget, show_command="ghstate show 24").text
 
     full = len(prompt(0))
-    fitted = {host: len(prompt(budget)) for host, budget in fit.HOST_BUDGETS.items()}
+    fitted = {host: len(prompt(fit.host_budget(host))) for host in limits.HOSTS}
     ratio = f"{full / state:5.2f}" if state else "  n/a"
     other = sum(len(e.body) for e in cp.extra)  # sections ghstate does not know: kept, not in the prompt
     print(f"  {name[:44]:<44} {state:>7,} {other:>7,} {len(body):>7,} {full:>7,} {ratio}  "
@@ -108,10 +108,10 @@ def main() -> None:
     args = parser.parse_args()
     from large_task import large_task_body
 
-    from ghstate.core import fit
+    from ghstate.core import limits
 
-    print("prompt size (characters): state, body, prompt unfitted, prompt/state, and fitted per host budget "
-          f"({', '.join(f'{h} {b:,}' for h, b in fit.HOST_BUDGETS.items())})")
+    print("prompt size (characters): state, body, prompt unfitted, prompt/state, and fitted per host's hook limit "
+          f"({', '.join(f'{h} {k.hook.size:,} {k.hook.unit}' for h, k in limits.HOSTS.items())})")
     print(f"  {'checkpoint':<44} {'state':>7} {'other':>7} {'body':>7} {'prompt':>7} ratio")
     sizes("examples/checkpoint.md", EXAMPLE.read_text(encoding="utf-8"))
     if CORPUS.is_dir():

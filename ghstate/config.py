@@ -39,6 +39,7 @@ class Policy(NamedTuple):
     project: str = ""  # a GitHub Project (v2) whose items ghstate keeps current: orgs/OWNER/projects/N, …
     github: bool = False  # set by `ghstate init` on GitHub: the checkpoints are there, never fall back silently
     stale_days: int = 30  # days without a write after which `list --stale` names an open checkpoint
+    checkpoint_at: int = 60  # percent of the context's window at which the agent is asked to checkpoint (0: never)
 
     def trusts(self, author: str, association: str, own: str = "") -> bool:
         """Whether ``author`` (a REST login: ``slug[bot]`` for an app), whose association with the repository is
@@ -182,6 +183,8 @@ def policy_from_dict(data: dict[str, Any], origin: str) -> Policy:
         check_project(policy.project, f"project in {origin}")
     if policy.stale_days < 1:
         raise ConfigError(f"stale_days in {origin} must be at least 1")
+    if not 0 <= policy.checkpoint_at <= 100:
+        raise ConfigError(f"checkpoint_at in {origin} must be a percentage of the context, 1 to 100 (0: never ask)")
     return policy
 
 
@@ -338,6 +341,22 @@ def build(
         stale_days=_stale_days(env, policy),
         machine_dir=machine_dir,
     )
+
+
+def without_token(*, env: dict[str, str] | None = None, cwd: Path | None = None) -> Settings:
+    """Settings for what reads this machine's files only (the hook that watches the context, the status line): no
+    token is read and nothing reaches GitHub. ``store`` is where the checkpoints are, as ``build`` settles it
+    given a token: ``github`` when a GitHub repository is known (this machine's replica holds what it last saw of
+    them), else ``local``; ``token`` is always empty."""
+    env = dict(os.environ if env is None else env)
+    settings = build(store="local", env=env, cwd=cwd, need_token=False, need_repo=False)
+    asked = env.get("GHSTATE_STORE") or settings.policy.store
+    if asked == "local":
+        return settings
+    repo, api_url = settings.repo, settings.api_url
+    if not repo:
+        repo, _ = _repository(None, gitinfo.find_root(cwd or Path.cwd()), api_url)
+    return settings._replace(store="github", repo=repo) if repo else settings
 
 
 def _machine_dir(git_root: Path | None, state_dir: Path, env: dict[str, str]) -> Path:

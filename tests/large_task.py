@@ -39,3 +39,30 @@ def large_task_body(done: int = 12) -> str:
 
 if __name__ == "__main__":  # pragma: no cover
     print(len(large_task_body()))
+
+
+def sized_task_body(kilobytes: int, done: int = 12, risks: int = 25) -> str:
+    """A task of about ``kilobytes`` KB with 30 phases and 40 locked decisions (issue 55's 11 KB and 30 KB tasks):
+    the decisions and ``risks`` risks grow to make the size (each item under the 400 characters lint allows), with
+    30 files to re-read."""
+    target = kilobytes * 1000
+    for width in range(40, 400, 4):
+        pad = "; measured against the old engine in staging before and after the switch" * (width // 70 + 1)
+        lines = ["## Goal", "Move every service of the monolith onto the new storage engine without downtime.", "",
+                 "## Current status"]
+        lines += [f"- [{'x' if i <= done else ' '}] Phase {i}: move the {AREAS[i % len(AREAS)]} layer"
+                  for i in range(1, 31)]
+        lines += ["", "## Decisions locked"]
+        lines += [f"- D{i}: the {AREAS[i % len(AREAS)]} layer keeps its public signatures{pad[:width]}"
+                  for i in range(1, 41)]
+        lines += ["", "## Remaining risks"]
+        lines += [f"- R{i}: the {AREAS[i % len(AREAS)]} migration may double-write under retries{pad[:width]}"
+                  for i in range(1, risks + 1)]
+        lines += ["", "## Files to re-read"]
+        lines += [f"- `src/{AREAS[i % len(AREAS)].replace(' ', '_')}/module_{i}.py`" for i in range(1, 31)]
+        lines += ["", "## Resume instruction", f"Start at Phase {done + 1}: port step 3 next; re-read the compat "
+                  "adapters before touching engine code.", ""]
+        body = "\n".join(lines)
+        if len(body) >= target:
+            return body
+    return body

@@ -10,9 +10,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
-def _events(text: str, model: str) -> bytes:
+def _events(text: str, model: str, usage: dict[str, int] | None = None) -> bytes:
     message = {"id": "msg_stub", "type": "message", "role": "assistant", "model": model, "content": [],
-               "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}
+               "stop_reason": None, "stop_sequence": None,
+               "usage": {"input_tokens": 10, "output_tokens": 1, **(usage or {})}}
     events = [
         ("message_start", {"type": "message_start", "message": message}),
         ("content_block_start", {"type": "content_block_start", "index": 0,
@@ -28,9 +29,13 @@ def _events(text: str, model: str) -> bytes:
 
 
 class ModelStub:
-    def __init__(self, reply: str = "OK") -> None:
+    """``usage``: what each answer reports (input, cache-read, cache-creation tokens), which Claude Code records in
+    the session's transcript: 150,000 input tokens make a context three quarters full without sending one."""
+
+    def __init__(self, reply: str = "OK", usage: dict[str, int] | None = None) -> None:
         self.requests: list[dict[str, Any]] = []
         self.reply = reply
+        self.usage = dict(usage or {})
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -49,7 +54,7 @@ class ModelStub:
                     return
                 stub.requests.append(body)
                 if body.get("stream"):
-                    payload = _events(stub.reply, body.get("model", "stub"))
+                    payload = _events(stub.reply, body.get("model", "stub"), stub.usage)
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.send_header("content-length", str(len(payload)))
@@ -59,7 +64,7 @@ class ModelStub:
                     self._json({"id": "msg_stub", "type": "message", "role": "assistant",
                                 "model": body.get("model", "stub"), "content": [{"type": "text", "text": stub.reply}],
                                 "stop_reason": "end_turn", "stop_sequence": None,
-                                "usage": {"input_tokens": 10, "output_tokens": 1}})
+                                "usage": {"input_tokens": 10, "output_tokens": 1, **stub.usage}})
 
             def do_GET(self) -> None:  # noqa: N802
                 self._json({})

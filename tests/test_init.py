@@ -175,7 +175,7 @@ def test_committed_files_call_the_bare_ghstate_even_when_it_runs_from_a_virtuale
     out = run("init", "--agent", "all").stdout
     commands = [h["command"] for entries in json.loads((repo / ".claude" / "settings.json").read_text())["hooks"]
                 .values() for e in entries for h in e["hooks"]]
-    assert commands == [f"ghstate hook {name}" for name in ("session-start", "pre-compact")]
+    assert commands == [f"ghstate hook {name}" for name in ("session-start", "pre-compact", "checkpoint-due")]
     assert "ghstate is not on PATH here" in out and "pipx install" in " ".join(out.split())
     assert "OWNER" not in out and "git+" not in out  # a command that works as written, not a placeholder
     target = re.search(r"pipx install (\S+)", " ".join(out.split())).group(1)
@@ -363,14 +363,15 @@ def test_init_all_twice_keeps_every_users_entries_and_duplicates_nothing(repo, r
     assert session["matcher"] == "*" and session["hooks"][0]["timeout"] == 15000  # milliseconds
     assert session["hooks"][0]["command"] == "ghstate hook session-start --host gemini"
     assert gemini["hooks"]["PreCompress"][0]["hooks"][0]["command"] == "ghstate hook pre-compact --host gemini"
-    user_gemini = without(without(without(gemini, ("mcpServers", "ghstate")), ("hooks", "SessionStart")),
-                          ("hooks", "PreCompress"))
+    assert gemini["hooks"]["AfterAgent"][0]["hooks"][0]["command"] == "ghstate hook checkpoint-due --host gemini"
+    user_gemini = without(without(without(without(gemini, ("mcpServers", "ghstate")), ("hooks", "SessionStart")),
+                                  ("hooks", "PreCompress")), ("hooks", "AfterAgent"))
     assert json.dumps(user_gemini, indent=4) + "\n" == before[".gemini/settings.json"]
     codex_hooks = json.loads((repo / ".codex/hooks.json").read_text())["hooks"]["SessionStart"]
     assert codex_hooks[0]["hooks"][0]["command"] == "./scripts/banner.sh"
     assert codex_hooks[1] == {"matcher": "startup|resume|clear|compact", "hooks": [{
         "type": "command", "command": "ghstate hook session-start --host codex", "timeout": 15,
-        "statusMessage": "Loading the ghstate checkpoint"}]}
+        "statusMessage": "Loading the ghstate checkpoint", "additionalContextLimit": 8000}]}
     cursor = json.loads((repo / ".cursor/mcp.json").read_text())
     assert cursor["mcpServers"]["docs"] == {"url": "https://docs.example/mcp"}
     assert cursor["mcpServers"]["ghstate"]["args"] == ["mcp", "--agent", "cursor"]
@@ -393,10 +394,11 @@ def test_init_all_twice_keeps_every_users_entries_and_duplicates_nothing(repo, r
     assert rule.startswith("---\ndescription: ") and "\nalwaysApply: true\n---\n" in rule
 
     claude = json.loads((repo / ".claude/settings.json").read_text())
-    assert json.dumps(without(without(claude, ("hooks", "PreCompact")), ("hooks", "SessionStart", 1)),
-                      indent=2) + "\n" == before[".claude/settings.json"]
+    assert json.dumps(without(without(without(claude, ("hooks", "PreCompact")), ("hooks", "Stop")),
+                              ("hooks", "SessionStart", 1)), indent=2) + "\n" == before[".claude/settings.json"]
     codex_all = json.loads((repo / ".codex/hooks.json").read_text())
-    assert json.dumps(without(without(codex_all, ("hooks", "PreCompact")), ("hooks", "SessionStart", 1)),
+    assert json.dumps(without(without(without(codex_all, ("hooks", "PreCompact")), ("hooks", "Stop")),
+                              ("hooks", "SessionStart", 1)),
                       indent=2) + "\n" == before[".codex/hooks.json"]
     assert_valid(repo)
 

@@ -115,7 +115,7 @@ def test_claude_code_installs_the_plugin_and_its_hook_gives_the_prompt_once_besi
     person.run(claude, "plugin", "install", "ghstate@ghstate")
     details = person.run(claude, "plugin", "details", "ghstate@ghstate").stdout
     assert f"ghstate {ghstate.__version__}" in details
-    assert "Hooks (2)  SessionStart, PreCompact" in details and "MCP servers (1)  ghstate" in details
+    assert "Hooks (3)  SessionStart, PreCompact, Stop" in details and "MCP servers (1)  ghstate" in details
     assert "checkpoint, resume" in details  # /ghstate:checkpoint and /ghstate:resume
     assert "Claude Code plugin" in person.run_ghstate("doctor")  # doctor reads what Claude Code wrote
     with ModelStub() as model:

@@ -44,6 +44,10 @@ def test_what_init_writes_for_claude_is_what_the_first_screen_commits(repo, run,
 
     written = set(subprocess.run(["git", "ls-files", "--others", "--exclude-standard"], cwd=repo, check=True,
                                  capture_output=True, text=True).stdout.split())
+    personal = {".claude/settings.local.json"}  # the status line, each person's own: said, and never committed
+    agents = (ROOT / "docs" / "agents.md").read_text()
+    assert personal <= written and all(p in agents for p in personal) and "not committed" in agents
+    written -= personal
     assert written and all(any(w == n or w.startswith(n + "/") for n in named) for w in written), (written, named)
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ghstate.core import limits
 from ghstate.errors import InputError
 
 if sys.version_info >= (3, 11):
@@ -33,30 +34,43 @@ SERVER = "ghstate"
 
 class Hook(NamedTuple):
     """One hook ghstate adds to a host: the event, its matcher (None: all), the hook subcommand and the
-    fields of the hook entry besides type and command (each host's own: timeout units, names)."""
+    fields of the hook entry besides type and command (each host's own: timeout units, names). ``kept``: the
+    fields of ``extra`` ghstate keeps as it says in an entry already there (a limit the prompt is fitted to);
+    the others are set when the entry is added, and a person's change to them stays."""
 
     event: str
     matcher: str | None
     sub: str
     extra: dict[str, Any]
+    kept: tuple[str, ...] = ()
 
 
+# The hook that asks for a checkpoint when the context fills runs after every turn (Claude Code's and Codex's Stop,
+# Gemini CLI's AfterAgent): it reads files only, so its timeout is short.
+CHECKPOINT_DUE = "checkpoint-due"
 CLAUDE_HOOKS = (
     Hook("SessionStart", "startup|resume|clear|compact", "session-start", {"timeout": 15}),
     Hook("PreCompact", "manual|auto", "pre-compact", {"timeout": 15}),
+    Hook("Stop", None, CHECKPOINT_DUE, {"timeout": 10}),
 )
-# Codex: the same sources as Claude Code (compact included), timeouts in seconds.
+# Codex: the same sources as Claude Code (compact included), timeouts in seconds; its SessionStart context is
+# spilled to a file past additionalContextLimit tokens (2,500 unless set): set to what the prompt is fitted to.
 CODEX_HOOKS = (
     Hook("SessionStart", "startup|resume|clear|compact", "session-start",
-         {"timeout": 15, "statusMessage": "Loading the ghstate checkpoint"}),
+         {"timeout": 15, "statusMessage": "Loading the ghstate checkpoint",
+          "additionalContextLimit": limits.HOSTS["codex"].hook.size}, kept=("additionalContextLimit",)),
     Hook("PreCompact", "manual|auto", "pre-compact", {"timeout": 15}),
+    Hook("Stop", None, CHECKPOINT_DUE, {"timeout": 10}),
 )
 # Gemini CLI: lifecycle matchers are exact strings ("*" matches every source: startup, resume, clear;
-# there is no compact source), timeouts in milliseconds; PreCompress is its pre-compaction event.
+# there is no compact source), timeouts in milliseconds; PreCompress is its pre-compaction event, AfterAgent
+# the end of a turn (it takes the same decision and reason as a Stop hook's, and sends stop_hook_active).
 GEMINI_HOOKS = (
     Hook("SessionStart", "*", "session-start",
          {"name": "ghstate-session-start", "timeout": 15000, "description": "The branch's ghstate checkpoint"}),
     Hook("PreCompress", "*", "pre-compact", {"name": "ghstate-pre-compact", "timeout": 15000}),
+    Hook("AfterAgent", "*", CHECKPOINT_DUE, {"name": "ghstate-checkpoint-due", "timeout": 10000,
+                                             "description": "Asks for a checkpoint when the context fills"}),
 )
 
 BLOCK_BEGIN = "<!-- ghstate:begin: written by 'ghstate init'; what is between these markers is replaced -->"
@@ -333,6 +347,28 @@ def _ours(command: object, sub: str) -> list[str] | None:
     return None
 
 
+STATUS_LINE = "statusline"
+
+
+def our_status_line(command: object) -> bool:
+    """Whether a ``statusLine`` command runs ``ghstate statusline`` (however ghstate is named)."""
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return len(words) >= 2 and words[-1] == STATUS_LINE and any(Path(w).stem == "ghstate" for w in words[:-1])
+
+
+def add_status_line(settings: dict[str, Any], program: str) -> bool:
+    """Claude Code's ``statusLine``, ghstate's, where the file sets none (one set is never replaced)."""
+    if "statusLine" in settings:
+        return False
+    settings["statusLine"] = {"type": "command", "command": f"{program} {STATUS_LINE}"}
+    return True
+
+
 def add_hooks(settings: dict[str, Any], origin: str, hooks: tuple[Hook, ...], program: str, host: str) -> bool:
     """Add ghstate's hooks to a host's settings (the ``hooks`` object of Claude Code, Codex and Gemini
     CLI share one shape), touching nothing else; a hook that calls a ghstate found on one machine only
@@ -355,6 +391,10 @@ def add_hooks(settings: dict[str, Any], origin: str, hooks: tuple[Hook, ...], pr
                 if local:
                     item["command"] = shlex.join([*command_words(program), *words[local:]])
                     changed = True
+                for key in hook.kept:  # a limit the prompt is fitted to: as this ghstate fits it
+                    if isinstance(item, dict) and item.get(key) != hook.extra[key]:
+                        item[key] = hook.extra[key]
+                        changed = True
         if not present:
             entry = {"matcher": hook.matcher} if hook.matcher is not None else {}
             entry["hooks"] = [{"type": "command", "command": hook_command(program, hook.sub, host), **hook.extra}]

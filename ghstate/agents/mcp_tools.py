@@ -34,9 +34,9 @@ TOOLS: dict[str, dict[str, Any]] = {
         "schema": {"issue": ISSUE, "format": {
             "type": "string", "enum": ["prompt", "short", "json", "markdown"],
             "description": "prompt (default), short, json or markdown (the body as stored)."},
-            "budget": {"type": "integer", "minimum": 0, "description": "Fit the prompt into this many characters by "
-                       "leaving out the lowest-ranked items whole (default: the project's prompt_budget; 0: no "
-                       "limit, as for the CLI)."}},
+            "budget": {"type": "integer", "minimum": 1, "description": "Fit the prompt into this many characters by "
+                       "leaving out the lowest-ranked items whole (default: the project's prompt_budget). It always "
+                       "fits what this host takes of a tool's answer."}},
         "read_only": True,
     },
     "checkpoint": {
@@ -182,9 +182,18 @@ def _resume(app: Any, args: dict[str, Any]) -> str:
     if args.get("budget") is not None and args.get("format") in ("short", "markdown"):  # nothing there to fit
         raise InputError(f"resume: budget fits the prompt (and format json's 'fit'), not format {args['format']}: "
                          "give one of them")
-    request = ResumeRequest(issue=args.get("issue"), fmt=args.get("format", "prompt"), budget=args.get("budget"))
+    request = ResumeRequest(issue=args.get("issue"), fmt=args.get("format", "prompt"),
+                            budget=answer_budget(app, args.get("budget")))
     app.reads_last_seen = True  # without GitHub: this machine's copy, said
     return rehydrate(app, request).text()
+
+
+def answer_budget(app: Any, given: int | None = None) -> Any:
+    """What a prompt this server answers fits: the host's limit on a tool's answer (``limits``, by the server's
+    agent), and the budget given (else the project's ``prompt_budget``) when tighter."""
+    from ghstate.core import fit
+
+    return fit.mcp_budget(app.settings.agent, app.settings.policy.prompt_budget if given is None else given)
 
 
 def _show(app: Any, args: dict[str, Any]) -> str:
@@ -380,7 +389,7 @@ def prompt_text(issue: str | None, make_app: Callable[[], Any]) -> str:
         number = int(text)
     app = make_app()
     app.reads_last_seen = True
-    return rehydrate(app, ResumeRequest(issue=number)).text()
+    return rehydrate(app, ResumeRequest(issue=number, budget=answer_budget(app))).text()
 
 
 def one_line(exc: BaseException) -> str:

@@ -25,9 +25,13 @@ def _ours(command: object) -> bool:
 
 
 def ghstate_entries(data: dict[str, Any]) -> list[Path_]:
-    """Where ghstate's entries are in a host's JSON settings: ``mcpServers.ghstate`` and each hook that runs
-    ``ghstate hook …`` (a hook entry that holds nothing else goes whole)."""
+    """Where ghstate's entries are in a host's JSON settings: ``mcpServers.ghstate``, each hook that runs
+    ``ghstate hook …`` (a hook entry that holds nothing else goes whole) and Claude Code's ``statusLine`` that runs
+    ``ghstate statusline``."""
     found: list[Path_] = []
+    line = data.get("statusLine")
+    if isinstance(line, dict) and hosts.our_status_line(line.get("command")):
+        found.append(("statusLine",))
     servers = data.get("mcpServers")
     if isinstance(servers, dict) and hosts.SERVER in servers:
         found.append(("mcpServers", hosts.SERVER))
@@ -224,7 +228,8 @@ class Removal(NamedTuple):
 
 
 # Each host's JSON files whose ghstate entries init made (servers, hooks), the same for every host.
-JSON_FILES = (".mcp.json", ".claude/settings.json", ".codex/hooks.json", ".gemini/settings.json", ".cursor/mcp.json")
+JSON_FILES = (".mcp.json", ".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json",
+              ".gemini/settings.json", ".cursor/mcp.json")
 _TOOL_GHSTATE = re.compile(r"^\[tool\.ghstate\][ \t]*\r?\n", re.M)
 
 

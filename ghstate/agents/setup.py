@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ghstate.agents import hosts
+from ghstate.errors import InputError
 from ghstate.templating import builtin_templates
 
 # (template, target) of the files each host gets as they are; edited ones are kept unless --force
@@ -60,6 +61,7 @@ class Change(NamedTuple):
 
 
 PROGRAM = "ghstate"  # how every file init writes calls ghstate: they are committed, for everyone's PATH
+STATUS_LINE_FILE = ".claude/settings.local.json"  # Claude Code's settings of one person in one project
 
 
 def on_path() -> bool:
@@ -128,8 +130,6 @@ def _read(path: Path) -> str | None:
     try:
         return path.read_bytes().decode("utf-8")  # line endings as they are: CRLF stays CRLF
     except UnicodeDecodeError:
-        from ghstate.errors import InputError
-
         raise InputError(f"{path} is not UTF-8 text; fix it, then run 'ghstate init' again "
                          "(nothing was changed)") from None
 
@@ -233,6 +233,30 @@ class _Planner:
         self.json_file(".claude/settings.json", lambda d: merge_hooks(d, origin, self.program),
                        "hooks added", "hooks already there")
         self.server(".mcp.json", "claude", typed=True)
+        self.status_line()
+
+    def status_line(self) -> None:
+        """Claude Code's status line, where none is set (the user's settings, the project's, the project's local
+        ones): in the local settings, each person's own and never committed, since Claude Code takes a project's
+        status line over the one a teammate set for themselves."""
+        from ghstate.config import host_homes
+
+        target = STATUS_LINE_FILE
+        files = (self.root / ".claude/settings.json", self.root / target, host_homes()["claude"] / "settings.json")
+        for path in files:
+            try:
+                current = hosts.load_json(_read(path), str(path)).get("statusLine")
+            except InputError:
+                current = None  # the user's file, broken: not init's to judge (a project file stops init elsewhere)
+            if current is not None:
+                said = ("status line already there" if isinstance(current, dict)
+                        and hosts.our_status_line(current.get("command")) else
+                        f"status line: yours ({path.name} of {path.parent}) is kept; docs/agents.md shows how to "
+                        "add ghstate's beside it")
+                self.changes.append(Change(target, None, said))
+                return
+        self.json_file(target, lambda d: hosts.add_status_line(d, self.program),
+                       "status line added (yours alone: this file is not for committing)", "status line already there")
 
     def codex(self) -> None:
         path = self.root / ".codex/config.toml"

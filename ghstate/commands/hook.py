@@ -1,8 +1,11 @@
-"""``ghstate hook session-start|pre-compact``: hook entry points for Claude Code, Codex CLI and Gemini CLI.
+"""``ghstate hook session-start|pre-compact|checkpoint-due``: hook entry points for Claude Code, Codex CLI and
+Gemini CLI.
 
 The three hosts send the same input fields (``source``, ``session_id``, ``transcript_path``, ``cwd``,
-``trigger``) and read the same answer, ``hookSpecificOutput.additionalContext`` (Codex checks its
-shape strictly: ``hookEventName`` and nothing else unknown). What differs is told by ``--host``, which
+``trigger``, ``stop_hook_active``) and read the same answers, ``hookSpecificOutput.additionalContext`` at a
+session's start (Codex checks its shape strictly: ``hookEventName`` and nothing else unknown) and
+``{"decision": "block", "reason": …}`` after a turn (``checkpoint-due``: the reason is the agent's next
+prompt). What differs is told by ``--host``, which
 ``ghstate init`` writes into each host's hook command: the sources a host sends (Gemini CLI has no
 ``compact``), the agent recorded, and the pointer given at startup (MCP hosts call the resume tool).
 
@@ -222,5 +225,36 @@ def pre_compact(host: str) -> None:
             writer.write(spec)
         except NotFound:
             return  # no checkpoint for this branch: nothing to record
+
+    _quietly(run)
+
+
+@hook.command("checkpoint-due")
+@HOST
+def checkpoint_due(host: str) -> None:
+    """Ask the agent to write the checkpoint when the context fills (after each turn).
+
+    Reads how full the session's context is from the host's own transcript; when it reaches checkpoint_at
+    (config; default 60% of the window, 0: never) and something changed since the checkpoint was last
+    written, the agent's stop is blocked once with what to write and how. Once per crossing, never in a
+    loop (a turn a Stop hook continued is never blocked again); local files only. Claude Code and Codex
+    call it on Stop, Gemini CLI on AfterAgent.
+
+    \b
+    Example (.claude/settings.json, as 'ghstate init' writes it):
+      {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "ghstate hook checkpoint-due"}]}]}}
+    """
+
+    def run() -> None:
+        event = _read_event()
+        assert event is not None
+        cwd = event.get("cwd")
+        if isinstance(cwd, str) and cwd and Path(cwd).is_dir():
+            os.chdir(cwd)
+        from ghstate.agents.pressure import checkpoint_due as due
+
+        reason = due(event, host)
+        if reason:
+            click.echo(json.dumps({"decision": "block", "reason": reason}))
 
     _quietly(run)

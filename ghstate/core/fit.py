@@ -1,4 +1,4 @@
-"""Fitting the rehydration prompt into a budget of characters by rank, never by cutting text.
+"""Fitting the rehydration prompt into a budget (a host's limit, or characters) by rank, never by cutting text.
 
 What a fresh session needs most stays: the resume instruction, the next phase and its steps, the
 verification, what ghstate found contradictory, the locked decisions, then open questions, risks,
@@ -12,19 +12,49 @@ import collections
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from ghstate.core import limits
 from ghstate.core.sections import SECTIONS
 
-# Budgets under each host's own limit on what a hook may inject (characters of the context value).
-# Claude Code: a SessionStart additionalContext over 10,000 characters is saved to a file and the
-# model gets a 2,000-character preview; Codex cuts project instructions at 32 KiB.
-HOST_BUDGETS = {"claude-code": 9_000, "codex": 30_000, "gemini-cli": 30_000}
-DEFAULT_HOST = "claude-code"
+
+class Budget(NamedTuple):
+    """What a prompt must fit: ``size`` in ``unit``, as ``count`` measures a text (0: no budget). The hooks' are
+    their host's limits (``limits.HOSTS``); ``resume``'s, the configured characters."""
+
+    size: int
+    unit: str = "characters"
+    count: Callable[[str], int] = len
 
 
-def host_budget(host: str, configured: int = 0) -> int:
-    """The budget a hook of ``host`` uses: the configured one when it is smaller than the host's limit."""
-    limit = HOST_BUDGETS.get(host, HOST_BUDGETS[DEFAULT_HOST])
-    return min(configured, limit) if configured > 0 else limit
+NO_BUDGET = Budget(0)
+DEFAULT_HOST = limits.DEFAULT_HOST
+
+
+def budget_of(budget: "int | Budget") -> Budget:
+    return budget if isinstance(budget, Budget) else Budget(budget)
+
+
+def within(limit: limits.Limit, configured: int = 0) -> Budget:
+    """A host's ``limit``, and the configured ``prompt_budget`` (characters; 0: none) when that is tighter, as one
+    budget in characters: a text fits when it is under both (the host's count is scaled to the characters)."""
+    if configured <= 0 or configured >= limit.size * (4 if limit.unit == "tokens" else 1):
+        return Budget(limit.size, limit.unit, limit.count)
+    if limit.unit == "characters":  # a UTF-16 unit is at most a character: its count holds both
+        return Budget(configured, "characters", limit.count)
+    size, count = limit.size, limit.count
+    return Budget(configured, "characters", lambda text: max(len(text), -(-count(text) * configured // size)))
+
+
+def host_budget(host: str, configured: int = 0) -> Budget:
+    """What a hook of ``host`` fits its prompt into: the host's limit, and the configured one when tighter."""
+    known = limits.of(host) or limits.HOSTS[DEFAULT_HOST]
+    return within(known.hook, configured)
+
+
+def mcp_budget(agent: str, configured: int = 0) -> Budget:
+    """What the MCP server's answer to ``agent``'s host fits into (the configured characters alone for a host
+    whose limit ghstate does not know)."""
+    known = limits.of(agent)
+    return within(known.mcp, configured) if known is not None else Budget(configured)
 
 
 # What the closing line counts, in the table's ``fit`` order; the issue's comments (``notes``) are no section of
@@ -108,13 +138,15 @@ class Fitted(NamedTuple):
     over: bool  # even the least that is always kept is over the budget
 
 
-def fit(render: Callable[[Selection, str, int], str], whole: Selection, budget: int, *, done: int,
+def fit(render: Callable[[Selection, str, int], str], whole: Selection, budget: "int | Budget", *, done: int,
         later: int) -> Fitted:
-    """The largest selection in rank order whose prompt fits ``budget`` (0: no budget). ``render``
-    gets the selection, the words for what is left out, and by how many characters the prompt is over
-    the budget when even the least that is always kept does not fit (0 otherwise): the prompt says so."""
+    """The largest selection in rank order whose prompt fits ``budget`` (0: no budget), as its count measures.
+    ``render`` gets the selection, the words for what is left out, and by how much (in the budget's unit) the prompt
+    is over the budget when even the least that is always kept does not fit (0 otherwise): the prompt says so."""
+    budget = budget_of(budget)
+    size, count = budget.size, budget.count
     text = render(whole, "", 0)
-    if budget <= 0 or len(text) <= budget:
+    if size <= 0 or count(text) <= size:
         return Fitted(text, whole, "", False)
     options = drops(whole, done > 0, later > 0)
     cache: dict[int, str] = {}
@@ -124,20 +156,20 @@ def fit(render: Callable[[Selection, str, int], str], whole: Selection, budget: 
             cache[i] = render(options[i], left_out(whole, options[i], done, later), 0)
         return cache[i]
 
-    if not options or len(attempt(len(options) - 1)) > budget:  # even the least always kept is over
+    if not options or count(attempt(len(options) - 1)) > size:  # even the least always kept is over
         least = options[-1] if options else whole  # nothing to leave out: the whole is the least
         words = left_out(whole, least, done, later)
         text = attempt(len(options) - 1) if options else text
         for _ in range(4):  # the sentence names the prompt's length, itself included: to a fixed point
-            said = render(least, words, max(1, len(text) - budget))
-            if len(said) == len(text):
+            said = render(least, words, max(1, count(text) - size))
+            if count(said) == count(text):
                 break
             text = said
         return Fitted(said, least, words, True)
     lo, hi = 0, len(options) - 1
     while lo < hi:  # fewest drops that fit (the closing line may grow as a list starts losing items)
         mid = (lo + hi) // 2
-        if len(attempt(mid)) <= budget:
+        if count(attempt(mid)) <= size:
             hi = mid
         else:
             lo = mid + 1

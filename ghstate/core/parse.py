@@ -385,6 +385,13 @@ def _quick_marker(body: str) -> dict[str, Any] | None:
     return _load_marker(match.group(1)) if match else None
 
 
+def marker_of(body: str) -> "marker_record.Marker | None":
+    """A body's marker, loaded, by a quick scan (no markdown parse): what a reader of a checkpoint's revision,
+    commit and time needs, and nothing of its sections; None when it has none (or a broken one)."""
+    marker = _quick_marker(body)
+    return marker_record.load(marker) if marker is not None else None
+
+
 _FORM_BRANCH = re.compile(r"^[ ]{0,3}#{1,4}[ \t]+Branch:?[ \t]*\r?\n(?:[ \t]*\r?\n)*[ \t]*`?([^\s`]+)`?[ \t]*\r?$",
                           re.IGNORECASE | re.MULTILINE)
 

@@ -140,17 +140,17 @@ class PromptFacts(NamedTuple):
 
 def prompt(cp: Checkpoint, *, source: str, env: Templates, drift: Any = None,
            runtime_status: list[str] | None = None, notes: list[Any] | None = None, skipped_notes: int = 0,
-           budget: int = 0, show_command: str = "ghstate show", findings: list[str] | None = None,
+           budget: "int | fit.Budget" = 0, show_command: str = "ghstate show", findings: list[str] | None = None,
            reread_stale: dict[str, int] | None = None) -> str:
     return fitted_prompt(cp, source=source, env=env, budget=budget, show_command=show_command,
                          facts=PromptFacts(drift, runtime_status, notes or [], skipped_notes, findings or [],
                                            reread_stale or {})).text
 
 
-def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptFacts, budget: int = 0,
+def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptFacts, budget: "int | fit.Budget" = 0,
                   show_command: str = "ghstate show") -> fit.Fitted:
-    """The prompt, fitted into ``budget`` characters by rank (0: everything). Items are shown as a person
-    sees them on GitHub (the escapes that keep typed text literal there are not repeated to the agent)."""
+    """The prompt, fitted into ``budget`` (characters, or a host's limit) by rank (0: everything). Items are shown
+    as a person sees them on GitHub (the escapes that keep typed text literal there are not repeated to the agent)."""
     prov = Provenance(cp)
     drift = facts.drift
     nxt = cp.next_phase
@@ -183,7 +183,8 @@ def fitted_prompt(cp: Checkpoint, *, source: str, env: Templates, facts: PromptF
         later_count=len(later), verification=verification_line(cp), skipped_notes=facts.skipped_notes,
         resume=shown(cp.resume),
         resume_source=resume_source, last=last_execution(cp), drift=drift_sentence(drift),
-        findings=facts.findings, written_on=written, budget=budget, show_command=show_command, tasks=facts.tasks,
+        findings=facts.findings, written_on=written, budget=fit.budget_of(budget).size,
+        unit=fit.budget_of(budget).unit, show_command=show_command, tasks=facts.tasks,
         closed=facts.closed, other_sections=other_sections(cp), **_beside(cp),
     )
 

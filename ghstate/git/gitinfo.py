@@ -279,6 +279,21 @@ def _status_entries(status: str) -> Iterator[tuple[str, str]]:
         i += 1
 
 
+def commits_since(root: Path | None, commit: str) -> int | None:
+    """How many commits HEAD is ahead of ``commit`` (a status line's figure): none asked of git while HEAD is
+    ``commit``, else one process; None when it cannot be told (no repository, a commit this one lacks)."""
+    if root is None or not _HEX.match(commit or ""):
+        return None
+    head = head_commit(root)
+    if head and head.startswith(commit):
+        return 0
+    try:
+        proc = _run(root, "rev-list", "--count", f"{commit}..HEAD", "--")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return int(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip().isdigit() else None
+
+
 def changes_since(root: Path | None, commit: str) -> Changes:
     """Commits and files changed since ``commit`` (committed, staged, unstaged and untracked).
 

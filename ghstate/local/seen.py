@@ -214,6 +214,26 @@ class Book:
             self.dirty = True
         if isinstance(starts, dict) and starts.pop(session, None) is not None:
             self.dirty = True
+        # What the session was told of its context's fill stays: a compaction empties the context, and the next
+        # look at it (under the threshold) ends the crossing. Gemini CLI 0.61 fires PreCompress before every turn,
+        # compressing or not: forgetting it here would ask again at each.
+
+    def pressure(self, session: str) -> dict[str, Any]:
+        """What the session was told of its context's fill (``core.pressure.Record``'s data; {} when nothing)."""
+        table = self.data.get("pressure")
+        record = table.get(session) if isinstance(table, dict) else None
+        return record if isinstance(record, dict) else {}
+
+    def set_pressure(self, session: str, record: dict[str, Any]) -> None:
+        table = self.data.get("pressure")
+        table = table if isinstance(table, dict) else {}
+        table.pop(session, None)
+        if record:
+            table[session] = record
+        while len(table) > MAX_SESSIONS:
+            table.pop(next(iter(table)))
+        self.data["pressure"] = table
+        self.dirty = True
 
     def save(self) -> None:
         if not self.dirty:
@@ -234,6 +254,12 @@ def book(directory: Path) -> Iterator[Book]:
         opened = Book(directory)
         yield opened
         opened.save()
+
+
+def peek(directory: Path) -> Book:
+    """The seen-file as it is, read without its lock and never saved (a hook that will most often change nothing
+    looks first, and takes the lock only to write)."""
+    return Book(directory)
 
 
 def forget(directory: Path, session: str) -> None:

@@ -52,7 +52,7 @@ def local_rows(repo: str | None = None, store: str | None = None) -> list[Row]:
     if settings.store == "github":
         rows.extend(_visibility(settings))
     rows.append(_writable(settings.store_dir))
-    rows.extend(_hosts(settings.root))
+    rows.extend(_hosts(settings.root, settings.policy.checkpoint_at))
     rows.extend(plugin_rows(config.host_homes(), settings.root))
     return rows
 
@@ -103,8 +103,8 @@ def _writable(folder: Path) -> Row:
     return Row(name, True, f"{folder} is made on the first write (its parent {there} can be written)")
 
 
-def _hosts(root: Path) -> list[Row]:
-    """Each host set up in the repository: its hook and MCP server registered, and what they need here."""
+def _hosts(root: Path, checkpoint_at: int = 60) -> list[Row]:
+    """Each host set up in the repository: its hooks and MCP server registered, and what they need here."""
     rows: list[Row] = []
     sdk = importlib.util.find_spec("mcp") is not None
     on_path = shutil.which("ghstate")
@@ -119,6 +119,7 @@ def _hosts(root: Path) -> list[Row]:
             rows.append(Row(f"{host} hook", hooked or None,
                             f"registered in {hooks} (this repository, by 'ghstate init')" if hooked else
                             f"not registered: run 'ghstate init --agent {_agent(host)}'"))
+            rows.append(_due_row(host, hooks, bool(hook_text) and "hook checkpoint-due" in hook_text, checkpoint_at))
         if served:
             rows.append(Row(f"{host} MCP server", sdk, f"registered in {servers}" + ("" if sdk else
                             ", but the MCP SDK is not installed here: pip install 'ghstate[mcp]'")))
@@ -130,6 +131,18 @@ def _hosts(root: Path) -> list[Row]:
     rows.append(Row("MCP SDK", sdk or None, "installed" if sdk else "not installed (the 'mcp' extra): the hooks work "
                     "without it; agent hosts' MCP servers need it"))
     return rows
+
+
+def _due_row(host: str, hooks: str, registered: bool, checkpoint_at: int) -> Row:
+    """The hook that asks for a checkpoint when the context fills: whether it is set up, and at what fill."""
+    name = f"{host} checkpoint reminder"
+    if not registered:
+        return Row(name, None, f"not registered: run 'ghstate init --agent {_agent(host)}' so that the agent is asked "
+                               "for a checkpoint when its context fills")
+    if checkpoint_at <= 0:
+        return Row(name, None, f"registered in {hooks}, and off: checkpoint_at = 0 in the config")
+    return Row(name, True, f"registered in {hooks}: asks for a checkpoint at {checkpoint_at}% of the context "
+                           "(checkpoint_at in the config)")
 
 
 def _agent(host: str) -> str:

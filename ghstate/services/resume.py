@@ -42,7 +42,7 @@ class ResumeRequest(NamedTuple):
 
     issue: int | None = None
     fmt: str = "prompt"
-    budget: int | None = None
+    budget: "int | fit.Budget | None" = None
     source: str | None = None
     session: str = ""
     mcp: bool = False
@@ -122,7 +122,7 @@ class Rehydration:
         self.checkpoint = cp
         self.tree = tree
         self.request = request
-        self.budget = app.settings.policy.prompt_budget if request.budget is None else request.budget
+        self.budget = fit.budget_of(app.settings.policy.prompt_budget if request.budget is None else request.budget)
 
     @functools.cached_property
     def observed(self) -> Observed:
@@ -321,8 +321,11 @@ def hook_context(app: App, stored: Stored, cp: Checkpoint, tree: gitinfo.WorkTre
     return rehydrate(app, request, tree=tree, found=(stored, cp)).text().strip()
 
 
-def fit_json(fitted: fit.Fitted, budget: int) -> dict:
+def fit_json(fitted: fit.Fitted, budget: fit.Budget) -> dict:
     sel = fitted.selection
-    return {"budget": budget or None, "chars": len(fitted.text), "over": fitted.over, "left_out": fitted.left_out,
+    unit = {"unit": budget.unit, "size": budget.count(fitted.text)} if budget.size and budget.unit != "characters" \
+        else {}
+    return {"budget": budget.size or None, **unit, "chars": len(fitted.text), "over": fitted.over,
+            "left_out": fitted.left_out,
             "kept": {**{key: getattr(sel, key) for key, _, _ in fit.LABELS}, "finished_phase_names": sel.done_names,
                      "later_phase_names": sel.later_names}}
