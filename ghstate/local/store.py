@@ -531,8 +531,9 @@ class LocalStore:
             record: PendingWrite | InputError
             try:
                 record = PendingWrite.from_data(json.loads(path.read_text(encoding="utf-8")))
-            except (OSError, ValueError) as exc:
-                record = InputError(f"the kept write is malformed ({exc}); move it out of the pending folder")
+            except (OSError, ValueError, LookupError, TypeError, AttributeError, RecursionError) as exc:
+                record = InputError(f"the kept write is malformed ({exc or type(exc).__name__}); move it out of "
+                                    "the pending folder")
             out.append((path, record))
         return out
 
@@ -556,6 +557,8 @@ class PendingWrite(NamedTuple):
 
         if not isinstance(data, dict) or data.get("kind") != "ghstate-pending":
             raise ValueError("not a pending write of ghstate")
+        if data.get("version") == 3 and not isinstance(data.get("write"), dict):
+            raise ValueError("it holds no write")
         repo = data.get("repo")
         return cls(WriteSpec.from_data(data["write"] if data.get("version") == 3 else _older_write(data)),
                    repo=repo if isinstance(repo, str) else None, api_url=text(data.get("api_url")),
