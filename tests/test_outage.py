@@ -435,3 +435,35 @@ def test_a_listing_sends_the_kept_writes_first(gh, run, repo, command):  # noqa:
     run(*command)
     assert pending(repo) == []
     assert "kept while away" in state_of(gh, 7).decisions
+
+
+def test_another_repositorys_replica_files_are_never_set_aside(tmp_path):
+    """Finding 10 of issue 58: ``a+b--``, the files of ``a/b``, is also how ``a/b--2``'s begin; a branch lookup of
+    ``a/b`` set ``a/b--2``'s copies aside as "not what its name says"."""
+    from ghstate.local.replica import Replica
+
+    other = Replica(tmp_path, "a/b--2")
+    other.keep(_seen(7, "a/b--2")._replace(branch="b"))
+    mine = Replica(tmp_path, "a/b")
+    mine.keep(_seen(1, "a/b")._replace(branch="c"))
+    assert mine.by_branch("b") is None and mine.by_branch("c") == _seen(1, "a/b")._replace(branch="c")
+    assert mine.notices == [] and not (tmp_path / "aside").exists()
+    assert other.get(7) == _seen(7, "a/b--2")._replace(branch="b") and other.by_branch("b") is not None
+
+
+def test_the_replica_never_steps_back_a_revision(gh, run, repo):  # noqa: F811
+    """Finding 9 of issue 58: a read that began before this machine's own write and ended after it kept what it
+    read over the write's copy, so that without GitHub the checkpoint read one revision back. The slow read is
+    its keep, made after the write's."""
+    from ghstate.local.replica import Replica
+
+    existing(gh)
+    run("resume", "7")
+    copy = Replica(repo / ".git" / "ghstate" / "replica", "octo/hello")
+    slow = copy.get(7)
+    run("checkpoint", "7", "--decision", "written after the slow read began")
+    assert copy.get(7).revision == slow.revision + 1
+    copy.keep(slow)  # the slow read ends
+    refused(gh)
+    out = run("resume", "7").stdout
+    assert f"(revision {slow.revision + 1})" in out.splitlines()[0] and "written after the slow read began" in out
