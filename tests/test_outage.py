@@ -467,3 +467,26 @@ def test_the_replica_never_steps_back_a_revision(gh, run, repo):  # noqa: F811
     refused(gh)
     out = run("resume", "7").stdout
     assert f"(revision {slow.revision + 1})" in out.splitlines()[0] and "written after the slow read began" in out
+
+
+def test_offline_the_branchs_checkpoint_is_never_a_child_task(gh, run, repo, tmp_path):  # noqa: F811
+    """Finding 3 of issue 58: children carry their parent's branch, and the replica's branch lookup did not pass
+    them over. After ``split``, with a child read later than the parent, offline ``resume`` printed the child,
+    and a write by branch was kept for the child (``push`` then sent it there)."""
+    plan = tmp_path / "plan.md"
+    plan.write_text("## Goal\nShip it.\n\n## Current status\n- [x] Phase 1: a\n- [ ] Phase 2: b\n- [ ] Phase 3: c\n\n"
+                    "## Resume instruction\nStart at Phase 2.\n")
+    run("checkpoint", "--file", str(plan), "--title", "Parent")
+    run("split", "1")
+    run("resume")  # the parent, by branch
+    assert "Phase 2: b" in run("resume", "2").stdout  # a child, read later
+    refused(gh)
+    out = run("resume").stdout
+    assert out.startswith("GitHub did not answer: #1 as this machine last saw it"), out[:300]
+    run("checkpoint", "--decision", "kept for the branch's checkpoint", code=1)
+    [kept] = pending(repo)
+    assert json.loads(kept.read_text())["write"]["number"] == 1
+    gh.faults.clear()
+    run("push")
+    assert "kept for the branch's checkpoint" in state_of(gh, 1).decisions
+    assert "kept for the branch's checkpoint" not in state_of(gh, 2).decisions

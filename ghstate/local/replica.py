@@ -121,8 +121,12 @@ class Replica:
 
     def by_branch(self, branch: str, closed: bool = False) -> Seen | None:
         """The checkpoint of ``branch`` as last seen: the most recently seen open one that names it, else
-        (``closed``, as a branch's lookup on GitHub) the most recently seen closed one."""
-        found = [seen for seen in self._all() if seen.branch == branch and (closed or seen.state == "open")]
+        (``closed``, as a branch's lookup on GitHub) the most recently seen closed one; never a child task
+        (``ghstate split``'s children carry their parent's branch, and are no branch's checkpoint)."""
+        from ghstate.core.parse import is_child
+
+        found = [seen for seen in self._all() if seen.branch == branch and (closed or seen.state == "open")
+                 and not is_child(seen.body)]
         found.sort(key=lambda seen: (seen.state == "open", seen.seen_at))
         return found[-1] if found else None
 
