@@ -71,7 +71,11 @@ CLAIMS = {
         "test_archive.py::test_a_hundred_made_and_ninety_closed_leave_the_refs_of_ten",
         "test_archive.py::test_two_closes_at_once_both_fold_into_the_archive"],
     "Still read whole": ["test_archive.py::test_log_and_show_of_an_archived_checkpoint_read_its_whole_history"],
+    "A write that reported success is on the chain of its closed checkpoint": [
+        "test_archive.py::test_a_write_whose_body_lagged_is_on_the_chain_of_its_closed_checkpoint"],
     "Reopened, its chain goes on": ["test_archive.py::test_a_reopened_checkpoint_gets_its_chain_ref_back_on_its_head"],
+    "A write to a checkpoint that is still closed": [
+        "test_outage.py::test_a_write_by_number_to_a_closed_checkpoint_is_said_and_its_refs_stay_folded"],
     "A branch's entry goes once its branch is gone and its checkpoint closed": [
         "test_lifecycle_github.py::test_a_branch_deleted_after_its_checkpoint_closed_takes_its_entry_with_it"],
     "A branch's checkpoint is found in **2** requests however many are open": [

@@ -490,3 +490,36 @@ def test_offline_the_branchs_checkpoint_is_never_a_child_task(gh, run, repo, tmp
     run("push")
     assert "kept for the branch's checkpoint" in state_of(gh, 1).decisions
     assert "kept for the branch's checkpoint" not in state_of(gh, 2).decisions
+
+
+def test_a_create_github_refused_after_its_lookup_answered_stays_a_create(gh, run, repo, tmp_path):  # noqa: F811
+    """Finding 7 of issue 58: after a lookup that GitHub answered (the branch's checkpoint closed since, on another
+    machine) and a create that then failed, the write was kept on what this machine last saw (#7, open then), and
+    ``push`` wrote it to the closed #7. What GitHub answered stands: it is kept as a new checkpoint for the branch,
+    and ``push`` creates it."""
+    existing(gh)
+    gh.tasks.index(7, "feature/x")
+    run("checkpoint", "--decision", "seen here while open")
+    run("close", "7", env={"GHSTATE_DIR": str(tmp_path / "other-machine")})
+    gh.fail("POST", r"^/issues$", 502, times=99)
+    kept = run("checkpoint", "--phase", "Phase 1: again", "--resume", "made after #7 closed", code=1)
+    assert "kept locally" in kept.stderr
+    [path] = pending(repo)
+    assert json.loads(path.read_text())["write"]["number"] is None
+    gh.faults.clear()
+    pushed = run("push").stdout
+    assert "Published" in pushed and "created #8" in pushed, pushed
+    assert state_of(gh, 8).resume == "made after #7 closed" and state_of(gh, 7).resume != "made after #7 closed"
+
+
+def test_a_write_by_number_to_a_closed_checkpoint_is_said_and_its_refs_stay_folded(gh, run, repo):  # noqa: F811
+    """Finding 7 of issue 58: a write by number to a closed checkpoint made its chain ref again after the close had
+    folded it, without a word. It is said, and the chain folded into the archive again."""
+    existing(gh)
+    run("checkpoint", "7", "--risk", "a chain")
+    run("close", "7")
+    assert "refs/ghstate/checkpoints/7" not in gh.tasks.refs
+    out = run("checkpoint", "7", "--decision", "written after the close")
+    assert "#7 is closed: this write is on its log, and it stays closed" in out.stderr
+    assert "refs/ghstate/checkpoints/7" not in gh.tasks.refs and gh.issues[7]["state"] == "closed"
+    assert "written after the close" in json.loads(run("show", "7", "--json").stdout)["decisions"]

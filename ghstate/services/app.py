@@ -78,6 +78,17 @@ class App:
                 writer.send_kept = lambda: kept.send_first(self, wait=KEPT_WAIT).outcome
         return writer
 
+    def caught_up(self, stored: Stored) -> Stored:
+        """A checkpoint whose body lags its chain (a write whose body could not be brought up to date, a person's
+        edit not merged yet) with the body made its chain head's mirror, by a write that changes nothing else:
+        what a close does before it folds the chain, so that the closed checkpoint's body names the head its
+        chain ends at (``show``, ``log`` and ``resume`` of a closed checkpoint read from there, and a reopened
+        one goes on from there)."""
+        from ghstate.core.intent import Intent, WriteSpec
+
+        spec = WriteSpec(Intent(), number=stored.number, lookup=False, create=False, record_tree=False, event="close")
+        return self.writer(keep_pending=False).write(spec).stored or stored
+
     @functools.cached_property
     def project(self) -> ProjectSync | None:
         """The GitHub Project (v2) this command keeps current, when one is configured (ids cached here)."""
@@ -258,4 +269,7 @@ def build_app(*, repo: str | None = None, store: str | None = None, need_token: 
         chosen = github_store
     else:
         chosen = local
-    return App(settings, chosen, local)
+    app = App(settings, chosen, local)
+    if settings.store == "github":  # a close folds only a chain whose head the body names: it is brought there
+        github_store.caught_up = app.caught_up
+    return app

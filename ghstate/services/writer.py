@@ -126,24 +126,39 @@ class Writer:
         checkpoint, which its maker had made on that state before it (as a local write would show them)."""
         spec = self._identified(spec)
         target: Stored | None = None
+        answered = False  # the store answered the lookup: a write it found nothing for is a create
         try:
             waiting = self._sent_first(spec)
             with contextlib.nullcontext() if spec.dry_run else self.store.lock():  # a dry run takes no lock: no file
                 if spec.number is not None or spec.lookup:
                     target = locate(self.store, spec.number, spec.tree.branch, heads=True)
                     spec = self._linked(spec)
+                answered = True
                 if target is None and spec.number is None and spec.lookup:
                     self._not_renamed(spec)
                 if target is None and not spec.create:
                     raise NotFound(f"no open checkpoint for {spec.tree.place}")
                 _behind(waiting, target, spec)
                 result = self._create(spec) if target is None else self._indexed(
-                    spec, self._update(spec, target, kept, before))
+                    spec, self._closed_after(spec, self._update(spec, target, kept, before)))
         except RemoteError as exc:
             if spec.dry_run or self.pending is None or not self.store.remote or callable(spec.intent):
                 raise
-            raise self._kept_for_push(spec, target, exc) from exc
+            raise self._kept_for_push(spec, target, exc, answered) from exc
         return self._seen_here(spec, result)
+
+    def _closed_after(self, spec: WriteSpec, result: WriteResult) -> WriteResult:
+        """A write that changed a closed checkpoint (by number; a kept write pushed after it closed) is said,
+        and its chain folded into the archive again (GitHub: the write made its ref again), so that the
+        closed checkpoint's refs stay folded and its body names the head its chain ends at."""
+        stored = result.stored
+        if stored is None or stored.state != "closed" or not result.changed or spec.dry_run or not spec.intent:
+            return result
+        result.warnings.append(f"{'#' if self.store.remote else 'local #'}{stored.number} is closed: this write is "
+                               "on its log, and it stays closed (reopen it to go on with it)")
+        result.stored = self.store.close(stored)
+        result.warnings.extend(self._notices())
+        return result
 
     def _not_renamed(self, spec: WriteSpec) -> None:
         """A write by branch to a branch renamed since its checkpoint was made is refused, naming that checkpoint
@@ -168,12 +183,15 @@ class Writer:
             self.remember(result.stored, result.checkpoint, result.body)
         return result
 
-    def _kept_for_push(self, spec: WriteSpec, target: Stored | None, exc: RemoteError) -> RemoteError:
+    def _kept_for_push(self, spec: WriteSpec, target: Stored | None, exc: RemoteError,
+                       answered: bool = False) -> RemoteError:
         """A write GitHub could not take, kept whole with the head it was made on (``push`` rebases it onto
-        the head then): the failure, saying where it is kept."""
+        the head then): the failure, saying where it is kept. ``answered``: GitHub answered its lookup (a
+        write it found nothing for stays a create; what this machine last saw is read only when it did not)."""
         head = target.head.oid if target is not None and target.head is not None else ""
         number = target.number if target else spec.number
-        if target is None and not spec.base:  # out of reach from the first request: built on what this machine saw
+        # out of reach before it could look: built on what this machine last saw of the checkpoint
+        if target is None and not spec.base and not answered:
             seen = self._last_seen(spec)
             if seen is not None:
                 number, head = seen.number, seen.head
