@@ -11,7 +11,6 @@ from conftest import store_of
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_github_store import existing, gh, sleeps, state_of  # noqa: F401 - fixtures
-from test_outage import pending
 
 
 def kept_file(repo, data, name: str = "00000000000000000001-7-1-abcdef.json"):
