@@ -182,3 +182,17 @@ def test_a_write_whose_file_lagged_is_on_the_chain_of_its_closed_checkpoint(repo
     assert "local #1 is closed: this write is on its log, and it stays closed" in out.stderr
     shown = json.loads(run("show", "1", "--store", "local", "--json").stdout)
     assert "written before the file went back" in shown["risks"] and "written to the closed one" in shown["decisions"]
+
+
+def test_a_closed_checkpoint_never_hides_an_open_one_of_its_branch(repo, run):
+    """Finding 4 of issue 58, on the local store: the branch's checkpoint closed (``closed/1.md``), an open one for
+    the branch made since (an older ghstate's file, ``2.md``): ``resume`` and a write by branch take the open one."""
+    run("checkpoint", "--store", "local", "--file", "-", input=SAMPLE)
+    run("close", "1", "--store", "local")
+    text = "<!-- ghstate:v1 {\"revision\": 1, \"branch\": \"feature/x\"} -->\n## Goal\nThe open one.\n" \
+           "## Resume instruction\ngo\n"
+    (store_of(repo) / "2.md").write_text(text)
+    assert "local checkpoint #2" in run("resume", "--store", "local").stdout
+    run("checkpoint", "--store", "local", "--risk", "on the open one")
+    assert sorted(p.name for p in store_of(repo).glob("*.md")) == ["2.md"]
+    assert "on the open one" in json.loads(run("show", "2", "--store", "local", "--json").stdout)["risks"]
