@@ -523,3 +523,24 @@ def test_a_write_by_number_to_a_closed_checkpoint_is_said_and_its_refs_stay_fold
     assert "#7 is closed: this write is on its log, and it stays closed" in out.stderr
     assert "refs/ghstate/checkpoints/7" not in gh.tasks.refs and gh.issues[7]["state"] == "closed"
     assert "written after the close" in json.loads(run("show", "7", "--json").stdout)["decisions"]
+
+
+def test_ci_and_the_task_commands_keep_nothing_and_say_nothing_was_kept(gh, run, repo, tmp_path):  # noqa: F811
+    """Finding 11 of issue 58: the outage table said ``ci`` and the task commands keep their write; neither ever was
+    (CI's result is made from what it reads, a split from the parent as read, a claim is decided by GitHub's
+    compare-and-swap). The table says so now, and so does each command: an error, exit 1, nothing in ``pending/``
+    and no word of a write kept."""
+    existing(gh)
+    gh.tasks.index(7, "feature/x")
+    run("checkpoint", "--decision", "seen on GitHub")
+    refused(gh)
+    ci = run("ci", "--result", "success", "--issue", "7")  # a CI job is not failed by GitHub's absence
+    assert "the result was not recorded" in ci.stdout and "kept" not in ci.stdout + ci.stderr
+    for args in (("split", "7"), ("claim", "--next", "7", "--agent", "w1"), ("done", "8", "--agent", "w1")):
+        result = run(*args, code=None)
+        assert result.exit_code == 1, (args, result.stdout, result.stderr)
+        assert result.stderr.startswith("Error: ") and "kept" not in result.stderr, (args, result.stderr)
+    assert pending(repo) == []
+    table = (__import__("pathlib").Path(__file__).resolve().parents[1] / "docs" / "github.md").read_text()
+    row = next(line for line in table.splitlines() if line.startswith("| `ci`"))
+    assert "nothing is kept" in row
