@@ -14,6 +14,7 @@ from ghstate.core.model import (
     HEADINGS,
     LIST_SECTIONS,
     SECTION_KEYS,
+    TEXT_SECTIONS,
     Checkpoint,
     Extra,
     Phase,
@@ -190,7 +191,7 @@ def keep_markup(cp: Checkpoint, incoming: Checkpoint) -> Checkpoint:
 
     changes: dict[str, object] = {key: keep(getattr(cp, key), getattr(incoming, key), "item")
                                   for key in LIST_SECTIONS if key != "files"}  # files are paths, not markup
-    for key in ("goal", "resume"):
+    for key in TEXT_SECTIONS:
         if getattr(incoming, key):
             changes[key] = keep((getattr(cp, key),), (getattr(incoming, key),), "block")[0]
     names = keep(tuple(p.name for p in cp.phases), tuple(p.name for p in incoming.phases), "line")

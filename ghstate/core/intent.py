@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ghstate.core.edits import Edits, apply_edits, apply_incoming, base_digests, with_steps
 from ghstate.core.marker import Execution, PullRequest, digests_of, text, texts, verification_of
-from ghstate.core.model import SECTION_KEYS, Checkpoint, Extra, Phase, Step, WorkTree, find_phase
+from ghstate.core.model import SECTION_KEYS, TEXT_SECTIONS, Checkpoint, Extra, Phase, Step, WorkTree, find_phase
 from ghstate.core.tasks import TaskEdit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -106,7 +106,7 @@ class Intent:
             except LookupError:
                 continue
         if self.incoming is not None:
-            out.update(k for k in self.present if k in ("goal", "resume", "verification"))
+            out.update(k for k in self.present if k in TEXT_SECTIONS)
         if self.verification is not None:
             out.add("verification")
         if self.task is not None:
