@@ -397,6 +397,13 @@ def removed(old: Checkpoint, new: Checkpoint) -> list[str]:
     return out
 
 
+def lacking(incoming: Checkpoint, cp: Checkpoint, present: frozenset[str]) -> list[str]:
+    """What ``cp`` holds in the phases and lists a --file gives (``present``) that the file's lack, item by item,
+    named: what a --file write kept of the checkpoint (written after the revision the file was made from)."""
+    keys = [key for key in ("phases", *LIST_SECTIONS) if key in present]
+    return removed(cp, cp._replace(**{key: getattr(incoming, key) for key in keys})) if keys else []
+
+
 def _sections_changed(old: Checkpoint, new: Checkpoint) -> list[str]:
     """The unknown sections and the preamble a write added, removed or edited, by name."""
     def sections(cp: Checkpoint) -> dict[str, tuple[str | None, list[Extra]]]:
