@@ -31,6 +31,10 @@ CLAIMS = {
         "test_write_log.py::test_a_persons_save_between_a_writes_read_and_its_mirror_is_merged_as_theirs",
         "test_write_log.py::test_two_peoples_saves_read_by_a_plain_read_are_each_their_own_entry_and_credited",
         "test_local_chain.py::test_a_persons_edit_of_the_file_is_merged_as_theirs"],
+    "A person's deletion stands": [
+        "test_write_log.py::test_a_persons_later_save_undoes_their_earlier_one",
+        "test_write_log.py::test_two_people_editing_the_resume_instruction_in_turn_is_no_concurrent_edit",
+        "test_write_log.py::test_saves_in_turn_a_writes_mirror_replaced_are_merged_each_on_the_one_before"],
     "The body converges": [
         "test_interleavings.py::test_no_reported_write_is_lost_in_any_interleaving",
         "test_write_log.py::test_an_older_mirror_landing_after_a_newer_one_is_repaired_never_read_as_an_edit"],

@@ -971,3 +971,59 @@ def test_saves_no_history_tells_apart_are_the_last_editors_and_said_to_hold_othe
     assert "may hold others' changes" in edit["changes"][-1]
     state = fresh_reader(on)
     assert "seen by mona" in state["risks"] and "asked by lisa" in state["questions"]
+
+
+# ------------------------------------------------------------------------------ saves in turn (issue 58, finding 2)
+
+
+@changed_by("coalesce_seconds", "history_lag")
+def test_a_persons_later_save_undoes_their_earlier_one(gh, on):
+    """Finding 2 of issue 58: every save since ghstate's last write was merged against the page they all share,
+    so a save that deleted what an earlier save added was lost (the line came back). A person's deletion stands:
+    each save is merged against the save before it."""
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    on("a", "checkpoint", "1", "--risk", "before")
+    gh.edit(1, raw(gh).replace("## Remaining risks\n", "## Remaining risks\n- added by mona\n")
+            .replace("## Open questions\n", "## Open questions\n- asked by mona\n"), login="mona")
+    gh.advance(60)
+    gh.edit(1, raw(gh).replace("- added by mona\n", ""), login="mona")  # she thinks better of the risk
+    assert "added by mona" not in fresh_reader(on)["risks"]
+    on("b", "checkpoint", "1", "--decision", "from B")
+    assert "added by mona" not in fresh_reader(on)["risks"] and "added by mona" not in body(gh).risks
+    assert "asked by mona" in body(gh).questions and "before" in body(gh).risks and "from B" in body(gh).decisions
+
+
+@changed_by("coalesce_seconds", "history_lag")
+def test_two_people_editing_the_resume_instruction_in_turn_is_no_concurrent_edit(gh, on):
+    """Finding 2 of issue 58: Mona sets the resume instruction, Lisa then sets another on Mona's page: Lisa's
+    stands, as it would on any page; before, both were merged against the page before Mona's, a "(concurrent
+    edit)" section came of it and a comment went to every subscriber."""
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    on("a", "checkpoint", "1", "--risk", "before")
+    resume = "Start at Phase 2. Re-read parser module and tests before editing matcher code."
+    gh.edit(1, raw(gh).replace(resume, "Mona's next step"), login="mona")
+    gh.advance(60)
+    gh.edit(1, raw(gh).replace("Mona's next step", "Lisa's next step"), login="lisa")
+    on("b", "checkpoint", "1", "--decision", "from B")
+    assert fresh_reader(on)["resume"] == "Lisa's next step" and body(gh).resume == "Lisa's next step"
+    assert "(concurrent edit)" not in raw(gh) and not [c for c in gh.comments[1] if "concurrent" in c["body"]]
+
+
+@changed_by("coalesce_seconds", "history_lag")
+def test_saves_in_turn_a_writes_mirror_replaced_are_merged_each_on_the_one_before(gh, on):
+    """Finding 2 of issue 58, the saves a write's own body replaced: between a write's read and its mirror, Mona
+    adds a risk and then deletes it again; the mirror writes over both; merged, her deletion stands."""
+    on("a", "checkpoint", "--file", "-", input=SAMPLE)
+    on("a", "checkpoint", "1", "--risk", "before")
+
+    def mona_twice() -> None:
+        gh.edit(1, raw(gh).replace("## Remaining risks\n", "## Remaining risks\n- added by mona\n")
+                .replace("## Open questions\n", "## Open questions\n- asked by mona\n"), login="mona")
+        gh.advance(60)
+        gh.edit(1, raw(gh).replace("- added by mona\n", "").replace("- before\n", ""), login="mona")
+
+    gh.on_op("AppendCheckpoint", mona_twice)
+    on("b", "checkpoint", "1", "--decision", "from B")
+    state = fresh_reader(on)
+    assert "added by mona" not in state["risks"] and "before" not in state["risks"] and "from B" in state["decisions"]
+    assert "asked by mona" in state["questions"]
