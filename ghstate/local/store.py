@@ -17,7 +17,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -206,6 +206,9 @@ class LocalStore:
         self.directory = directory
         self.notices: list[str] = []  # problems worth a warning that did not stop the command
         self._holding = False  # this store holds the lock (``lock``): a close inside a write takes it not again
+        # The files of a folder of the work tree that git tracks or shows (``gitinfo.shown``), when the store is
+        # in the work tree (GHSTATE_DIR there): a kept-write file among them is the repository's, never read
+        self.tracked: Callable[[Path], frozenset[str] | None] | None = None
 
     # ---------------------------------------------------------------------------------- paths
 
@@ -525,10 +528,15 @@ class LocalStore:
             names = sorted(name for name in os.listdir(self.pending_dir) if name.endswith(".json"))
         except FileNotFoundError:
             return []
+        theirs = (self.tracked(self.pending_dir) if self.tracked is not None and names else None) or frozenset()
         out = []
         for name in names:
             path = self.pending_dir / name
             record: PendingWrite | InputError
+            if name in theirs:
+                out.append((path, InputError("git tracks this file: it is the repository's, not a write this machine "
+                                             "kept, and is never sent (take it out of git and of this folder)")))
+                continue
             try:
                 record = PendingWrite.from_data(json.loads(path.read_text(encoding="utf-8")))
             except (OSError, ValueError, LookupError, TypeError, AttributeError, RecursionError) as exc:

@@ -235,6 +235,15 @@ class App:
         return (stored, current(self.store, stored)) if stored is not None else None
 
 
+def _within(path: Path, root: Path) -> bool:
+    """Whether ``path`` is inside the work tree ``root`` (not its git folder)."""
+    try:
+        inside = path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return not inside.parts or inside.parts[0] != ".git"
+
+
 NONE_YET = "give an ISSUE number, or create one with 'ghstate checkpoint'"
 
 
@@ -247,12 +256,16 @@ def build_app(*, repo: str | None = None, store: str | None = None, need_token: 
                             project=project)
     parsecache.use(settings.cache_dir)
     local = LocalStore(settings.store_dir)
+    root = settings.root if settings.in_git else None
+    if root is not None and _within(settings.store_dir, root):  # GHSTATE_DIR in the work tree: a kept-write file
+        local.tracked = lambda folder: gitinfo.shown(root, folder)  # git tracks there is the repository's, not sent
     # One store per clone: a worktree's own, from before, joins it when this command uses it (on GitHub, only
-    # for its kept writes: the work tree of a CI job that checked out a committed store is left as it is)
+    # when it holds kept writes); what git tracks there is copied and left in place, never a kept write
     if settings.store_dir != settings.state_dir and holds_store(settings.state_dir, settings.store != "local"):
         from ghstate.local.worktrees import gather
 
-        for said in gather(settings.state_dir, local):
+        shown = (lambda: gitinfo.shown(root, settings.state_dir)) if root is not None else (lambda: None)
+        for said in gather(settings.state_dir, local, shown, root):
             print(f"Note: {said}", file=sys.stderr)
     chosen: Store
     if settings.store == "github":

@@ -67,10 +67,44 @@ class Pushed:
         return f"Published {self.file}: {verb} #{self.issue} {self.url}"
 
 
+DEFAULT_API = "https://api.github.com"  # the GitHub a kept write that does not name one was kept for
+
+
+def github_of(api_url: str) -> str:
+    """A GitHub as a kept write names it: its API's URL, the host in lower case, without a trailing slash
+    (``https://API.github.com/`` is ``https://api.github.com``); github.com's for a write that names none."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit((api_url or DEFAULT_API).strip())
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{parts.path.rstrip('/')}"
+
+
+def host_of(api_url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return urlsplit(github_of(api_url)).netloc
+
+
+def here(app: Any, record: PendingWrite) -> bool:
+    """Whether a kept write is for this command's GitHub and repository (names in any letter case, as GitHub
+    takes them): only such a one is sent with this command's token."""
+    repo = app.settings.repo or ""
+    return (record.repo or "").lower() == repo.lower() and github_of(record.api_url) == github_of(app.settings.api_url)
+
+
 def waiting(app: Any) -> list[PendingWrite]:
-    """This clone's kept writes for the command's repository, oldest first (one that cannot be read aside)."""
-    return [record for _, record in app.local.pending()
-            if isinstance(record, PendingWrite) and record.repo == app.settings.repo]
+    """This clone's kept writes for the command's GitHub and repository, oldest first (one that cannot be read
+    aside)."""
+    return [record for _, record in app.local.pending() if isinstance(record, PendingWrite) and here(app, record)]
+
+
+def elsewhere(app: Any, record: PendingWrite) -> str:
+    """Why a kept write is not sent by this command, and how to send it: it is for another repository, or for
+    the same one on another GitHub."""
+    if github_of(record.api_url) == github_of(app.settings.api_url):
+        return f"it is for {record.repo}; run 'ghstate push -R {record.repo}'"
+    return (f"it is for {record.repo} on {host_of(record.api_url)}, not on {host_of(app.settings.api_url)}: run "
+            f"'GITHUB_API_URL={github_of(record.api_url)} ghstate push -R {record.repo}'")
 
 
 @dataclass
@@ -106,7 +140,7 @@ def send_first(app: Any, *, until: float | None = None, wait: float = 0) -> Sent
             sent.waiting = [target(record) for record in waiting(app)]
             return sent
         records = [(path, record) for path, record in app.local.pending()
-                   if isinstance(record, PendingWrite) and record.repo == app.settings.repo]
+                   if isinstance(record, PendingWrite) and here(app, record)]
 
         def stop() -> bool:
             return until is not None and time.monotonic() >= until
@@ -144,9 +178,8 @@ def publish_all(app: Any, store: GitHubStore, records: list, dry_run: bool = Fal
             out.append(Pushed(name, "", "failed", error=str(record)))
             continue
         where = target(record)
-        if record.repo != app.settings.repo:
-            out.append(Pushed(name, where, "skipped", error=f"it is for {record.repo}; run 'ghstate push -R "
-                                                           f"{record.repo}'"))
+        if not here(app, record):
+            out.append(Pushed(name, where, "skipped", error=elsewhere(app, record)))
         elif dry_run:
             out.append(Pushed(name, where, "would publish", error=f"saved {record.saved_at or '?'}"))
         elif unanswered or (stop is not None and stop()):
