@@ -11,6 +11,7 @@ from conftest import store_of
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_github_store import existing, gh, sleeps, state_of  # noqa: F401 - fixtures
+from test_outage import pending
 
 
 def kept_file(repo, data, name: str = "00000000000000000001-7-1-abcdef.json"):
@@ -60,3 +61,58 @@ def test_any_kept_write_file_is_read_or_reported_never_raised(tmp_path_factory, 
     (store.pending_dir / "1.json").write_text(json.dumps(data))
     [(_, record)] = store.pending()
     assert isinstance(record, (PendingWrite, InputError))
+
+
+# ----------------------------------------------------------------- checked before keeping; refused for good
+
+
+SECRET = "ghp_" + ("a1B2c3D4e5F6g7H8i9J0" * 2)[:36]
+
+
+def test_a_write_kept_without_github_is_checked_as_online_and_a_credential_is_never_kept(gh, run, repo):  # noqa: F811
+    """Finding 1 of issue 58: a write kept while GitHub did not answer skipped the credential and size checks (they
+    ran only on a round drafted after a read), so a credential was kept, and every later write to the checkpoint
+    waited behind it. Checked before keeping, as online: refused, nothing kept."""
+    from test_outage import refused
+
+    existing(gh)
+    run("resume", "7")  # seen here
+    refused(gh)
+    result = run("checkpoint", "7", "--decision", f"use the token {SECRET}", code=1)
+    assert "refusing to write to GitHub" in result.stderr and "kept locally" not in result.stderr
+    assert pending(repo) == []
+    (repo / ".ghstate").mkdir(exist_ok=True)
+    (repo / ".ghstate" / "config.toml").write_text("max_body_chars = 2000\n")
+    result = run("checkpoint", "7", "--decision", "x" * 1500, code=1)
+    assert "the limit is 2,000" in result.stderr and "kept locally" not in result.stderr and pending(repo) == []
+    assert "kept locally" in run("checkpoint", "7", "--decision", "a fine one", code=1).stderr
+    assert len(pending(repo)) == 1
+
+
+def test_a_kept_write_github_refuses_for_good_is_set_aside_said_and_holds_nothing_back(gh, run, repo, tmp_path):  # noqa: F811
+    """Finding 1 of issue 58: a kept write GitHub refused for good (here its body over the bound once rebased onto
+    what another machine wrote meanwhile) stayed first in line, the error dropped, and every later write to its
+    checkpoint was kept behind it and told it was safe. It is set aside, said by every command until a person
+    acts (push names it and how to drop it), and later writes land."""
+    from test_outage import refused
+
+    (repo / ".ghstate").mkdir(exist_ok=True)
+    (repo / ".ghstate" / "config.toml").write_text("max_body_chars = 3000\n")
+    existing(gh)
+    run("resume", "7")
+    refused(gh)
+    run("checkpoint", "7", "--decision", "kept: " + "k" * 1000, code=1)
+    gh.faults.clear()
+    other = {"GHSTATE_DIR": str(tmp_path / "other-machine")}
+    run("checkpoint", "7", "--risk", "meanwhile: " + "m" * 1000, env=other)
+    later = run("checkpoint", "7", "--question", "a later write")
+    assert "refused by GitHub for good" in later.stderr and "set aside in" in later.stderr, later.stderr
+    assert "delete the file to drop it" in later.stderr
+    assert "a later write" in state_of(gh, 7).questions  # it landed: nothing waits behind the refused one
+    assert pending(repo) == [] and len(list((store_of(repo) / "pending" / "aside").glob("*.json"))) == 1
+    assert "refused by GitHub for good" in run("resume", "7").stderr  # said again, until a person acts
+    pushed = run("push", code=1)
+    assert "Set aside" in pushed.stderr and "delete the file to drop it" in pushed.stderr
+    for path in (store_of(repo) / "pending" / "aside").glob("*.json"):
+        path.unlink()  # the person drops it
+    assert "for good" not in run("resume", "7").stderr and "Nothing to push." in run("push").stderr

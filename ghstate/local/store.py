@@ -522,16 +522,59 @@ class LocalStore:
         atomic_write(path, json.dumps(record.to_data(), ensure_ascii=False, indent=1) + "\n")
         return path
 
+    @property
+    def aside_dir(self) -> Path:
+        """Where a kept write GitHub refused for good waits for a person (``pending/aside/``)."""
+        return self.pending_dir / "aside"
+
+    def set_aside(self, path: Path, why: str, at: str) -> Path:
+        """A kept write GitHub refused for good (``path``, in ``pending/``) moved to ``pending/aside/`` with why
+        and when, for a person to drop or send again: no later write waits behind it. Where it is now."""
+        target = self.aside_dir / path.name
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+        if isinstance(data, dict):
+            atomic_write(target, json.dumps({**data, "set_aside": {"why": why, "at": at}}, ensure_ascii=False,
+                                            indent=1) + "\n")
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+        return target
+
+    def aside(self) -> list[tuple[Path, PendingWrite | InputError, str]]:
+        """The kept writes set aside (``set_aside``), oldest first, each with why."""
+        try:
+            names = sorted(name for name in os.listdir(self.aside_dir) if name.endswith(".json"))
+        except OSError:
+            return []
+        out: list[tuple[Path, PendingWrite | InputError, str]] = []
+        for path, record in self._records(self.aside_dir, names):
+            try:
+                why = json.loads(path.read_text(encoding="utf-8"))["set_aside"]["why"]
+            except (OSError, ValueError, LookupError, TypeError):
+                why = ""
+            out.append((path, record, str(why)))
+        return out
+
     def pending(self) -> list[tuple[Path, PendingWrite | InputError]]:
         """The kept writes, oldest first; one that cannot be read comes as the error that says so."""
         try:
             names = sorted(name for name in os.listdir(self.pending_dir) if name.endswith(".json"))
         except FileNotFoundError:
             return []
-        theirs = (self.tracked(self.pending_dir) if self.tracked is not None and names else None) or frozenset()
+        return self._records(self.pending_dir, names)
+
+    def _records(self, folder: Path, names: list[str]) -> list[tuple[Path, PendingWrite | InputError]]:
+        """The kept-write files ``names`` of ``folder``, read; one that cannot be read (or that git tracks: a
+        repository's file) comes as the error that says so."""
+        theirs = (self.tracked(folder) if self.tracked is not None and names else None) or frozenset()
         out = []
         for name in names:
-            path = self.pending_dir / name
+            path = folder / name
             record: PendingWrite | InputError
             if name in theirs:
                 out.append((path, InputError("git tracks this file: it is the repository's, not a write this machine "

@@ -115,6 +115,22 @@ class Drafter:
         return Draft(read, cp, body, _link(read, body, entries, cp.title), changes, change.changed,
                      tuple(dict.fromkeys(conflicts)), change.file_conflicts)
 
+    def check_kept(self, spec: WriteSpec, seen: Checkpoint | None) -> None:
+        """A write about to be kept without a round drafted (GitHub did not answer before it could be read),
+        checked as every body is before it leaves, on the state this machine last saw of its checkpoint
+        (``seen``; None: never seen, its text alone): a credential or a body over the bound is refused now,
+        and nothing is kept, exactly as online."""
+        if not isinstance(spec.intent, Intent):
+            return
+        now = seen or Checkpoint()
+        cp = self.as_revision(spec.intent.apply(now, lenient=True).checkpoint, now.meta.revision + 1, self.clock(),
+                              spec)
+        body = render_body(cp, self.env)
+        checks.fit_size(body, cp, self.max_body_chars, KEY_ROOM)
+        if not spec.allow_secrets:
+            checks.check_secrets(render_body(now, self.env) if seen is not None else "", now, body, cp,
+                                 "to GitHub" if self.store.remote else "the checkpoint")
+
     def file_conflicts(self, spec: WriteSpec, read: View) -> tuple[str, ...]:
         """The sections a --file and the checkpoint both changed, for a write whose draft was None (nothing to
         commit: both sides kept came to what the checkpoint holds), so that it is said all the same."""

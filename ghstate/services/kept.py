@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ghstate.core.intent import Intent
-from ghstate.errors import GhstateError, RemoteError
+from ghstate.errors import GhstateError, InputError, NotFound, RemoteError, SecretFound
 from ghstate.local.store import PendingWrite, file_lock
 
 # ``app`` is an ``App`` (``ghstate.services.app``, which imports this module: named, not imported, here)
@@ -39,7 +39,7 @@ class Pushed:
 
     file: str
     target: str
-    result: str  # created | updated | unchanged | would publish | skipped | held | failed
+    result: str  # created | updated | unchanged | would publish | skipped | held | failed | set aside
     issue: int | None = None
     url: str = ""
     error: str = ""
@@ -48,7 +48,7 @@ class Pushed:
 
     @property
     def failed(self) -> bool:
-        return self.result in ("failed", "held")
+        return self.result in ("failed", "held", "set aside")
 
     def data(self) -> dict[str, object]:
         return {"file": self.file, "target": self.target, "result": self.result, "issue": self.issue,
@@ -63,6 +63,8 @@ class Pushed:
             return f"Held back {self.file}: {self.error}"
         if self.result == "failed":
             return f"Could not publish {self.file}: {self.error}"
+        if self.result == "set aside":
+            return f"Set aside {self.file}: {self.error}"
         verb = {"created": "created", "updated": "updated"}.get(self.result, "already up to date:")
         return f"Published {self.file}: {verb} #{self.issue} {self.url}"
 
@@ -133,6 +135,7 @@ def send_first(app: Any, *, until: float | None = None, wait: float = 0) -> Sent
     if app.kept_sent is not None:
         return app.kept_sent
     sent = app.kept_sent = Sent()
+    _say_apart(app)
     if not waiting(app):
         return sent
     with file_lock(app.local.pending_dir / ".push.lock", wait=wait) as mine:
@@ -151,8 +154,13 @@ def send_first(app: Any, *, until: float | None = None, wait: float = 0) -> Sent
             sent.published.append(outcome)
             app.store.notices.append(f"a write this machine kept while GitHub was out of reach was published first: "
                                      f"{outcome.line().split(': ', 1)[1]}")
+        elif outcome.result == "set aside":  # refused for good: said, and nothing waits behind it
+            app.store.notices.append(outcome.error)
         else:
             sent.waiting.append(outcome.target)
+            if outcome.result == "failed" and not outcome.unreachable:
+                app.store.notices.append(f"a write this machine kept for {outcome.target} could not be published "
+                                         f"({outcome.error}); it waits, and later writes to it wait behind it")
         if outcome.unreachable and sent.unanswered is None:
             sent.unanswered = RemoteError(outcome.error, retryable=True, unreachable=True)
     if sent.waiting:
@@ -161,6 +169,39 @@ def send_first(app: Any, *, until: float | None = None, wait: float = 0) -> Sent
                                  f"of reach {'are' if count != 1 else 'is'} still waiting in {app.local.pending_dir}; "
                                  "the next ghstate command that reaches GitHub sends them (or 'ghstate push')")
     return sent
+
+
+def _say_apart(app: Any) -> None:
+    """What a person must act on, said by every command that reaches GitHub until they do: this repository's
+    kept writes GitHub refused for good (set aside), those kept for it on another GitHub, and kept-write files
+    that cannot be read."""
+    repo = (app.settings.repo or "").lower()
+    for path, record, why in app.local.aside():
+        if not isinstance(record, PendingWrite) or here(app, record):
+            app.store.notices.append(set_aside_words(app, path, record, why))
+    for path, record in app.local.pending():
+        name = app.display_path(str(path))
+        if not isinstance(record, PendingWrite):
+            app.store.notices.append(f"{name} cannot be sent ({record}); 'ghstate push' names it")
+        elif not here(app, record) and (record.repo or "").lower() == repo:
+            app.store.notices.append(f"{name} was not sent: {elsewhere(app, record)}")
+
+
+def for_good(exc: GhstateError) -> bool:
+    """Whether GitHub's refusal of a kept write will never change, whatever is retried: the checkpoint is gone
+    (deleted, transferred: not found; 410), or the write itself is refused (its body over the bound once
+    rebased, a credential in it). Not so a refusal a person or time may lift (a token, a limit, an outage)."""
+    if isinstance(exc, RemoteError):
+        return exc.status == 410
+    return isinstance(exc, (InputError, NotFound, SecretFound))
+
+
+def set_aside_words(app: Any, path: Path, record: PendingWrite | GhstateError, why: str) -> str:
+    """What a kept write set aside is, and what a person can do with it."""
+    where = target(record) if isinstance(record, PendingWrite) else "a checkpoint"
+    return (f"a write this machine kept for {where} was refused by GitHub for good ({why or record}), and is set "
+            f"aside in {app.display_path(str(path))}: no later write waits for it; delete the file to drop it, or "
+            f"move it back into {app.display_path(str(app.local.pending_dir))} to send it again")
 
 
 def publish_all(app: Any, store: GitHubStore, records: list, dry_run: bool = False,
@@ -210,6 +251,9 @@ def _push_one(app: Any, store: GitHubStore, writer: Writer, where: tuple[str, st
     try:
         result = _publish(store, writer, record, before.get(target_, ()))
     except GhstateError as exc:
+        if for_good(exc):  # never held behind: set aside for a person, said by every command until they act
+            aside = app.local.set_aside(Path(path), str(exc), writer.clock())
+            return Pushed(name, target_, "set aside", error=set_aside_words(app, aside, record, str(exc)))
         held.add(target_)
         return Pushed(name, target_, "failed", error=str(exc),
                       unreachable=isinstance(exc, RemoteError) and exc.unreachable)

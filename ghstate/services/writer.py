@@ -30,7 +30,7 @@ from ghstate.local.store import LocalStore, PendingWrite
 from ghstate.services import interrupt
 from ghstate.services.draft import Draft, Drafter, NewCheckpoint
 from ghstate.services.leases import renewed
-from ghstate.services.reader import View, locate, view
+from ghstate.services.reader import View, body_checkpoint, checkpoint_of, locate, view
 from ghstate.store import BodyVersion, Store, Stored, Unprotected, WriteOutcome
 
 # Rounds of one write while other writers keep moving the head: each lost round means another writer's
@@ -117,6 +117,7 @@ class Writer:
         # For a branch with no checkpoint: the one of its former name, when ``git branch -m`` renamed it
         # (``App.renamed_from``); a write by branch then does not start a second checkpoint without a word
         self.renamed: Callable[[str], str] | None = None
+        self.drafted = False  # this write's round was drafted (and checked: size, credentials) before it failed
 
     def write(self, spec: WriteSpec, *, kept: bool = False, before: tuple[Intent, ...] = ()) -> WriteResult:
         """Write ``spec``. ``kept``: a write kept while GitHub was out of reach, published now (``push``):
@@ -127,6 +128,7 @@ class Writer:
         spec = self._identified(spec)
         target: Stored | None = None
         answered = False  # the store answered the lookup: a write it found nothing for is a create
+        self.drafted = False  # a round was drafted, and so checked (size, credentials) before it was sent
         try:
             waiting = self._sent_first(spec)
             with contextlib.nullcontext() if spec.dry_run else self.store.lock():  # a dry run takes no lock: no file
@@ -190,11 +192,15 @@ class Writer:
         write it found nothing for stays a create; what this machine last saw is read only when it did not)."""
         head = target.head.oid if target is not None and target.head is not None else ""
         number = target.number if target else spec.number
+        seen = None
         # out of reach before it could look: built on what this machine last saw of the checkpoint
         if target is None and not spec.base and not answered:
             seen = self._last_seen(spec)
             if seen is not None:
                 number, head = seen.number, seen.head
+        if not self.drafted:  # checked as online, on what it would be written over: refused now, nothing kept
+            self.drafter.check_kept(spec, checkpoint_of(target) if target is not None
+                                    else body_checkpoint(seen.body, seen.title) if seen is not None else None)
         try:
             path = self._save_pending(replace(spec, number=number, base=spec.base or head,
                                               new_id=spec.new_id if number is None else ""))
@@ -289,6 +295,7 @@ class Writer:
         spec = self._placed(renewed(self.store, spec, read.stored, read.checkpoint, self.clock()), read)
         base = self.drafter.base(read, spec, before) if kept else None
         first = self.drafter.draft(spec, read, own=True, base=base, kept=kept)
+        self.drafted = True
         if spec.dry_run or (first is None and read.mirror.kind != "stale"):  # a dry run, or nothing to write
             result = self._result(read.stored, first, read, list(first.conflicts) if first else [], tell=False)
         else:
