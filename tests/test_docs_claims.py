@@ -57,6 +57,12 @@ CLAIMS = {
         "test_outage.py::test_the_hook_sends_kept_writes_within_its_budget_else_says_how_many_wait"],
     "made on the head this machine last saw": [
         "test_outage.py::test_a_write_kept_without_any_read_is_built_on_the_head_this_machine_saw_not_on_clocks"],
+    "decided by the chain, never by the writers' clocks": [
+        "test_kept_writes.py::test_a_kept_write_is_decided_by_the_chain_never_by_the_writers_clocks",
+        "test_write_log.py::test_a_write_kept_without_a_read_is_rebased_from_the_head_this_machine_saw"],
+    "Checked before it is kept; set aside when refused for good": [
+        "test_kept_writes.py::test_a_write_kept_without_github_is_checked_as_online_and_a_credential_is_never_kept",
+        "test_kept_writes.py::test_a_kept_write_github_refuses_for_good_is_set_aside_said_and_holds_nothing_back"],
     "Without Contents: write": [
         "test_write_log.py::test_a_token_without_contents_write_still_writes_the_body_and_says_so_once",
         "test_write_log.py::test_a_body_written_without_the_chain_is_merged_into_it_as_an_edit",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import store_of
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -116,3 +117,42 @@ def test_a_kept_write_github_refuses_for_good_is_set_aside_said_and_holds_nothin
     for path in (store_of(repo) / "pending" / "aside").glob("*.json"):
         path.unlink()  # the person drops it
     assert "for good" not in run("resume", "7").stderr and "Nothing to push." in run("push").stderr
+
+
+# ----------------------------------------------------------------- decided by the chain, never by clocks
+
+
+@pytest.mark.parametrize("how", ["seen, then kept without a read", "read, then its write refused",
+                                 "never seen here"])
+def test_a_kept_write_is_decided_by_the_chain_never_by_the_writers_clocks(gh, run, repo, monkeypatch, tmp_path,  # noqa: F811
+                                                                          how):
+    """Finding 13 of issue 58, confirmed twice: machine A's write of the resume instruction is kept while GitHub
+    does not answer (#7 has no chain yet: a checkpoint an older ghstate wrote, or the issue form); machine B then
+    writes the same field, lands and is told so, its clock 10 minutes slow. A's ``push`` replaced B's value,
+    because the order came from the writers' clocks (with B's clock right, B's stood). By the chain: what landed
+    after what A's write was made on stands, and A's change is said, its text and that it was not applied (and
+    kept beside, as a person's edit would be)."""
+    from test_outage import refused
+
+    existing(gh)
+    if how != "never seen here":
+        run("resume", "7")  # A sees #7 (no chain yet)
+    monkeypatch.setattr("ghstate.services.writer.utc_now", lambda: "2026-11-28T10:00:00Z")
+    if how == "read, then its write refused":
+        gh.fail_op("UpdateCheckpoint", 502, times=99)
+        gh.fail_op("AppendCheckpoint", 502, times=99)
+    else:
+        refused(gh)
+    run("checkpoint", "7", "--resume", "A's instruction, kept", code=1)
+    gh.faults.clear()
+    monkeypatch.setattr("ghstate.services.writer.utc_now", lambda: "2026-11-28T09:50:00Z")  # B's clock is slow
+    landed = run("checkpoint", "7", "--resume", "B's instruction, later", env={"GHSTATE_DIR": str(tmp_path / "b")})
+    assert landed.stdout.startswith("Updated checkpoint #7")
+    monkeypatch.setattr("ghstate.services.writer.utc_now", lambda: "2026-11-28T10:05:00Z")
+    pushed = run("push")
+    cp = state_of(gh, 7)
+    assert cp.resume == "B's instruction, later"
+    assert any("A's instruction, kept" in extra.body for extra in cp.extra)
+    said = pushed.stdout + pushed.stderr
+    assert "Resume instruction of #7 changed after this write was kept, and that change stands" in said, said
+    assert "this write's resume instruction (\"A's instruction, kept\") was not applied" in said

@@ -777,9 +777,10 @@ def kept_without_a_read_then(gh, on, monkeypatch, *b_args: str) -> dict:
 
 
 @changed_by("coalesce_seconds", "history_lag")
-def test_a_write_kept_without_a_read_is_rebased_from_the_commit_made_before_it(gh, on, monkeypatch):
-    """B sets the resume point after A's write kept without a read: ``push`` rebases A's write from the
-    newest commit made before it, so B's later value stands and A's is beside it."""
+def test_a_write_kept_without_a_read_is_rebased_from_the_head_this_machine_saw(gh, on, monkeypatch):
+    """B sets the resume point after A's write kept without a read: ``push`` rebases A's write from the head A
+    last saw (never from a commit chosen by the writers' clocks), so B's later value stands and A's is beside
+    it."""
     state = kept_without_a_read_then(gh, on, monkeypatch, "--resume", "B's, later")
     assert state["resume"] == "B's, later" and "first" in state["risks"]
     assert any("A's, kept" in x["body"] for x in state["extra"] if "(concurrent edit)" in x["heading"])

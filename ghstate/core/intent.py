@@ -332,6 +332,7 @@ class WriteSpec:
     write_id: str = ""  # the id its chain entry carries (a kept write keeps it: ``push`` finds it if it landed)
     made_at: str = ""  # when it was made
     base: str = ""  # the head of the chain it was made on (a kept write is rebased from it by ``push``)
+    base_body: str = ""  # the state it was made on where no commit names it (a checkpoint without a chain yet)
     move: bool = False  # a write by number from another branch makes it this branch's checkpoint
     adopt: bool = False  # a write by number to an issue that is no checkpoint makes it one
     saves: tuple[tuple[str, str, str], ...] = ()  # people's saves to merge (body, editor, when), kept for push
@@ -349,6 +350,7 @@ class WriteSpec:
             "labels": list(self.labels) if self.labels else None,
             "write_id": self.write_id, "made_at": self.made_at, "base": self.base, "move": self.move,
             "adopt": self.adopt, "saves": [list(save) for save in self.saves],
+            **({"base_body": self.base_body} if self.base_body else {}),
         }
 
     @classmethod
@@ -376,6 +378,7 @@ class WriteSpec:
             labels=LabelRule(*labels) if isinstance(labels, list) and len(labels) == 2
             and all(isinstance(x, str) for x in labels) else None,
             write_id=text(data.get("write_id")), made_at=text(data.get("made_at")), base=text(data.get("base")),
+            base_body=text(data.get("base_body")),
             move=data.get("move") is True, adopt=data.get("adopt") is True, saves=_saves(data.get("saves")),
         )
 

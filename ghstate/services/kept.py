@@ -264,7 +264,18 @@ def _push_one(app: Any, store: GitHubStore, writer: Writer, where: tuple[str, st
     stored = result.stored
     assert stored is not None
     verb = "created" if result.created else ("updated" if result.changed else "unchanged")
-    beside = [f"{c} of {app.label(stored.number)} changed after this write was kept: that change stands, and this "
-              "write's is kept beside it, under a heading ending in \"(concurrent edit)\"" for c in result.conflicts]
+    beside = [_not_applied(app.label(stored.number), c, result.checkpoint) for c in result.conflicts]
     return Pushed(name, target_, verb, stored.number, stored.location,
                   warnings=[*beside, *result.warnings, *app.keep_project(stored, result.checkpoint)])
+
+
+def _not_applied(label: str, section: str, cp: Any) -> str:
+    """A kept write's value that met another landed after what it was made on (by the chain, never a clock):
+    that one stands; said with the kept text, kept beside under "… (concurrent edit)"."""
+    from ghstate.core.model import concurrent
+
+    kept = next((" ".join(e.body.split()) for e in cp.extra if e.heading == concurrent(section)), "")
+    text = f" (\"{kept[:200]}{'…' if len(kept) > 200 else ''}\")" if kept else ""
+    return (f"{section} of {label} changed after this write was kept, and that change stands: this write's "
+            f"{section[:1].lower() + section[1:]}{text} was not applied; it is kept beside it, under "
+            f"\"{concurrent(section)}\"")

@@ -105,9 +105,11 @@ def _unchained_view(stored: Stored, mirror: Mirror, also: tuple[BodyVersion, ...
 def _chained_view(store: Store, stored: Stored, mirror: Mirror, head: Link, also: tuple[BodyVersion, ...]) -> View:
     """The head of the chain with the body as read (a person's edit: each of the saves it is made of, one by
     one, ``Store.saves``), then each of ``also``, merged onto it where a person edited it (each once, in that
-    order). A save made on the save before it (saved in turn, from the same page of the chain's: the marker
-    names one commit) is merged against that save, so that what the later one changed of the earlier one (a
-    line it added, deleted again; the resume instruction set again) stands as the person's."""
+    order). A person's save made on the person's save before it (saved in turn: the marker of each names one
+    commit's page) is merged against that save, so that what the later one changed of the earlier one (a
+    line it added, deleted again; the resume instruction set again) stands as the person's. A body ghstate
+    wrote alone (beside a chain it could not write) is nobody's page for the next save: it is merged against
+    its commit, and the save after it too."""
     head_cp = body_checkpoint(head.body, stored.title or head.title)
     cp, over, edits = head_cp, head.body, []
     read = store.saves(stored) if mirror.kind == "edited" else (BodyVersion(stored.body),)
@@ -116,10 +118,11 @@ def _chained_view(store: Store, stored: Stored, mirror: Mirror, head: Link, also
         found = mirror if saved.body == stored.body else classify(saved.body, stored.head)
         if found.kind == "edited" and found.digest not in {e.digest for e in edits}:
             on = before.body if before is not None and before.base == found.base else None
-            merged, conflicts = _merged(store, stored, found, cp, on)
+            person = not as_written(saved.body)  # not a body of ghstate's written alone
+            merged, conflicts = _merged(store, stored, found, cp, on if person else None)
             over = found.body  # written over the person's text: their formatting stays
             edits.append(Edit(saved.editor, saved.at, found.digest, conflicts, cp, merged, saved.mixed))
-            cp, before = merged, found
+            cp, before = merged, found if person else None
     return View(stored, cp, over, mirror, tuple(edits), head_cp)
 
 

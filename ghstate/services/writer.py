@@ -198,11 +198,18 @@ class Writer:
             seen = self._last_seen(spec)
             if seen is not None:
                 number, head = seen.number, seen.head
+        # no commit names what it was made on (a checkpoint without a chain yet): the state itself is kept with it,
+        # so that push decides by the chain what landed since, never by the writers' clocks
+        made_on = "" if head or spec.base else split(target.body)[0] if target is not None \
+            else seen.body if seen is not None else ""
         if not self.drafted:  # checked as online, on what it would be written over: refused now, nothing kept
             self.drafter.check_kept(spec, checkpoint_of(target) if target is not None
                                     else body_checkpoint(seen.body, seen.title) if seen is not None else None)
+        if target is not None and self.remember is not None:  # what it read is what this machine last saw: the
+            self.remember(target, checkpoint_of(target), target.body)  # writes kept after it are built on it too
         try:
             path = self._save_pending(replace(spec, number=number, base=spec.base or head,
+                                              base_body=spec.base_body or made_on,
                                               new_id=spec.new_id if number is None else ""))
         except OSError as err:
             raise GhstateError(f"GitHub could not be reached and the local copy could not be saved either "
