@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ghstate.core.marker import text
 from ghstate.core.model import Revision
 from ghstate.errors import InputError, NotFound
-from ghstate.store import BodyVersion, Stored, StoreKind, WriteOutcome
+from ghstate.store import BodyVersion, Stored, StoreKind, Unchecked, WriteOutcome
 
 if TYPE_CHECKING:  # pragma: no cover  (a reader that needs no chain or kept write never loads them)
     from ghstate.core.chain import Head, Link
@@ -205,6 +205,7 @@ class LocalStore:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.notices: list[str] = []  # problems worth a warning that did not stop the command
+        self.unchecked: list[Unchecked] = []  # (a mirror here replaces one file: what it replaced is known)
         self._holding = False  # this store holds the lock (``lock``): a close inside a write takes it not again
         # The files of a folder of the work tree that git tracks or shows (``gitinfo.shown``), when the store is
         # in the work tree (GHSTATE_DIR there): a kept-write file among them is the repository's, never read
@@ -454,6 +455,10 @@ class LocalStore:
         found = ((str(g), self._link(stored.number, g)) for g in reversed(self._generations(stored.number)[-count:]
                                                                                   if count else []))
         return [(oid, link) for oid, link in found if link is not None]
+
+    def look_back(self, stored: Stored, look: Unchecked) -> tuple[BodyVersion, ...] | None:
+        """No history to look in: what a mirror replaced was known when it was written."""
+        return ()
 
     def has_write(self, stored: Stored, write: str) -> bool:
         links = self.links(stored, SEARCHED_GENERATIONS) if write else []

@@ -69,6 +69,7 @@ class App:
                         pending=self.local if keep_pending else None, repo=s.repo, api_url=s.api_url)
         writer.renamed = lambda branch: self.renamed_from(branch, proven=True)
         if self.store.remote:  # what it writes is what this machine last saw; kept writes go out first
+            writer.looks = self.local  # a look for a person's save a mirror may have replaced, kept even by push
             from ghstate.services import kept, outage
 
             writer.replica = outage.replica(self)

@@ -254,7 +254,8 @@ def _push_one(app: Any, store: GitHubStore, writer: Writer, where: tuple[str, st
         if for_good(exc):  # never held behind: set aside for a person, said by every command until they act
             aside = app.local.set_aside(Path(path), str(exc), writer.clock())
             return Pushed(name, target_, "set aside", error=set_aside_words(app, aside, record, str(exc)))
-        held.add(target_)
+        if not record.write.look_back:  # a look for replaced saves holds nothing back: it merges in any order
+            held.add(target_)
         return Pushed(name, target_, "failed", error=str(exc),
                       unreachable=isinstance(exc, RemoteError) and exc.unreachable)
     with contextlib.suppress(FileNotFoundError):
