@@ -73,7 +73,7 @@ MUTANTS = (
            "ghstate/core/saves.py", "is_save", "return (key is not None and not key.digest) or not as_written(text)",
            "return not as_written(text)", ("tests/test_saves.py", "tests/test_write_log.py")),
     Mutant("history-not-read-back", "a save under others that came on top of a write is not looked for",
-           "ghstate/github/body.py", "Body._since", "for _ in range(HISTORY_PAGES):", "for _ in range(0):",
+           "ghstate/github/body.py", "Body._since", "for page in range(HISTORY_PAGES):", "for page in range(0):",
            ("tests/test_write_log.py", "tests/test_github_store.py")),
     Mutant("saves-taken-together", "people's saves read by a plain read are one entry, credited to the last editor",
            "ghstate/github/body.py", "Body.saves", "for v, mixed in saves_in(_listed(issue), read, merged, complete))",

@@ -91,8 +91,11 @@ class Body:
         """People's saves the write of ``written`` over the body read as ``stored`` replaced, oldest first
         (``ghstate.core.saves``' rule; ``merged``: digests already merged). From the write's ``answer`` (its
         issue; None: the answer was lost, the history is paged instead), read further as the module says."""
-        listed = self._shown(stored, written, self._since(stored)) if answer is None \
-            else self._until_shown(stored, written, answer)
+        if answer is None:  # the answer was lost: the history read back to the read (said when it cannot be)
+            since = self._since(stored)
+            listed = self._shown(stored, written, since) if since is not None else self._unread(stored, written)
+        else:
+            listed = self._until_shown(stored, written, answer)
         return tuple(BodyVersion(str(v.text), v.editor, v.at)
                      for v in replaced_saves(listed, written, Version(stored.body, stored.editor, stored.edited_at),
                                              merged))
@@ -102,7 +105,7 @@ class Body:
         whose history did not show it), looked for now; None while the history still does not show it."""
         read = Stored(look.number, stored.title, look.read, stored.location, edited_at=look.read_at)
         listed = self._since(read)
-        if not shows(listed, look.written):
+        if listed is None or not shows(listed, look.written):
             return None
         return tuple(BodyVersion(str(v.text), v.editor, v.at)
                      for v in replaced_saves(listed, look.written, Version(look.read, "", look.read_at),
@@ -125,7 +128,7 @@ class Body:
         listed = _listed(answer)
         if len(listed) < ((answer.get("userContentEdits") or {}).get("totalCount") or 0) \
                 and shows(listed, written) and self._short(listed, stored):
-            listed = _together(listed, self._since(stored))
+            listed = _together(listed, self._since(stored) or [])
         return self._shown(stored, written, listed)
 
     def _shown(self, stored: Stored, written: str, listed: list[Version]) -> list[Version]:
@@ -137,15 +140,24 @@ class Body:
             if not listed or shows(listed, written):  # never edited, or the write is there
                 return listed
             self.store.api.sleep(HISTORY_WAIT * attempt)  # an index behind its body: it catches up in time
-            listed = _together(listed, self._since(stored))
+            listed = _together(listed, self._since(stored) or [])
         if listed and not shows(listed, written):
-            self.store.notices.append(
-                f"GitHub's edit history of #{stored.number} did not show this write after {HISTORY_READS} reads, "
-                "so whether it wrote over a person's save just before it could not be checked yet; it is looked "
-                "for again by the next command that reaches GitHub (GitHub keeps every version under \"edited\" "
-                "on the issue)")
-            self.store.unchecked.append(Unchecked(stored.number, stored.body, stored.edited_at, written))
+            self._unchecked(stored, written, f"did not show this write after {HISTORY_READS} reads")
         return listed
+
+    def _unread(self, stored: Stored, written: str) -> list[Version]:
+        """A lost answer's look whose history could not be read at all: said, and kept for a later look."""
+        self._unchecked(stored, written, "could not be read")
+        return []
+
+    def _unchecked(self, stored: Stored, written: str, why: str) -> None:
+        """Whether the body ``written`` wrote over a person's save could not be checked: said, and kept for the
+        next command that reaches GitHub to look again (``Store.unchecked``)."""
+        self.store.notices.append(
+            f"GitHub's edit history of #{stored.number} {why}, so whether this write wrote over a person's save "
+            "just before it could not be checked yet; it is looked for again by the next command that reaches "
+            "GitHub (GitHub keeps every version under \"edited\" on the issue)")
+        self.store.unchecked.append(Unchecked(stored.number, stored.body, stored.edited_at, written))
 
     @staticmethod
     def _short(listed: list[Version], stored: Stored) -> bool:
@@ -153,13 +165,16 @@ class Body:
         return bool(listed) and not reaches(listed, stored.edited_at) and not same(listed[-1].text, stored.body) \
             and listed[-1].text is not None and as_written(listed[-1].text)
 
-    def _since(self, stored: Stored) -> list[Version]:
+    def _since(self, stored: Stored) -> list[Version] | None:
         """The body's versions back to the read (the body the write read, or one older than the read), newest
-        first, read a page at a time, at most HISTORY_PAGES pages."""
+        first, read a page at a time, at most HISTORY_PAGES pages; None when not even the first could be read."""
         listed: list[Version] = []
         after = None
-        for _ in range(HISTORY_PAGES):
-            issue = self._edits(stored.number, HISTORY_PAGE, after) or {}
+        for page in range(HISTORY_PAGES):
+            answer = self._edits(stored.number, HISTORY_PAGE, after)
+            if answer is None and not page:
+                return None
+            issue = answer or {}
             listed += _listed(issue)
             info = (issue.get("userContentEdits") or {}).get("pageInfo") or {}
             after = info.get("endCursor") if info.get("hasNextPage") else None
