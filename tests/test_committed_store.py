@@ -158,6 +158,8 @@ def test_a_write_kept_for_another_github_is_said_not_sent(repo, run, gh):
     path = own_kept(repo, kept_write(api_url="https://ghes.example.com/api/v3", number=1), "0001-1-1-aaaaaa.json")
     resumed = run("resume", "1")
     assert "PLANTED" not in json.dumps(gh.calls) and "PLANTED" not in resumed.stdout
+    assert "was not sent: it is for octo/hello on ghes.example.com, not on api.github.com: run " \
+        "'GITHUB_API_URL=https://ghes.example.com/api/v3 ghstate push -R octo/hello'" in resumed.stderr
     pushed = run("push", code=None)
     assert "PLANTED" not in json.dumps(gh.calls) and path.exists()
     assert "ghes.example.com" in pushed.stdout + pushed.stderr, pushed.stderr

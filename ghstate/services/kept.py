@@ -103,6 +103,8 @@ def waiting(app: Any) -> list[PendingWrite]:
 def elsewhere(app: Any, record: PendingWrite) -> str:
     """Why a kept write is not sent by this command, and how to send it: it is for another repository, or for
     the same one on another GitHub."""
+    if not record.repo:
+        return "it names no repository (written by hand, or cut down), so it is never sent: delete it"
     if github_of(record.api_url) == github_of(app.settings.api_url):
         return f"it is for {record.repo}; run 'ghstate push -R {record.repo}'"
     return (f"it is for {record.repo} on {host_of(record.api_url)}, not on {host_of(app.settings.api_url)}: run "
