@@ -83,6 +83,18 @@ def passed_over(notices: list[str], number: int, author: str, association: str, 
         notices.append(said)
 
 
+class Unchecked(NamedTuple):
+    """A body a write wrote whose edit history never showed it within its reads (an index seconds behind): a
+    person's save just before it may have been written over, and could not be looked for. What a later look
+    needs (``Store.look_back``): the checkpoint, the body the write read and when it was saved, the body it
+    wrote."""
+
+    number: int
+    read: str
+    read_at: str
+    written: str
+
+
 class Unindexed(NamedTuple):
     """What ``Store.find_branch`` answers when the store cannot tell from its index (a repository written by
     an older ghstate): the open checkpoints are looked through instead."""
@@ -125,6 +137,7 @@ class Store(Protocol):
     kind: StoreKind
     remote: bool  # what it holds leaves this machine (size limits and kept writes apply)
     notices: list[str]  # problems worth a warning that did not stop the command
+    unchecked: list[Unchecked]  # bodies written whose history never showed them: a person's save to look for later
 
     def lock(self) -> AbstractContextManager[None]: ...  # writers on this machine, one at a time
 
@@ -172,6 +185,10 @@ class Store(Protocol):
     # Whether the chain holds a commit of the write ``write`` (a write whose answer was lost, a kept write that
     # landed after all).
     def has_write(self, stored: Stored, write: str) -> bool: ...
+
+    # The people's saves the body ``written`` replaced since the read (``Unchecked``), looked for again now that
+    # the history may show it; None while it still does not (the local store keeps no history: none)
+    def look_back(self, stored: Stored, look: Unchecked) -> "tuple[BodyVersion, ...] | None": ...
 
     # Make ``link`` the head of ``stored``'s chain, only if the head is still ``stored.head`` (none: the chain
     # starts), then write its mirror (``link.body`` naming the new commit) with ``title``/``labels`` when

@@ -34,6 +34,7 @@ class MemoryStore:
         self.commits: dict[str, tuple[str, Link]] = {}  # oid -> (parent, link)
         self.calls: list[tuple[str, int]] = []
         self.notices: list[str] = []
+        self.unchecked: list = []  # (every version is known here: none is left unchecked)
         self.notified: list[tuple[int, str]] = []  # what notify() told people
         self.before: Callable[[str], None] | None = None
         self.mirror_after_refusal = mirror_after_refusal
@@ -143,6 +144,9 @@ class MemoryStore:
             out.append((oid, link))
             oid = parent
         return out
+
+    def look_back(self, stored: Stored, look) -> tuple[BodyVersion, ...]:
+        return ()
 
     def has_write(self, stored: Stored, write: str) -> bool:
         return bool(write) and any(e.write == write for _, link in self.links(stored, 1000) for e in link.entries)

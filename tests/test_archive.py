@@ -114,3 +114,26 @@ def test_a_token_that_cannot_write_refs_still_closes_and_says_the_refs_stay(gh, 
     assert gh.issues[number]["state"] == "closed" and f"refs/ghstate/checkpoints/{number}" in gh.tasks.refs
     assert "its refs could not be folded into refs/ghstate/archive" in result.stderr
     assert "concurrent writers are not protected" not in result.stderr
+
+
+def test_a_write_whose_body_lagged_is_on_the_chain_of_its_closed_checkpoint(gh, run, repo):
+    """Finding 5 of issue 58: a write that ended with its body not brought up to date (the ref moved, the body's
+    write failed), then a close: the chain was folded from the head the body named, so ``show``, ``log`` and
+    ``resume`` of the closed checkpoint missed the write, and a reopened checkpoint built on the older head
+    cut it off for good. A write that reported success is on the chain of its closed checkpoint."""
+    number = made(gh, run, repo, "feature/x", "first")
+    gh.fail_op("AppendCheckpoint", type="UNPROCESSABLE", field="updateIssue", message="body write refused")
+    gh.fail_op("UpdateCheckpoint", 502, times=9)
+    out = run("checkpoint", "--risk", "written while the body lagged")
+    assert "body could not be brought up to date" in out.stderr and "written while the body lagged" not in \
+        gh.issues[number]["body"]
+    gh.faults.clear()
+    run("close", str(number))
+    assert f"refs/ghstate/checkpoints/{number}" not in gh.tasks.refs
+    assert "written while the body lagged" in json.loads(run("show", str(number), "--json").stdout)["risks"]
+    assert "+1 risk" in run("log", str(number)).stdout.splitlines()[-1]
+    assert "written while the body lagged" in run("resume", str(number)).stdout
+    gh.issues[number]["state"] = "open"  # reopened by a person
+    run("checkpoint", str(number), "--decision", "after the reopen")
+    shown = json.loads(run("show", str(number), "--json").stdout)
+    assert "written while the body lagged" in shown["risks"] and "after the reopen" in shown["decisions"]

@@ -208,7 +208,9 @@ def test_resume_on_a_branch_whose_checkpoint_closed_says_so_and_shows_it(gh, run
     start = len(gh.operations())
     result = run("resume")
     assert said in result.stderr and "no open checkpoint" not in result.stderr
-    assert "Ship it." in result.stdout and ops_since(gh, start) == ["BranchCheckpoint", "Checkpoint"]
+    # its entry, the checkpoint it names, closed, and GitHub's search for an open one made since (finding 4 of
+    # issue 58): none
+    assert "Ship it." in result.stdout and ops_since(gh, start) == ["BranchCheckpoint", "Checkpoint", "BranchSearch"]
     assert json.loads(run("resume", "--json").stdout)["closed"]
 
 
@@ -372,3 +374,25 @@ def test_more_issues_naming_a_branchs_words_than_a_search_reads_never_answer_non
     assert json.loads(result.stdout)["meta"]["branch"] == "fix" and "OpenCheckpoints" in gh.operations()
     run("checkpoint", "--risk", "no second one")
     assert len(gh.issues) == 1 + 2 * branches.SEARCHED and state(gh, 1).risks == ("no second one",)
+
+
+@pytest.mark.parametrize("made", ["form", "older ghstate"])
+def test_a_closed_checkpoint_in_the_index_never_hides_an_open_one_search_finds(gh, run, repo, made):
+    """Finding 4 of issue 58: the branch's entry names a closed checkpoint (#7); an open one for the branch was made
+    since with the issue form, or by an older ghstate (#8, no entry). The lookup returned none without searching:
+    ``resume`` said the branch's checkpoint closed, and the next write made a duplicate. It is found, written to and
+    indexed by that write."""
+    seed(gh, 7, "feature/x")
+    gh.tasks.close(7)
+    if made == "form":
+        gh.add_issue(8, form_body("feature/x"), title="Checkpoint: made by a person")
+    else:
+        seed(gh, 8, "feature/x", indexed=False)
+    gh.advance(60)  # (a lagging search index has caught up)
+    start = len(gh.operations())
+    result = run("resume")
+    assert "GitHub issue #8 " in result.stdout and "closed" not in result.stderr
+    assert ops_since(gh, start) == ["BranchCheckpoint", "Checkpoint", "BranchSearch", "Checkpoint"]
+    out = run("checkpoint", "--risk", "on the open one").stdout
+    assert not out.startswith("Created") and sorted(gh.issues) == [7, 8]
+    assert state(gh, 8).risks == ("on the open one",) and gh.tasks.branch_index() == {"feature%2Fx": 8}

@@ -31,6 +31,10 @@ CLAIMS = {
         "test_write_log.py::test_a_persons_save_between_a_writes_read_and_its_mirror_is_merged_as_theirs",
         "test_write_log.py::test_two_peoples_saves_read_by_a_plain_read_are_each_their_own_entry_and_credited",
         "test_local_chain.py::test_a_persons_edit_of_the_file_is_merged_as_theirs"],
+    "A person's deletion stands": [
+        "test_write_log.py::test_a_persons_later_save_undoes_their_earlier_one",
+        "test_write_log.py::test_two_people_editing_the_resume_instruction_in_turn_is_no_concurrent_edit",
+        "test_write_log.py::test_saves_in_turn_a_writes_mirror_replaced_are_merged_each_on_the_one_before"],
     "The body converges": [
         "test_interleavings.py::test_no_reported_write_is_lost_in_any_interleaving",
         "test_write_log.py::test_an_older_mirror_landing_after_a_newer_one_is_repaired_never_read_as_an_edit"],
@@ -53,6 +57,12 @@ CLAIMS = {
         "test_outage.py::test_the_hook_sends_kept_writes_within_its_budget_else_says_how_many_wait"],
     "made on the head this machine last saw": [
         "test_outage.py::test_a_write_kept_without_any_read_is_built_on_the_head_this_machine_saw_not_on_clocks"],
+    "decided by the chain, never by the writers' clocks": [
+        "test_kept_writes.py::test_a_kept_write_is_decided_by_the_chain_never_by_the_writers_clocks",
+        "test_write_log.py::test_a_write_kept_without_a_read_is_rebased_from_the_head_this_machine_saw"],
+    "Checked before it is kept; set aside when refused for good": [
+        "test_kept_writes.py::test_a_write_kept_without_github_is_checked_as_online_and_a_credential_is_never_kept",
+        "test_kept_writes.py::test_a_kept_write_github_refuses_for_good_is_set_aside_said_and_holds_nothing_back"],
     "Without Contents: write": [
         "test_write_log.py::test_a_token_without_contents_write_still_writes_the_body_and_says_so_once",
         "test_write_log.py::test_a_body_written_without_the_chain_is_merged_into_it_as_an_edit",
@@ -71,7 +81,11 @@ CLAIMS = {
         "test_archive.py::test_a_hundred_made_and_ninety_closed_leave_the_refs_of_ten",
         "test_archive.py::test_two_closes_at_once_both_fold_into_the_archive"],
     "Still read whole": ["test_archive.py::test_log_and_show_of_an_archived_checkpoint_read_its_whole_history"],
+    "A write that reported success is on the chain of its closed checkpoint": [
+        "test_archive.py::test_a_write_whose_body_lagged_is_on_the_chain_of_its_closed_checkpoint"],
     "Reopened, its chain goes on": ["test_archive.py::test_a_reopened_checkpoint_gets_its_chain_ref_back_on_its_head"],
+    "A write to a checkpoint that is still closed": [
+        "test_outage.py::test_a_write_by_number_to_a_closed_checkpoint_is_said_and_its_refs_stay_folded"],
     "A branch's entry goes once its branch is gone and its checkpoint closed": [
         "test_lifecycle_github.py::test_a_branch_deleted_after_its_checkpoint_closed_takes_its_entry_with_it"],
     "A branch's checkpoint is found in **2** requests however many are open": [

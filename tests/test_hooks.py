@@ -166,7 +166,7 @@ def test_hooks_fuzzed(repo, run, sample_file, event):
     if not (repo / ".git" / "ghstate").exists():
         run("checkpoint", "--file", str(sample_file))
         (repo.parent / "elsewhere").mkdir()
-    (repo / ".ghstate" / "seen.json").unlink(missing_ok=True)  # each example is a session's first start
+    (repo / ".git" / "ghstate" / "seen.json").unlink(missing_ok=True)  # each example is a session's first start
     wrong = [k for k in READ if k in event and event[k] is not None and not isinstance(event[k], str)]
     here = event.get("cwd") != "elsewhere"
     stdin = json.dumps(hook_input(event, repo))
@@ -384,7 +384,7 @@ def test_the_seen_file_is_small_bounded_and_survives_damage(repo, run, sample_fi
     run("checkpoint", "--file", str(sample_file))
     for i in range(seen.MAX_SESSIONS + 8):
         start(run, repo, "clear", session=f"s{i}")
-    path = repo / ".ghstate" / seen.FILE
+    path = repo / ".git" / "ghstate" / seen.FILE  # the clone's store folder: never in the work tree
     data = json.loads(path.read_text())
     assert len(data["sessions"]) == seen.MAX_SESSIONS and "s0" not in data["sessions"]
     assert path.stat().st_size < 20_000

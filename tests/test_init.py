@@ -702,6 +702,8 @@ def test_only_the_policy_of_ghstate_belongs_in_git(repo, run, sample_file, tmp_p
     pending = repo / ".ghstate" / "pending"  # a write kept for GitHub, as push would find it
     pending.mkdir()
     (pending / "1-new.json").write_text("{}\n")
+    for name in ("seen.json", ".seen.lock"):  # what the hooks of an older ghstate remembered there
+        (repo / ".ghstate" / name).write_text("{}\n")
     local = {".ghstate/seen.json", ".ghstate/.seen.lock", ".ghstate/.lock", ".ghstate/pending/1-new.json",
              ".ghstate/closed/1.md", ".ghstate/chain/1/1.json"}
     assert all((repo / name).exists() for name in local) and (repo / ".git" / "ghstate" / "1.md").is_file()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 
-from conftest import SAMPLE
+from conftest import SAMPLE, store_of
 
 from ghstate.core import chain
 from ghstate.core.parse import parse
@@ -163,3 +163,36 @@ def test_a_marker_broken_by_hand_before_the_second_write_loses_nothing(repo, run
     log = run("log", "1").stdout.splitlines()
     assert log[0].startswith("r1 ") and "alice (editor): created with 1 phase" in log[0]
     assert "a person (edited the body)" in log[1] and "bot (editor): +1 risk" in log[2]
+
+
+def test_a_write_whose_file_lagged_is_on_the_chain_of_its_closed_checkpoint(repo, run):
+    """Finding 5 of issue 58, on the local store: ``1.md`` an older mirror than its chain (a stash or a hand took
+    it back) when the checkpoint closes; ``show``, ``log`` and ``resume`` of the closed checkpoint read its
+    chain's head, and a write after it reopens builds on it."""
+    run("checkpoint", "--store", "local", "--file", "-", input=SAMPLE)
+    older = (store_of(repo) / "1.md").read_text()
+    run("checkpoint", "1", "--store", "local", "--risk", "written before the file went back")
+    (store_of(repo) / "1.md").write_text(older)
+    run("close", "1", "--store", "local")
+    assert "written before the file went back" in json.loads(run("show", "1", "--store", "local", "--json").stdout)[
+        "risks"]
+    assert "+1 risk" in run("log", "1", "--store", "local").stdout.splitlines()[-1]
+    assert "written before the file went back" in run("resume", "1", "--store", "local").stdout
+    out = run("checkpoint", "1", "--store", "local", "--decision", "written to the closed one")
+    assert "local #1 is closed: this write is on its log, and it stays closed" in out.stderr
+    shown = json.loads(run("show", "1", "--store", "local", "--json").stdout)
+    assert "written before the file went back" in shown["risks"] and "written to the closed one" in shown["decisions"]
+
+
+def test_a_closed_checkpoint_never_hides_an_open_one_of_its_branch(repo, run):
+    """Finding 4 of issue 58, on the local store: the branch's checkpoint closed (``closed/1.md``), an open one for
+    the branch made since (an older ghstate's file, ``2.md``): ``resume`` and a write by branch take the open one."""
+    run("checkpoint", "--store", "local", "--file", "-", input=SAMPLE)
+    run("close", "1", "--store", "local")
+    text = "<!-- ghstate:v1 {\"revision\": 1, \"branch\": \"feature/x\"} -->\n## Goal\nThe open one.\n" \
+           "## Resume instruction\ngo\n"
+    (store_of(repo) / "2.md").write_text(text)
+    assert "local checkpoint #2" in run("resume", "--store", "local").stdout
+    run("checkpoint", "--store", "local", "--risk", "on the open one")
+    assert sorted(p.name for p in store_of(repo).glob("*.md")) == ["2.md"]
+    assert "on the open one" in json.loads(run("show", "2", "--store", "local", "--json").stdout)["risks"]

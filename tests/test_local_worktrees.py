@@ -165,10 +165,11 @@ def test_a_worktrees_own_store_is_moved_into_the_clones_nothing_lost(repo, run, 
     assert "two's" in run("show", "3", "--store", "local").stdout
 
 
-def test_the_same_committed_store_in_two_worktrees_is_moved_once(repo, run):
-    """``.ghstate/`` committed (as the README's set-up did) is in every worktree: the first command moves it
-    under its own numbers; another worktree's copy, all of which the clone's store holds already, is dropped
-    rather than made a second checkpoint. A copy that went on being written is kept under a new number."""
+def test_the_same_committed_store_in_two_worktrees_is_taken_once_and_left_in_git(repo, run):
+    """``.ghstate/`` committed (as the README's set-up did) is in every worktree: the first command copies it
+    under its own numbers, and leaves the files git tracks where they are; another worktree's copy, all of which
+    the clone's store holds already, is not made a second checkpoint. A copy that went on being written from
+    there goes on in the clone's (its newer generations taken); nothing in a work tree is deleted."""
     folder = repo / ".ghstate"
     run("checkpoint", "--store", "local", "--file", "-", input=SAMPLE, env={"GHSTATE_DIR": str(folder)})
     run("checkpoint", "1", "--store", "local", "--decision", "d2", env={"GHSTATE_DIR": str(folder)})
@@ -178,16 +179,19 @@ def test_the_same_committed_store_in_two_worktrees_is_moved_once(repo, run):
     assert (one / ".ghstate" / "1.md").is_file() and (two / ".ghstate" / "1.md").is_file()
     run("checkpoint", "1", "--store", "local", "--decision", "two went on", env={"GHSTATE_DIR": str(two / ".ghstate")})
     os.chdir(repo)
-    assert "#1" in run("show", "1", "--store", "local").stderr
+    said = run("show", "1", "--store", "local").stderr
+    assert "copied this worktree's local store" in said and "#1" in said and "git rm --cached -r" in said
+    assert "git rm --cached" not in run("show", "1", "--store", "local").stderr  # said once
     os.chdir(one)
     said = run("list", "--store", "local").stderr
-    assert "#1 (held by the clone's #1 already)" in said and not (one / ".ghstate" / "1.md").exists()
+    assert "#1 (held by the clone's #1 already)" in said and (one / ".ghstate" / "1.md").exists()
     os.chdir(two)
     said = run("list", "--store", "local").stderr
-    assert "#1 as #2" in said
-    assert "two went on" in run("show", "2", "--store", "local").stdout
-    assert "two went on" not in run("show", "1", "--store", "local").stdout
-    assert sorted(LocalStore(repo / ".git" / "ghstate").numbers()) == [1, 2]
+    assert "#1" in said and "as #2" not in said
+    assert "two went on" in run("show", "1", "--store", "local").stdout
+    assert sorted(LocalStore(repo / ".git" / "ghstate").numbers()) == [1]
+    for tree in (repo, one, two):
+        assert git(tree, "status", "--porcelain", "--", ".ghstate") == ("" if tree != two else "M .ghstate/1.md")
 
 
 def test_a_move_cut_short_is_finished_by_the_next_command(repo, run):
@@ -238,3 +242,30 @@ def test_a_family_moved_under_new_numbers_keeps_its_links(repo, run, tmp_path):
     assert chain.classify(store.get(4).body, store.get(4).head).kind == "edited"
     four = json.loads(run("show", "4", "--store", "local", "--json").stdout)
     assert "a person asks" in four["questions"] and "also written" in four["decisions"]
+
+
+def test_a_claim_and_a_close_made_in_a_worktrees_own_store_survive_the_take(repo, run, tmp_path):
+    """Finding 6 of issue 58, with real ``git worktree``s: the same committed store in the main worktree and in
+    ``one``, where (before one store per clone) an agent claimed child #2 and someone closed child #4. Taken into
+    the clone's store, which holds them already: the claim was removed (``ready`` offered #2 again) and the close
+    undone (#4 listed open). Both stand."""
+    (tmp_path / "plan.md").write_text(PLAN)
+    folder = {"GHSTATE_DIR": str(repo / ".ghstate")}
+    run("checkpoint", "--store", "local", "--file", str(tmp_path / "plan.md"), "--title", "Parser", env=folder)
+    run("split", "1", "--store", "local", env=folder)
+    git(repo, "add", "-f", ".ghstate")
+    git(repo, "commit", "-q", "-m", "the store, committed")
+    one = worktree(repo, "one")
+    own = {"GHSTATE_DIR": str(one / ".ghstate")}
+    os.chdir(one)
+    assert run("claim", "2", "--store", "local", "--agent", "w1", env=own).stdout == "#2\n"
+    run("close", "4", "--store", "local", env=own)
+    os.chdir(repo)
+    states = {c["number"]: c["state"] for c in json.loads(run("ready", "1", "--store", "local", "--json").stdout)}
+    assert states == {2: "ready", 3: "blocked", 4: "ready"} or states.get(2) == "ready", states  # main's copy
+    os.chdir(one)
+    said = run("list", "--store", "local", "--json")
+    assert sorted(row["issue"] for row in json.loads(said.stdout)) == [1, 2, 3], said.stderr
+    states = {c["number"]: c["state"] for c in json.loads(run("ready", "1", "--store", "local", "--json").stdout)}
+    assert states[2] == "claimed" and states.get(4) in (None, "done"), states
+    assert run("claim", "2", "--store", "local", "--agent", "w2", code=4).stderr.startswith("Error: local #2")

@@ -117,3 +117,31 @@ def test_a_branch_checkpoint_whose_marker_a_person_broke_is_still_found_by_its_l
     assert "Phase 2" in run("resume").stdout
     run("checkpoint", "--risk", "still found")
     assert "still found" in json.loads(run("resume", "--format", "json").stdout)["risks"]
+
+
+def body_of(repo, store, number=1) -> str:
+    """The body as a reader sees it (the chain's key left out)."""
+    local = repo / ".git" / "ghstate" / f"{number}.md"
+    return chain.split(store.issues[number]["body"] if store is not None else local.read_text())[0]
+
+
+@pytest.mark.parametrize("marker", [False, True])
+def test_a_file_that_lacks_an_item_the_checkpoint_holds_says_it_was_kept(store, repo, run, tmp_path, marker):
+    """Finding 14 of issue 58: a --file without ghstate's marker holds the risks section with one of the
+    checkpoint's two risks, and nothing else: it answered "No changes: … up to date" and nothing more. What it
+    was made from is a guess (the revision it matches best), and the risk it lacks was kept without a word, as a
+    person's page without its marker line says it. It is said, with how to remove it. A file made from the
+    checkpoint (its marker) says what it was made from: a risk written after it is no removal."""
+    run("checkpoint", "--goal", "g", "--phase", "Phase 1: a", "--resume", "r", "--risk", "risk A")
+    made = body_of(repo, store)  # the body at revision 1: its marker says what the file was made from
+    run("checkpoint", "1", "--risk", "risk B")
+    draft = tmp_path / "draft.md"
+    draft.write_text(made if marker else "## Remaining risks\n- risk A\n")
+    result = run("checkpoint", "1", "--file", str(draft))
+    assert "No changes" in result.stdout and "risk B" in json.loads(run("show", "1", "--json").stdout)["risks"]
+    said = ("the file has no digests of the checkpoint it was made from, and lacks risk 'risk B', which the "
+            "checkpoint holds: kept, as the file may have been made before it was written (--force writes the "
+            "file's sections as they are)")
+    assert (said in result.stderr) != marker, result.stderr
+    forced = run("checkpoint", "1", "--file", str(draft), "--force")
+    assert "--force removed what the file does not hold: risk 'risk B'" in forced.stderr

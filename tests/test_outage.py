@@ -435,3 +435,112 @@ def test_a_listing_sends_the_kept_writes_first(gh, run, repo, command):  # noqa:
     run(*command)
     assert pending(repo) == []
     assert "kept while away" in state_of(gh, 7).decisions
+
+
+def test_another_repositorys_replica_files_are_never_set_aside(tmp_path):
+    """Finding 10 of issue 58: ``a+b--``, the files of ``a/b``, is also how ``a/b--2``'s begin; a branch lookup of
+    ``a/b`` set ``a/b--2``'s copies aside as "not what its name says"."""
+    from ghstate.local.replica import Replica
+
+    other = Replica(tmp_path, "a/b--2")
+    other.keep(_seen(7, "a/b--2")._replace(branch="b"))
+    mine = Replica(tmp_path, "a/b")
+    mine.keep(_seen(1, "a/b")._replace(branch="c"))
+    assert mine.by_branch("b") is None and mine.by_branch("c") == _seen(1, "a/b")._replace(branch="c")
+    assert mine.notices == [] and not (tmp_path / "aside").exists()
+    assert other.get(7) == _seen(7, "a/b--2")._replace(branch="b") and other.by_branch("b") is not None
+
+
+def test_the_replica_never_steps_back_a_revision(gh, run, repo):  # noqa: F811
+    """Finding 9 of issue 58: a read that began before this machine's own write and ended after it kept what it
+    read over the write's copy, so that without GitHub the checkpoint read one revision back. The slow read is
+    its keep, made after the write's."""
+    from ghstate.local.replica import Replica
+
+    existing(gh)
+    run("resume", "7")
+    copy = Replica(repo / ".git" / "ghstate" / "replica", "octo/hello")
+    slow = copy.get(7)
+    run("checkpoint", "7", "--decision", "written after the slow read began")
+    assert copy.get(7).revision == slow.revision + 1
+    copy.keep(slow)  # the slow read ends
+    refused(gh)
+    out = run("resume", "7").stdout
+    assert f"(revision {slow.revision + 1})" in out.splitlines()[0] and "written after the slow read began" in out
+
+
+def test_offline_the_branchs_checkpoint_is_never_a_child_task(gh, run, repo, tmp_path):  # noqa: F811
+    """Finding 3 of issue 58: children carry their parent's branch, and the replica's branch lookup did not pass
+    them over. After ``split``, with a child read later than the parent, offline ``resume`` printed the child,
+    and a write by branch was kept for the child (``push`` then sent it there)."""
+    plan = tmp_path / "plan.md"
+    plan.write_text("## Goal\nShip it.\n\n## Current status\n- [x] Phase 1: a\n- [ ] Phase 2: b\n- [ ] Phase 3: c\n\n"
+                    "## Resume instruction\nStart at Phase 2.\n")
+    run("checkpoint", "--file", str(plan), "--title", "Parent")
+    run("split", "1")
+    run("resume")  # the parent, by branch
+    assert "Phase 2: b" in run("resume", "2").stdout  # a child, read later
+    refused(gh)
+    out = run("resume").stdout
+    assert out.startswith("GitHub did not answer: #1 as this machine last saw it"), out[:300]
+    run("checkpoint", "--decision", "kept for the branch's checkpoint", code=1)
+    [kept] = pending(repo)
+    assert json.loads(kept.read_text())["write"]["number"] == 1
+    gh.faults.clear()
+    run("push")
+    assert "kept for the branch's checkpoint" in state_of(gh, 1).decisions
+    assert "kept for the branch's checkpoint" not in state_of(gh, 2).decisions
+
+
+def test_a_create_github_refused_after_its_lookup_answered_stays_a_create(gh, run, repo, tmp_path):  # noqa: F811
+    """Finding 7 of issue 58: after a lookup that GitHub answered (the branch's checkpoint closed since, on another
+    machine) and a create that then failed, the write was kept on what this machine last saw (#7, open then), and
+    ``push`` wrote it to the closed #7. What GitHub answered stands: it is kept as a new checkpoint for the branch,
+    and ``push`` creates it."""
+    existing(gh)
+    gh.tasks.index(7, "feature/x")
+    run("checkpoint", "--decision", "seen here while open")
+    run("close", "7", env={"GHSTATE_DIR": str(tmp_path / "other-machine")})
+    gh.fail("POST", r"^/issues$", 502, times=99)
+    kept = run("checkpoint", "--phase", "Phase 1: again", "--resume", "made after #7 closed", code=1)
+    assert "kept locally" in kept.stderr
+    [path] = pending(repo)
+    assert json.loads(path.read_text())["write"]["number"] is None
+    gh.faults.clear()
+    pushed = run("push").stdout
+    assert "Published" in pushed and "created #8" in pushed, pushed
+    assert state_of(gh, 8).resume == "made after #7 closed" and state_of(gh, 7).resume != "made after #7 closed"
+
+
+def test_a_write_by_number_to_a_closed_checkpoint_is_said_and_its_refs_stay_folded(gh, run, repo):  # noqa: F811
+    """Finding 7 of issue 58: a write by number to a closed checkpoint made its chain ref again after the close had
+    folded it, without a word. It is said, and the chain folded into the archive again."""
+    existing(gh)
+    run("checkpoint", "7", "--risk", "a chain")
+    run("close", "7")
+    assert "refs/ghstate/checkpoints/7" not in gh.tasks.refs
+    out = run("checkpoint", "7", "--decision", "written after the close")
+    assert "#7 is closed: this write is on its log, and it stays closed" in out.stderr
+    assert "refs/ghstate/checkpoints/7" not in gh.tasks.refs and gh.issues[7]["state"] == "closed"
+    assert "written after the close" in json.loads(run("show", "7", "--json").stdout)["decisions"]
+
+
+def test_ci_and_the_task_commands_keep_nothing_and_say_nothing_was_kept(gh, run, repo, tmp_path):  # noqa: F811
+    """Finding 11 of issue 58: the outage table said ``ci`` and the task commands keep their write; neither ever was
+    (CI's result is made from what it reads, a split from the parent as read, a claim is decided by GitHub's
+    compare-and-swap). The table says so now, and so does each command: an error, exit 1, nothing in ``pending/``
+    and no word of a write kept."""
+    existing(gh)
+    gh.tasks.index(7, "feature/x")
+    run("checkpoint", "--decision", "seen on GitHub")
+    refused(gh)
+    ci = run("ci", "--result", "success", "--issue", "7")  # a CI job is not failed by GitHub's absence
+    assert "the result was not recorded" in ci.stdout and "kept" not in ci.stdout + ci.stderr
+    for args in (("split", "7"), ("claim", "--next", "7", "--agent", "w1"), ("done", "8", "--agent", "w1")):
+        result = run(*args, code=None)
+        assert result.exit_code == 1, (args, result.stdout, result.stderr)
+        assert result.stderr.startswith("Error: ") and "kept" not in result.stderr, (args, result.stderr)
+    assert pending(repo) == []
+    table = (__import__("pathlib").Path(__file__).resolve().parents[1] / "docs" / "github.md").read_text()
+    row = next(line for line in table.splitlines() if line.startswith("| `ci`"))
+    assert "nothing is kept" in row

@@ -315,3 +315,58 @@ def test_the_cli_refuses_a_text_given_by_its_name_and_its_old_name_as_the_mcp_to
     result = run("checkpoint", "--goal", "g", "--resume", "y", "--resume-at", "x", code=2)
     assert result.stderr.endswith("Error: give --resume or --resume-at (its old name), not both\n")
     assert run("checkpoint", "--goal", "g", "--resume-at=x", "--dry-run").exit_code == 0
+
+
+# A test-only text section, added through the table alone (finding 12 of issue 58): parse reads it as text, a
+# person's edit of it is merged three-way, a --file that replaces it sets it (a later write wins on it).
+CONTEXT_ROW = '''    Section("context", "Context", ("background",), "text", r"context|background"),
+'''
+
+CONTEXT_DRIVER = r'''
+import json, sys
+from ghstate.core import parse, sections
+from ghstate.core.edits import apply_incoming
+from ghstate.core.intent import Intent
+from ghstate.core.merge import merge3
+
+assert sections.__file__.startswith(sys.argv[1]), sections.__file__
+body = ("## Goal\n\ng\n\n## Current status\n\n- [ ] Phase 1: one\n\n## Context\n\nThe base context.\n\n"
+        "## Resume instruction\n\nStart Phase 1.\n")
+base = parse.parse(body).checkpoint
+out = {"parsed": base.context}
+head = base._replace(goal="the head's goal")
+person = base._replace(context="The person's context.")
+merged, conflicts = merge3(base, head, person)
+out["theirs_stands"] = [merged.context, merged.goal, conflicts]
+both, conflicts = merge3(base, base._replace(context="The head's context."), person)
+out["both"] = [both.context, [e.body for e in both.extra], conflicts]
+incoming = base._replace(context="The file's context.")
+out["sets"] = sorted(Intent(incoming=incoming, present=frozenset({"context"})).sets(base))
+print(json.dumps(out))
+'''
+
+
+def test_a_text_section_added_through_the_table_alone_is_parsed_merged_and_set(repo, tmp_path):
+    """Finding 12 of issue 58: merge, parse, intents and edits spelled the text sections out, so that a new text
+    row was parsed as a list and never merged three-way (a person's edit of it lost). They read ``TEXTS``."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    copy = tmp_path / "copy"
+    shutil.copytree(ROOT / "ghstate", copy / "ghstate", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "templates", copy / "templates")
+    table = copy / "ghstate" / "core" / "sections.py"
+    anchor = '    Section("resume", "Resume instruction"'
+    table.write_text(table.read_text().replace(anchor, CONTEXT_ROW + anchor))
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    done = subprocess.run([sys.executable, "-c", CONTEXT_DRIVER, str(copy)], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["parsed"] == "The base context."
+    assert out["theirs_stands"] == ["The person's context.", "the head's goal", []]
+    assert out["both"] == ["The person's context.", ["The head's context."], ["Context"]]
+    assert out["sets"] == ["context"]

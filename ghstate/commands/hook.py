@@ -215,7 +215,7 @@ def pre_compact(host: str) -> None:
         from ghstate.errors import NotFound
         from ghstate.local import seen
 
-        seen.forget(app.settings.state_dir, event.get("session_id") or "")  # its context is about to go
+        seen.forget(app.settings.store_dir, event.get("session_id") or "")  # its context is about to go
         writer = app.writer(keep_pending=False)  # a record of a compaction is not worth keeping for GitHub …
         if app.store.remote:  # … but it never lands over a kept write: those go first, within the hook's time
             from ghstate.services import kept

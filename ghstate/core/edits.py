@@ -14,6 +14,7 @@ from ghstate.core.model import (
     HEADINGS,
     LIST_SECTIONS,
     SECTION_KEYS,
+    TEXT_SECTIONS,
     Checkpoint,
     Extra,
     Phase,
@@ -190,7 +191,7 @@ def keep_markup(cp: Checkpoint, incoming: Checkpoint) -> Checkpoint:
 
     changes: dict[str, object] = {key: keep(getattr(cp, key), getattr(incoming, key), "item")
                                   for key in LIST_SECTIONS if key != "files"}  # files are paths, not markup
-    for key in ("goal", "resume"):
+    for key in TEXT_SECTIONS:
         if getattr(incoming, key):
             changes[key] = keep((getattr(cp, key),), (getattr(incoming, key),), "block")[0]
     names = keep(tuple(p.name for p in cp.phases), tuple(p.name for p in incoming.phases), "line")
@@ -394,6 +395,13 @@ def removed(old: Checkpoint, new: Checkpoint) -> list[str]:
         out += [f"{_NOUNS[key]} {cut(item)}" for item in getattr(old, key) if item not in kept]
     out += [change[1:] for change in _sections_changed(old, new) if change.startswith("-")]
     return out
+
+
+def lacking(incoming: Checkpoint, cp: Checkpoint, present: frozenset[str]) -> list[str]:
+    """What ``cp`` holds in the phases and lists a --file gives (``present``) that the file's lack, item by item,
+    named: what a --file write kept of the checkpoint (written after the revision the file was made from)."""
+    keys = [key for key in ("phases", *LIST_SECTIONS) if key in present]
+    return removed(cp, cp._replace(**{key: getattr(incoming, key) for key in keys})) if keys else []
 
 
 def _sections_changed(old: Checkpoint, new: Checkpoint) -> list[str]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ghstate.core.edits import Edits, apply_edits, apply_incoming, base_digests, with_steps
 from ghstate.core.marker import Execution, PullRequest, digests_of, text, texts, verification_of
-from ghstate.core.model import SECTION_KEYS, Checkpoint, Extra, Phase, Step, WorkTree, find_phase
+from ghstate.core.model import SECTION_KEYS, TEXT_SECTIONS, Checkpoint, Extra, Phase, Step, WorkTree, find_phase
 from ghstate.core.tasks import TaskEdit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -106,7 +106,7 @@ class Intent:
             except LookupError:
                 continue
         if self.incoming is not None:
-            out.update(k for k in self.present if k in ("goal", "resume", "verification"))
+            out.update(k for k in self.present if k in TEXT_SECTIONS)
         if self.verification is not None:
             out.add("verification")
         if self.task is not None:
@@ -332,6 +332,10 @@ class WriteSpec:
     write_id: str = ""  # the id its chain entry carries (a kept write keeps it: ``push`` finds it if it landed)
     made_at: str = ""  # when it was made
     base: str = ""  # the head of the chain it was made on (a kept write is rebased from it by ``push``)
+    base_body: str = ""  # the state it was made on where no commit names it (a checkpoint without a chain yet)
+    # a look for people's saves a body written earlier may have replaced (the history did not show it yet): the
+    # body that write read, when it was saved, and the body it wrote (``store.Unchecked``)
+    look_back: tuple[str, str, str] = ()
     move: bool = False  # a write by number from another branch makes it this branch's checkpoint
     adopt: bool = False  # a write by number to an issue that is no checkpoint makes it one
     saves: tuple[tuple[str, str, str], ...] = ()  # people's saves to merge (body, editor, when), kept for push
@@ -349,6 +353,8 @@ class WriteSpec:
             "labels": list(self.labels) if self.labels else None,
             "write_id": self.write_id, "made_at": self.made_at, "base": self.base, "move": self.move,
             "adopt": self.adopt, "saves": [list(save) for save in self.saves],
+            **({"base_body": self.base_body} if self.base_body else {}),
+            **({"look_back": list(self.look_back)} if self.look_back else {}),
         }
 
     @classmethod
@@ -376,8 +382,16 @@ class WriteSpec:
             labels=LabelRule(*labels) if isinstance(labels, list) and len(labels) == 2
             and all(isinstance(x, str) for x in labels) else None,
             write_id=text(data.get("write_id")), made_at=text(data.get("made_at")), base=text(data.get("base")),
+            base_body=text(data.get("base_body")), look_back=_look_back(data.get("look_back")),
             move=data.get("move") is True, adopt=data.get("adopt") is True, saves=_saves(data.get("saves")),
         )
+
+
+def _look_back(data: Any) -> tuple[str, str, str]:
+    """A kept look for replaced saves, as kept (three texts), or none."""
+    if isinstance(data, list) and len(data) == 3 and all(isinstance(x, str) for x in data):
+        return (data[0], data[1], data[2])
+    return ()
 
 
 def _saves(data: Any) -> tuple[tuple[str, str, str], ...]:

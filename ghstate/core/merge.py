@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
-from ghstate.core.model import HEADINGS, LIST_SECTIONS, Checkpoint, Extra, Phase, Step, concurrent
+from ghstate.core.model import HEADINGS, LIST_SECTIONS, TEXT_SECTIONS, Checkpoint, Extra, Phase, Step, concurrent
 
 T = TypeVar("T")
 
@@ -142,7 +142,7 @@ def merge3(base: Checkpoint, ours: Checkpoint, theirs: Checkpoint) -> tuple[Chec
         return o._replace(body=text(o.heading or "Text", b.body, o.body, t.body, o.after), level=t.level)
 
     changes: dict[str, Any] = {}
-    for key in ("goal", "resume", "verification"):
+    for key in TEXT_SECTIONS:
         changes[key] = text(key, getattr(base, key), getattr(ours, key), getattr(theirs, key))
     changes["verification_data"] = ours.verification_data if changes["verification"] == ours.verification \
         else theirs.verification_data

@@ -28,6 +28,7 @@ from ghstate.core.markup import (
 from ghstate.core.model import (
     LIST_SECTIONS,
     SECTION_KEYS,
+    TEXT_SECTIONS,
     Checkpoint,
     Extra,
     Phase,
@@ -201,7 +202,7 @@ def _assemble(lines: list[str], sections: list[_Section], marker: marker_record.
         present.add(key)
         where.setdefault(key, section.line + 1)
         known_before.append(key)
-        if key in ("goal", "resume", "verification"):
+        if key in TEXT_SECTIONS:
             text = unescape_text(_clean_body(lines, section.start, section.end))
             if text == NO_RESPONSE:
                 text = ""

@@ -190,6 +190,22 @@ def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           env=env, errors="replace", check=False)
 
 
+def shown(root: Path, folder: Path) -> frozenset[str] | None:
+    """The files under ``folder`` (a folder of the work tree) that git tracks or would show as untracked (it does
+    not ignore them), as paths relative to ``folder``: the repository's files, or ones ``git status`` shows; None
+    when git cannot tell (then every one of them is taken as shown)."""
+    try:
+        where = folder.resolve().relative_to(root.resolve()).as_posix()
+        done = _run(root, "-c", "core.quotePath=false", "ls-files", "-z", "--cached", "--others",
+                    "--exclude-standard", "--", where)
+    except (ValueError, OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    prefix = where.rstrip("/") + "/"
+    return frozenset(name[len(prefix):] for name in done.stdout.split("\0") if name.startswith(prefix))
+
+
 def _start(root: Path, *args: str) -> subprocess.Popen[str]:
     found = _PREFETCHED.pop((str(root), args), None)
     return found if found is not None else _spawn(root, *args)

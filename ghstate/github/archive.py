@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from ghstate.core.chain import ZERO, ref_name
+from ghstate.core.chain import ZERO, ref_name, split
 from ghstate.core.claims import claim_ref
 from ghstate.core.parse import branch_of, is_child
 from ghstate.errors import GhstateError
@@ -45,6 +45,12 @@ class State(NamedTuple):
     claim: str = ""
 
 
+def _named_head(stored: Stored) -> str:
+    """The commit a body names as the one it mirrors ("" none)."""
+    key = split(stored.body)[1]
+    return key.head if key is not None else ""
+
+
 def message(number: int, head: str) -> str:
     record = json.dumps({"format": FORMAT, "checkpoint": number, "head": head})
     return f"ghstate archive: #{number} closed at {head}\n\n{record}\n"
@@ -58,13 +64,19 @@ class Archive:
 
     def fold(self, stored: Stored) -> None:
         """``stored`` (closed now) folded into the archive, and its branch's entry dropped when its branch is
-        gone; a failure is said (the close stands)."""
+        gone; a failure is said (the close stands). Only a chain whose head the body names is folded (a closed
+        checkpoint is read from the head its body names): a body that lags its chain (a write whose body could
+        not be brought up to date, a person's edit from an older page) is brought to the head first
+        (``GitHubStore.caught_up``), else its refs stay, said, until ``ghstate close N`` folds them."""
         branch = "" if is_child(stored.body) else branch_of(stored.body)
         store = self.store
         said, unprotected = len(store.notices), store.unprotected
         try:
             for _ in range(TRIES):
                 state = self._state(stored.number, branch)
+                if state.chain and _named_head(stored) != state.chain:
+                    stored = self._caught_up(stored, state.chain)
+                    continue
                 updates = self._updates(stored.number, branch, state)
                 if not updates or self._move(stored.number, updates):
                     return
@@ -74,6 +86,16 @@ class Archive:
             store.unprotected = unprotected
             store.notices.append(f"#{stored.number} is closed, but its refs could not be folded into {ARCHIVE} "
                                  f"({exc}); 'ghstate close {stored.number}' folds them")
+
+    def _caught_up(self, stored: Stored, head: str) -> Stored:
+        """``stored`` with its body brought to its chain's head (the store's ``caught_up``: a write that merges
+        people's edits and repairs an older mirror); a failure when it still names the commit it named."""
+        catch_up = self.store.caught_up
+        fresh = catch_up(stored) if catch_up is not None else stored
+        if _named_head(fresh) == _named_head(stored):
+            raise GhstateError(f"its body names another commit than its chain's head ({head}), and could not be "
+                               "brought up to date: folded, the writes since would be hidden")
+        return fresh
 
     def drop_entry(self, branch: str, number: int) -> bool:
         """``branch``'s entry deleted when it names ``number`` (a closed checkpoint) and the branch is gone from

@@ -19,7 +19,7 @@ from ghstate.core.chain import as_written, ref_name
 from ghstate.core.saves import Version, reaches, replaced_saves, same, saves_in, shows
 from ghstate.errors import NotFound, RemoteError
 from ghstate.github.transport import AnswerLost
-from ghstate.store import BodyVersion, Stored
+from ghstate.store import BodyVersion, Stored, Unchecked
 
 EDITS = 3  # newest versions of a body a write's answer holds: its own, the one it wrote over, and one saved on top
 HISTORY_READS = 3  # reads of an edit history that does not show a write yet (an index behind its body)
@@ -62,6 +62,12 @@ def _together(first: list[Version], then: list[Version]) -> list[Version]:
     return [v._replace(text=texts.get((v.at, v.editor))) if v.text is None else v for v in then]
 
 
+def _merged_of(stored: Stored) -> frozenset[str]:
+    """The digests of people's bodies the chain held as ``stored`` was read."""
+    link = stored.head.link if stored.head is not None else None
+    return frozenset(link.merged) if link is not None else frozenset()
+
+
 class Body:
     """One repository's checkpoint bodies, through the store's GraphQL (``GitHubStore.graphql``)."""
 
@@ -85,10 +91,25 @@ class Body:
         """People's saves the write of ``written`` over the body read as ``stored`` replaced, oldest first
         (``ghstate.core.saves``' rule; ``merged``: digests already merged). From the write's ``answer`` (its
         issue; None: the answer was lost, the history is paged instead), read further as the module says."""
-        listed = self._since(stored) if answer is None else self._until_shown(stored, written, answer)
+        if answer is None:  # the answer was lost: the history read back to the read (said when it cannot be)
+            since = self._since(stored)
+            listed = self._shown(stored, written, since) if since is not None else self._unread(stored, written)
+        else:
+            listed = self._until_shown(stored, written, answer)
         return tuple(BodyVersion(str(v.text), v.editor, v.at)
                      for v in replaced_saves(listed, written, Version(stored.body, stored.editor, stored.edited_at),
                                              merged))
+
+    def look_back(self, stored: Stored, look: Unchecked) -> tuple[BodyVersion, ...] | None:
+        """The people's saves the body ``look.written`` replaced since the body the write read (``look``: one
+        whose history did not show it), looked for now; None while the history still does not show it."""
+        read = Stored(look.number, stored.title, look.read, stored.location, edited_at=look.read_at)
+        listed = self._since(read)
+        if listed is None or not shows(listed, look.written):
+            return None
+        return tuple(BodyVersion(str(v.text), v.editor, v.at)
+                     for v in replaced_saves(listed, look.written, Version(look.read, "", look.read_at),
+                                             _merged_of(stored)))
 
     def saves(self, stored: Stored, merged: frozenset[str]) -> tuple[BodyVersion, ...]:
         """The people's saves the edited body read as ``stored`` is made of, oldest first, each its own (one
@@ -107,18 +128,36 @@ class Body:
         listed = _listed(answer)
         if len(listed) < ((answer.get("userContentEdits") or {}).get("totalCount") or 0) \
                 and shows(listed, written) and self._short(listed, stored):
-            listed = _together(listed, self._since(stored))
+            listed = _together(listed, self._since(stored) or [])
+        return self._shown(stored, written, listed)
+
+    def _shown(self, stored: Stored, written: str, listed: list[Version]) -> list[Version]:
+        """``listed`` read again after a wait while it does not show the write's own version (an index behind its
+        body: the saves just before it are not listed either), HISTORY_READS reads in all; a write whose answer
+        was lost reads the same way. One never shown is said, and kept for a later look
+        (``GitHubStore.unchecked``): a person's save it wrote over is merged once the index shows it."""
         for attempt in range(1, HISTORY_READS):
             if not listed or shows(listed, written):  # never edited, or the write is there
                 return listed
             self.store.api.sleep(HISTORY_WAIT * attempt)  # an index behind its body: it catches up in time
-            listed = _together(listed, self._since(stored))
+            listed = _together(listed, self._since(stored) or [])
         if listed and not shows(listed, written):
-            self.store.notices.append(
-                f"GitHub's edit history of #{stored.number} did not show this write after {HISTORY_READS} reads, "
-                "so whether it wrote over a person's save just before it could not be checked; GitHub "
-                "keeps every version under \"edited\" on the issue")
+            self._unchecked(stored, written, f"did not show this write after {HISTORY_READS} reads")
         return listed
+
+    def _unread(self, stored: Stored, written: str) -> list[Version]:
+        """A lost answer's look whose history could not be read at all: said, and kept for a later look."""
+        self._unchecked(stored, written, "could not be read")
+        return []
+
+    def _unchecked(self, stored: Stored, written: str, why: str) -> None:
+        """Whether the body ``written`` wrote over a person's save could not be checked: said, and kept for the
+        next command that reaches GitHub to look again (``Store.unchecked``)."""
+        self.store.notices.append(
+            f"GitHub's edit history of #{stored.number} {why}, so whether this write wrote over a person's save "
+            "just before it could not be checked yet; it is looked for again by the next command that reaches "
+            "GitHub (GitHub keeps every version under \"edited\" on the issue)")
+        self.store.unchecked.append(Unchecked(stored.number, stored.body, stored.edited_at, written))
 
     @staticmethod
     def _short(listed: list[Version], stored: Stored) -> bool:
@@ -126,13 +165,16 @@ class Body:
         return bool(listed) and not reaches(listed, stored.edited_at) and not same(listed[-1].text, stored.body) \
             and listed[-1].text is not None and as_written(listed[-1].text)
 
-    def _since(self, stored: Stored) -> list[Version]:
+    def _since(self, stored: Stored) -> list[Version] | None:
         """The body's versions back to the read (the body the write read, or one older than the read), newest
-        first, read a page at a time, at most HISTORY_PAGES pages."""
+        first, read a page at a time, at most HISTORY_PAGES pages; None when not even the first could be read."""
         listed: list[Version] = []
         after = None
-        for _ in range(HISTORY_PAGES):
-            issue = self._edits(stored.number, HISTORY_PAGE, after) or {}
+        for page in range(HISTORY_PAGES):
+            answer = self._edits(stored.number, HISTORY_PAGE, after)
+            if answer is None and not page:
+                return None
+            issue = answer or {}
             listed += _listed(issue)
             info = (issue.get("userContentEdits") or {}).get("pageInfo") or {}
             after = info.get("endCursor") if info.get("hasNextPage") else None

@@ -110,9 +110,10 @@ class BranchIndex:
         self.pulls: dict[str, PullRequest | None] = {}  # branch -> its open pull request, read with the lookup
 
     def find(self, branch: str) -> Stored | None | Unindexed:
-        """The checkpoint of ``branch``, open or closed (two requests by its entry); without an entry, the open
-        one GitHub's search finds (three), None (two); UNINDEXED when neither can tell (the search refused, or
-        more issues name the branch's words than it reads): the open checkpoints are looked through then."""
+        """The checkpoint of ``branch``, open or closed (two requests by its entry; an entry that names a closed
+        one, the open one GitHub's search finds first, four, else the closed one, three); without an entry, the
+        open one GitHub's search finds (three), None (two); UNINDEXED when neither can tell (the search refused,
+        or more issues name the branch's words than it reads): the open checkpoints are looked through then."""
         store = self.store
         answer = store.graphql("branch_checkpoint", store.variables(ref=ref_name(branch), branch=branch),
                                what=f"finding the checkpoint of branch {branch} in {store.repo_name}",
@@ -145,6 +146,9 @@ class BranchIndex:
         if not stored.trusted:  # indexed by an older ghstate, which took anyone's issue
             passed_over(store.notices, stored.number, stored.author, stored.association, branch)
             return self.search(branch)
+        if stored.state == "closed":  # an open one made since without an entry (the form, an older ghstate)
+            found = self.search(branch)  # comes first; none: the closed one, said to be closed
+            return stored if found is None else found
         return stored
 
     def search(self, branch: str) -> Stored | None | Unindexed:

@@ -40,7 +40,17 @@ from ghstate.github.transport import (
     describe_errors,
     errors_of,
 )
-from ghstate.store import BodyVersion, Note, Partial, Stored, StoreKind, Unindexed, Unprotected, WriteOutcome
+from ghstate.store import (
+    BodyVersion,
+    Note,
+    Partial,
+    Stored,
+    StoreKind,
+    Unchecked,
+    Unindexed,
+    Unprotected,
+    WriteOutcome,
+)
 
 PROMPT_MARKER = "<!-- ghstate:prompt -->"
 CI_MARKER = "<!-- ghstate:ci -->"  # the comment of a CI result a person should act on
@@ -73,10 +83,14 @@ class GitHubStore:
         self.body = Body(self)  # the bodies written alone, and their edit histories
         self.archive = Archive(self)  # closed checkpoints' refs, folded into one
         self.notices: list[str] = []  # problems after a write landed: warnings, not failures
+        self.unchecked: list[Unchecked] = []  # bodies written whose history never showed them (``Body._shown``)
         self.unprotected = ""  # why the chain cannot be written here ("" while it can, or it is not known)
         # Waits for a write's turn among this machine's writes to GitHub (``ghstate.local.pace``); None: none
         self.before_write: Callable[[int], float] | None = None
         self.machine_lock: Callable[[], contextlib.AbstractContextManager[None]] | None = None
+        # A checkpoint's body brought to its chain's head before a close folds the chain (a write that changes
+        # nothing else: ``services.lifecycle.caught_up``); None: a body that lags is left, and so are its refs
+        self.caught_up: Callable[[Stored], Stored] | None = None
         self._heads: dict[int, Head | None] = {}  # each checkpoint's head, as read in this command
         self.branch_index = BranchIndex(self)
         self.open_count = 0  # open checkpoints, as the last listing counted them
@@ -290,6 +304,11 @@ class GitHubStore:
 
     def has_write(self, stored: Stored, write: str) -> bool:
         return self.chain.has_write(stored, write=write)
+
+    def look_back(self, stored: Stored, look: Unchecked) -> tuple[BodyVersion, ...] | None:
+        """The people's saves a body written earlier replaced, looked for in its history now (``Body.look_back``:
+        one request or a few); None while the history still does not show that body."""
+        return self.body.look_back(stored, look)
 
     # ------------------------------------------------------------------------------ creating
 

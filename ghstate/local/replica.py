@@ -6,7 +6,8 @@ the clone's git folder, shared by its worktrees, never committed nor shown by ``
 body of the state a command read or wrote (the head of its chain, people's edits merged), which revision and
 commit that is, its branch, its title, URL and state, and when it was seen. Each is replaced atomically
 (a temporary file, then a rename: a process killed mid-write leaves the previous copy whole), with a digest
-of what it holds; the newest ``BOUND`` files are kept, older ones removed. A replica is never read while
+of what it holds, never over a copy of a later revision; the newest ``BOUND`` files are kept, older ones
+removed. A replica is never read while
 GitHub answers: it only stands in for a GitHub that did not. A file that is cut short, edited or not
 ghstate's is set aside (moved to ``replica/aside/``) with one notice, never a failure.
 """
@@ -88,11 +89,16 @@ class Replica:
         return self.directory / f"{re.sub(r'[^A-Za-z0-9_.-]', '+', self.repo)}--{number}.json"
 
     def keep(self, seen: Seen) -> None:
-        """Keep ``seen`` as the newest copy of its checkpoint (atomically), then hold the folder to its bound.
-        A folder that cannot be written is passed over: the replica is a convenience, never a failure."""
-        from ghstate.local.store import atomic_write
+        """Keep ``seen`` as the newest copy of its checkpoint (atomically), then hold the folder to its bound;
+        never over a copy of a later revision (a slow read ending after this machine's own later write: the
+        copy never steps back). A folder that cannot be written is passed over: the replica is a convenience,
+        never a failure."""
+        from ghstate.local.store import atomic_write, file_lock
 
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError), file_lock(self.directory / ".lock", wait=2.0):
+            there = self._read(self._path(seen.number))
+            if there is not None and there.revision > seen.revision:
+                return
             atomic_write(self._path(seen.number), json.dumps(seen.to_data(), ensure_ascii=False) + "\n")
             self._bound()
 
@@ -115,15 +121,20 @@ class Replica:
 
     def by_branch(self, branch: str, closed: bool = False) -> Seen | None:
         """The checkpoint of ``branch`` as last seen: the most recently seen open one that names it, else
-        (``closed``, as a branch's lookup on GitHub) the most recently seen closed one."""
-        found = [seen for seen in self._all() if seen.branch == branch and (closed or seen.state == "open")]
+        (``closed``, as a branch's lookup on GitHub) the most recently seen closed one; never a child task
+        (``ghstate split``'s children carry their parent's branch, and are no branch's checkpoint)."""
+        from ghstate.core.parse import is_child
+
+        found = [seen for seen in self._all() if seen.branch == branch and (closed or seen.state == "open")
+                 and not is_child(seen.body)]
         found.sort(key=lambda seen: (seen.state == "open", seen.seen_at))
         return found[-1] if found else None
 
     def _all(self) -> Iterator[Seen]:
-        prefix = f"{re.sub(r'[^A-Za-z0-9_.-]', '+', self.repo)}--"
+        """This repository's files: its name, then ``--N.json`` (``a/b``'s are not ``a/b--2``'s)."""
+        mine = re.compile(re.escape(f"{re.sub(r'[^A-Za-z0-9_.-]', '+', self.repo)}--") + r"[1-9][0-9]*\.json")
         try:
-            names = sorted(n for n in os.listdir(self.directory) if n.startswith(prefix) and n.endswith(".json"))
+            names = sorted(n for n in os.listdir(self.directory) if mine.fullmatch(n))
         except OSError:
             return
         for name in names:

@@ -7,7 +7,8 @@ a few seconds, nothing delivered in between) gets nothing: the host fired it twi
 the hook fired at once (a plugin installed for the person, and ``ghstate init``'s in the repository),
 and the session already has what the first one gave.
 
-The memory is one small JSON file in the local store folder (``.ghstate/seen.json``), bounded to the
+The memory is one small JSON file in the clone's store folder (``<git common dir>/ghstate/seen.json``;
+GHSTATE_DIR when set), never in the work tree (a hook changes nothing ``git status`` shows), bounded to the
 last MAX_SESSIONS sessions, read and written under its own lock and replaced atomically, so that
 hooks firing at once (SessionStart fires twice on some resumes) see each other's writes.
 """

@@ -17,14 +17,14 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ghstate.core.marker import text
 from ghstate.core.model import Revision
 from ghstate.errors import InputError, NotFound
-from ghstate.store import BodyVersion, Stored, StoreKind, WriteOutcome
+from ghstate.store import BodyVersion, Stored, StoreKind, Unchecked, WriteOutcome
 
 if TYPE_CHECKING:  # pragma: no cover  (a reader that needs no chain or kept write never loads them)
     from ghstate.core.chain import Head, Link
@@ -205,7 +205,11 @@ class LocalStore:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.notices: list[str] = []  # problems worth a warning that did not stop the command
+        self.unchecked: list[Unchecked] = []  # (a mirror here replaces one file: what it replaced is known)
         self._holding = False  # this store holds the lock (``lock``): a close inside a write takes it not again
+        # The files of a folder of the work tree that git tracks or shows (``gitinfo.shown``), when the store is
+        # in the work tree (GHSTATE_DIR there): a kept-write file among them is the repository's, never read
+        self.tracked: Callable[[Path], frozenset[str] | None] | None = None
 
     # ---------------------------------------------------------------------------------- paths
 
@@ -452,6 +456,10 @@ class LocalStore:
                                                                                   if count else []))
         return [(oid, link) for oid, link in found if link is not None]
 
+    def look_back(self, stored: Stored, look: Unchecked) -> tuple[BodyVersion, ...] | None:
+        """No history to look in: what a mirror replaced was known when it was written."""
+        return ()
+
     def has_write(self, stored: Stored, write: str) -> bool:
         links = self.links(stored, SEARCHED_GENERATIONS) if write else []
         return any(e.write == write for _, link in links for e in link.entries)
@@ -519,20 +527,69 @@ class LocalStore:
         atomic_write(path, json.dumps(record.to_data(), ensure_ascii=False, indent=1) + "\n")
         return path
 
+    @property
+    def aside_dir(self) -> Path:
+        """Where a kept write GitHub refused for good waits for a person (``pending/aside/``)."""
+        return self.pending_dir / "aside"
+
+    def set_aside(self, path: Path, why: str, at: str) -> Path:
+        """A kept write GitHub refused for good (``path``, in ``pending/``) moved to ``pending/aside/`` with why
+        and when, for a person to drop or send again: no later write waits behind it. Where it is now."""
+        target = self.aside_dir / path.name
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+        if isinstance(data, dict):
+            atomic_write(target, json.dumps({**data, "set_aside": {"why": why, "at": at}}, ensure_ascii=False,
+                                            indent=1) + "\n")
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+        return target
+
+    def aside(self) -> list[tuple[Path, PendingWrite | InputError, str]]:
+        """The kept writes set aside (``set_aside``), oldest first, each with why."""
+        try:
+            names = sorted(name for name in os.listdir(self.aside_dir) if name.endswith(".json"))
+        except OSError:
+            return []
+        out: list[tuple[Path, PendingWrite | InputError, str]] = []
+        for path, record in self._records(self.aside_dir, names):
+            try:
+                why = json.loads(path.read_text(encoding="utf-8"))["set_aside"]["why"]
+            except (OSError, ValueError, LookupError, TypeError):
+                why = ""
+            out.append((path, record, str(why)))
+        return out
+
     def pending(self) -> list[tuple[Path, PendingWrite | InputError]]:
         """The kept writes, oldest first; one that cannot be read comes as the error that says so."""
         try:
             names = sorted(name for name in os.listdir(self.pending_dir) if name.endswith(".json"))
         except FileNotFoundError:
             return []
+        return self._records(self.pending_dir, names)
+
+    def _records(self, folder: Path, names: list[str]) -> list[tuple[Path, PendingWrite | InputError]]:
+        """The kept-write files ``names`` of ``folder``, read; one that cannot be read (or that git tracks: a
+        repository's file) comes as the error that says so."""
+        theirs = (self.tracked(folder) if self.tracked is not None and names else None) or frozenset()
         out = []
         for name in names:
-            path = self.pending_dir / name
+            path = folder / name
             record: PendingWrite | InputError
+            if name in theirs:
+                out.append((path, InputError("git tracks this file: it is the repository's, not a write this machine "
+                                             "kept, and is never sent (take it out of git and of this folder)")))
+                continue
             try:
                 record = PendingWrite.from_data(json.loads(path.read_text(encoding="utf-8")))
-            except (OSError, ValueError) as exc:
-                record = InputError(f"the kept write is malformed ({exc}); move it out of the pending folder")
+            except (OSError, ValueError, LookupError, TypeError, AttributeError, RecursionError) as exc:
+                record = InputError(f"the kept write is malformed ({exc or type(exc).__name__}); move it out of "
+                                    "the pending folder")
             out.append((path, record))
         return out
 
@@ -556,6 +613,8 @@ class PendingWrite(NamedTuple):
 
         if not isinstance(data, dict) or data.get("kind") != "ghstate-pending":
             raise ValueError("not a pending write of ghstate")
+        if data.get("version") == 3 and not isinstance(data.get("write"), dict):
+            raise ValueError("it holds no write")
         repo = data.get("repo")
         return cls(WriteSpec.from_data(data["write"] if data.get("version") == 3 else _older_write(data)),
                    repo=repo if isinstance(repo, str) else None, api_url=text(data.get("api_url")),

@@ -72,6 +72,7 @@ class App:
                         pending=self.local if keep_pending else None, repo=s.repo, api_url=s.api_url)
         writer.renamed = lambda branch: self.renamed_from(branch, proven=True)
         if self.store.remote:  # what it writes is what this machine last saw; kept writes go out first
+            writer.looks = self.local  # a look for a person's save a mirror may have replaced, kept even by push
             from ghstate.services import kept, outage
 
             writer.replica = outage.replica(self)
@@ -80,6 +81,17 @@ class App:
                 # a write waits for another command of this machine that is sending them (then sees what is left)
                 writer.send_kept = lambda: kept.send_first(self, wait=KEPT_WAIT).outcome
         return writer
+
+    def caught_up(self, stored: Stored) -> Stored:
+        """A checkpoint whose body lags its chain (a write whose body could not be brought up to date, a person's
+        edit not merged yet) with the body made its chain head's mirror, by a write that changes nothing else:
+        what a close does before it folds the chain, so that the closed checkpoint's body names the head its
+        chain ends at (``show``, ``log`` and ``resume`` of a closed checkpoint read from there, and a reopened
+        one goes on from there)."""
+        from ghstate.core.intent import Intent, WriteSpec
+
+        spec = WriteSpec(Intent(), number=stored.number, lookup=False, create=False, record_tree=False, event="close")
+        return self.writer(keep_pending=False).write(spec).stored or stored
 
     @functools.cached_property
     def project(self) -> ProjectSync | None:
@@ -228,6 +240,15 @@ class App:
         return (stored, current(self.store, stored)) if stored is not None else None
 
 
+def _within(path: Path, root: Path) -> bool:
+    """Whether ``path`` is inside the work tree ``root`` (not its git folder)."""
+    try:
+        inside = path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return not inside.parts or inside.parts[0] != ".git"
+
+
 NONE_YET = "give an ISSUE number, or create one with 'ghstate checkpoint'"
 
 
@@ -240,12 +261,16 @@ def build_app(*, repo: str | None = None, store: str | None = None, need_token: 
                             project=project)
     parsecache.use(settings.cache_dir)
     local = LocalStore(settings.store_dir)
+    root = settings.root if settings.in_git else None
+    if root is not None and _within(settings.store_dir, root):  # GHSTATE_DIR in the work tree: a kept-write file
+        local.tracked = lambda folder: gitinfo.shown(root, folder)  # git tracks there is the repository's, not sent
     # One store per clone: a worktree's own, from before, joins it when this command uses it (on GitHub, only
-    # for its kept writes: the work tree of a CI job that checked out a committed store is left as it is)
+    # when it holds kept writes); what git tracks there is copied and left in place, never a kept write
     if settings.store_dir != settings.state_dir and holds_store(settings.state_dir, settings.store != "local"):
         from ghstate.local.worktrees import gather
 
-        for said in gather(settings.state_dir, local):
+        shown = (lambda: gitinfo.shown(root, settings.state_dir)) if root is not None else (lambda: None)
+        for said in gather(settings.state_dir, local, shown, root):
             print(f"Note: {said}", file=sys.stderr)
     chosen: Store
     if settings.store == "github":
@@ -262,4 +287,7 @@ def build_app(*, repo: str | None = None, store: str | None = None, need_token: 
         chosen = github_store
     else:
         chosen = local
-    return App(settings, chosen, local)
+    app = App(settings, chosen, local)
+    if settings.store == "github":  # a close folds only a chain whose head the body names: it is brought there
+        github_store.caught_up = app.caught_up
+    return app

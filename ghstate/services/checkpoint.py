@@ -9,7 +9,7 @@ from dataclasses import dataclass, make_dataclass
 
 from ghstate import progress
 from ghstate.core import findings
-from ghstate.core.edits import Edits, removed
+from ghstate.core.edits import Edits, lacking, removed
 from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.marker import Execution
 from ghstate.core.markup import control_at, not_text
@@ -146,6 +146,13 @@ def _file_words(intent: Intent, request: CheckpointRequest, result: WriteResult)
     if request.force and result.previous is not None and result.changed:
         gone = removed(result.previous, result.checkpoint)
         said += [f"--force removed what the file does not hold: {'; '.join(gone)}"] if gone else []
+    elif result.previous is not None and _guessed(intent):  # items the file lacks, kept: said, as a removal
+        both = {key for key, heading in HEADINGS.items() if heading in result.file_conflicts}  # (said already)
+        kept = lacking(intent.incoming, result.checkpoint, intent.present - both)
+        were = "it was" if len(kept) == 1 else "they were"
+        said += [f"the file has no digests of the checkpoint it was made from, and lacks {'; '.join(kept)}, which "
+                 f"the checkpoint holds: kept, as the file may have been made before {were} written (--force "
+                 "writes the file's sections as they are)"] if kept else []
     theirs, ours = intent.incoming.meta.id, result.previous.meta.id if result.previous is not None else ""
     if theirs and ours and theirs != ours:  # a draft of another checkpoint (another worktree's, a mistyped number)
         said.append(f"the file's hidden marker is another checkpoint's (id {theirs}, not {ours}): its sections "
@@ -155,6 +162,13 @@ def _file_words(intent: Intent, request: CheckpointRequest, result: WriteResult)
         if given is not None and key in intent.present and filed.strip() and filed.strip() != given.strip():
             said.append(f"--{key} replaced the file's {HEADINGS[key].lower()}")
     return said
+
+
+def _guessed(intent: Intent) -> bool:
+    """Whether what a --file was made from is a guess (``edits.base_digests``: the revision it matches best),
+    not known: the file carries no digests of the checkpoint's own, and the write read none for it."""
+    incoming = intent.incoming
+    return incoming is not None and intent.base is None and not (incoming.meta.id and incoming.meta.digests)
 
 
 NEEDS_SUBSTANCE = ("a new checkpoint needs a goal, phases or a resume instruction: give {goal}, {phase} or "

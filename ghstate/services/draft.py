@@ -25,7 +25,6 @@ from ghstate.core.splice import written_body
 from ghstate.services.reader import View, body_checkpoint
 from ghstate.store import Store
 
-BLIND_LINKS = 30  # commits a write kept without a read looks back through for the one it was made on
 KEY_ROOM = 120  # characters the chain's key takes in a body's marker (the bound counts the body as stored)
 MIXED = ("may hold others' changes too: the body's edit history could not tell its saves apart (history off, or "
          "versions deleted), so it is credited to the last editor")
@@ -115,6 +114,22 @@ class Drafter:
         return Draft(read, cp, body, _link(read, body, entries, cp.title), changes, change.changed,
                      tuple(dict.fromkeys(conflicts)), change.file_conflicts)
 
+    def check_kept(self, spec: WriteSpec, seen: Checkpoint | None) -> None:
+        """A write about to be kept without a round drafted (GitHub did not answer before it could be read),
+        checked as every body is before it leaves, on the state this machine last saw of its checkpoint
+        (``seen``; None: never seen, its text alone): a credential or a body over the bound is refused now,
+        and nothing is kept, exactly as online."""
+        if not isinstance(spec.intent, Intent):
+            return
+        now = seen or Checkpoint()
+        cp = self.as_revision(spec.intent.apply(now, lenient=True).checkpoint, now.meta.revision + 1, self.clock(),
+                              spec)
+        body = render_body(cp, self.env)
+        checks.fit_size(body, cp, self.max_body_chars, KEY_ROOM)
+        if not spec.allow_secrets:
+            checks.check_secrets(render_body(now, self.env) if seen is not None else "", now, body, cp,
+                                 "to GitHub" if self.store.remote else "the checkpoint")
+
     def file_conflicts(self, spec: WriteSpec, read: View) -> tuple[str, ...]:
         """The sections a --file and the checkpoint both changed, for a write whose draft was None (nothing to
         commit: both sides kept came to what the checkpoint holds), so that it is said all the same."""
@@ -151,20 +166,18 @@ class Drafter:
 
     def base(self, read: View, spec: WriteSpec, before: tuple[Intent, ...]) -> Checkpoint | None:
         """The state a kept write was made on, with the earlier kept writes of its push on it (its maker had
-        made those first); None when it is not known. That state is the head it had read (the head now,
-        when it is that one: a person may have edited the body since). A write kept without a read (GitHub
-        was out of reach from the start) was made on the newest commit of the chain made before it (by the
-        entries' times); on an issue without a chain, on its body, unless that was edited since."""
+        made those first); None when it is not known. That state is the head it had read, or the one this
+        machine last saw (the head now, when it is that one: a person may have edited the body since), or,
+        where no commit named it (a checkpoint without a chain yet), the state kept with it. Never a guess by
+        the writers' clocks: a write kept where nothing was known was made on nothing (None), and every value
+        it sets that differs is kept beside, never written over."""
         target = read.stored
         head = target.head
         link: Link | None = None
         if spec.base:
             link = head.link if head is not None and head.oid == spec.base else self.store.link(target, spec.base)
-        elif head is not None:
-            link = _made_before(self.store.links(target, BLIND_LINKS), spec.made_at)
         base = (body_checkpoint(link.body, target.title) if link is not None
-                else read.checkpoint if head is None and not spec.base and target.edited_at <= spec.made_at
-                else None)
+                else body_checkpoint(spec.base_body, target.title) if spec.base_body and not spec.base else None)
         for intent in before if base is not None else ():
             base = intent.apply(base, lenient=True).checkpoint
         return base
@@ -227,18 +240,6 @@ def _link(read: View, body: str, entries: list[Entry], title: str) -> Link:
     return Link(read.stored.number, body, tuple(entries), title, merged,
                 adopted="" if read.link else read.mirror.body,
                 root=(read.link.root or (head.oid if head else "")) if read.link else "")
-
-
-def _made_before(links: list[tuple[str, Link]], made_at: str) -> Link | None:
-    """The newest of ``links`` (newest first) whose writes were all made before ``made_at`` (one made in the
-    same second is taken as made after it: what it changed stands); the first link's starting body when
-    the chain began after it; None when the links read do not reach back that far."""
-    for _, link in links:
-        if all(e.revision.at < made_at for e in link.entries):
-            return link
-    if links and not links[-1][1].root:  # the first commit was read: the chain began after the write
-        return Link(links[-1][1].number, links[-1][1].adopted) if links[-1][1].adopted else None
-    return None
 
 
 def rebased(intent: Intent, base: Checkpoint | None, now: Checkpoint) -> tuple[Checkpoint, list[str]]:

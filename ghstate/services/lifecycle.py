@@ -130,3 +130,4 @@ def why_closed(app: App, stored: Stored, cp: Checkpoint) -> str:
 
         reason = state_reason(app.github(), stored.number)
     return present.closed_words(cp, reason)
+

@@ -105,31 +105,40 @@ def _unchained_view(stored: Stored, mirror: Mirror, also: tuple[BodyVersion, ...
 def _chained_view(store: Store, stored: Stored, mirror: Mirror, head: Link, also: tuple[BodyVersion, ...]) -> View:
     """The head of the chain with the body as read (a person's edit: each of the saves it is made of, one by
     one, ``Store.saves``), then each of ``also``, merged onto it where a person edited it (each once, in that
-    order)."""
+    order). A person's save made on the person's save before it (saved in turn: the marker of each names one
+    commit's page) is merged against that save, so that what the later one changed of the earlier one (a
+    line it added, deleted again; the resume instruction set again) stands as the person's. A body ghstate
+    wrote alone (beside a chain it could not write) is nobody's page for the next save: it is merged against
+    its commit, and the save after it too."""
     head_cp = body_checkpoint(head.body, stored.title or head.title)
     cp, over, edits = head_cp, head.body, []
     read = store.saves(stored) if mirror.kind == "edited" else (BodyVersion(stored.body),)
+    before: Mirror | None = None  # the save merged last, which a save from the same page was made on
     for saved in (*read, *also):
         found = mirror if saved.body == stored.body else classify(saved.body, stored.head)
         if found.kind == "edited" and found.digest not in {e.digest for e in edits}:
-            merged, conflicts = _merged(store, stored, found, cp)
+            on = before.body if before is not None and before.base == found.base else None
+            person = not as_written(saved.body)  # not a body of ghstate's written alone
+            merged, conflicts = _merged(store, stored, found, cp, on if person else None)
             over = found.body  # written over the person's text: their formatting stays
             edits.append(Edit(saved.editor, saved.at, found.digest, conflicts, cp, merged, saved.mixed))
-            cp = merged
+            cp, before = merged, found if person else None
     return View(stored, cp, over, mirror, tuple(edits), head_cp)
 
 
-def _merged(store: Store, stored: Stored, edit: Mirror, onto: Checkpoint) -> tuple[Checkpoint, tuple[str, ...]]:
-    """A person's body (``edit``) merged onto ``onto``: three-way against the page it was made from
-    (``_base``); section by section against the digests its marker kept when that page cannot be read."""
+def _merged(store: Store, stored: Stored, edit: Mirror, onto: Checkpoint,
+            previous: str | None = None) -> tuple[Checkpoint, tuple[str, ...]]:
+    """A person's body (``edit``) merged onto ``onto``: three-way against the page it was made from (``previous``,
+    the save it was made on, when it was saved in turn after one; else ``_base``); section by section against the
+    digests its marker kept when that page cannot be read."""
     from ghstate.core.merge import merge3
 
     theirs = body_checkpoint(edit.body, stored.title)
-    base = _base(store, stored, edit, theirs)
+    base = previous if previous is not None else _base(store, stored, edit, theirs)
     if base is None:
         return _by_sections(onto, theirs)
     merged, conflicts = merge3(body_checkpoint(base, stored.title), onto, theirs)
-    if not MARKER_LINE.search(edit.body):  # which page it was is a guess: what the guess kept is said
+    if previous is None and not MARKER_LINE.search(edit.body):  # which page it was is a guess: what it kept is said
         for section, item in _kept_items(onto, theirs, merged):
             _say(store, f"#{stored.number}'s body was saved without its hidden ghstate marker line and without "
                         f"the {section} item \"{item}\", which the write log holds: it was kept, as such a page may "

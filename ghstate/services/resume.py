@@ -238,7 +238,7 @@ class Rehydration:
         if not request.session:  # nothing to remember it by: the full prompt, or the pointer at startup
             return ("pointer", self.pointer(), None) if source == "startup" else ("full", "", None)
         key = f"{app.store.kind}:{stored.number}"
-        with seen.book(app.settings.state_dir) as book:
+        with seen.book(app.settings.store_dir) as book:
             last = book.last_start(request.session)
             if last and last.get("key") == key and last.get("rev") == cp.meta.revision and seen.repeated(source, last):
                 return "repeat", "", None  # the same start again (fired twice, or a plugin's hook and init's)
@@ -265,7 +265,8 @@ class Rehydration:
 def rehydrate(app: App, request: ResumeRequest, *, tree: gitinfo.WorkTree | None = None,
               found: tuple[Stored, Checkpoint] | None = None) -> Rehydration:
     """Read the requested checkpoint (or take ``found``) for a fresh session. Reads only; a delivery
-    remembers what the session was given in the worktree's .ghstate/ folder (GHSTATE_DIR, when set)."""
+    remembers what the session was given in the clone's store folder, in its git folder (GHSTATE_DIR, when set),
+    never in the work tree."""
     # Only the branch is needed to find the checkpoint: read it from HEAD rather than run git status.
     if tree is None:
         tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)

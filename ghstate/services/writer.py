@@ -30,7 +30,7 @@ from ghstate.local.store import LocalStore, PendingWrite
 from ghstate.services import interrupt
 from ghstate.services.draft import Draft, Drafter, NewCheckpoint
 from ghstate.services.leases import renewed
-from ghstate.services.reader import View, locate, view
+from ghstate.services.reader import View, body_checkpoint, checkpoint_of, locate, view
 from ghstate.store import BodyVersion, Store, Stored, Unprotected, WriteOutcome
 
 # Rounds of one write while other writers keep moving the head: each lost round means another writer's
@@ -117,6 +117,10 @@ class Writer:
         # For a branch with no checkpoint: the one of its former name, when ``git branch -m`` renamed it
         # (``App.renamed_from``); a write by branch then does not start a second checkpoint without a word
         self.renamed: Callable[[str], str] | None = None
+        # Where a look for people's saves a mirror may have replaced is kept when GitHub's history did not show
+        # the mirror in time (``store.Unchecked``): the clone's store, even for push (App.writer sets it)
+        self.looks: LocalStore | None = pending
+        self.drafted = False  # this write's round was drafted (and checked: size, credentials) before it failed
 
     def write(self, spec: WriteSpec, *, kept: bool = False, before: tuple[Intent, ...] = ()) -> WriteResult:
         """Write ``spec``. ``kept``: a write kept while GitHub was out of reach, published now (``push``):
@@ -126,24 +130,88 @@ class Writer:
         checkpoint, which its maker had made on that state before it (as a local write would show them)."""
         spec = self._identified(spec)
         target: Stored | None = None
+        answered = False  # the store answered the lookup: a write it found nothing for is a create
+        self.drafted = False  # a round was drafted, and so checked (size, credentials) before it was sent
         try:
             waiting = self._sent_first(spec)
             with contextlib.nullcontext() if spec.dry_run else self.store.lock():  # a dry run takes no lock: no file
                 if spec.number is not None or spec.lookup:
                     target = locate(self.store, spec.number, spec.tree.branch, heads=True)
                     spec = self._linked(spec)
+                answered = True
                 if target is None and spec.number is None and spec.lookup:
                     self._not_renamed(spec)
                 if target is None and not spec.create:
                     raise NotFound(f"no open checkpoint for {spec.tree.place}")
                 _behind(waiting, target, spec)
                 result = self._create(spec) if target is None else self._indexed(
-                    spec, self._update(spec, target, kept, before))
+                    spec, self._closed_after(spec, self._update(spec, target, kept, before)))
         except RemoteError as exc:
             if spec.dry_run or self.pending is None or not self.store.remote or callable(spec.intent):
                 raise
-            raise self._kept_for_push(spec, target, exc) from exc
+            raise self._kept_for_push(spec, target, exc, answered) from exc
+        result.warnings.extend(self._look_later())
         return self._seen_here(spec, result)
+
+    def _look_later(self) -> list[str]:
+        """Bodies this write wrote whose edit history never showed them in time (a person's save just before one
+        may have been written over, unseen): each a look kept for the next command that reaches GitHub, which
+        merges what it finds once the history shows it (``push`` too); where it was kept, said."""
+        said = []
+        for look in self.store.unchecked:
+            if self.looks is None:
+                continue
+            spec = WriteSpec(Intent(), number=look.number, lookup=False, create=False, record_tree=False,
+                             event="look", write_id=os.urandom(6).hex(), made_at=self.clock(),
+                             look_back=(look.read, look.read_at, look.written))
+            path = self.looks.save_pending(PendingWrite(spec, repo=self.repo, api_url=self.api_url,
+                                                        saved_at=self.clock()))
+            said.append(f"the look for a person's save #{look.number}'s body may have replaced is kept in {path}")
+        self.store.unchecked.clear()
+        return said
+
+    def _closed_after(self, spec: WriteSpec, result: WriteResult) -> WriteResult:
+        """A write that changed a closed checkpoint (by number; a kept write pushed after it closed) is said,
+        and its chain folded into the archive again (GitHub: the write made its ref again), so that the
+        closed checkpoint's refs stay folded and its body names the head its chain ends at."""
+        stored = result.stored
+        if stored is None or stored.state != "closed" or not result.changed or spec.dry_run or not spec.intent:
+            return result
+        result.warnings.append(f"{'#' if self.store.remote else 'local #'}{stored.number} is closed: this write is "
+                               "on its log, and it stays closed (reopen it to go on with it)")
+        result.stored = self.store.close(stored)
+        result.warnings.extend(self._notices())
+        return result
+
+    def _kept_first(self, spec: WriteSpec, target: Stored) -> tuple[WriteSpec, WriteResult | None]:
+        """Before a kept write is rebased: a look kept for later resolved to the saves it finds (merged as any
+        kept ones), or given up; a write the chain holds already (it landed although its answer was lost) is
+        done."""
+        if spec.look_back:
+            spec, gave_up = self._looked(spec, target)
+            if gave_up:
+                return spec, self._result(target, None, view(self.store, target), [], [gave_up])
+        if self.store.has_write(target, write=spec.write_id):
+            self.store.notices.append(f"the kept write was on #{target.number}'s chain already: it had landed")
+            return spec, self._result(target, None, view(self.store, target), [])
+        return spec, None
+
+    def _looked(self, spec: WriteSpec, target: Stored) -> tuple[WriteSpec, str]:
+        """A kept look for people's saves a body written earlier replaced (``WriteSpec.look_back``): the saves it
+        finds, to merge; while the history does not show that body yet, a failure (it is looked for again) for
+        LOOK_MINUTES, then given up, said (what GitHub keeps under "edited" is where to look)."""
+        from ghstate.store import Unchecked
+
+        found = self.store.look_back(target, Unchecked(target.number, *spec.look_back))
+        if found is not None:
+            saves = (*spec.saves, *((s.body, s.editor, s.at) for s in found))
+            return replace(spec, look_back=(), saves=saves), ""
+        if _minutes_between(spec.made_at, self.clock()) < LOOK_MINUTES:
+            raise RemoteError(f"GitHub's edit history of #{target.number} does not show a body this machine wrote "
+                              "yet, so a person's save just before it cannot be looked for yet", retryable=True)
+        return spec, (f"GitHub's edit history of #{target.number} still does not show a body this machine wrote at "
+                      f"{spec.made_at}: whether it wrote over a person's save just before it cannot be told; look "
+                      "under \"edited\" on the issue")
 
     def _not_renamed(self, spec: WriteSpec) -> None:
         """A write by branch to a branch renamed since its checkpoint was made is refused, naming that checkpoint
@@ -168,18 +236,12 @@ class Writer:
             self.remember(result.stored, result.checkpoint, result.body)
         return result
 
-    def _kept_for_push(self, spec: WriteSpec, target: Stored | None, exc: RemoteError) -> RemoteError:
-        """A write GitHub could not take, kept whole with the head it was made on (``push`` rebases it onto
-        the head then): the failure, saying where it is kept."""
-        head = target.head.oid if target is not None and target.head is not None else ""
-        number = target.number if target else spec.number
-        if target is None and not spec.base:  # out of reach from the first request: built on what this machine saw
-            seen = self._last_seen(spec)
-            if seen is not None:
-                number, head = seen.number, seen.head
+    def _kept_for_push(self, spec: WriteSpec, target: Stored | None, exc: RemoteError,
+                       answered: bool = False) -> RemoteError:
+        """A write GitHub could not take, kept whole with what it was made on (``push`` rebases it onto the
+        head then): the failure, saying where it is kept."""
         try:
-            path = self._save_pending(replace(spec, number=number, base=spec.base or head,
-                                              new_id=spec.new_id if number is None else ""))
+            path = self._save_pending(self._as_kept(spec, target, answered))
         except OSError as err:
             raise GhstateError(f"GitHub could not be reached and the local copy could not be saved either "
                                f"({err}); nothing was written") from err
@@ -187,6 +249,27 @@ class Writer:
         return RemoteError(f"{exc}; the checkpoint was kept locally in {path}: it is safe on this machine, and the "
                            f"next ghstate command that reaches GitHub sends it (or run 'ghstate push' {when})",
                            retryable=exc.retryable, status=exc.status, unreachable=exc.unreachable)
+
+    def _as_kept(self, spec: WriteSpec, target: Stored | None, answered: bool) -> WriteSpec:
+        """``spec`` as it is kept, checked first as online (a credential or a body over the bound: refused,
+        nothing kept): for the checkpoint it read (``target``), else, out of reach before it could look
+        (``answered`` False), the one this machine last saw; made on that one's head, or, where no commit
+        names it (a checkpoint without a chain yet), on its state itself, so that ``push`` decides by the chain
+        what landed since, never by the writers' clocks. What it read is what this machine last saw: the
+        writes kept after it are built on it too."""
+        seen = self._last_seen(spec) if target is None and not spec.base and not answered else None
+        number, head, made_on, state = spec.number, "", None, ""
+        if target is not None:
+            number, made_on, state = target.number, checkpoint_of(target), split(target.body)[0]
+            head = target.head.oid if target.head is not None else ""
+            if self.remember is not None:
+                self.remember(target, made_on, target.body)
+        elif seen is not None:
+            number, head, made_on, state = seen.number, seen.head, body_checkpoint(seen.body, seen.title), seen.body
+        if not self.drafted:
+            self.drafter.check_kept(spec, made_on)
+        return replace(spec, number=number, base=spec.base or head, new_id=spec.new_id if number is None else "",
+                       base_body=spec.base_body or ("" if head or spec.base else state))
 
     def _last_seen(self, spec: WriteSpec) -> Seen | None:
         """The checkpoint a write made without reaching GitHub is for, as this machine last saw it: by number,
@@ -261,9 +344,10 @@ class Writer:
 
     def _update(self, spec: WriteSpec, target: Stored, kept: bool = False,
                 before: tuple[Intent, ...] = ()) -> WriteResult:
-        if kept and self.store.has_write(target, write=spec.write_id):  # it landed although its answer was lost
-            self.store.notices.append(f"the kept write was on #{target.number}'s chain already: it had landed")
-            return self._result(target, None, view(self.store, target), [])
+        if kept:
+            spec, done = self._kept_first(spec, target)
+            if done is not None:
+                return done
         read = view(self.store, target, tuple(BodyVersion(*save) for save in spec.saves), whole=True)  # a kept write's
         if callable(spec.intent):
             spec = replace(spec, intent=spec.intent(read.checkpoint))
@@ -271,6 +355,7 @@ class Writer:
         spec = self._placed(renewed(self.store, spec, read.stored, read.checkpoint, self.clock()), read)
         base = self.drafter.base(read, spec, before) if kept else None
         first = self.drafter.draft(spec, read, own=True, base=base, kept=kept)
+        self.drafted = True
         if spec.dry_run or (first is None and read.mirror.kind != "stale"):  # a dry run, or nothing to write
             result = self._result(read.stored, first, read, list(first.conflicts) if first else [], tell=False)
         else:
@@ -437,6 +522,18 @@ def _behind(waiting: list[str], target: Stored | None, spec: WriteSpec) -> None:
     if where in waiting:
         raise RemoteError(f"a write this machine kept for {where} earlier is still waiting to go to GitHub, so this "
                           "one waits behind it", retryable=True)
+
+
+LOOK_MINUTES = 30  # a kept look whose body the edit history still does not show after this long is given up, said
+
+
+def _minutes_between(earlier: str, later: str) -> float:
+    """Minutes from one of ghstate's times to another (a time that cannot be read: none)."""
+    try:
+        start, end = (datetime.strptime(t, "%Y-%m-%dT%H:%M:%SZ") for t in (earlier, later))
+    except ValueError:
+        return 0.0
+    return (end - start).total_seconds() / 60
 
 
 def _title(draft: Draft) -> str | None:
