@@ -250,7 +250,7 @@ def test_a_claim_shows_in_the_body_for_people_and_reads_back():
     claim = claimed("a1 --> <b>", "s-1", T0, lease_of("30m"), 31)
     cp = Checkpoint(title="t", phases=(Phase("x"),), resume="go")
     body = render_body(with_mirror(cp, claim), environment())
-    assert "> **Claimed** by `a1 --> <b>` until 2026-11-22 08:30 UTC" in body
+    assert "> **Claimed** by `a1 --> <b>` (session `s-1`) until 2026-11-22 08:30 UTC" in body
     comment = next(line for line in body.splitlines() if line.startswith("<!-- ghstate:claim"))
     assert comment.count("-->") == 1  # its own end: the agent's "-->" cannot end it early
     assert mirror_of(parse(body).checkpoint) == claim and mirror_in(body) == claim
@@ -278,7 +278,8 @@ def test_a_childs_state_and_the_roll_up():
     assert [c.state(T0) for c in children] == ["done", "claimed", "blocked", "ready", "ready"]
     assert [c.state(T0 + timedelta(hours=1)) for c in children][1] == "ready"
     assert children[1].to_json(T0) == {"number": 32, "title": "two", "state": "claimed", "blocked_by": [],
-                                       "claimed_by": "a1", "lease_until": "2026-11-22T08:30:00Z", "phase": None,
+                                       "claimed_by": "a1", "claimed_session": None,
+                                       "lease_until": "2026-11-22T08:30:00Z", "phase": None,
                                        "url": None, "moved": False, "moved_to": None}
     assert children[4].to_json(T0)["claimed_by"] is None  # its lease ran out
     assert rollup_lines(children, Summary(5, 1), T0) == [

@@ -247,6 +247,24 @@ def test_racing_agents_claim_each_ready_child_exactly_once(gh, run, tmp_path, sc
     assert {n: gh.tasks.claim_of(n)["agent"] for n in (2, 3)} == {n: a for a, n in winners.items()}
 
 
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@changed_by("typed_ref_errors", "lists_custom_refs", "newest_sub_issue_first")
+def test_racing_sessions_of_one_host_claim_each_ready_child_exactly_once(gh, run, tmp_path, schedule):
+    """Issue 57: four sessions with the agent name init writes (``claude-code``), each its own session as Claude
+    Code gives it: two children, two winners; before, a session's claim of another's child was its renewal."""
+    make_plan(gh, run, tmp_path, PLAN.replace(" (after Phase 2)", ""))
+    run("split", "1", "--phase", "Phase 2", "--phase", "Phase 3")
+
+    def session(name: str):
+        return lambda: run_claim(app_at(T0), ClaimRequest(next=1, agent="claude-code", session=name)).claimed
+
+    results = Turnstile(gh).run({f"s-{i}": session(f"s-{i}") for i in range(4)}, SCHEDULES[schedule]())
+    winners = {name: n for name, n in results.items() if isinstance(n, int)}
+    assert sorted(winners.values()) == [2, 3], results
+    assert all(isinstance(r, NothingReady) for r in results.values() if not isinstance(r, int)), results
+    assert {n: gh.tasks.claim_of(n)["session"] for n in (2, 3)} == {n: s for s, n in winners.items()}
+
+
 @changed_by("lists_custom_refs", "newest_sub_issue_first")
 def test_a_held_child_refuses_another_agent_naming_the_holder_and_the_lease(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)

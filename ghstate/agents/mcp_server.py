@@ -77,9 +77,11 @@ class _Handlers:
         types = self.types
         return types.ListToolsResult(tools=[
             types.Tool(name=name, description=tool["description"], input_schema=input_schema(name),
-                       annotations=types.ToolAnnotations(read_only_hint=tool["read_only"],
-                                                         destructive_hint=False if not tool["read_only"] else None,
-                                                         open_world_hint=False))
+                       annotations=types.ToolAnnotations(
+                           read_only_hint=tool["read_only"],
+                           destructive_hint=None if tool["read_only"] else tool.get("destructive", False),
+                           idempotent_hint=None if tool["read_only"] else tool.get("idempotent"),
+                           open_world_hint=False))
             for name, tool in TOOLS.items()])
 
     async def call_tool(self, ctx: Any, params: Any) -> Any:

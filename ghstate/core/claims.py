@@ -21,6 +21,7 @@ STATES = ("ready", "claimed", "blocked", "done")
 CLAIMS_PREFIX = "refs/ghstate/claims/"  # on GitHub, a child's claim is the ref of its number here
 DEFAULT_LEASE = "30m"
 MAX_LEASE = timedelta(days=7)
+MAX_SESSION = 128  # characters of a session's id (a host's is a UUID): it names a holder, it is no text
 _DURATION = re.compile(r"([1-9][0-9]{0,6})\s*([smhd])")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 MIRROR = "<!-- ghstate:claim "  # the first line of the mirror in a child's body: its record, hidden
@@ -56,6 +57,15 @@ class Claim(NamedTuple):
     def live(self, now: datetime) -> bool:
         end = github_time(self.until)
         return end is not None and now < end
+
+    def held_by(self, agent: str, session: str) -> bool:
+        """Whether this is the claim of ``agent`` in ``session``: a holder is both (two sessions of one agent
+        name, two Claude Code windows say, are two holders; a claim without a session is the agent's alone)."""
+        return self.agent == agent and self.session == session
+
+    def holder_words(self) -> str:
+        """``agent-a (session s-1)``: who holds it."""
+        return f"{self.agent}{f' (session {self.session})' if self.session else ''}"
 
     def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {"agent": self.agent, "until": self.until, "at": self.at}
@@ -97,7 +107,7 @@ class Claim(NamedTuple):
 
     def words(self) -> str:
         """``agent-a (session s-1) until 2026-11-22 08:30 UTC``."""
-        return f"{self.agent}{f' (session {self.session})' if self.session else ''} until {self.end_words()}"
+        return f"{self.holder_words()} until {self.end_words()}"
 
 
 def claimed(agent: str, session: str, now: datetime, lease: timedelta, issue: int) -> Claim:
@@ -133,7 +143,8 @@ def mirror_in(body: str) -> Claim | None:
 
 def mirror_text(claim: Claim) -> str:
     record = json.dumps(claim.to_data(), ensure_ascii=False, sort_keys=True).replace("--", "-\\u002d")
-    return (f"{MIRROR}{record} -->\n> **Claimed** by {code_span(claim.agent)} until {claim.end_words()} "
+    session = f" (session {code_span(claim.session)})" if claim.session else ""
+    return (f"{MIRROR}{record} -->\n> **Claimed** by {code_span(claim.agent)}{session} until {claim.end_words()} "
             "(`ghstate claim`; freed by `ghstate release` or `ghstate done`)")
 
 
@@ -146,36 +157,39 @@ def with_mirror(cp: Checkpoint, claim: Claim | None) -> Checkpoint:
 
 
 class MirrorEdit(NamedTuple):
-    """A claim shown in (or taken from) a child's body. ``claim`` None: the one ``agent`` shows is taken
-    away. ``force``: whatever the body shows (the claim is decided elsewhere: a Git ref); otherwise only
-    when the body shows no claim that is live at the edit's time (``claim.at``) and held by another agent:
-    applied in log order, the first of two racing claims stands (the body's own compare-and-swap, best
-    effort)."""
+    """A claim shown in (or taken from) a child's body. ``claim`` None: the one ``agent`` in ``session``
+    shows is taken away. ``force``: whatever the body shows (the claim is decided elsewhere: a Git ref);
+    otherwise only when the body shows no claim that is live at the edit's time (``claim.at``) and held by
+    another holder: applied in log order, the first of two racing claims stands (the body's own
+    compare-and-swap, best effort)."""
 
     claim: Claim | None
     agent: str = ""
     force: bool = False
+    session: str = ""
 
     def apply(self, cp: Checkpoint) -> Checkpoint:
         shown = mirror_of(cp)
         if self.claim is None:
-            if shown is not None and (self.force or shown.agent == self.agent):
+            if shown is not None and (self.force or shown.held_by(self.agent, self.session)):
                 return with_mirror(cp, None)
             return cp
         at = github_time(self.claim.at)
-        if not self.force and shown is not None and shown.agent != self.claim.agent and \
+        if not self.force and shown is not None and not shown.held_by(self.claim.agent, self.claim.session) and \
                 at is not None and shown.live(at):
             return cp
         return with_mirror(cp, self.claim)
 
     def to_data(self) -> dict[str, Any]:
-        return {"claim": self.claim.to_data() if self.claim else None, "agent": self.agent, "force": self.force}
+        data = {"claim": self.claim.to_data() if self.claim else None, "agent": self.agent, "force": self.force}
+        return {**data, "session": self.session} if self.session else data
 
     @classmethod
     def from_data(cls, data: Any) -> MirrorEdit | None:
         if not isinstance(data, dict):
             return None
-        return cls(Claim.from_data(data.get("claim")), str(data.get("agent") or ""), data.get("force") is True)
+        return cls(Claim.from_data(data.get("claim")), str(data.get("agent") or ""), data.get("force") is True,
+                   str(data.get("session") or ""))
 
 
 # ------------------------------------------------------------------------------- children
@@ -229,6 +243,7 @@ class Child(NamedTuple):
         live = self.claim if self.claim is not None and self.claim.live(now) and self.open else None
         return {"number": self.number, "title": self.title, "state": self.state(now),
                 "blocked_by": list(self.blocked_by), "claimed_by": live.agent if live else None,
+                "claimed_session": (live.session or None) if live else None,
                 "lease_until": live.until if live else None, "phase": self.phase or None, "url": self.url or None,
                 "moved": self.moved, "moved_to": (self.moved_to or None) if self.moved else None}
 

@@ -64,7 +64,7 @@ def show_claims(app: App, children: tuple[Child, ...], skip: int = 0) -> list[st
         if child.number == skip or not child.shows_wrong(now):
             continue
         claim, label = child.claim, app.label(child.number)
-        edit = MirrorEdit(claim, claim.agent if claim else "", force=True)
+        edit = MirrorEdit(claim, claim.agent if claim else "", force=True, session=claim.session if claim else "")
         what = f"the claim of {claim.words()}" if claim is not None else "no claim"
         try:
             write_task(app, child.number, Intent(task=TaskEdit(mirror=edit)), event="claim")
