@@ -67,6 +67,9 @@ class FakeTasks:
         self.deny_refs = False
         self.ref_writes: list[dict[str, Any]] = []  # every updateRefs/createRef input, as executed
         self.pulls: list[dict[str, Any]] = []  # pull requests: number, head (its branch), state, cross (from a fork)
+        # issues of other repositories, as sub-issues or blockers of this one's ((owner/name, number) -> its state):
+        # GitHub links issues across repositories (a sub-issue or a blocker may be anyone's)
+        self.foreign: dict[tuple[str, int], str] = {}
         self._failed = False  # a mutation of the current document failed
 
     # ------------------------------------------------------------------------------ set up
@@ -109,8 +112,26 @@ class FakeTasks:
         if parent is not None:
             self.link(parent, child)
 
-    def block(self, issue: int, blocker: int) -> None:
+    def block(self, issue: int, blocker: Any) -> None:
+        """``issue`` waits for ``blocker``: a number of this repository, or (owner/name, number) of another."""
         self.blocked_by.setdefault(issue, []).append(blocker)
+
+    def add_foreign(self, repo: str, number: int, state: str = "open") -> tuple[str, int]:
+        """An issue of another repository, to link as a sub-issue (``link``) or a blocker (``block``)."""
+        self.foreign[(repo, number)] = state
+        return (repo, number)
+
+    def _node(self, number: Any) -> dict[str, Any]:
+        """An issue as GraphQL's ``Issue``: this repository's, or another's (``foreign``)."""
+        if not isinstance(number, tuple):
+            return self.fake._gql_issue(number)
+        repo, n = number
+        empty = {"totalCount": 0, "nodes": [], "pageInfo": {"hasNextPage": False, "endCursor": None,
+                                                            "hasPreviousPage": False, "startCursor": None}}
+        return {"__typename": "Issue", "id": f"I_{repo.replace('/', '_')}_{n}", "number": n, "title": f"{repo}#{n}",
+                "body": "", "url": f"{self.fake.web}/{repo}/issues/{n}", "state": self.foreign[number].upper(),
+                "repository": {"__typename": "Repository", "id": f"R_{repo.replace('/', '_')}", "nameWithOwner": repo},
+                "blockedBy": empty, "blocking": empty, "parent": None, "labels": {"nodes": [], "totalCount": 0}}
 
     def parent_field(self, number: int) -> dict[str, Any]:
         """An issue's ``parent``, for nodes built elsewhere (the project items of ``github_fake_projects``)."""
@@ -198,7 +219,9 @@ class FakeTasks:
             raise GraphQLNotFound(f"Could not resolve to a node with the global id of '{node}'.")
         return number
 
-    def _open(self, number: int) -> bool:
+    def _open(self, number: Any) -> bool:
+        if isinstance(number, tuple):
+            return self.foreign[number] == "open"
         return self.fake.issues[number]["state"] == "open"
 
     def _issue_fields(self, number: int) -> dict[str, Any]:
@@ -230,7 +253,7 @@ class FakeTasks:
 
     def _connection(self, numbers: list[int], first: int | None) -> dict[str, Any]:
         chosen = numbers[: first or 100]
-        return {"totalCount": len(numbers), "nodes": [self.fake._gql_issue(n) for n in chosen],
+        return {"totalCount": len(numbers), "nodes": [self._node(n) for n in chosen],
                 "pageInfo": {"hasNextPage": len(chosen) < len(numbers), "endCursor": str(len(chosen)),
                              "hasPreviousPage": False, "startCursor": "0"}}
 

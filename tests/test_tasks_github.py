@@ -337,6 +337,52 @@ def test_done_and_claim_refuse_an_issue_that_is_no_child_in_one_request(gh, run,
     assert gh.issues[1]["state"] == "open" and gh.tasks.claim_of(1) is None
 
 
+@changed_by("lists_custom_refs", "newest_sub_issue_first")
+def test_a_persons_sub_issue_is_never_claimed_closed_or_offered(gh, run, tmp_path):
+    """Issue 57: any issue with a GitHub parent was taken for a child: ``done 10`` closed a person's plain
+    sub-issue of their plan, the MCP tool with no force, and ``claim 10`` made a claim ref for it. Only the
+    children split made (their marker) or carrying ghstate's label are ghstate's."""
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    gh.add_issue(10, "Ask legal about the licence.", title="Ask legal", labels=())
+    gh.tasks.link(1, 10)
+    said = ("Error: #10 is a sub-issue of #1 that no 'ghstate split' made (without the 'ghstate' label): claim, "
+            "release and done take a child that 'ghstate split' made ('ghstate ready PARENT' lists them)\n")
+    for command in (["done", "10"], ["done", "10", "--force"], ["claim", "10", "--agent", "a1"],
+                    ["release", "10", "--force"]):
+        assert run(*command, code=1).stderr == said, command
+    from ghstate.agents.mcp_tools import call
+
+    refused = call("done", {"child": 10, "agent": "a1"}, lambda: build_app(store="github"))
+    assert refused.error and refused.text.startswith("Error: #10 is a sub-issue of #1 that no 'ghstate split' made")
+    assert [r["number"] for r in json.loads(run("ready", "1", "--json").stdout)] == [2, 3, 4, 5]
+    for n in range(4):
+        run("claim", "--next", "1", "--agent", f"a{n}", code=0 if n == 0 else 3)
+    assert gh.issues[10]["state"] == "open" and gh.tasks.claim_of(10) is None
+    gh.add_issue(11, gh.issues[2]["body"].split("## Goal")[0].split("-->")[0] + "-->\n## Goal\nA checkpoint.\n",
+                 title="A checkpoint a person put under the plan")
+    gh.tasks.link(1, 11)  # labelled: a checkpoint of ghstate's, as a child
+    assert run("claim", "11", "--agent", "a9").stdout == "#11\n"
+
+
+@changed_by("lists_closed_blockers", "newest_sub_issue_first")
+def test_a_blocker_or_sub_issue_of_another_repository_is_matched_by_repository(gh, run, tmp_path):
+    """Issue 57: a blocker in another repository was read as this repository's number: ``done 2`` unblocked a
+    child that still waited for other/x#2, and a sub-issue of another repository was a child here."""
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    gh.tasks.block(4, gh.tasks.add_foreign("other/x", 2))
+    gh.tasks.link(1, gh.tasks.add_foreign("other/x", 7))
+    rows = {r["number"]: r for r in json.loads(run("ready", "1", "--json").stdout)}
+    assert sorted(rows) == [2, 3, 4, 5] and rows[4]["blocked_by"] == [2, "other/x#2"]
+    out = run("done", "2").stdout.splitlines()
+    assert out[-1] == "Unblocked: #3 Phase 3: config"
+    rows = {r["number"]: r for r in json.loads(run("ready", "1", "--json").stdout)}
+    assert (rows[4]["state"], rows[4]["blocked_by"]) == ("blocked", ["other/x#2"])
+    assert "#4 Phase 4: docs (waits for other/x#2)" in run("resume", "1").stdout
+    assert run("claim", "4", "--agent", "a1", code=3).stderr.startswith("Error: #4 waits for other/x#2")
+
+
 @changed_by("newest_sub_issue_first")
 def test_without_contents_write_claims_fall_back_to_the_body_said_once(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)

@@ -196,8 +196,9 @@ class MirrorEdit(NamedTuple):
 
 
 class Child(NamedTuple):
-    """A child task as its parent sees it. ``blocked_by``: the children or issues it waits for that are
-    still open; ``phase``: the parent's phase it is (its line links it, or its marker says so).
+    """A child task as its parent sees it. ``blocked_by``: the children or issues of this repository it waits for
+    that are still open, ``blocked_elsewhere`` those of other repositories (``owner/name#N``: a number of theirs
+    is no number here); ``phase``: the parent's phase it is (its line links it, or its marker says so).
 
     ``moved``: the parent's phase line links it, and it was split from this parent, but it is not among the
     parent's children any more (a person moved it on github.com): ``moved_to`` is its parent now (0: none).
@@ -216,6 +217,7 @@ class Child(NamedTuple):
     moved_to: int = 0
     shown: Claim | None = None
     from_ref: bool = False
+    blocked_elsewhere: tuple[str, ...] = ()
 
     @property
     def held(self) -> Held:
@@ -237,12 +239,16 @@ class Child(NamedTuple):
             return "done"
         if self.claim is not None and self.claim.live(now):
             return "claimed"
-        return "blocked" if self.blocked_by else "ready"
+        return "blocked" if self.blocked_by or self.blocked_elsewhere else "ready"
+
+    def waits_for(self, label: Callable[[int], str]) -> str:
+        """What it waits for, named: ``#2, other/x#31``."""
+        return ", ".join([*(label(n) for n in self.blocked_by), *self.blocked_elsewhere])
 
     def to_json(self, now: datetime) -> dict[str, Any]:
         live = self.claim if self.claim is not None and self.claim.live(now) and self.open else None
         return {"number": self.number, "title": self.title, "state": self.state(now),
-                "blocked_by": list(self.blocked_by), "claimed_by": live.agent if live else None,
+                "blocked_by": [*self.blocked_by, *self.blocked_elsewhere], "claimed_by": live.agent if live else None,
                 "claimed_session": (live.session or None) if live else None,
                 "lease_until": live.until if live else None, "phase": self.phase or None, "url": self.url or None,
                 "moved": self.moved, "moved_to": (self.moved_to or None) if self.moved else None}
@@ -287,8 +293,7 @@ def rollup_lines(children: tuple[Child, ...], summary: Summary, now: datetime, l
     words = {
         "ready": lambda c: f"{label}{c.number} {c.title}",
         "claimed": claimed_words,
-        "blocked": lambda c: f"{label}{c.number} {c.title} (waits for "
-                             f"{', '.join(f'{label}{n}' for n in c.blocked_by)})",
+        "blocked": lambda c: f"{label}{c.number} {c.title} (waits for {c.waits_for(lambda n: f'{label}{n}')})",
         "done": lambda c: f"{label}{c.number} {c.title}",
         "moved": lambda c: f"{label}{c.number} {c.title} ("
                            f"{f'to {label}{c.moved_to}' if c.moved_to else 'no sub-issue any more'}"
@@ -304,7 +309,8 @@ def unblocked(before: tuple[Child, ...], closed: int, now: datetime) -> tuple[Ch
     """The children that waited only for ``closed`` (and are held by nobody): ready once it is closed."""
     out = []
     for child in before:
-        if child.open and child.number != closed and child.blocked_by and set(child.blocked_by) <= {closed}:
+        if child.open and child.number != closed and child.blocked_by and set(child.blocked_by) <= {closed} \
+                and not child.blocked_elsewhere:
             freed = child._replace(blocked_by=())
             if freed.state(now) == "ready":
                 out.append(freed)

@@ -42,13 +42,16 @@ class Untold(RemoteError):
 
 class ChildRead(NamedTuple):
     """One child as a claim reads it: the child (its claim from its ref, else from its body), its parent on
-    GitHub, its node id, and the parent it was split from (its marker's; None: no split made it)."""
+    GitHub (in this repository; None: none here), its node id, the parent it was split from (its marker's;
+    None: no split made it), its labels, and whether its parent on GitHub is closed."""
 
     child: Child
     parent: int | None
     node_id: str
     repository_id: str
     split_from: int | None = None
+    labels: frozenset[str] = frozenset()
+    parent_closed: bool = False
 
 
 
@@ -79,7 +82,7 @@ class GitHubTasks:
         self._repository_id = (node.get("repository") or {}).get("id") or self._repository_id
         refs = self._refs(parent)
         children = [self._child(sub, refs.get(str(sub["number"])), parent)
-                    for sub in (node.get("subIssues") or {}).get("nodes") or () if sub]
+                    for sub in (node.get("subIssues") or {}).get("nodes") or () if sub and self._ours(sub)]
         summary = node.get("subIssuesSummary") or {}
         return Family(parent, tuple(children), Summary(summary.get("total") or 0, summary.get("completed") or 0))
 
@@ -94,18 +97,35 @@ class GitHubTasks:
         listed = ((node.get("repository") or {}).get("claims") or {}).get("nodes") or ()
         return {str(r.get("name")): r for r in listed if r}
 
+    def _here(self, node: dict[str, Any]) -> bool:
+        """Whether an issue as read is of this repository (a sub-issue, a parent or a blocker may be another's,
+        whose number means nothing here); one read without its repository is taken as this one's."""
+        found = (node.get("repository") or {}).get("id")
+        return not found or not self._repository_id or found == self._repository_id
+
+    def _ours(self, sub: dict[str, Any]) -> bool:
+        """Whether a sub-issue as read is a child task of ghstate's: of this repository, and made by ``split`` (its
+        marker says which parent and phase) or carrying ghstate's label (a checkpoint a person put under a plan).
+        A person's own sub-issue of their epic is theirs: never offered, claimed or closed."""
+        labels = {(x or {}).get("name") for x in (sub.get("labels") or {}).get("nodes") or ()}
+        made = task_link_of(sub.get("body") or "") is not None
+        return self._here(sub) and (made or self.store.policy.label in labels)
+
     def _child(self, sub: dict[str, Any], ref: dict[str, Any] | None, parent: int = 0) -> Child:
         """A child as read; its phase is the one its marker names when ``parent`` is the one it was split from."""
         self._ids[sub["number"]] = sub.get("id") or ""
         target = (ref or {}).get("target") or {}
         shown = mirror_in(sub.get("body") or "")
         claim = Claim.from_message(target.get("message") or "") if ref else shown
-        blockers = tuple(b["number"] for b in ((sub.get("blockedBy") or {}).get("nodes") or ())
-                         if b and b.get("state") == "OPEN")
+        waiting = [b for b in ((sub.get("blockedBy") or {}).get("nodes") or ()) if b and b.get("state") == "OPEN"]
+        blockers = tuple(b["number"] for b in waiting if self._here(b))
+        elsewhere = tuple(f"{(b.get('repository') or {}).get('nameWithOwner') or '?'}#{b['number']}" for b in waiting
+                          if not self._here(b))
         link = task_link_of(sub.get("body") or "")
         phase = link.phase if link is not None and parent and link.parent == parent else ""
         return Child(sub["number"], sub.get("title") or "", sub.get("state") == "OPEN", blockers, claim, phase,
-                     url=sub.get("url") or "", version=target.get("oid") or "", shown=shown, from_ref=ref is not None)
+                     url=sub.get("url") or "", version=target.get("oid") or "", shown=shown, from_ref=ref is not None,
+                     blocked_elsewhere=elsewhere)
 
     def elsewhere(self, parent: int, numbers: tuple[int, ...]) -> tuple[Child, ...]:
         """The children ``parent``'s phase lines link that are not among its sub-issues, as moved, with where
@@ -120,7 +140,7 @@ class GitHubTasks:
             link = task_link_of((node or {}).get("body") or "")
             if node and link is not None and link.parent == parent:
                 child = self._child(node, self._refs(parent).get(str(number)), parent)
-                now = (node.get("parent") or {}).get("number") or 0
+                now = (node.get("parent") or {}).get("number") or 0 if self._here(node.get("parent") or {}) else 0
                 out.append(child._replace(moved=now != parent, moved_to=now))
         return tuple(out)
 
@@ -132,6 +152,7 @@ class GitHubTasks:
         except NotFound:  # none of them is there
             return dict.fromkeys(numbers)
         repository = (answer.get("data") or {}).get("repository") or {}
+        self._repository_id = repository.get("id") or self._repository_id
         return {n: repository.get(f"child_{i}") for i, n in enumerate(numbers)}
 
     def existing(self, parent: int, phases: tuple[Phase, ...]) -> Existing:
@@ -141,10 +162,10 @@ class GitHubTasks:
         node = self.store.node(parent) or {}
         here = self.family(parent).children
         moved = self.elsewhere(parent, unlisted(phases, here))
-        nodes = [s for s in (node.get("subIssues") or {}).get("nodes") or () if s] + \
+        nodes = [s for s in (node.get("subIssues") or {}).get("nodes") or () if s and self._ours(s)] + \
             [self._read[c.number] for c in moved if self._read.get(c.number)]
         links = frozenset((s["number"], b["number"]) for s in nodes
-                          for b in (s.get("blockedBy") or {}).get("nodes") or () if b)
+                          for b in (s.get("blockedBy") or {}).get("nodes") or () if b and self._here(b))
         degrees = {s["number"]: (((s.get("blockedBy") or {}).get("totalCount") or 0),
                                  ((s.get("blocking") or {}).get("totalCount") or 0)) for s in nodes}
         closed = frozenset(c.number for c in (*here, *moved) if not c.open)
@@ -165,8 +186,11 @@ class GitHubTasks:
         link = task_link_of(node.get("body") or "")
         child = self._child(node, {"name": str(number), **ref} if ref else None, link.parent if link else 0)
         self._read[number] = node  # what a read of the family it was split from would ask again
-        return ChildRead(child, (node.get("parent") or {}).get("number"), node["id"], self._repository_id,
-                         link.parent if link else None)
+        parent = node.get("parent") or {}
+        labels = frozenset(x.get("name") or "" for x in (node.get("labels") or {}).get("nodes") or () if x)
+        return ChildRead(child, parent.get("number") if parent and self._here(parent) else None, node["id"],
+                         self._repository_id, link.parent if link else None, labels,
+                         parent.get("state") == "CLOSED" and self._here(parent))
 
     def held_as_read(self, number: int) -> Held | None:
         """The claim on ``number`` as the last read of that issue listed its ref, at no request; None when the

@@ -208,12 +208,17 @@ class _Claimer:
 
 
 def _child_task(app: App, tasks: Any, number: int) -> Any:
-    """The child ``number`` as read, refused when it is no child task (a checkpoint ``split`` did not make):
-    claims and ``done`` are for children; closing a plan with open children is ``ghstate close``'s, asked."""
+    """The child ``number`` as read, refused when it is no child task of ghstate's: claims and ``done`` are for
+    the children ``split`` made (their marker says which parent and phase), or a sub-issue of this repository
+    that carries ghstate's label (a checkpoint a person put under a plan); a person's sub-issue of their own
+    epic is theirs, never closed or claimed. Closing a plan with open children is ``ghstate close``'s, asked."""
     read = tasks.read_child(number)
-    if read.parent is None and read.split_from is None:
-        raise InputError(f"{app.label(number)} is not a child task: claim, release and done take a child that "
-                         "'ghstate split' made ('ghstate ready PARENT' lists them)")
+    labelled = read.parent is not None and app.settings.policy.label in getattr(read, "labels", ())
+    if read.split_from is None and not labelled:
+        what = (f"a sub-issue of {app.label(read.parent)} that no 'ghstate split' made (without the "
+                f"'{app.settings.policy.label}' label)" if read.parent is not None else "not a child task")
+        raise InputError(f"{app.label(number)} is {what}: claim, release and done take a child that 'ghstate "
+                         "split' made ('ghstate ready PARENT' lists them)")
     return read
 
 
@@ -222,8 +227,8 @@ def run_claim(app: App, request: ClaimRequest) -> Outcome:
     claimer = _Claimer(app, request.agent, request.session, request.lease)
     if request.child is not None:
         child = _child_task(app, claimer.tasks, request.child).child
-        if not child.open or child.blocked_by:
-            why = "is closed" if not child.open else "waits for " + ", ".join(app.label(n) for n in child.blocked_by)
+        if not child.open or child.blocked_by or child.blocked_elsewhere:
+            why = "is closed" if not child.open else "waits for " + child.waits_for(app.label)
             raise NothingReady(f"{app.label(child.number)} {why}: nothing to claim there")
         claim, holder = claimer.take(child)
         if claim is None:

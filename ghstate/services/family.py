@@ -91,9 +91,11 @@ def task_view(app: App, stored: Stored, cp: Checkpoint) -> TaskView:
 
 def _parent(app: App, stored: Stored, cp: Checkpoint) -> tuple[int, str, tuple[str, ...]] | None:
     if app.store.remote:
-        node = (app.github().node(stored.number) or {}).get("parent")
-        if not node:
-            return None
+        read = app.github().node(stored.number) or {}
+        node = read.get("parent")
+        here = (read.get("repository") or {}).get("id")
+        if not node or (here and (node.get("repository") or {}).get("id") not in (None, here)):
+            return None  # none, or an issue of another repository: its number is not one here
         parent_cp = checkpoint_of(Stored(node["number"], node.get("title") or "", node.get("body") or "", ""))
         return node["number"], parent_cp.title, parent_cp.decisions
     if cp.meta.task is None:

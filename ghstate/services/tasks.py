@@ -268,7 +268,7 @@ def nothing_ready(app: App, family: Family, now: datetime, title: str = "") -> s
         elif state == "claimed" and child.claim is not None:
             words.append(f"{app.label(child.number)} claimed by {child.claim.words()}")
         elif state == "blocked":
-            words.append(f"{app.label(child.number)} waits for {', '.join(app.label(n) for n in child.blocked_by)}")
+            words.append(f"{app.label(child.number)} waits for {child.waits_for(app.label)}")
         elif state == "done":
             words.append(f"{app.label(child.number)} done")
     what = "; ".join(words) or "it has no children (make them with 'ghstate split')"
