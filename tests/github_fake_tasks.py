@@ -283,7 +283,7 @@ class FakeTasks:
         commit = self.objects.get(oid)
         if commit is None or commit["type"] != "commit":
             return None
-        return {"__typename": "Commit", "oid": oid, "message": commit["message"],
+        return {"__typename": "Commit", "oid": oid, "message": commit["message"], "committedDate": commit.get("at"),
                 "messageHeadline": commit["message"].split("\n", 1)[0],
                 "tree": {"__typename": "Tree", "oid": commit["tree"]},
                 "history": lambda info, first=None, **_: self._history(oid, first)}

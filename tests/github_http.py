@@ -29,7 +29,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         with self.server.lock:  # the fake is a plain object: one request at a time
             status, headers, text = fake.route(request)
         data = text.encode() if isinstance(text, str) else text
-        self.send_response(status)
+        self.send_response_only(status)  # the fake's own Date (GitHub's clock), not this machine's
+        self.send_header("Server", "GitHub.com")
         for key, value in headers.items():
             self.send_header(key, value)
         self.send_header("Content-Length", str(len(data)))

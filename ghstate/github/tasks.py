@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from ghstate.core.chain import ZERO
-from ghstate.core.claims import Child, Claim, Family, Held, Summary, claim_ref, mirror_in
+from ghstate.core.claims import CLAIMS_PREFIX, Child, Claim, Family, Held, Summary, claim_ref, mirror_in, stamp
 from ghstate.core.model import Phase
 from ghstate.core.parse import task_link_of
 from ghstate.core.tasks import Existing, existing_children, unlisted
@@ -65,6 +66,7 @@ class GitHubTasks:
         self._repository_id = ""
         self._read: dict[int, dict[str, Any] | None] = {}  # issues read on their own (None: not there)
         self._untold = False  # the last move's answer was lost and whether it landed could not be read
+        self._pages: dict[int, tuple[Any, dict[str, Any], dict[str, Any]]] = {}  # claim refs listed, per read
 
     def _names(self) -> dict[str, str]:
         owner, _, name = self.store.repo_name.partition("/")
@@ -80,9 +82,9 @@ class GitHubTasks:
             node = self.store.node(parent) or {}
         self._ids[parent] = node.get("id") or ""
         self._repository_id = (node.get("repository") or {}).get("id") or self._repository_id
-        refs = self._refs(parent)
-        children = [self._child(sub, refs.get(str(sub["number"])), parent)
-                    for sub in (node.get("subIssues") or {}).get("nodes") or () if sub and self._ours(sub)]
+        subs = [sub for sub in (node.get("subIssues") or {}).get("nodes") or () if sub and self._ours(sub)]
+        refs = self._refs(parent, [sub["number"] for sub in subs if sub.get("state") == "OPEN"])
+        children = [self._child(sub, refs.get(str(sub["number"])), parent) for sub in subs]
         summary = node.get("subIssuesSummary") or {}
         return Family(parent, tuple(children), Summary(summary.get("total") or 0, summary.get("completed") or 0))
 
@@ -91,11 +93,28 @@ class GitHubTasks:
         node = self.store.node(number) or {}
         return bool((node.get("subIssuesSummary") or {}).get("total") or (node.get("subIssues") or {}).get("nodes"))
 
-    def _refs(self, parent: int) -> dict[str, dict[str, Any]]:
-        """The claim refs the read of ``parent`` listed, by child number (none where GitHub does not list them)."""
+    def _refs(self, parent: int, wanted: list[int] | None = None) -> dict[str, dict[str, Any]]:
+        """The claim refs the read of ``parent`` listed, by child number (none where GitHub does not list them).
+        GitHub lists 100 a page, by name: while a child in ``wanted`` has none on the pages read and more are
+        left, the next page is read (``ClaimRefs``, a request each; claim refs that hold nothing are deleted as
+        they are found, see ``sweep``, so that it seldom comes to that)."""
         node = self.store.node(parent) or {}
-        listed = ((node.get("repository") or {}).get("claims") or {}).get("nodes") or ()
-        return {str(r.get("name")): r for r in listed if r}
+        claims = (node.get("repository") or {}).get("claims") or {}
+        if parent not in self._pages or self._pages[parent][0] is not claims:  # read again since: listed again
+            found = {str(r.get("name")): r for r in claims.get("nodes") or () if r}
+            self._pages[parent] = (claims, found, claims.get("pageInfo") or {})
+        _, found, page = self._pages[parent]
+        missing = {str(n) for n in wanted or ()} - set(found)
+        while missing and page.get("hasNextPage") and page.get("endCursor"):
+            data = self.api.graphql("claim_refs", {**self._names(), "after": page["endCursor"]},
+                                    what="reading the claim refs past the first 100")
+            more = (data.get("repository") or {}).get("claims") or {}
+            listed = {str(r.get("name")): r for r in more.get("nodes") or () if r}
+            found.update(listed)
+            missing -= set(listed)
+            page = more.get("pageInfo") or {}
+            self._pages[parent] = (claims, found, page)
+        return found
 
     def _here(self, node: dict[str, Any]) -> bool:
         """Whether an issue as read is of this repository (a sub-issue, a parent or a blocker may be another's,
@@ -116,7 +135,7 @@ class GitHubTasks:
         self._ids[sub["number"]] = sub.get("id") or ""
         target = (ref or {}).get("target") or {}
         shown = mirror_in(sub.get("body") or "")
-        claim = Claim.from_message(target.get("message") or "") if ref else shown
+        claim = _claim_of(target) if ref else shown
         waiting = [b for b in ((sub.get("blockedBy") or {}).get("nodes") or ()) if b and b.get("state") == "OPEN"]
         blockers = tuple(b["number"] for b in waiting if self._here(b))
         elsewhere = tuple(f"{(b.get('repository') or {}).get('nameWithOwner') or '?'}#{b['number']}" for b in waiting
@@ -200,7 +219,7 @@ class GitHubTasks:
             return None
         self._repository_id = ((self.store.node(number) or {}).get("repository") or {}).get("id") or self._repository_id
         target = ref.get("target") or {}
-        return Held(target.get("oid") or "", Claim.from_message(target.get("message") or ""))
+        return Held(target.get("oid") or "", _claim_of(target))
 
     def held(self, number: int) -> Held:
         """The claim on ``number`` as its ref holds it now (``RefState``)."""
@@ -211,7 +230,7 @@ class GitHubTasks:
         target = (repository.get("ref") or {}).get("target") or {}
         if not target:
             return Held("", None)
-        return Held(target.get("oid") or "", Claim.from_message(target.get("message") or ""))
+        return Held(target.get("oid") or "", _claim_of(target))
 
     # ------------------------------------------------------------------------------ children
 
@@ -276,6 +295,8 @@ class GitHubTasks:
         says: None when this call did; else what the ref holds now (another agent moved it first)."""
         if claim is None and not seen.version:
             return None  # no ref: nothing to release
+        for _, found, _ in self._pages.values():  # what the listing said of it is no longer what it holds
+            found.pop(str(number), None)
         after = ZERO if claim is None else self._commit(claim, seen)
         if not self._repository_id:
             self.held(number)
@@ -303,6 +324,35 @@ class GitHubTasks:
             raise RefsUnavailable(f"the token cannot write Git refs ({_first_error(answer)})", status=403)
         raise RemoteError(f"moving {claim_ref(number)} failed: {_first_error(answer)}")
 
+    def sweep(self, now: datetime, closed: frozenset[int] = frozenset()) -> int:
+        """Delete the claim refs this command's reads listed that hold nothing any more: a claim that ended (or is
+        dated in the future: no claim), or the claim of a child that is closed (``closed``). One ``updateRefs``
+        for all of them, each from the value read (a ref moved since is a claim someone made: the request is
+        refused whole, and the next reading sweeps). How many went; none when nothing was found (no request)."""
+        stale: dict[str, str] = {}
+        for _, found, _ in self._pages.values():
+            for name, ref in found.items():
+                target = ref.get("target") or {}
+                claim = _claim_of(target)
+                ended = claim is not None and not claim.live(now)
+                if target.get("oid") and (ended or (name.isdigit() and int(name) in closed)):
+                    stale[claim_ref(int(name)) if name.isdigit() else CLAIMS_PREFIX + name] = target["oid"]
+        if not stale or not self._repository_id:
+            return 0
+        updates = [{"name": name, "afterOid": ZERO, "beforeOid": oid} for name, oid in sorted(stale.items())]
+        try:
+            answer = self.api.graphql("update_refs", {"input": {"repositoryId": self._repository_id,
+                                                                "refUpdates": updates}}, partial=True,
+                                      what="deleting claim refs that hold nothing", landed=lambda: None)
+        except RemoteError:
+            return 0  # left for the next reading: nothing depends on it
+        if answer.get("errors"):
+            return 0
+        for _, found, _ in self._pages.values():
+            for name in [n for n in found if CLAIMS_PREFIX + n in stale]:
+                del found[name]
+        return len(stale)
+
     def _landed(self, number: int, after: str) -> dict[str, Any] | None:
         """Whether an update whose answer was lost moved the ref: it did if the ref holds our commit."""
         from ghstate.github.transport import CannotTell, checking
@@ -323,6 +373,22 @@ class GitHubTasks:
             if exc.status in DENIED:
                 raise RefsUnavailable(f"the token cannot write Git objects ({exc})", status=exc.status) from None
             raise
+
+
+def _claim_of(target: dict[str, Any]) -> Claim | None:
+    """The claim the commit a claim ref points at records, dated as GitHub dated that commit (its lease is
+    measured from there, whatever the clock of the machine that wrote it said)."""
+    claim = Claim.from_message(target.get("message") or "")
+    dated = str(target.get("committedDate") or "")
+    return claim._replace(dated=stamp(when)) if claim is not None and (when := _iso(dated)) is not None else claim
+
+
+def _iso(text: str) -> datetime | None:
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else None
 
 
 def _first_error(answer: dict[str, Any]) -> str:

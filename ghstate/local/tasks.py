@@ -90,6 +90,10 @@ class LocalTasks:
         """The claim on ``number``: its files are read, no network (what a GitHub read lists, here always known)."""
         return self.claims.read(number)
 
+    def sweep(self, now: object, closed: frozenset[int] = frozenset()) -> int:
+        """Nothing to delete: a claim's files are its generations, never removed (see ``LocalClaims``)."""
+        return 0
+
     def swap(self, number: int, seen: Held, claim: Claim | None, by: str = "") -> Held | None:
         """``claim`` (None: released) made ``number``'s if it still is as ``seen``: None when this call did
         it, else what it is now."""

@@ -27,8 +27,8 @@ from ghstate.errors import GhstateError, HeldByAnother, InputError, NothingReady
 from ghstate.services import interrupt
 from ghstate.services.app import App
 from ghstate.services.checkpoint import RequestError, check_values
-from ghstate.services.family import backend, family_of
-from ghstate.services.tasks import nothing_ready, show_claims, write_task
+from ghstate.services.family import backend, claims_now, family_of
+from ghstate.services.tasks import nothing_ready, show_claims, sweep, write_task
 
 ATTEMPTS = 3  # reads of one child's claim in a row that another agent may move meanwhile
 FALLBACK = ("the token cannot write Git refs (it needs contents: write besides issues: write): claims are kept in "
@@ -159,7 +159,7 @@ class _Claimer:
                        f"{child.number}' again, as {_who(self.agent, self.session)}, renews it if it is yours or names "
                        "its holder")
         for _ in range(ATTEMPTS):
-            now = self.app.clock()
+            now = claims_now(self.app)
             if held.claim is not None and not held.claim.held_by(self.agent, self.session) and held.claim.live(now):
                 return None, held.claim
             claim = claimed(self.agent, self.session, now, self.lease, child.number)
@@ -242,7 +242,7 @@ def run_claim(app: App, request: ClaimRequest) -> Outcome:
 def claim_next(app: App, claimer: _Claimer, family: Family, title: str = "", first: tuple[Child, ...] = ()) -> Outcome:
     """The first ready child (``first`` before the others; a child this holder, the agent in its session, holds
     already comes back to it, renewed); if another holder wins it meanwhile, the next."""
-    now = app.clock()
+    now = claims_now(app)
     mine = [c for c in family.children if c.open and not c.moved and c.claim is not None
             and c.claim.held_by(claimer.agent, claimer.session) and c.claim.live(now)]
     ready = {c.number: c for c in ready_of(family.children, now)}
@@ -253,10 +253,12 @@ def claim_next(app: App, claimer: _Claimer, family: Family, title: str = "", fir
         if claim is not None:
             won = _won(app, claimer, seen[number], claim, held_before=seen[number].claim)
             won.said += show_claims(app, _untried(family, wanted))
+            sweep(app, family.children)
             return won
         seen[number] = seen[number]._replace(claim=holder)  # another agent won it meanwhile
     show_claims(app, _untried(family, wanted))
-    raise NothingReady(nothing_ready(app, family._replace(children=tuple(seen.values())), app.clock(), title))
+    sweep(app, family.children)
+    raise NothingReady(nothing_ready(app, family._replace(children=tuple(seen.values())), claims_now(app), title))
 
 
 def _untried(family: Family, tried: list[int]) -> tuple[Child, ...]:
@@ -291,7 +293,7 @@ def run_release(app: App, request: ReleaseRequest) -> Outcome:
     child = _child_task(app, tasks, request.child).child
     label = app.label(child.number)
     held = child.held
-    now = app.clock()
+    now = claims_now(app)
     if held.claim is None:
         return Outcome([f"{label} is not claimed: nothing to release."],
                        data={"number": child.number, "released": None})
@@ -334,6 +336,10 @@ def _free(app: App, tasks: Any, child: Child, held: Held, agent: str, outcome: O
             write_task(app, child.number, Intent(task=TaskEdit(mirror=edit)), agent=agent, session=session,
                        event="release")
         except GhstateError as exc:
+            if not held.version:  # no ref: the body's line was all there was to free, and it is still there
+                raise RemoteError(f"{app.label(child.number)} was not released: its body still shows the claim of "
+                                  f"{held.claim.words()} ({exc}); run 'ghstate {again} {child.number}' again",
+                                  retryable=True) from None
             outcome.warnings.append(f"released, but the claim still shows in {app.label(child.number)}'s body ({exc})")
     return True
 
@@ -348,7 +354,7 @@ def run_done(app: App, request: DoneRequest) -> Outcome:
     request.check()
     tasks = backend(app)
     read = _child_task(app, tasks, request.child)
-    child, now = read.child, app.clock()
+    child, now = read.child, claims_now(app)
     holder = child.claim
     if holder is not None and not holder.held_by(request.agent, request.session) and holder.live(now) \
             and not request.force:
@@ -385,6 +391,7 @@ def run_done(app: App, request: DoneRequest) -> Outcome:
         outcome = Outcome(report, show_claims(app, before.children, skip=child.number), warnings)
     else:
         outcome = _then_claim(app, request, before, child, freed, parent_cp, report, warnings)
+    sweep(app, (*before.children, child._replace(open=False)))
     outcome.data = {"number": child.number, "parent": home, "released": released.agent if released else None,
                     "released_session": (released.session or None) if released else None,
                     "unblocked": [c.number for c in freed]}

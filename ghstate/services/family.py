@@ -31,6 +31,17 @@ def backend(app: App) -> GitHubTasks | LocalTasks:
     return app.tasks
 
 
+def claims_now(app: App) -> datetime:
+    """The time leases are measured by: on GitHub, GitHub's clock (its latest answer's ``Date``: a machine whose
+    clock is off by minutes neither takes a live claim over nor holds one too long); on the local store, this
+    machine's (its claims are this machine's agents'), and on GitHub too before GitHub answered."""
+    if app.store.remote:
+        found = app.github().api.server_now()
+        if found is not None:
+            return found
+    return app.clock()
+
+
 def family_of(app: App, parent: int, cp: Checkpoint) -> Family:
     """``parent``'s children in its order, each named by its phase (GitHub: as the parent's read carried
     them; no request when the parent was read in this command). A child its phase lines link that is no
@@ -71,7 +82,7 @@ class TaskView(NamedTuple):
 def task_view(app: App, stored: Stored, cp: Checkpoint) -> TaskView:
     """The family of the checkpoint being read, at no cost: on GitHub from what its read carried, locally
     only when its marker names a parent or its phase lines link children."""
-    now = app.clock()
+    now = claims_now(app)
     parent = _parent(app, stored, cp)
     children: tuple[Child, ...] = ()
     summary = None

@@ -63,7 +63,7 @@ def renewed(store: Store, spec: WriteSpec, stored: Stored, cp: Checkpoint, clock
     """``spec``, an agent's write to the child it holds (``cp``: as the writer read it), with its lease renewed
     when due (``renew_if_held``) and the claim's line in the body folded into the write; what went wrong is a
     notice of the store's, never a failure."""
-    e, now = spec.execution, github_time(clock)
+    e, now = spec.execution, _now(store, clock)
     if e is None or not e.agent or spec.event in TASK_EVENTS or spec.dry_run or now is None:
         return spec
     renewal = renew_if_held(store, stored, cp, e.agent, session=e.session, now=now)
@@ -73,6 +73,14 @@ def renewed(store: Store, spec: WriteSpec, stored: Stored, cp: Checkpoint, clock
             or spec.intent.task is not None:
         return spec
     return replace(spec, intent=replace(spec.intent, task=TaskEdit(mirror=renewal.mirror)))
+
+
+def _now(store: Store, clock: str) -> datetime | None:
+    """What a lease is measured by: GitHub's clock on GitHub (the writer has just read: its answer's Date),
+    this machine's (``clock``) on the local store."""
+    api = getattr(store, "api", None) if store.remote else None
+    found = api.server_now() if api is not None else None
+    return found if found is not None else github_time(clock)
 
 
 def renew_if_held(store: Store, stored: Stored, cp: Checkpoint, agent: str, *, now: datetime, session: str = "",
@@ -138,6 +146,7 @@ def length(claim: Claim) -> timedelta:
 
 
 def due(claim: Claim, now: datetime) -> bool:
-    """Whether a write at ``now`` renews ``claim``: less than ``RENEW_AFTER`` of its lease is left (or none)."""
-    end = github_time(claim.until)
-    return end is None or end - now < length(claim) * RENEW_AFTER
+    """Whether a write at ``now`` renews ``claim``: less than ``RENEW_AFTER`` of its lease is left (or none), as
+    its lease is measured (``Claim.span``: from when GitHub dated it)."""
+    span = claim.span()
+    return span is None or span[1] - now < length(claim) * RENEW_AFTER

@@ -31,7 +31,7 @@ from ghstate.core.tasks import (
 from ghstate.services import interrupt
 from ghstate.services.app import App
 from ghstate.services.checkpoint import check_values
-from ghstate.services.family import backend, family_of
+from ghstate.services.family import backend, claims_now, family_of
 from ghstate.services.reader import checkpoint_of
 from ghstate.store import Stored
 
@@ -59,7 +59,7 @@ def show_claims(app: App, children: tuple[Child, ...], skip: int = 0) -> list[st
     from ghstate.errors import GhstateError
 
     said: list[str] = []
-    now = app.clock()
+    now = claims_now(app)
     for child in children:
         if child.number == skip or not child.shows_wrong(now):
             continue
@@ -74,6 +74,12 @@ def show_claims(app: App, children: tuple[Child, ...], skip: int = 0) -> list[st
             continue
         said.append(f"{label}'s body now shows {what}, as its claim ref holds it.")
     return said
+
+
+def sweep(app: App, children: tuple[Child, ...]) -> None:
+    """Delete the claim refs this command's reads found holding nothing (a claim that ended, the claim of a
+    closed child): on GitHub one request, only when there are any; nothing on the local store."""
+    backend(app).sweep(claims_now(app), frozenset(c.number for c in children if not c.open))
 
 
 # ------------------------------------------------------------------------------------ split
@@ -281,11 +287,13 @@ PARENT_SCAN = 100  # open checkpoints `ready` without ISSUE looks at on GitHub, 
 def run_ready(app: App, request: ReadyRequest) -> Ready:
     """GitHub: one request for ISSUE (the parent's read carries its children, their links and claims)."""
     request.check()
-    now = app.clock()
     if request.issue is not None:
         stored, cp = app.find(request.issue)
         family = family_of(app, stored.number, cp)
-        return Ready(((stored, cp, family),), now, tuple(show_claims(app, family.children)), request.limit)
+        found = Ready(((stored, cp, family),), claims_now(app), tuple(show_claims(app, family.children)),
+                      request.limit)
+        sweep(app, family.children)
+        return found
     from ghstate.services.lifecycle import listed
 
     families = []
@@ -301,12 +309,14 @@ def run_ready(app: App, request: ReadyRequest) -> Ready:
             stored, cp = app.find(stored.number) if remote else (stored, cp)
             family = family_of(app, stored.number, cp)
             families.append((stored, cp, family))
-            found += len(family.children) if request.json else len(ready_of(family.children, now))
+            found += len(family.children) if request.json else len(ready_of(family.children, claims_now(app)))
         if remote and seen == PARENT_SCAN - 1:  # as many as one request reads: more were left if GitHub counts more
             cut = getattr(app.store, "open_count", 0) > PARENT_SCAN
             break
     children = tuple({c.number: c for _, _, f in families for c in f.children if not c.moved}.values())
-    return Ready(tuple(families), now, tuple(show_claims(app, children)), request.limit, cut)
+    found = Ready(tuple(families), claims_now(app), tuple(show_claims(app, children)), request.limit, cut)
+    sweep(app, tuple(c for _, _, f in families for c in f.children))
+    return found
 
 
 def dumps(data: Any) -> str:
