@@ -342,12 +342,19 @@ class FakeTasks:
             unknown = [x for x in input.get("labelIds") or () if x not in by_id]
             if unknown:
                 raise GraphQLNotFound(f"Could not resolve to a node with the global id of '{unknown[0]}'.")
+            projects = getattr(fake, "projects", None)
+            for project in input.get("projectV2Ids") or ():  # the issue is made an item of each, or not made
+                if projects is None or not any(p["id"] == project for p in projects.projects.values()):
+                    raise GraphQLNotFound(f"Could not resolve to a node with the global id of '{project}'.")
+                projects._by_id(project)  # refused as addProjectV2ItemById would be
             number = max(fake.issues, default=0) + 1
             fake.add_issue(number, input.get("body") or "", input["title"],
                            labels=[by_id[x] for x in input.get("labelIds") or ()])
             fake._visible_from[number] = len(fake.calls) + fake.lag
             if parent is not None:
                 self.link(parent, number)
+            for project in input.get("projectV2Ids") or ():
+                fake.projects.add_new_issue(project, number)
             return {"issue": lambda info, **_: fake._gql_issue(number), "clientMutationId": None}
         return self._mutation(run)
 

@@ -488,6 +488,22 @@ def test_a_claim_dated_in_the_future_is_refused(gh, run, tmp_path):
     assert not claimed("x", "", T0, lease_of("30m"), 3).live(T0 - timedelta(seconds=61))
 
 
+@changed_by("lists_closed_blockers", "newest_sub_issue_first")
+def test_closing_a_plan_with_open_children_says_so_at_no_request_and_offers_them_no_more(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    run("done", "2")
+    start = len(gh.calls)
+    closed = run("close", "1")
+    assert "CloseCheckpoint" in since(gh, start) and since(gh, start)[0] == "Checkpoint"
+    assert sum(name == "Checkpoint" for name in since(gh, start)) == 1  # the family came with the read
+    assert closed.stderr.startswith("Warning: #1 has 3 open children (#3, #4, #5): they stay open")
+    assert run("claim", "--next", "1", "--agent", "a1", code=3).stderr.startswith(
+        "Error: nothing ready in #1 (Parser): it is closed: its open children (#3, #4, #5) are offered no more")
+    assert run("claim", "3", "--agent", "a1", code=3).stderr == (
+        "Error: #3 is a child of #1, which is closed: nothing to claim there\n")
+
+
 @changed_by("newest_sub_issue_first")
 def test_without_contents_write_claims_fall_back_to_the_body_said_once(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)

@@ -568,3 +568,46 @@ def test_split_claim_release_and_done_print_json(repo, run, tmp_path):
     assert {k: done[k] for k in ("number", "parent", "released", "unblocked", "claimed", "claimed_by")} == {
         "number": 2, "parent": 1, "released": "w1", "unblocked": [3, 4], "claimed": 3, "claimed_by": "w1"}
     assert json.loads(run("done", "3", "--agent", "w1", "--json").stdout)["claimed"] is None
+
+
+def test_closing_a_plan_with_open_children_says_so_and_its_children_are_offered_no_more(plan, run):
+    """Issue 57: closing a parent with open children neither asked nor said, and ready still handed its
+    children out. It says so (asks, on a terminal), and a closed plan's children are not offered or claimed."""
+    dry = run("close", "1", "--dry-run")
+    assert "local #1 has 4 open children (local #2, local #3, local #4, local #5): they stay open" in dry.stderr
+    result = run("close", "1")
+    assert result.stdout.startswith("Closed local #1")
+    assert result.stderr.startswith("Warning: local #1 has 4 open children (local #2, local #3, local #4, local #5)")
+    said = ("Error: nothing ready in local #1 (Parser): it is closed: its open children (local #2, local #3, "
+            "local #4, local #5) are offered no more\n")
+    assert run("claim", "--next", "1", "--agent", "a1", code=3).stderr == said
+    assert run("ready", "1").stderr == said.replace("Error: n", "N").replace("more\n", "more.\n")
+    assert run("claim", "2", "--agent", "a1", code=3).stderr == (
+        "Error: local #2 is a child of local #1, which is closed: nothing to claim there\n")
+    assert "open child" not in run("close", "1").stderr  # closed already: nothing to say
+
+
+def test_done_says_it_released_nothing_when_the_claim_was_taken_over_meanwhile(plan, monkeypatch):
+    """Issue 57: done said "Released the claim of a1." even when a2 took the child's lease over between done's
+    read and its release (a1's lease had run out): a2's claim stands, and done says it released none."""
+    from ghstate.local.tasks import LocalTasks
+
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1", lease="90s"))
+    later = T0 + timedelta(minutes=10)
+    read_child, raced = LocalTasks.read_child, []
+
+    def racing(self, number):
+        read = read_child(self, number)
+        if not raced:  # right after done's read: a2 takes the lease over
+            raced.append(number)
+            run_claim(app_at(later), ClaimRequest(child=2, agent="a2"))
+        return read
+
+    monkeypatch.setattr(LocalTasks, "read_child", racing)
+    outcome = run_done(app_at(later), DoneRequest(child=2, agent="a1"))
+    assert outcome.out == ["Closed local #2 Phase 2: matcher as completed.", "Ticked its phase in local #1.",
+                           "Released no claim: it was claimed again meanwhile (see the warning).",
+                           "Unblocked: local #3 Phase 3: config; local #4 Phase 4: docs"]
+    assert outcome.warnings == ["local #2 was claimed again meanwhile, by a2 until 2026-11-22 08:40 UTC; that claim "
+                                "stands"]
+    assert outcome.data["released"] is None and LocalClaims(plan / "claims").read(2).claim.agent == "a2"

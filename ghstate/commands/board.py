@@ -55,12 +55,16 @@ def board(project: str | None, org: str | None, stale_days: float, limit: int | 
     label = settings.policy.label
     hidden = 0
     if ref is not None:
-        rows, _, hidden = project_sync.ProjectSync(store, ref).board(label=label, now=now, stale_days=stale_days)
-        source = str(ref)
+        sync = project_sync.ProjectSync(store, ref)
+        rows, pages, hidden = sync.board(label=label, now=now, stale_days=stale_days)
+        source, unread, what = str(ref), sync.unread, "items"
     else:
         assert org is not None
-        rows, _ = project_sync.board_of_org(store, org, label=label, now=now, stale_days=stale_days)
-        source = f"org {org}"
+        rows, pages, unread = project_sync.board_of_org(store, org, label=label, now=now, stale_days=stale_days)
+        source, what = f"org {org}", "open checkpoints (GitHub's search gives 1,000 at most)"
+    if unread:
+        click.echo(f"The board read the first {pages * 100:,} {what.split(' (')[0]} of {source} ({pages} requests) "
+                   f"and no more: {unread:,} {what} were not read", err=True)
     from ghstate.services.lifecycle import more_line
 
     more = more_line(limit, f"open checkpoints in {source}") if limit is not None and len(rows) > limit else ""

@@ -382,14 +382,20 @@ class Held(NamedTuple):
 
 
 class Family(NamedTuple):
-    """A parent and its children, in the parent's order (its phase lines' order, then the others)."""
+    """A parent and its children, in the parent's order (its phase lines' order, then the others); ``closed``:
+    the parent is closed (a person closed the plan with children open)."""
 
     parent: int
     children: tuple[Child, ...] = ()
     summary: Summary = Summary()
+    closed: bool = False  # the parent is closed: the plan is over, none of its children is offered
 
     def child(self, number: int) -> Child | None:
         return next((c for c in self.children if c.number == number), None)
+
+    def offered(self, now: datetime) -> tuple[Child, ...]:
+        """The children to hand out: the ready ones (``ready``), none once the parent is closed."""
+        return () if self.closed else ready(self.children, now)
 
 
 def claim_ref(child: int) -> str:

@@ -67,6 +67,7 @@ class GitHubTasks:
         self._read: dict[int, dict[str, Any] | None] = {}  # issues read on their own (None: not there)
         self._untold = False  # the last move's answer was lost and whether it landed could not be read
         self._pages: dict[int, tuple[Any, dict[str, Any], dict[str, Any]]] = {}  # claim refs listed, per read
+        self.notices: list[str] = []  # what a command should say of what it did here (the store says them)
 
     def _names(self) -> dict[str, str]:
         owner, _, name = self.store.repo_name.partition("/")
@@ -234,34 +235,55 @@ class GitHubTasks:
 
     # ------------------------------------------------------------------------------ children
 
-    def create_children(self, parent: int, drafts: list[tuple[str, str]], label: str) -> list[int]:
+    def create_children(self, parent: int, drafts: list[tuple[str, str]], label: str,
+                        project: str | None = None) -> list[int]:
         """Create each (title, body) as a checkpoint issue and sub-issue of ``parent``, a batch of
-        aliased ``createIssue`` per request; their numbers, in order. Children that could not be made are
-        named in the error (those made stay: a split again finds them)."""
+        aliased ``createIssue`` per request; their numbers, in order. ``project``: a project's id, of which each
+        is made an item as it is made (``projectV2Ids``); a batch GitHub refuses so is made again without it,
+        and said (``self.notices``). Children that could not be made are named in the error (those made stay: a
+        split again finds them)."""
         node = self.store.node(parent) or {}
         label_ids = [x["id"] for x in (node.get("labels") or {}).get("nodes") or () if x and x.get("name") == label]
         repository = (node.get("repository") or {}).get("id") or self._repository_id
         numbers: list[int] = []
         for start in range(0, len(drafts), CREATE_BATCH):
-            chunk = drafts[start:start + CREATE_BATCH]
-            variables = {f"child_{i}": {"repositoryId": repository, "title": title, "parentIssueId": node["id"],
-                                        "body": body,
-                                        "labelIds": label_ids}
-                         for i, (title, body) in enumerate(chunk)}
-            answer = self._batch("create_children", variables, f"creating the children of #{parent}")
-            for i in range(len(chunk)):
-                issue = ((answer.get("data") or {}).get(f"child_{i}") or {}).get("issue")
-                if issue:
-                    self._ids[issue["number"]] = issue["id"]
-                    numbers.append(issue["number"])
-            if len(numbers) < start + len(chunk):
-                raise RemoteError(f"{start + len(chunk) - len(numbers)} of the {len(drafts)} children of #{parent} "
-                                  f"could not be created ({_first_error(answer)}); those created are its "
-                                  f"sub-issues: run 'ghstate split {parent}' again to make the rest")
+            chunk = [{"repositoryId": repository, "title": title, "parentIssueId": node["id"], "body": body,
+                      "labelIds": label_ids} for title, body in drafts[start:start + CREATE_BATCH]]
+            made, answer = self._create(chunk, project)
+            if project and len(made) < len(chunk):  # the project refused them: made without it, and said
+                self.notices.append(f"the children of #{parent} were made without joining the project "
+                                    f"({_first_error(answer)}); each joins it at its first write")
+                again, answer = self._create([c for i, c in enumerate(chunk) if i not in made], None)
+                rest = [i for i in range(len(chunk)) if i not in made]
+                made.update({rest[j]: n for j, n in again.items()})
+            numbers += [made[i] for i in sorted(made)]
+            if len(made) < len(chunk):
+                raise RemoteError(f"{len(chunk) - len(made)} of the {len(drafts)} children of #{parent} could not be "
+                                  f"created ({_first_error(answer)}); those created are its sub-issues: run 'ghstate "
+                                  f"split {parent}' again to make the rest")
         if not label_ids:
             for number in numbers:
                 self.api.add_label(number, label)
         return numbers
+
+    def _create(self, inputs: list[dict[str, Any]], project: str | None) -> tuple[dict[int, int], dict[str, Any]]:
+        """One request: each input's issue made (index → number) and GitHub's answer."""
+        variables = {f"child_{i}": {**given, **({"projectV2Ids": [project]} if project else {})}
+                     for i, given in enumerate(inputs)}
+        try:
+            answer = self.api.graphql("create_children", variables, partial=True, what="creating children",
+                                      count=len(variables))
+        except NotFound as exc:  # every item refused the same way (a project this token cannot add to, say)
+            if not project:
+                raise RemoteError(f"creating children failed: {exc}") from None
+            answer = {"errors": [{"type": "NOT_FOUND", "message": str(exc)}]}
+        made = {}
+        for i in range(len(inputs)):
+            issue = ((answer.get("data") or {}).get(f"child_{i}") or {}).get("issue")
+            if issue:
+                self._ids[issue["number"]] = issue["id"]
+                made[i] = issue["number"]
+        return made, answer
 
     def add_links(self, links: list[tuple[int, int]]) -> None:
         """Each (waiting, awaited) child as a blocked-by link, a batch of ``addBlockedBy`` per request."""

@@ -226,9 +226,10 @@ def run_claim(app: App, request: ClaimRequest) -> Outcome:
     request.check()
     claimer = _Claimer(app, request.agent, request.session, request.lease)
     if request.child is not None:
-        child = _child_task(app, claimer.tasks, request.child).child
-        if not child.open or child.blocked_by or child.blocked_elsewhere:
-            why = "is closed" if not child.open else "waits for " + child.waits_for(app.label)
+        read = _child_task(app, claimer.tasks, request.child)
+        child = read.child
+        why = _not_offered(app, read)
+        if why:
             raise NothingReady(f"{app.label(child.number)} {why}: nothing to claim there")
         claim, holder = claimer.take(child)
         if claim is None:
@@ -236,7 +237,20 @@ def run_claim(app: App, request: ClaimRequest) -> Outcome:
             raise _held_by(app, child.number, holder)
         return _won(app, claimer, child, claim, held_before=child.claim)
     stored, cp = app.find(request.next)
-    return claim_next(app, claimer, family_of(app, stored.number, cp), cp.title)
+    family = family_of(app, stored.number, cp)._replace(closed=stored.state == "closed")
+    return claim_next(app, claimer, family, cp.title)
+
+
+def _not_offered(app: App, read: Any) -> str:
+    """Why a child as read may not be claimed ("": it may): closed, waiting, or of a plan that is closed."""
+    child = read.child
+    if not child.open:
+        return "is closed"
+    if child.blocked_by or child.blocked_elsewhere:
+        return "waits for " + child.waits_for(app.label)
+    if read.parent_closed:
+        return f"is a child of {app.label(read.split_from or read.parent)}, which is closed"
+    return ""
 
 
 def claim_next(app: App, claimer: _Claimer, family: Family, title: str = "", first: tuple[Child, ...] = ()) -> Outcome:
@@ -245,7 +259,7 @@ def claim_next(app: App, claimer: _Claimer, family: Family, title: str = "", fir
     now = claims_now(app)
     mine = [c for c in family.children if c.open and not c.moved and c.claim is not None
             and c.claim.held_by(claimer.agent, claimer.session) and c.claim.live(now)]
-    ready = {c.number: c for c in ready_of(family.children, now)}
+    ready = {c.number: c for c in family.offered(now)}
     wanted = [c.number for c in mine] + [c.number for c in first if c.number in ready] + list(ready)
     seen = {c.number: c for c in family.children}
     for number in dict.fromkeys(wanted):

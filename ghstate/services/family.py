@@ -55,6 +55,14 @@ def family_of(app: App, parent: int, cp: Checkpoint) -> Family:
     return family._replace(children=in_plan_order(cp.phases, (*family.children, *moved)))
 
 
+def open_children(app: App, stored: Stored, cp: Checkpoint) -> tuple[Child, ...]:
+    """The children of ``stored`` that are still open (a close of it leaves them to a plan that is over): on
+    GitHub at no request (its read carried them), on the local store from its markers."""
+    if not (any(linked_child(p.name) for p in cp.phases) or backend(app).has_children(stored.number)):
+        return ()
+    return tuple(c for c in family_of(app, stored.number, cp).children if c.open and not c.moved)
+
+
 class TaskView(NamedTuple):
     """A checkpoint's place in a plan, for its reading: its parent (number, title, locked decisions) and its
     children by state."""

@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ghstate.core.claims import Child, Family
-from ghstate.core.claims import ready as ready_of
 from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.marker import Execution, TaskLink
 from ghstate.core.markup import unescape_literal
@@ -155,6 +154,7 @@ def run_split(app: App, request: SplitRequest) -> SplitOutcome:
                    "children and links that are missing")
     writer.write(WriteSpec(intent=intent, number=request.issue, lookup=True, create=False, record_tree=False,
                            event="split", allow_secrets=request.allow_secrets))
+    app.store.notices.extend(tasks.notices)  # what making the children left to say (the project)
     plan, numbers, every, cp = done["plan"], done["numbers"], done["every"], done["cp"]
     for waiting, awaited in done["later"]:  # local: children there already that now wait for new ones
         write_task(app, waiting, Intent(task=TaskEdit(after=(awaited,))), event="split")
@@ -174,7 +174,7 @@ def _make(app: App, tasks: Any, plan: SplitPlan, prepare: Any, parent: int
     if tasks.remote:  # GitHub: every child in batches, then every link in batches
         drafts = [prepare(i, ()) for i in plan.new]
         created = tasks.create_children(parent, [(d.checkpoint.title, d.body) for d in drafts],
-                                        app.settings.policy.label) if drafts else []
+                                        app.settings.policy.label, _project(app, tasks.notices)) if drafts else []
         numbers = dict(zip(plan.new, created, strict=True))
         every = {**plan.children, **numbers}
         if plan.links:
@@ -187,6 +187,24 @@ def _make(app: App, tasks: Any, plan: SplitPlan, prepare: Any, parent: int
         numbers[i] = tasks.create(new.checkpoint.title, new.body, new.unique)
     later = [(plan.children[i], numbers.get(j) or plan.children[j]) for i, j in plan.links if i not in numbers]
     return numbers, later
+
+
+def _project(app: App, said: list[str]) -> str | None:
+    """The project the children join as they are made (the board lists them under their parent), when one is
+    configured and this token may add to it: one request. With a token for the project only, the children
+    join it at their first write (the token that makes them may not add them), and that is said."""
+    if not app.settings.project or app.project is None:
+        return None
+    label = app.settings.project
+    if app.settings.project_token:
+        said.append(f"the children join project {label} at their first write (GHSTATE_PROJECT_TOKEN is "
+                                 "for the project only: the issues' token cannot add them as it makes them)")
+        return None
+    found, why = app.project.for_new_issues()
+    if found is None:
+        said.append(f"the children were not added to project {label} ({why}); each joins it at "
+                                 "its first write")
+    return found
 
 
 def _child_spec(app: App, cp: Checkpoint, index: int, request: SplitRequest, after: tuple[int, ...],
@@ -242,7 +260,7 @@ class Ready(NamedTuple):
         out: list[str] = []
         said: list[str] = []
         for _, cp, family in self.families:
-            ready = ready_of(family.children, self.now)
+            ready = family.offered(self.now)
             # #N as ghstate takes it back (claim, resume), on either store
             out += [f"#{c.number}\t{c.title}\t(of #{family.parent})" for c in ready]
             if not ready:
@@ -278,6 +296,9 @@ def nothing_ready(app: App, family: Family, now: datetime, title: str = "") -> s
         elif state == "done":
             words.append(f"{app.label(child.number)} done")
     what = "; ".join(words) or "it has no children (make them with 'ghstate split')"
+    if family.closed:
+        left = [app.label(c.number) for c in family.children if c.open and not c.moved]
+        what = "it is closed" + (f": its open children ({', '.join(left)}) are offered no more" if left else "")
     return f"nothing ready in {app.label(family.parent)}{f' ({title})' if title else ''}: {what}"
 
 
@@ -289,7 +310,7 @@ def run_ready(app: App, request: ReadyRequest) -> Ready:
     request.check()
     if request.issue is not None:
         stored, cp = app.find(request.issue)
-        family = family_of(app, stored.number, cp)
+        family = family_of(app, stored.number, cp)._replace(closed=stored.state == "closed")
         found = Ready(((stored, cp, family),), claims_now(app), tuple(show_claims(app, family.children)),
                       request.limit)
         sweep(app, family.children)
@@ -309,7 +330,7 @@ def run_ready(app: App, request: ReadyRequest) -> Ready:
             stored, cp = app.find(stored.number) if remote else (stored, cp)
             family = family_of(app, stored.number, cp)
             families.append((stored, cp, family))
-            found += len(family.children) if request.json else len(ready_of(family.children, claims_now(app)))
+            found += len(family.children) if request.json else len(family.offered(claims_now(app)))
         if remote and seen == PARENT_SCAN - 1:  # as many as one request reads: more were left if GitHub counts more
             cut = getattr(app.store, "open_count", 0) > PARENT_SCAN
             break
