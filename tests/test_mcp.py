@@ -415,3 +415,41 @@ def test_a_budget_of_zero_is_no_limit_as_the_schema_says(repo, run):
     assert TOOLS["resume"]["schema"]["budget"]["minimum"] == 0
     answer = call("resume", {"issue": 1, "budget": 0}, lambda: build_app(store="local"))
     assert not answer.error and answer.text == run("resume", "1", "--budget", "0").stdout
+
+
+def test_a_tool_call_does_not_wait_for_another(monkeypatch):
+    """Issue 57: the server ran each tool call on its event loop, so one call waiting on GitHub held up every
+    other. A call runs in a worker thread: the second call answers while the first still waits."""
+    import threading
+    from types import SimpleNamespace
+
+    from ghstate.agents import mcp_server, mcp_tools
+
+    started, answered = threading.Event(), threading.Event()
+
+    def slow(app, args):
+        started.set()
+        return "the other call answered meanwhile" if answered.wait(10) else "alone"
+
+    def quick(app, args):
+        started.wait(10)
+        answered.set()
+        return "quick"
+
+    monkeypatch.setitem(mcp_tools._RUN, "show", slow)
+    monkeypatch.setitem(mcp_tools._RUN, "lint", quick)
+    handlers = mcp_server._Handlers(lambda client: SimpleNamespace(flush_notices=lambda: None))
+    ctx = SimpleNamespace(session=SimpleNamespace(client_params=None))
+    answers: dict[str, str] = {}
+
+    async def ask(name: str) -> None:
+        result = await handlers.call_tool(ctx, SimpleNamespace(name=name, arguments={}))
+        answers[name] = result.content[0].text
+
+    async def scenario():
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask, "show")
+            group.start_soon(ask, "lint")
+
+    anyio.run(scenario)
+    assert answers == {"show": "the other call answered meanwhile", "lint": "quick"}
