@@ -26,8 +26,7 @@ TEXTS = {"type": "array", "items": {"type": "string"}}
 TASK = {"type": "integer", "minimum": 1, "description": "A child task's number."}
 AGENT = {"type": "string", "description": "Your agent name (default: the server's --agent)."}
 LEASE = {"type": "string", "description": "How long the claim holds: 90s, 30m (default), 2h, 1d."}
-SESSION = {"type": "string", "maxLength": MAX_SESSION, "description": "Your session: with agent, who holds a claim "
-           "(default: the server's: the host's session id, else the server's own)."}
+SESSION = {"type": "string", "maxLength": MAX_SESSION, "description": "Your session (default: the server's)."}
 
 TOOLS: dict[str, dict[str, Any]] = {
     "resume": {
