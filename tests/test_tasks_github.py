@@ -441,6 +441,20 @@ def test_a_claim_pasted_into_a_body_is_a_persons_text_or_a_hint_that_release_for
     assert json.loads(run("ready", "1", "--json").stdout)[1]["claimed_by"] is None  # its week is over
 
 
+@changed_by("newest_sub_issue_first")
+def test_a_claim_only_a_body_shows_is_not_said_released_when_its_body_cannot_be_written(gh, run, tmp_path):
+    """With no ref, the body's line is all there is to free: when its write fails, release says it released
+    nothing (exit 1), never "Released"."""
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    app_at(T0)
+    paste(gh, 2, PASTED.replace("AT", "2026-11-22T07:00:00Z"), "top")
+    gh.fail("POST", r"^/graphql AppendCheckpoint$", 502, times=99)
+    failed = run("release", "2", "--force", code=1)
+    assert failed.stdout == "" and failed.stderr.startswith(
+        "Error: #2 was not released: its body still shows the claim of ghost until 2026-11-29 07:00 UTC (")
+
+
 @changed_by("lists_custom_refs", "newest_sub_issue_first")
 def test_leases_are_measured_by_githubs_clock_whatever_a_machines_says(gh, run, tmp_path):
     """Issue 57: leases ran on each machine's clock: a machine 20 minutes slow claimed for 10 minutes in truth,
