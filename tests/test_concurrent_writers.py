@@ -322,3 +322,35 @@ def test_sessions_of_one_host_on_four_machines_race_for_two_children_two_win(how
             record = fake.tasks.claim_of(int(child[1:]))
             assert (record["agent"], record["session"]) == ("claude-code", f"session-{k}")
         assert fake.problems() == []
+
+
+@pytest.mark.slow
+def test_a_lease_run_out_on_githubs_clock_goes_to_one_of_four_processes(tmp_path):
+    """A claim's lease runs on GitHub's clock: while it holds, four processes on four machines are refused; once
+    GitHub's clock has passed its end (the test moves the fake's, which also runs with real time behind the
+    loopback server), exactly one of them takes it over and the others are told who."""
+    with serve_fake() as fake:
+        _setup(fake, RACES["faithful"])
+        env = environment(fake, tmp_path)
+        cmd = [sys.executable, "-m", "ghstate"]
+        planner = machine(tmp_path, "planner")
+        (tmp_path / "plan.md").write_text(PLAN)
+        for args in (["checkpoint", "--file", str(tmp_path / "plan.md"), "--title", "Parser"], ["split", "1"],
+                     ["claim", "2", "--agent", "first", "--lease", "90s"]):
+            subprocess.run([*cmd, *args], cwd=planner, env=env, check=True, capture_output=True, timeout=120)
+        machines = [machine(tmp_path, f"machine-{m}") for m in range(4)]
+
+        def race() -> list[tuple[int, str, str]]:
+            procs = [subprocess.Popen([*cmd, "claim", "2", "--agent", f"agent-{k}"], cwd=machines[k], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(4)]
+            return [(p.returncode, out, err) for p in procs for out, err in [p.communicate(timeout=300)]]
+
+        held = race()
+        assert [code for code, _, _ in held] == [4] * 4, held
+        with fake.lock:
+            fake.advance(120)
+        taken = race()
+        assert sorted(code for code, _, _ in taken) == [0, 4, 4, 4], taken
+        winner = next(k for k, (code, _, _) in enumerate(taken) if code == 0)
+        assert all(f"claimed by agent-{winner} until" in err for code, _, err in taken if code == 4), taken
+        assert fake.tasks.claim_of(2)["agent"] == f"agent-{winner}" and fake.problems() == []
