@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ghstate.core.claims import MAX_SESSION
 from ghstate.core.model import DEFAULT_MAX_BODY, GITHUB_LIMIT
 from ghstate.errors import ConfigError
 from ghstate.git import gitinfo
@@ -333,7 +334,7 @@ def build(
         token=token,
         agent=agent or env.get("GHSTATE_AGENT", ""),
         role=role or env.get("GHSTATE_ROLE", ""),
-        session=session or env.get("GHSTATE_SESSION", ""),
+        session=session or env.get("GHSTATE_SESSION", "") or host_session(env),
         cache_dir=_cache_dir(env),
         project=project,
         project_token=env.get("GHSTATE_PROJECT_TOKEN", "").strip() if project else "",
@@ -357,6 +358,21 @@ def without_token(*, env: dict[str, str] | None = None, cwd: Path | None = None)
     if not repo:
         repo, _ = _repository(None, gitinfo.find_root(cwd or Path.cwd()), api_url)
     return settings._replace(store="github", repo=repo) if repo else settings
+
+
+# The session id each agent host gives what it runs, as the hosts themselves were seen to (December 2026):
+# Claude Code 2.1 to its Bash tool, its hooks and its MCP servers; Codex CLI 0.169 to its shell commands (not
+# to its MCP servers); Gemini CLI 0.61 to its hooks only. A session is a claim's holder with the agent's name.
+HOST_SESSIONS = ("CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID", "GEMINI_SESSION_ID")
+
+
+def host_session(env: dict[str, str]) -> str:
+    """The agent host's session id, when ghstate runs inside one that gives it ("": none, or not an id)."""
+    for name in HOST_SESSIONS:
+        value = env.get(name, "").strip()
+        if value and len(value) <= MAX_SESSION and value.isprintable() and not any(c.isspace() for c in value):
+            return value
+    return ""
 
 
 def _machine_dir(git_root: Path | None, state_dir: Path, env: dict[str, str]) -> Path:

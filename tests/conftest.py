@@ -23,7 +23,9 @@ CLEAN_ENV = ("GH_TOKEN", "GITHUB_TOKEN", "GITHUB_REPOSITORY", "GITHUB_API_URL", 
              "GITHUB_EVENT_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_SHA", "GITHUB_REF_NAME",
              "GITHUB_HEAD_REF", "GITHUB_RUN_ID", "GITHUB_SERVER_URL", "GHSTATE_PROJECT", "GHSTATE_PROJECT_TOKEN",
              "GHSTATE_NO_CACHE", "GITHUB_WORKSPACE", "GITHUB_WORKFLOW", "GITHUB_RUN_ATTEMPT", "GITHUB_JOB", "GH_REPO",
-             "GH_HOST", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
+             "GH_HOST", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
+             # the session ids agent hosts give what they run (a suite run inside one must not inherit it)
+             "CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID", "CODEX_SESSION_ID", "GEMINI_SESSION_ID")
 
 
 # Hypothesis runs derandomized by default, so that CI and every developer see the same examples; a soak

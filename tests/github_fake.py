@@ -33,6 +33,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -717,6 +718,12 @@ class FakeGitHub:
                                 docs=LIMIT_DOCS + "#exceeding-the-rate-limit")
 
     def route(self, request: requests.PreparedRequest):
+        """Every answer, with GitHub's ``Date``: the fake's clock, which a test may set apart from the machine's
+        (a machine whose clock is skewed, as claims' leases must not mind)."""
+        status, headers, text = self._route(request)
+        return status, {"Date": format_datetime(self.clock.astimezone(timezone.utc), usegmt=True), **headers}, text
+
+    def _route(self, request: requests.PreparedRequest):
         if request.method == "POST" and re.fullmatch(self.graphql_url, request.url):
             return self._dispatch(request, graphql=True)
         if re.match(self.root + r"(/.*)?(\?.*)?$", request.url):

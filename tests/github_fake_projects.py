@@ -121,6 +121,7 @@ class FakeProjects:
             return {"__typename": "Repository", "nameWithOwner": full, "id": f"R_{full}",
                     "issue": lambda info, number, **_: self._issue(full, number, strict=True)}
 
+        self.fake.projects = self  # createIssue(projectV2Ids:) adds the new issue here (github_fake_tasks)
         root.update({
             "repository": repository,
             "organization": lambda info, login, **_: self._owner("orgs", login),
@@ -152,7 +153,7 @@ class FakeProjects:
     def _project(self, project: dict) -> dict:
         kind = project["kind"]
         return {"__typename": "ProjectV2", "id": project["id"], "number": project["number"],
-                "title": project["title"], "closed": project["closed"],
+                "title": project["title"], "closed": project["closed"], "viewerCanUpdate": not self.deny_writes,
                 "url": f"https://github.com/{kind}/{project['login']}/projects/{project['number']}",
                 "fields": lambda info, first=None, after=None, **_: self._page(
                     [self._field(f) for f in project["fields"]], first, after),
@@ -272,6 +273,12 @@ class FakeProjects:
         if found is None:
             raise GraphQLTyped(f"Could not resolve to a node with the global id of '{project_id}'", "NOT_FOUND")
         return found
+
+    def add_new_issue(self, project_id: str, number: int) -> None:
+        """An issue created with ``projectV2Ids`` naming ``project_id`` is its item (createIssue's input)."""
+        self.mutations.append(("createIssue.projectV2Ids", {"projectId": project_id, "number": number}))
+        project = self._by_id(project_id)
+        self.item(project, self.fake.repo, number) or self.add_item(project, self.fake.repo, number)
 
     def _add_item(self, info: Any, input: dict, **_: Any) -> dict:
         self.mutations.append(("addProjectV2ItemById", copy.deepcopy(input)))

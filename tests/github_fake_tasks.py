@@ -67,6 +67,9 @@ class FakeTasks:
         self.deny_refs = False
         self.ref_writes: list[dict[str, Any]] = []  # every updateRefs/createRef input, as executed
         self.pulls: list[dict[str, Any]] = []  # pull requests: number, head (its branch), state, cross (from a fork)
+        # issues of other repositories, as sub-issues or blockers of this one's ((owner/name, number) -> its state):
+        # GitHub links issues across repositories (a sub-issue or a blocker may be anyone's)
+        self.foreign: dict[tuple[str, int], str] = {}
         self._failed = False  # a mutation of the current document failed
 
     # ------------------------------------------------------------------------------ set up
@@ -109,8 +112,26 @@ class FakeTasks:
         if parent is not None:
             self.link(parent, child)
 
-    def block(self, issue: int, blocker: int) -> None:
+    def block(self, issue: int, blocker: Any) -> None:
+        """``issue`` waits for ``blocker``: a number of this repository, or (owner/name, number) of another."""
         self.blocked_by.setdefault(issue, []).append(blocker)
+
+    def add_foreign(self, repo: str, number: int, state: str = "open") -> tuple[str, int]:
+        """An issue of another repository, to link as a sub-issue (``link``) or a blocker (``block``)."""
+        self.foreign[(repo, number)] = state
+        return (repo, number)
+
+    def _node(self, number: Any) -> dict[str, Any]:
+        """An issue as GraphQL's ``Issue``: this repository's, or another's (``foreign``)."""
+        if not isinstance(number, tuple):
+            return self.fake._gql_issue(number)
+        repo, n = number
+        empty = {"totalCount": 0, "nodes": [], "pageInfo": {"hasNextPage": False, "endCursor": None,
+                                                            "hasPreviousPage": False, "startCursor": None}}
+        return {"__typename": "Issue", "id": f"I_{repo.replace('/', '_')}_{n}", "number": n, "title": f"{repo}#{n}",
+                "body": "", "url": f"{self.fake.web}/{repo}/issues/{n}", "state": self.foreign[number].upper(),
+                "repository": {"__typename": "Repository", "id": f"R_{repo.replace('/', '_')}", "nameWithOwner": repo},
+                "blockedBy": empty, "blocking": empty, "parent": None, "labels": {"nodes": [], "totalCount": 0}}
 
     def parent_field(self, number: int) -> dict[str, Any]:
         """An issue's ``parent``, for nodes built elsewhere (the project items of ``github_fake_projects``)."""
@@ -198,7 +219,9 @@ class FakeTasks:
             raise GraphQLNotFound(f"Could not resolve to a node with the global id of '{node}'.")
         return number
 
-    def _open(self, number: int) -> bool:
+    def _open(self, number: Any) -> bool:
+        if isinstance(number, tuple):
+            return self.foreign[number] == "open"
         return self.fake.issues[number]["state"] == "open"
 
     def _issue_fields(self, number: int) -> dict[str, Any]:
@@ -230,7 +253,7 @@ class FakeTasks:
 
     def _connection(self, numbers: list[int], first: int | None) -> dict[str, Any]:
         chosen = numbers[: first or 100]
-        return {"totalCount": len(numbers), "nodes": [self.fake._gql_issue(n) for n in chosen],
+        return {"totalCount": len(numbers), "nodes": [self._node(n) for n in chosen],
                 "pageInfo": {"hasNextPage": len(chosen) < len(numbers), "endCursor": str(len(chosen)),
                              "hasPreviousPage": False, "startCursor": "0"}}
 
@@ -260,7 +283,7 @@ class FakeTasks:
         commit = self.objects.get(oid)
         if commit is None or commit["type"] != "commit":
             return None
-        return {"__typename": "Commit", "oid": oid, "message": commit["message"],
+        return {"__typename": "Commit", "oid": oid, "message": commit["message"], "committedDate": commit.get("at"),
                 "messageHeadline": commit["message"].split("\n", 1)[0],
                 "tree": {"__typename": "Tree", "oid": commit["tree"]},
                 "history": lambda info, first=None, **_: self._history(oid, first)}
@@ -319,6 +342,11 @@ class FakeTasks:
             unknown = [x for x in input.get("labelIds") or () if x not in by_id]
             if unknown:
                 raise GraphQLNotFound(f"Could not resolve to a node with the global id of '{unknown[0]}'.")
+            projects = getattr(fake, "projects", None)
+            for project in input.get("projectV2Ids") or ():  # the issue is made an item of each, or not made
+                if projects is None or not any(p["id"] == project for p in projects.projects.values()):
+                    raise GraphQLNotFound(f"Could not resolve to a node with the global id of '{project}'.")
+                projects._by_id(project)  # refused as addProjectV2ItemById would be
             number = max(fake.issues, default=0) + 1
             fake.add_issue(number, input.get("body") or "", input["title"],
                            labels=[by_id[x] for x in input.get("labelIds") or ()], author=fake.viewer_login(),
@@ -326,6 +354,8 @@ class FakeTasks:
             fake._visible_from[number] = len(fake.calls) + fake.lag
             if parent is not None:
                 self.link(parent, number)
+            for project in input.get("projectV2Ids") or ():
+                fake.projects.add_new_issue(project, number)
             return {"issue": lambda info, **_: fake._gql_issue(number), "clientMutationId": None}
         return self._mutation(run)
 

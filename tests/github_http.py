@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from types import SimpleNamespace
 
 from github_fake import FakeGitHub
@@ -16,6 +17,16 @@ from github_fake import FakeGitHub
 class _Server(http.server.ThreadingHTTPServer):
     fake: FakeGitHub
     lock: threading.Lock
+    since = 0.0
+
+    def flow(self) -> None:
+        """GitHub's clock runs for processes that really wait: the fake's moves on by the real time since the
+        last request (and as a test sets it, from there), as GitHub's Date does. In process (``responses``) it
+        stands still unless a test moves it."""
+        now = time.monotonic()
+        if self.since:
+            self.fake.clock += timedelta(seconds=now - self.since)
+        self.since = now
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -29,10 +40,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         fake = self.server.fake
         request = SimpleNamespace(method=self.command, url=fake.base + self.path, headers=self.headers, body=body)
         with self.server.lock:  # the fake is a plain object: one request at a time
+            self.server.flow()
             status, headers, text = fake.route(request)
         data = text.encode() if isinstance(text, str) else text
         took = time.perf_counter() - started
-        self.send_response(status)
+        self.send_response_only(status)  # the fake's own Date (GitHub's clock), not this machine's
+        self.send_header("Server", "GitHub.com")
         for key, value in headers.items():
             self.send_header(key, value)
         self.send_header("Content-Length", str(len(data)))

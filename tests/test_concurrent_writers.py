@@ -278,3 +278,79 @@ def test_twenty_agents_creating_checkpoints_for_twenty_branches_at_once_each_fin
             assert state["issue"] == open_ones[branch] and state["goal"] == f"goal of {branch}"
             assert f"decided by agent {k}" in state["decisions"], state
         assert fake.problems() == []
+
+
+PLAN = """## Goal
+Ship the parser.
+
+## Current status
+- [x] Phase 1: parser
+- [ ] Phase 2: matcher
+- [ ] Phase 3: config
+- [ ] Phase 4: docs (after Phase 2)
+
+## Resume instruction
+Start at Phase 2.
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["faithful", "refused moves reported typed", "custom refs not listed"])
+def test_sessions_of_one_host_on_four_machines_race_for_two_children_two_win(how, tmp_path):
+    """Issue 57, as processes: eight sessions of one host (the agent name init writes, each its session id as
+    Claude Code gives it) on four machines race 'claim --next' for the two ready children of a plan on the
+    fake GitHub behind a loopback server: two win, on different children, and each child's ref names its
+    winner's session; the six others exit 3."""
+    with serve_fake() as fake:
+        _setup(fake, RACES[how])
+        env = environment(fake, tmp_path)
+        cmd = [sys.executable, "-m", "ghstate"]
+        planner = machine(tmp_path, "planner")
+        (tmp_path / "plan.md").write_text(PLAN)
+        for args in (["checkpoint", "--file", str(tmp_path / "plan.md"), "--title", "Parser"], ["split", "1"]):
+            subprocess.run([*cmd, *args], cwd=planner, env=env, check=True, capture_output=True, timeout=120)
+        machines = [machine(tmp_path, f"machine-{m}") for m in range(4)]
+        procs = [subprocess.Popen([*cmd, "claim", "--next", "1", "--agent", "claude-code"], cwd=machines[k % 4],
+                                  env={**env, "CLAUDE_CODE_SESSION_ID": f"session-{k}"}, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for k in range(8)]
+        results = [(p.returncode, out, err) for p in procs for out, err in [p.communicate(timeout=300)]]
+        winners = {out.strip(): k for k, (code, out, _) in enumerate(results) if code == 0}
+        assert sorted(winners) == ["#2", "#3"], results
+        assert sorted(code for code, _, _ in results) == [0, 0, 3, 3, 3, 3, 3, 3], results
+        assert all("Traceback" not in err for _, _, err in results)
+        for child, k in winners.items():
+            record = fake.tasks.claim_of(int(child[1:]))
+            assert (record["agent"], record["session"]) == ("claude-code", f"session-{k}")
+        assert fake.problems() == []
+
+
+@pytest.mark.slow
+def test_a_lease_run_out_on_githubs_clock_goes_to_one_of_four_processes(tmp_path):
+    """A claim's lease runs on GitHub's clock: while it holds, four processes on four machines are refused; once
+    GitHub's clock has passed its end (the test moves the fake's, which also runs with real time behind the
+    loopback server), exactly one of them takes it over and the others are told who."""
+    with serve_fake() as fake:
+        _setup(fake, RACES["faithful"])
+        env = environment(fake, tmp_path)
+        cmd = [sys.executable, "-m", "ghstate"]
+        planner = machine(tmp_path, "planner")
+        (tmp_path / "plan.md").write_text(PLAN)
+        for args in (["checkpoint", "--file", str(tmp_path / "plan.md"), "--title", "Parser"], ["split", "1"],
+                     ["claim", "2", "--agent", "first", "--lease", "90s"]):
+            subprocess.run([*cmd, *args], cwd=planner, env=env, check=True, capture_output=True, timeout=120)
+        machines = [machine(tmp_path, f"machine-{m}") for m in range(4)]
+
+        def race() -> list[tuple[int, str, str]]:
+            procs = [subprocess.Popen([*cmd, "claim", "2", "--agent", f"agent-{k}"], cwd=machines[k], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(4)]
+            return [(p.returncode, out, err) for p in procs for out, err in [p.communicate(timeout=300)]]
+
+        held = race()
+        assert [code for code, _, _ in held] == [4] * 4, held
+        with fake.lock:
+            fake.advance(120)
+        taken = race()
+        assert sorted(code for code, _, _ in taken) == [0, 4, 4, 4], taken
+        winner = next(k for k, (code, _, _) in enumerate(taken) if code == 0)
+        assert all(f"claimed by agent-{winner} until" in err for code, _, err in taken if code == 4), taken
+        assert fake.tasks.claim_of(2)["agent"] == f"agent-{winner}" and fake.problems() == []

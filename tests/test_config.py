@@ -248,3 +248,20 @@ def test_the_local_store_fallback_for_an_enterprise_server_names_its_token(monke
     settings = config.build(env={"GH_HOST": "ghe.example.com", "GITHUB_REPOSITORY": "o/r"})
     assert settings.store == "local" and "GH_ENTERPRISE_TOKEN" in settings.fallback
     assert config.build(env={"GITHUB_REPOSITORY": "o/r"}).fallback == config.NO_TOKEN
+
+
+@pytest.mark.parametrize(("env", "session"), [
+    ({}, ""),
+    ({"CLAUDE_CODE_SESSION_ID": "d3f13f62-8d5e-4458-936b-df1c35a5df00"}, "d3f13f62-8d5e-4458-936b-df1c35a5df00"),
+    ({"CODEX_THREAD_ID": "01a24a25-5f09-7152-8b6f-3d7a87eaf758"}, "01a24a25-5f09-7152-8b6f-3d7a87eaf758"),
+    ({"GEMINI_SESSION_ID": "g-1"}, "g-1"),
+    ({"GHSTATE_SESSION": "mine", "CLAUDE_CODE_SESSION_ID": "theirs"}, "mine"),
+    ({"CLAUDE_CODE_SESSION_ID": "two words"}, ""),  # no id: not taken for one
+    ({"CLAUDE_CODE_SESSION_ID": "x" * 129, "CODEX_THREAD_ID": "t-1"}, "t-1"),
+])
+def test_the_session_is_the_hosts_where_it_gives_one(repo, env, session):
+    """Issue 57: a claim's holder is the agent in its session. Inside an agent host the session is the host's
+    own id, as each gives it to what it runs (tests/test_hosts_real.py sees them give it): two windows of one
+    host are two holders without a flag."""
+    assert config.build(env=env).session == session
+    assert config.build(env=env, session="flag").session == "flag"

@@ -241,6 +241,8 @@ def seed_claimed(world: World, run, tmp_path: Path, clock) -> None:
     run("split", "1")
     run("claim", "2", "--agent", "a1")
     clock.advance(20 * 60)
+    if world.fake is not None:  # GitHub's clock, which leases are measured by there, moves the same
+        world.fake.advance(20 * 60)
 
 
 def seed_stale(world: World, run, tmp_path: Path, clock) -> None:

@@ -247,3 +247,20 @@ def test_codex_gives_the_model_the_checkpoint_and_agents_md(repo, trusted):
     assert "This branch has a ghstate checkpoint: local #1" in seen  # the SessionStart hook's context
     assert "call the `resume` tool of the ghstate MCP server" in seen
     assert "Working state: ghstate checkpoints" in seen  # the AGENTS.md block
+
+
+@pytest.mark.parametrize(("name", "given"), [("claude", True), ("gemini", False)])
+def test_each_host_gives_the_server_its_session_or_none(repo, trusted, tmp_path, name, given):
+    """Issue 57: a claim's holder is the agent in its session. Claude Code gives the MCP servers it starts its
+    session id (CLAUDE_CODE_SESSION_ID), and ghstate takes it; Gemini CLI gives none, and the server is a session
+    of its own (its process id and a random part: each Gemini CLI process starts its own server)."""
+    seen = tmp_path / "seen"
+    wrapper = Path(trusted["PATH"].split(os.pathsep)[0]) / "ghstate"
+    real = wrapper.read_text()
+    wrapper.write_text(real.replace("exec ", f'[ "$1" = mcp ] && echo "session=$CLAUDE_CODE_SESSION_ID" >> "{seen}"\n'
+                                            "exec ", 1))
+    proc = subprocess.run([host(name), "mcp", "list"], cwd=repo, env=trusted, capture_output=True, text=True,
+                          timeout=180)
+    assert "Connected" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    sessions = {line.removeprefix("session=") for line in seen.read_text().splitlines()}
+    assert all(sessions) if given else sessions == {""}, sessions

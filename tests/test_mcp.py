@@ -123,7 +123,7 @@ BAD = [
     ("checkpoint", {"body": "\x00binary"}, "Error: the body is binary"),
     ("resume", {"issue": 0}, "Error: resume: issue must be a checkpoint number"),
     ("resume", {"issue": "two"}, "Error: resume: issue must be a checkpoint number"),
-    ("resume", {"budget": 0}, "Error: resume: budget must be a whole number above 0"),
+    ("resume", {"budget": -1}, "Error: resume: budget must be a whole number from 0"),
     ("resume", {"format": "yaml"}, "Error: resume: format must be one of prompt, short, json, markdown"),
     ("resume", {"issue": 99}, "Error: "),
     ("show", {"colour": True}, "Error: show takes no argument 'colour'"),
@@ -332,3 +332,126 @@ def test_the_resume_tool_refuses_a_budget_it_cannot_fit_as_the_cli_does(repo, ru
     answer = mcp_tools.call("resume", {"budget": 100, "format": "markdown"}, lambda: build_app(store="local"))
     assert answer.error and answer.text == ("Error: resume: budget fits the prompt (and format json's 'fit'), not "
                                             "format markdown: give one of them")
+
+
+PLAN = """## Goal
+Ship the parser.
+
+## Current status
+- [x] Phase 1: parser
+- [ ] Phase 2: matcher
+- [ ] Phase 3: config
+
+## Resume instruction
+Start at Phase 2.
+"""
+
+
+def test_two_servers_of_one_host_are_two_holders(repo, run, tmp_path):
+    """Issue 57: every session's server ran as ``ghstate mcp --agent claude-code`` (what init writes), one holder:
+    the second session's claim --next got the first one's child back, "renewed". Each server is a session of its
+    own now: Claude Code's session id where the host gives it (CLAUDE_CODE_SESSION_ID, which it gives its MCP
+    servers), else the server's own id (Codex and Gemini CLI give their servers none)."""
+    (tmp_path / "plan.md").write_text(PLAN)
+    run("checkpoint", "--file", str(tmp_path / "plan.md"), "--title", "Parser")
+    run("split", "1")
+    answers = []
+
+    async def scenario():
+        async with session(repo, "--agent", "claude-code") as first, \
+                session(repo, "--agent", "claude-code") as second, \
+                session(repo, "--agent", "claude-code", CLAUDE_CODE_SESSION_ID="3f2a-claude") as third:
+            for client in (first, second, third):
+                answers.append(await client.call_tool("claim", {"next": 1}))
+            again = await first.call_tool("claim", {"next": 1})  # its own child again: renewed, not another
+            assert text(again).startswith("#2\nRenewed local #2"), text(again)
+            taken = await second.call_tool("done", {"child": 2})
+            assert taken.is_error and "only its holder finishes it (agent: claude-code, session: mcp-" in text(taken)
+
+    anyio.run(scenario)
+    won = [text(a).splitlines()[0] for a in answers[:2]]
+    assert won == ["#2", "#3"], [text(a) for a in answers]
+    assert answers[2].is_error and text(answers[2]).startswith("Error: nothing ready in local #1 (Parser)")
+    rows = json.loads(run("ready", "1", "--json").stdout)
+    sessions = [r["claimed_session"] for r in rows]
+    assert all(s and s.startswith("mcp-") for s in sessions) and len(set(sessions)) == 2, rows
+
+
+def test_tool_hints_say_what_each_tool_changes(repo):
+    """Issue 57: ``ready`` was declared read-only but writes a child's claim line back when its body shows
+    another claim than its ref; ``done`` and ``release`` close issues and delete refs, and were not declared
+    destructive."""
+    async def scenario():
+        async with session(repo) as client:
+            tools = {t.name: t.annotations for t in (await client.list_tools()).tools}
+            assert {n for n, a in tools.items() if a.read_only_hint} == {"resume", "show", "lint"}
+            assert {n for n, a in tools.items() if a.destructive_hint} == {"done", "release"}
+            assert tools["ready"].destructive_hint is False and tools["ready"].idempotent_hint is True
+            assert tools["claim"].destructive_hint is False and not tools["claim"].idempotent_hint
+
+    anyio.run(scenario)
+
+
+@pytest.mark.parametrize(("arguments", "said"), [
+    ({"child": 2, "session": "a\nb"}, "Error: claim: session must be one line"),
+    ({"child": 2, "session": "bell \x07"}, "Error: claim: session holds a control character"),
+    ({"child": 2, "session": "s" * 129}, "Error: claim: session is 129 characters long; at most 128 are taken"),
+])
+def test_a_session_that_cannot_name_a_holder_is_refused(arguments, said):
+    from ghstate.agents.mcp_tools import call
+    from ghstate.services.app import build_app
+
+    answer = call("claim", {**arguments, "agent": "a1"}, lambda: build_app(store="local"))
+    assert answer.error and answer.text.startswith(said), answer.text
+    for tool in ("release", "done"):
+        answer = call(tool, {**arguments, "agent": "a1"}, lambda: build_app(store="local"))
+        assert answer.error and answer.text.startswith(said.replace("claim:", f"{tool}:")), answer.text
+
+
+def test_a_budget_of_zero_is_no_limit_as_the_schema_says(repo, run):
+    (repo / "body.md").write_text(SAMPLE)
+    run("checkpoint", "--file", str(repo / "body.md"))
+    from ghstate.agents.mcp_tools import TOOLS, call
+    from ghstate.services.app import build_app
+
+    assert TOOLS["resume"]["schema"]["budget"]["minimum"] == 0
+    answer = call("resume", {"issue": 1, "budget": 0}, lambda: build_app(store="local"))
+    assert not answer.error and answer.text == run("resume", "1", "--budget", "0").stdout
+
+
+def test_a_tool_call_does_not_wait_for_another(monkeypatch):
+    """Issue 57: the server ran each tool call on its event loop, so one call waiting on GitHub held up every
+    other. A call runs in a worker thread: the second call answers while the first still waits."""
+    import threading
+    from types import SimpleNamespace
+
+    from ghstate.agents import mcp_server, mcp_tools
+
+    started, answered = threading.Event(), threading.Event()
+
+    def slow(app, args):
+        started.set()
+        return "the other call answered meanwhile" if answered.wait(10) else "alone"
+
+    def quick(app, args):
+        started.wait(10)
+        answered.set()
+        return "quick"
+
+    monkeypatch.setitem(mcp_tools._RUN, "show", slow)
+    monkeypatch.setitem(mcp_tools._RUN, "lint", quick)
+    handlers = mcp_server._Handlers(lambda client: SimpleNamespace(flush_notices=lambda: None))
+    ctx = SimpleNamespace(session=SimpleNamespace(client_params=None))
+    answers: dict[str, str] = {}
+
+    async def ask(name: str) -> None:
+        result = await handlers.call_tool(ctx, SimpleNamespace(name=name, arguments={}))
+        answers[name] = result.content[0].text
+
+    async def scenario():
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask, "show")
+            group.start_soon(ask, "lint")
+
+    anyio.run(scenario)
+    assert answers == {"show": "the other call answered meanwhile", "lint": "quick"}

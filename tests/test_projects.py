@@ -458,3 +458,62 @@ def test_a_dry_run_of_an_update_writes_nothing_anywhere(gh, run, sample_file):
     sent = gh.fake.calls[start:]
     assert not any(body and "mutation" in str(body.get("query", "")).split("(")[0] for _, _, body in sent)
     assert not any(m in ("POST", "PATCH", "PUT", "DELETE") and "/graphql" not in url for m, url, _ in sent)
+
+
+PLAN = """## Goal
+Ship the parser.
+
+## Current status
+- [x] Phase 1: parser
+- [ ] Phase 2: matcher
+- [ ] Phase 3: config (after Phase 2)
+
+## Resume instruction
+Start at Phase 2.
+"""
+
+
+def test_the_board_follows_split_and_done(gh, run, tmp_path):
+    """Issue 57: split and done never touched the project: its children were no items, so the board did not
+    list them. split makes each child an item as it makes it (createIssue's projectV2Ids: one request more,
+    the project's id); done costs the project nothing: the board reads each checkpoint's body, so the
+    parent's progress is its tick at once, and a closed child is off the board."""
+    (tmp_path / "plan.md").write_text(PLAN)
+    run("checkpoint", "--file", str(tmp_path / "plan.md"), "--title", "Parser")
+    before = gh.graphql()
+    split = run("split", "1")
+    assert "Warning" not in split.stderr, split.stderr
+    assert gh.graphql() - before == 1  # ProjectId: the children join as they are made
+    assert {i["content"] for i in gh.project["items"]} == {(REPO, 1), (REPO, 2), (REPO, 3)}
+    names = [re.search(r"(└ )?\S+#\d+", line).group(0) for line in run("board").stdout.splitlines()]
+    assert names == ["octo/hello#1", "└ octo/hello#2", "└ octo/hello#3"]
+    before = gh.graphql()
+    run("done", "2")
+    assert gh.graphql() == before  # no project request
+    board = run("board").stdout.splitlines()
+    assert [re.search(r"\S+#\d+", line).group(0) for line in board] == ["octo/hello#1", "octo/hello#3"]
+    assert "2/3 67%" in board[0] and "next: Phase 3: config" in board[0]
+
+
+def test_split_says_why_its_children_are_not_on_the_project(gh, run, tmp_path, monkeypatch):
+    (tmp_path / "plan.md").write_text(PLAN)
+    run("checkpoint", "--file", str(tmp_path / "plan.md"), "--title", "Parser")
+    gh.projects.deny_writes = True
+    split = run("split", "1")
+    assert "were not added to project orgs/ACME/projects/7 (the token may not add items to it" in split.stderr
+    assert gh.fake.issues[3]["state"] == "open" and len(gh.project["items"]) == 1
+    monkeypatch.setenv("GHSTATE_PROJECT_TOKEN", "ghp_" + "0nly" * 9)
+    gh.projects.deny_writes = False
+    run("checkpoint", "1", "--phase", "Phase 4: docs")
+    assert "join project orgs/ACME/projects/7 at their first write" in run("split", "1").stderr
+
+
+def test_a_board_past_two_thousand_items_says_so(gh, run):
+    """Issue 57: the board read 20 pages of 100 items and stopped there without a word."""
+    for number in range(1, 2004):
+        gh.projects.add_issue("ACME/api", number, body(1, branch=f"b{number}", days_ago=0.2))
+        gh.projects.add_item(gh.project, "ACME/api", number)
+    result = run("board", "--json")
+    assert len(json.loads(result.stdout)["checkpoints"]) == 2000 and gh.graphql() == 20
+    assert ("The board read the first 2,000 items of orgs/ACME/projects/7 (20 requests) and no more: 3 items "
+            "were not read") in result.stderr

@@ -250,7 +250,7 @@ def test_a_claim_shows_in_the_body_for_people_and_reads_back():
     claim = claimed("a1 --> <b>", "s-1", T0, lease_of("30m"), 31)
     cp = Checkpoint(title="t", phases=(Phase("x"),), resume="go")
     body = render_body(with_mirror(cp, claim), environment())
-    assert "> **Claimed** by `a1 --> <b>` until 2026-11-22 08:30 UTC" in body
+    assert "> **Claimed** by `a1 --> <b>` (session `s-1`) until 2026-11-22 08:30 UTC" in body
     comment = next(line for line in body.splitlines() if line.startswith("<!-- ghstate:claim"))
     assert comment.count("-->") == 1  # its own end: the agent's "-->" cannot end it early
     assert mirror_of(parse(body).checkpoint) == claim and mirror_in(body) == claim
@@ -278,7 +278,8 @@ def test_a_childs_state_and_the_roll_up():
     assert [c.state(T0) for c in children] == ["done", "claimed", "blocked", "ready", "ready"]
     assert [c.state(T0 + timedelta(hours=1)) for c in children][1] == "ready"
     assert children[1].to_json(T0) == {"number": 32, "title": "two", "state": "claimed", "blocked_by": [],
-                                       "claimed_by": "a1", "lease_until": "2026-11-22T08:30:00Z", "phase": None,
+                                       "claimed_by": "a1", "claimed_session": None,
+                                       "lease_until": "2026-11-22T08:30:00Z", "phase": None,
                                        "url": None, "moved": False, "moved_to": None}
     assert children[4].to_json(T0)["claimed_by"] is None  # its lease ran out
     assert rollup_lines(children, Summary(5, 1), T0) == [
@@ -341,3 +342,31 @@ def test_a_body_that_shows_another_claim_than_its_ref_is_worth_repairing_only_wh
     lines = rollup_lines((Child(32, "two", claim=live, from_ref=True),), Summary(1, 0), T0)
     assert lines[1] == ("claimed: #32 two (by a1 until 2026-11-22 08:30 UTC; its body does not show it yet: "
                         "'ghstate ready' shows it)")
+
+
+def test_a_claim_is_read_only_from_the_bodys_own_place_and_taken_away_alone():
+    """Issue 57: the record was searched for anywhere in a body, but only the copy at the top was ever taken
+    away. Only the first lines (after the hidden marker) hold a claim; what a person wrote beside the mirror,
+    a record they pasted included, stays when it is taken away."""
+    claim = claimed("a1", "s-1", T0, lease_of("30m"), 31)
+    cp = Checkpoint(title="t", goal="g", phases=(Phase("x"),), resume="go")
+    shown = render_body(with_mirror(cp, claim), environment())
+    pasted = shown.replace("## Goal\ng", "## Goal\n" + shown.splitlines()[1] + "\ng")
+    person = shown.replace("ghstate done`)\n", "ghstate done`)\nA note of mona's.\n")
+    assert mirror_in(pasted) == claim == mirror_of(parse(pasted).checkpoint)
+    goal_only = render_body(cp, environment()).replace("## Goal\ng", "## Goal\n" + shown.splitlines()[1] + "\ng")
+    assert mirror_in(goal_only) is None and mirror_of(parse(goal_only).checkpoint) is None
+    freed = render_body(with_mirror(parse(person).checkpoint, None), environment())
+    assert "A note of mona's." in freed and "ghstate:claim" not in freed
+    freed = render_body(with_mirror(parse(pasted).checkpoint, None), environment())
+    assert freed.count("ghstate:claim") == 1 and mirror_in(freed) is None  # the goal's copy is the person's
+
+
+def test_a_lease_is_measured_from_when_github_dated_it_and_holds_a_week_at_most():
+    hint = Claim("ghost", "2099-01-01T00:00:00Z", stamp(T0))
+    assert hint.span() == (T0, T0 + timedelta(days=7)) and hint.ends() == "2026-11-29T08:00:00Z"
+    assert not Claim("ghost", "2099-01-01T00:00:00Z").live(T0)  # no time to measure from: none
+    assert Claim("ghost", "2099-01-01T00:00:00Z", "2099-01-01T00:00:00Z").future(T0)
+    dated = claimed("a1", "", T0 - timedelta(minutes=20), lease_of("30m"), 3)._replace(dated=stamp(T0))
+    assert dated.ends() == "2026-11-22T08:30:00Z" and dated.live(T0 + timedelta(minutes=29))
+    assert dated.record() == dated._replace(dated="").record() and Claim.from_message(dated.message()).dated == ""

@@ -56,6 +56,7 @@ def gh(request, isolated, repo, monkeypatch):
     fake = FakeGitHub(isolated)
     fake.tasks.use(request.param.how)
     fake.tasks.add_tree(TREE_FILES)  # a repository whose first chain commit was written (its tree is there)
+    GITHUB[:] = [fake]
     yield fake
     assert fake.problems() == [], "requests that GitHub's API description does not allow"
     assert not any(m == "POST" and u.endswith("/comments") for m, u, _ in fake.calls), "a comment was posted"
@@ -83,7 +84,13 @@ def since(gh, start: int) -> list[str]:
     return out
 
 
+GITHUB: list = []  # the test's fake GitHub: its clock is the one leases are measured by
+
+
 def app_at(when: datetime):
+    """An App at ``when``: this machine's clock and GitHub's (its answers' Date, the date it gives a commit)
+    both, as on a machine whose clock is right; a test of a skewed clock sets them apart."""
+    GITHUB[0].clock = when
     app = build_app(store="github")
     app.clock = lambda: when
     return app
@@ -247,6 +254,24 @@ def test_racing_agents_claim_each_ready_child_exactly_once(gh, run, tmp_path, sc
     assert {n: gh.tasks.claim_of(n)["agent"] for n in (2, 3)} == {n: a for a, n in winners.items()}
 
 
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@changed_by("typed_ref_errors", "lists_custom_refs", "newest_sub_issue_first")
+def test_racing_sessions_of_one_host_claim_each_ready_child_exactly_once(gh, run, tmp_path, schedule):
+    """Issue 57: four sessions with the agent name init writes (``claude-code``), each its own session as Claude
+    Code gives it: two children, two winners; before, a session's claim of another's child was its renewal."""
+    make_plan(gh, run, tmp_path, PLAN.replace(" (after Phase 2)", ""))
+    run("split", "1", "--phase", "Phase 2", "--phase", "Phase 3")
+
+    def session(name: str):
+        return lambda: run_claim(app_at(T0), ClaimRequest(next=1, agent="claude-code", session=name)).claimed
+
+    results = Turnstile(gh).run({f"s-{i}": session(f"s-{i}") for i in range(4)}, SCHEDULES[schedule]())
+    winners = {name: n for name, n in results.items() if isinstance(n, int)}
+    assert sorted(winners.values()) == [2, 3], results
+    assert all(isinstance(r, NothingReady) for r in results.values() if not isinstance(r, int)), results
+    assert {n: gh.tasks.claim_of(n)["session"] for n in (2, 3)} == {n: s for s, n in winners.items()}
+
+
 @changed_by("lists_custom_refs", "newest_sub_issue_first")
 def test_a_held_child_refuses_another_agent_naming_the_holder_and_the_lease(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
@@ -317,6 +342,180 @@ def test_done_and_claim_refuse_an_issue_that_is_no_child_in_one_request(gh, run,
                                  "split' made ('ghstate ready PARENT' lists them)\n")
         assert len(gh.calls) - start == 1
     assert gh.issues[1]["state"] == "open" and gh.tasks.claim_of(1) is None
+
+
+@changed_by("lists_custom_refs", "newest_sub_issue_first")
+def test_a_persons_sub_issue_is_never_claimed_closed_or_offered(gh, run, tmp_path):
+    """Issue 57: any issue with a GitHub parent was taken for a child: ``done 10`` closed a person's plain
+    sub-issue of their plan, the MCP tool with no force, and ``claim 10`` made a claim ref for it. Only the
+    children split made (their marker) or carrying ghstate's label are ghstate's."""
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    gh.add_issue(10, "Ask legal about the licence.", title="Ask legal", labels=())
+    gh.tasks.link(1, 10)
+    said = ("Error: #10 is a sub-issue of #1 that no 'ghstate split' made (without the 'ghstate' label): claim, "
+            "release and done take a child that 'ghstate split' made ('ghstate ready PARENT' lists them)\n")
+    for command in (["done", "10"], ["done", "10", "--force"], ["claim", "10", "--agent", "a1"],
+                    ["release", "10", "--force"]):
+        assert run(*command, code=1).stderr == said, command
+    from ghstate.agents.mcp_tools import call
+
+    refused = call("done", {"child": 10, "agent": "a1"}, lambda: build_app(store="github"))
+    assert refused.error and refused.text.startswith("Error: #10 is a sub-issue of #1 that no 'ghstate split' made")
+    assert [r["number"] for r in json.loads(run("ready", "1", "--json").stdout)] == [2, 3, 4, 5]
+    for n in range(4):
+        run("claim", "--next", "1", "--agent", f"a{n}", code=0 if n == 0 else 3)
+    assert gh.issues[10]["state"] == "open" and gh.tasks.claim_of(10) is None
+    gh.add_issue(11, gh.issues[2]["body"].split("## Goal")[0].split("-->")[0] + "-->\n## Goal\nA checkpoint.\n",
+                 title="A checkpoint a person put under the plan")
+    gh.tasks.link(1, 11)  # labelled: a checkpoint of ghstate's, as a child
+    assert run("claim", "11", "--agent", "a9").stdout == "#11\n"
+
+
+@changed_by("lists_closed_blockers", "newest_sub_issue_first")
+def test_a_blocker_or_sub_issue_of_another_repository_is_matched_by_repository(gh, run, tmp_path):
+    """Issue 57: a blocker in another repository was read as this repository's number: ``done 2`` unblocked a
+    child that still waited for other/x#2, and a sub-issue of another repository was a child here."""
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    gh.tasks.block(4, gh.tasks.add_foreign("other/x", 2))
+    gh.tasks.link(1, gh.tasks.add_foreign("other/x", 7))
+    rows = {r["number"]: r for r in json.loads(run("ready", "1", "--json").stdout)}
+    assert sorted(rows) == [2, 3, 4, 5] and rows[4]["blocked_by"] == [2, "other/x#2"]
+    out = run("done", "2").stdout.splitlines()
+    assert out[-1] == "Unblocked: #3 Phase 3: config"
+    rows = {r["number"]: r for r in json.loads(run("ready", "1", "--json").stdout)}
+    assert (rows[4]["state"], rows[4]["blocked_by"]) == ("blocked", ["other/x#2"])
+    assert "#4 Phase 4: docs (waits for other/x#2)" in run("resume", "1").stdout
+    assert run("claim", "4", "--agent", "a1", code=3).stderr.startswith("Error: #4 waits for other/x#2")
+
+
+PASTED = ('<!-- ghstate:claim {"agent":"ghost","until":"2099-01-01T00:00:00Z","at":"AT",'
+          '"issue":2} -->\n> **Claimed** by `ghost` until 2099-01-01 00:00 UTC\n')
+
+
+def paste(gh, number: int, text: str, where: str) -> None:
+    """A person pastes ``text`` into the body of ``number`` on github.com: at its top (the claim's own place,
+    right after the hidden marker) or into its goal."""
+    body = gh.issues[number]["body"]
+    if where == "top":
+        marker, rest = body.split("\n", 1)
+        gh.edit(number, f"{marker}\n{text}{rest}", login="mona")
+    else:
+        gh.edit(number, body.replace("## Goal\n", f"## Goal\n{text}", 1), login="mona")
+
+
+@changed_by("lists_custom_refs", "newest_sub_issue_first")
+def test_a_claim_pasted_into_a_body_is_a_persons_text_or_a_hint_that_release_force_frees(gh, run, tmp_path):
+    """Issue 57: a claim record pasted into a child's goal held it until 2099: ready never offered it, claim
+    exited 4 naming "ghost", and 'release --force' printed Released and changed nothing. A record anywhere
+    but the body's own place is a person's text; there, without a ref, it is a hint at most, held no longer
+    than the longest lease ghstate grants (7 days), and release --force takes it away."""
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    app_at(T0)
+    paste(gh, 2, PASTED.replace("AT", "2026-11-22T07:00:00Z"), "goal")
+    assert [r["number"] for r in json.loads(run("ready", "1", "--json").stdout) if r["state"] == "ready"] == [2]
+    assert run("claim", "2", "--agent", "a1").stdout == "#2\n"
+    assert "ghost" in gh.issues[2]["body"]  # the person's text stays, byte for byte
+    run("release", "2", "--agent", "a1")
+
+    paste(gh, 2, PASTED.replace("AT", "2026-11-22T07:00:00Z"), "top")  # its own place: a hint, a week at most
+    rows = {r["number"]: r for r in json.loads(run("ready", "1", "--json").stdout)}
+    assert (rows[2]["state"], rows[2]["claimed_by"], rows[2]["lease_until"]) == (
+        "claimed", "ghost", "2026-11-29T07:00:00Z")
+    assert run("claim", "2", "--agent", "a1", code=4).stderr.startswith(
+        "Error: #2 is claimed by ghost until 2026-11-29 07:00 UTC")
+    released = run("release", "2", "--force")
+    assert released.stdout == "Released #2 (claimed by ghost until 2026-11-29 07:00 UTC).\n"
+    body = gh.issues[2]["body"]
+    assert body.count("ghstate:claim") == 1 and "## Goal\n<!-- ghstate:claim" in body  # the goal's stays
+    assert claim_refs(gh) == {}
+    assert run("claim", "2", "--agent", "a1").stdout == "#2\n"  # free, as release said
+    run("release", "2", "--agent", "a1")
+
+    paste(gh, 2, PASTED.replace("AT", "2099-01-01T00:00:00Z"), "top")  # dated in the future: refused
+    assert json.loads(run("ready", "1", "--json").stdout)[0]["state"] == "ready"
+    app_at(T0 + timedelta(days=8))
+    paste(gh, 3, PASTED.replace("AT", "2026-11-22T07:00:00Z").replace('"issue":2', '"issue":3'), "top")
+    assert json.loads(run("ready", "1", "--json").stdout)[1]["claimed_by"] is None  # its week is over
+
+
+@changed_by("newest_sub_issue_first")
+def test_a_claim_only_a_body_shows_is_not_said_released_when_its_body_cannot_be_written(gh, run, tmp_path):
+    """With no ref, the body's line is all there is to free: when its write fails, release says it released
+    nothing (exit 1), never "Released"."""
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    app_at(T0)
+    paste(gh, 2, PASTED.replace("AT", "2026-11-22T07:00:00Z"), "top")
+    gh.fail("POST", r"^/graphql AppendCheckpoint$", 502, times=99)
+    failed = run("release", "2", "--force", code=1)
+    assert failed.stdout == "" and failed.stderr.startswith(
+        "Error: #2 was not released: its body still shows the claim of ghost until 2026-11-29 07:00 UTC (")
+
+
+@changed_by("lists_custom_refs", "newest_sub_issue_first")
+def test_leases_are_measured_by_githubs_clock_whatever_a_machines_says(gh, run, tmp_path):
+    """Issue 57: leases ran on each machine's clock: a machine 20 minutes slow claimed for 10 minutes in truth,
+    and one 15 minutes fast took a fresh claim over at once. GitHub's clock measures them now: the Date of its
+    answers, and the date it gives the claim's commit."""
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+
+    def machine(skew: timedelta, github: datetime):  # a machine whose clock is ``skew`` off GitHub's
+        app = app_at(github + skew)
+        gh.clock = github
+        return app
+
+    won = run_claim(machine(-timedelta(minutes=20), T0), ClaimRequest(child=2, agent="slow"))
+    assert won.claim.until == "2026-11-22T08:30:00Z"  # GitHub's 08:00, not the machine's 07:40
+    with pytest.raises(HeldByAnother, match="claimed by slow until 2026-11-22 08:30 UTC"):
+        run_claim(machine(timedelta(minutes=15), T0 + timedelta(minutes=1)), ClaimRequest(child=2, agent="fast"))
+    with pytest.raises(HeldByAnother, match="claimed by slow until 2026-11-22 08:30 UTC"):
+        run_claim(machine(timedelta(0), T0 + timedelta(minutes=11)), ClaimRequest(child=2, agent="right"))
+    rows = json.loads(run("ready", "1", "--json").stdout)
+    if gh.tasks.variant.lists_custom_refs:  # GitHub dated the claim's commit a second after its Date said 08:00
+        assert (rows[0]["state"], rows[0]["lease_until"]) == ("claimed", "2026-11-22T08:30:01Z")
+    taken = run_claim(machine(-timedelta(minutes=20), T0 + timedelta(minutes=31)), ClaimRequest(child=2, agent="fast"))
+    assert taken.said[0].startswith("Took over (the lease of slow ended 2026-11-22 08:30 UTC)")
+
+
+@changed_by("lists_custom_refs", "newest_sub_issue_first")
+def test_a_claim_dated_in_the_future_is_refused(gh, run, tmp_path):
+    """A claim whose commit GitHub dated after its own now (a commit written with a date of its choosing) is no
+    claim: the first agent that reads it takes the child. Within the margin (60 s) it is one."""
+    from ghstate.core.claims import claimed, lease_of
+
+    make_plan(gh, run, tmp_path, PLAN.replace(" (after Phase 2)", ""))
+    run("split", "1")
+    killed_after_its_ref_moved(gh, 2, "early", T0 + timedelta(seconds=30))
+    killed_after_its_ref_moved(gh, 3, "forger", T0 + timedelta(days=2))
+    gh.clock = T0
+    assert run_claim(app_at(T0), ClaimRequest(child=3, agent="a1")).said[0].startswith("Took over (the lease of "
+                                                                                        "forger")
+    killed_after_its_ref_moved(gh, 4, "forger", T0 + timedelta(days=2))
+    gh.clock = T0
+    rows = {r["number"]: r["state"] for r in json.loads(run("ready", "1", "--json").stdout)}
+    assert rows[4] == "ready" and rows[2] == ("claimed" if gh.tasks.variant.lists_custom_refs else "ready")
+    assert claimed("x", "", T0, lease_of("30m"), 3).live(T0 - timedelta(seconds=59))
+    assert not claimed("x", "", T0, lease_of("30m"), 3).live(T0 - timedelta(seconds=61))
+
+
+@changed_by("lists_closed_blockers", "newest_sub_issue_first")
+def test_closing_a_plan_with_open_children_says_so_at_no_request_and_offers_them_no_more(gh, run, tmp_path):
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    run("done", "2")
+    start = len(gh.calls)
+    closed = run("close", "1")
+    assert "CloseCheckpoint" in since(gh, start) and since(gh, start)[0] == "Checkpoint"
+    assert sum(name == "Checkpoint" for name in since(gh, start)) == 1  # the family came with the read
+    assert closed.stderr.startswith("Warning: #1 has 3 open children (#3, #4, #5): they stay open")
+    assert run("claim", "--next", "1", "--agent", "a1", code=3).stderr.startswith(
+        "Error: nothing ready in #1 (Parser): it is closed: its open children (#3, #4, #5) are offered no more")
+    assert run("claim", "3", "--agent", "a1", code=3).stderr == (
+        "Error: #3 is a child of #1, which is closed: nothing to claim there\n")
 
 
 @changed_by("newest_sub_issue_first")
@@ -480,6 +679,7 @@ def killed_after_its_ref_moved(gh, child: int, agent: str, when: datetime = T0) 
     from ghstate.core.claims import claimed, lease_of
     from ghstate.github.tasks import GitHubTasks
 
+    gh.clock = when  # GitHub dates the claim's commit
     tasks = GitHubTasks(build_app(store="github").github())
     seen = tasks.held(child)
     assert tasks.swap(child, seen, claimed(agent, "", when, lease_of("30m"), child)) is None
@@ -521,6 +721,51 @@ def test_ready_repairs_a_body_line_that_is_missing_or_stale_and_resume_only_says
     start = len(gh.calls)
     run("ready", "1")
     assert since(gh, start) == ["Checkpoint"]  # nothing wrong: nothing written
+
+
+def ended_claims(gh, numbers, when: datetime) -> None:
+    """Claim refs of ``numbers`` whose leases ended an hour before ``when`` (claims left behind by agents long
+    gone, as refs accumulate in a repository), written straight into the fake's Git."""
+    from github_fake_tasks import _git_sha
+
+    from ghstate.core.claims import claimed, lease_of, stamp
+
+    tree = gh.tasks.add_tree({"claim.json": "{}\n"})
+    for n in numbers:
+        claim = claimed("gone", "", when - timedelta(minutes=90), lease_of("30m"), n)
+        sha = _git_sha("commit", claim.message())
+        gh.tasks.objects[sha] = {"type": "commit", "message": claim.message(), "tree": tree, "parents": [],
+                                 "at": stamp(when - timedelta(minutes=90))}
+        gh.tasks.refs[f"refs/ghstate/claims/{n}"] = sha
+
+
+@changed_by("lists_custom_refs", "lists_closed_blockers", "newest_sub_issue_first")
+def test_claim_refs_past_the_first_hundred_are_read_and_those_that_hold_nothing_deleted(gh, run, tmp_path):
+    """Issue 57: claim refs were listed 100 a repository, by name, and never deleted: past 100 a child's claim
+    was read from its body (a claim whose body does not show it was no claim), and they only grew. The listing
+    reads the next pages while a child's ref is not on those read; the refs of ended claims and of closed
+    children go, in one request, when a task command finds them."""
+    make_plan(gh, run, tmp_path)
+    run("split", "1")
+    ended_claims(gh, range(1000, 1150), T0 + timedelta(minutes=5))  # "1000" … sort before "2"
+    killed_after_its_ref_moved(gh, 2, "a1", T0 + timedelta(minutes=5))  # its body does not show it
+    start = len(gh.calls)
+    rows = json.loads(run("ready", "1", "--json").stdout)
+    if not gh.tasks.variant.lists_custom_refs:  # no listing: the ref is read by the claim itself
+        assert rows[0]["state"] == "ready" and since(gh, start) == ["Checkpoint"]
+        assert run("claim", "2", "--agent", "a2", code=4).stderr.startswith("Error: #2 is claimed by a1")
+        return
+    assert (rows[0]["state"], rows[0]["claimed_by"]) == ("claimed", "a1")
+    assert since(gh, start) == ["Checkpoint", "ClaimRefs", "Checkpoint", "POST /git/commits", "AppendCheckpoint",
+                                "UpdateRefs"]  # the next page; the body shown the claim; 150 ended refs deleted
+    assert sorted(claim_refs(gh)) == ["refs/ghstate/claims/2"]
+    start = len(gh.calls)
+    run("ready", "1")
+    assert since(gh, start) == ["Checkpoint"]
+    killed_after_its_ref_moved(gh, 3, "a4", T0 + timedelta(minutes=6))
+    gh.tasks.close(3)  # a person closes a child that has a claim: its ref holds nothing now
+    run("ready", "1")
+    assert sorted(claim_refs(gh)) == ["refs/ghstate/claims/2"]
 
 
 @changed_by("lists_custom_refs", "newest_sub_issue_first")

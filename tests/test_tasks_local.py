@@ -249,6 +249,61 @@ def test_six_processes_racing_for_two_ready_children_two_win_different_ones(repo
     assert holders == {f"agent-{i}" for i, (code, _, _) in enumerate(results) if code == 0}
 
 
+@pytest.mark.parametrize("round_", range(2))
+def test_six_sessions_of_one_host_racing_for_two_children_two_win(repo, run, tmp_path, round_):
+    """Issue 57: every session of a host ran as one holder (``init`` writes ``--agent claude-code``), so the
+    second session's claim of a child the first held was a renewal, and both worked on it. Six processes with
+    that one agent name, each in a session of its own as Claude Code gives it (CLAUDE_CODE_SESSION_ID): two
+    win, on different children; the four others exit 3 naming both holders."""
+    (tmp_path / "plan.md").write_text(PLAN.replace(" (after Phase 2)", ""))
+    run("checkpoint", "--file", str(tmp_path / "plan.md"), "--title", "Parser")
+    run("split", "1", "--phase", "Phase 2", "--phase", "Phase 3")
+    env = _race_env(tmp_path)
+    agents = [subprocess.Popen([sys.executable, "-m", "ghstate", "claim", "--next", "1", "--agent", "claude-code"],
+                               cwd=repo, env={**env, "CLAUDE_CODE_SESSION_ID": f"session-{i}"},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(6)]
+    results = [(p.returncode, out, err) for p in agents for out, err in [p.communicate(timeout=120)]]
+    winners = [out.strip() for code, out, _ in results if code == 0]
+    assert sorted(winners) == ["#2", "#3"], results
+    assert sorted(code for code, _, _ in results) == [0, 0, 3, 3, 3, 3], results
+    held = {n: LocalClaims(repo / ".git" / "ghstate" / "claims").read(n).claim for n in (2, 3)}
+    assert {c.agent for c in held.values()} == {"claude-code"}
+    assert {c.session for c in held.values()} == {f"session-{i}" for i, (code, _, _) in enumerate(results) if code == 0}
+    assert all("claimed by claude-code (session session-" in err for code, _, err in results if code == 3), results
+
+
+def test_a_session_renews_releases_and_finishes_only_its_own_claim(plan, run):
+    """Two sessions of one agent name are two holders: the second is refused the first's child (naming the
+    session, and how to be it), cannot release or finish it, and its writes to that child renew nothing; the
+    first renews it."""
+    won = run_claim(app_at(T0), ClaimRequest(child=2, agent="claude-code", session="A"))
+    assert won.said[0].startswith("Claimed local #2 Phase 2: matcher for claude-code (session A) until ")
+    with pytest.raises(HeldByAnother, match=r"local #2 is claimed by claude-code \(session A\) until 2026-11-22 "
+                                            r"08:30 UTC"):
+        run_claim(app_at(T0), ClaimRequest(child=2, agent="claude-code", session="B"))
+    with pytest.raises(NothingReady, match=r"local #2 claimed by claude-code \(session A\)"):
+        run_claim(app_at(T0), ClaimRequest(next=1, agent="claude-code", session="B"))
+    with pytest.raises(HeldByAnother, match=r"not by claude-code \(session B\): only the holder releases it "
+                                            r"\(--agent claude-code --session A, if that session is yours\)"):
+        run_release(app_at(T0), ReleaseRequest(child=2, agent="claude-code", session="B"))
+    with pytest.raises(HeldByAnother, match="only its holder finishes it"):
+        run_done(app_at(T0), DoneRequest(child=2, agent="claude-code", session="B"))
+    from ghstate.local.store import LocalStore
+    from ghstate.services.leases import renew_if_held
+
+    store = LocalStore(plan)
+    stored = store.get(2)
+    cp = parse(stored.body).checkpoint
+    assert renew_if_held(store, stored, cp, "claude-code", session="B", now=T0 + timedelta(minutes=20)) is None
+    assert LocalClaims(plan / "claims").read(2).claim.until == "2026-11-22T08:30:00Z"
+    renewed = renew_if_held(store, stored, cp, "claude-code", session="A", now=T0 + timedelta(minutes=20))
+    assert renewed.claim.until == "2026-11-22T08:50:00Z"
+    again = run_claim(app_at(T0 + timedelta(minutes=21)), ClaimRequest(child=2, agent="claude-code", session="A"))
+    assert again.said[0].startswith("Renewed local #2")
+    assert run_release(app_at(T0), ReleaseRequest(child=2, agent="claude-code", session="A")).out[0].startswith(
+        "Released local #2")
+
+
 def test_the_mcp_tools_are_the_commands_requests(plan):
     """One request type per operation: the tools' arguments and the commands' options are the fields of
     ``ClaimRequest``, ``ReleaseRequest``, ``DoneRequest`` and ``ReadyRequest``; the agent defaults to the
@@ -509,9 +564,53 @@ def test_split_claim_release_and_done_print_json(repo, run, tmp_path):
     data = json.loads(claimed.stdout)
     assert (data["number"], data["claimed"], data["claimed_by"]) == (2, 2, "w1") and data["lease_until"].endswith("Z")
     assert claimed.stderr.startswith("Claimed local #2 Phase 2: matcher for w1 until ")
-    assert json.loads(run("release", "2", "--agent", "w1", "--json").stdout) == {"number": 2, "released": "w1"}
+    assert json.loads(run("release", "2", "--agent", "w1", "--json").stdout) == {
+        "number": 2, "released": "w1", "released_session": None}
     run("claim", "2", "--agent", "w1")
     done = json.loads(run("done", "2", "--agent", "w1", "--claim-next", "--json").stdout)
     assert {k: done[k] for k in ("number", "parent", "released", "unblocked", "claimed", "claimed_by")} == {
         "number": 2, "parent": 1, "released": "w1", "unblocked": [3, 4], "claimed": 3, "claimed_by": "w1"}
     assert json.loads(run("done", "3", "--agent", "w1", "--json").stdout)["claimed"] is None
+
+
+def test_closing_a_plan_with_open_children_says_so_and_its_children_are_offered_no_more(plan, run):
+    """Issue 57: closing a parent with open children neither asked nor said, and ready still handed its
+    children out. It says so (asks, on a terminal), and a closed plan's children are not offered or claimed."""
+    dry = run("close", "1", "--dry-run")
+    assert "local #1 has 4 open children (local #2, local #3, local #4, local #5): they stay open" in dry.stderr
+    result = run("close", "1")
+    assert result.stdout.startswith("Closed local #1")
+    assert result.stderr.startswith("Warning: local #1 has 4 open children (local #2, local #3, local #4, local #5)")
+    said = ("Error: nothing ready in local #1 (Parser): it is closed: its open children (local #2, local #3, "
+            "local #4, local #5) are offered no more\n")
+    assert run("claim", "--next", "1", "--agent", "a1", code=3).stderr == said
+    assert run("ready", "1").stderr == said.replace("Error: n", "N").replace("more\n", "more.\n")
+    assert run("claim", "2", "--agent", "a1", code=3).stderr == (
+        "Error: local #2 is a child of local #1, which is closed: nothing to claim there\n")
+    assert "open child" not in run("close", "1").stderr  # closed already: nothing to say
+
+
+def test_done_says_it_released_nothing_when_the_claim_was_taken_over_meanwhile(plan, monkeypatch):
+    """Issue 57: done said "Released the claim of a1." even when a2 took the child's lease over between done's
+    read and its release (a1's lease had run out): a2's claim stands, and done says it released none."""
+    from ghstate.local.tasks import LocalTasks
+
+    run_claim(app_at(T0), ClaimRequest(child=2, agent="a1", lease="90s"))
+    later = T0 + timedelta(minutes=10)
+    read_child, raced = LocalTasks.read_child, []
+
+    def racing(self, number):
+        read = read_child(self, number)
+        if not raced:  # right after done's read: a2 takes the lease over
+            raced.append(number)
+            run_claim(app_at(later), ClaimRequest(child=2, agent="a2"))
+        return read
+
+    monkeypatch.setattr(LocalTasks, "read_child", racing)
+    outcome = run_done(app_at(later), DoneRequest(child=2, agent="a1"))
+    assert outcome.out == ["Closed local #2 Phase 2: matcher as completed.", "Ticked its phase in local #1.",
+                           "Released no claim: it was claimed again meanwhile (see the warning).",
+                           "Unblocked: local #3 Phase 3: config; local #4 Phase 4: docs"]
+    assert outcome.warnings == ["local #2 was claimed again meanwhile, by a2 until 2026-11-22 08:40 UTC; that claim "
+                                "stands"]
+    assert outcome.data["released"] is None and LocalClaims(plan / "claims").read(2).claim.agent == "a2"

@@ -57,6 +57,13 @@ def serve(make_app: Callable[[str | None], Any], *, version: str) -> None:
     anyio.run(main)
 
 
+async def _in_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` in a worker thread, so that the server answers other requests meanwhile."""
+    import anyio
+
+    return await anyio.to_thread.run_sync(fn, *args)
+
+
 class _Handlers:
     """The server's answers, each over ``mcp_tools`` (the SDK is imported when the server starts)."""
 
@@ -77,18 +84,22 @@ class _Handlers:
         types = self.types
         return types.ListToolsResult(tools=[
             types.Tool(name=name, description=tool["description"], input_schema=input_schema(name),
-                       annotations=types.ToolAnnotations(read_only_hint=tool["read_only"],
-                                                         destructive_hint=False if not tool["read_only"] else None,
-                                                         open_world_hint=False))
+                       annotations=types.ToolAnnotations(
+                           read_only_hint=tool["read_only"],
+                           destructive_hint=None if tool["read_only"] else tool.get("destructive", False),
+                           idempotent_hint=None if tool["read_only"] else tool.get("idempotent"),
+                           open_world_hint=False))
             for name, tool in TOOLS.items()])
 
     async def call_tool(self, ctx: Any, params: Any) -> Any:
-        answer = call(params.name, params.arguments, self.app_for(ctx))
+        # in a worker thread: a call waiting on GitHub (a claim, a write) does not hold up another session's
+        # calls to this server (each call has its own App: settings, store and GitHub connection)
+        answer = await _in_thread(call, params.name, params.arguments, self.app_for(ctx))
         return self.types.CallToolResult(content=[self.types.TextContent(text=answer.text)], is_error=answer.error)
 
     async def list_resources(self, ctx: Any, params: Any) -> Any:
         try:
-            found = open_checkpoints(self.app_for(ctx))
+            found = await _in_thread(open_checkpoints, self.app_for(ctx))
         except GhstateError as exc:  # a host lists resources at start-up: an outage must not fail it
             print(f"ghstate mcp: cannot list checkpoints: {' '.join(str(exc).split())}", file=sys.stderr)
             found = []
@@ -102,7 +113,7 @@ class _Handlers:
 
     async def read_resource(self, ctx: Any, params: Any) -> Any:
         try:
-            text = read_checkpoint(str(params.uri), self.app_for(ctx))
+            text = await _in_thread(read_checkpoint, str(params.uri), self.app_for(ctx))
         except GhstateError as exc:
             raise self.error(code=self.types.INVALID_PARAMS, message=one_line(exc)) from None
         return self.types.ReadResourceResult(contents=[
@@ -120,7 +131,7 @@ class _Handlers:
         if params.name != "resume":
             raise self.error(code=types.INVALID_PARAMS, message=f"no prompt {params.name!r}; the prompt is resume")
         try:
-            text = prompt_text((params.arguments or {}).get("issue"), self.app_for(ctx))
+            text = await _in_thread(prompt_text, (params.arguments or {}).get("issue"), self.app_for(ctx))
         except GhstateError as exc:
             raise self.error(code=types.INVALID_PARAMS, message=one_line(exc)) from None
         return types.GetPromptResult(description=PROMPT_DESCRIPTION, messages=[

@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
+from ghstate.core.claims import MAX_SESSION
 from ghstate.core.sections import BY_KEY, RENAMED, SECTIONS
 from ghstate.errors import InputError
 
@@ -25,6 +26,7 @@ TEXTS = {"type": "array", "items": {"type": "string"}}
 TASK = {"type": "integer", "minimum": 1, "description": "A child task's number."}
 AGENT = {"type": "string", "description": "Your agent name (default: the server's --agent)."}
 LEASE = {"type": "string", "description": "How long the claim holds: 90s, 30m (default), 2h, 1d."}
+SESSION = {"type": "string", "maxLength": MAX_SESSION, "description": "Your session (default: the server's)."}
 
 TOOLS: dict[str, dict[str, Any]] = {
     "resume": {
@@ -34,9 +36,9 @@ TOOLS: dict[str, dict[str, Any]] = {
         "schema": {"issue": ISSUE, "format": {
             "type": "string", "enum": ["prompt", "short", "json", "markdown"],
             "description": "prompt (default), short, json or markdown (the body as stored)."},
-            "budget": {"type": "integer", "minimum": 1, "description": "Fit the prompt into this many characters by "
-                       "leaving out the lowest-ranked items whole (default: the project's prompt_budget). It always "
-                       "fits what this host takes of a tool's answer."}},
+            "budget": {"type": "integer", "minimum": 0, "description": "Fit the prompt into this many characters by "
+                       "leaving out the lowest-ranked items whole (default: the project's prompt_budget; 0: no limit "
+                       "of its own, as for the CLI). It always fits what this host takes of a tool's answer."}},
         "read_only": True,
     },
     "checkpoint": {
@@ -82,7 +84,8 @@ TOOLS: dict[str, dict[str, Any]] = {
                         "done), what it waits for and who holds it until when."),
         "schema": {"issue": {**ISSUE, "description": "The parent checkpoint (default: every one that has children)."},
                    "json": {"type": "boolean"}},
-        "read_only": True,
+        # not read-only: a child whose body shows another claim than its ref holds gets the ref's line written back
+        "read_only": False, "idempotent": True,
     },
     "claim": {
         "description": ("Take a child task before working on it: exactly one of any number of agents wins it. Give "
@@ -91,22 +94,22 @@ TOOLS: dict[str, dict[str, Any]] = {
                         "nothing is ready."),
         "schema": {"child": {**TASK, "description": "The child task to claim."},
                    "next": {**TASK, "description": "The parent: claim its first ready child."},
-                   "agent": AGENT, "lease": LEASE, "session": {"type": "string"}},
-        "read_only": False,
+                   "agent": AGENT, "lease": LEASE, "session": SESSION},
+        "read_only": False, "idempotent": False,
     },
     "release": {
         "description": "Give a claimed child task back without finishing it (only its holder, or force).",
-        "schema": {"child": TASK, "agent": AGENT, "force": {"type": "boolean"}},
-        "read_only": False,
+        "schema": {"child": TASK, "agent": AGENT, "session": SESSION, "force": {"type": "boolean"}},
+        "read_only": False, "destructive": True,  # deletes the claim's ref
     },
     "done": {
         "description": ("Finish a child task: close it as completed, tick its phase in the parent, release it; "
                         "answers the children it unblocked. claim_next: then claim one of them (or another ready "
                         "one)."),
         "schema": {"child": TASK, "agent": AGENT, "claim_next": {"type": "boolean"}, "lease": LEASE,
-                   "session": {"type": "string"}, "force": {"type": "boolean",
+                   "session": SESSION, "force": {"type": "boolean",
                                                             "description": "Finish it whoever holds it."}},
-        "read_only": False,
+        "read_only": False, "destructive": True,  # closes the child's issue, deletes its claim's ref
     },
 }
 
@@ -147,8 +150,9 @@ def arguments(name: str, given: dict[str, Any] | None) -> dict[str, Any]:
             continue
         kind = schema[key]["type"]
         if kind == "integer":
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                what = "a checkpoint number (1, 2, …)" if key == "issue" else "a whole number above 0"
+            least = schema[key].get("minimum", 1)  # budget: 0 is no limit, as the schema says
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                what = "a checkpoint number (1, 2, …)" if key == "issue" else f"a whole number from {least}"
                 raise InputError(f"{name}: {key} must be {what}, not {value!r}")
         elif kind == "boolean":
             if not isinstance(value, bool):
@@ -160,6 +164,9 @@ def arguments(name: str, given: dict[str, Any] | None) -> dict[str, Any]:
             value = tuple(value)
         elif not isinstance(value, str):
             raise InputError(f"{name}: {key} must be a string, not {type(value).__name__}")
+        elif len(value) > schema[key].get("maxLength", len(value)):
+            raise InputError(f"{name}: {key} is {len(value):,} characters long; at most {schema[key]['maxLength']} "
+                             "are taken")
         if "enum" in schema[key] and value not in schema[key]["enum"]:
             raise InputError(f"{name}: {key} must be one of {', '.join(schema[key]['enum'])}, not {value!r}")
         out[key] = value
@@ -273,7 +280,8 @@ def _task_request(app: Any, name: str, kind: Any, args: dict[str, Any]) -> Any:
 def _claim(app: Any, args: dict[str, Any]) -> str:
     from ghstate.services.claims import ClaimRequest, run_claim
 
-    return run_claim(app, _task_request(app, "claim", ClaimRequest, args)).text()
+    with _tool_words():
+        return run_claim(app, _task_request(app, "claim", ClaimRequest, args)).text()
 
 
 def _release(app: Any, args: dict[str, Any]) -> str:
@@ -292,8 +300,10 @@ def _done(app: Any, args: dict[str, Any]) -> Answer:
 
 
 # The CLI's flags a service's refusal names, and the tool's arguments that say the same (``_tool_words``).
-_TOOL_WORDS = ((re.compile(r"--agent (\S+)"), r"agent: \1"), (re.compile(r"--allow-secrets\b"), "allow_secrets: true"),
-               (re.compile(r"--force\b"), "force: true"), (re.compile(r"with --new\b"), "with new: true"))
+_TOOL_WORDS = ((re.compile(r"--agent (\S+) --session (\S+)"), r"agent: \1, session: \2"),
+               (re.compile(r"--agent (\S+)"), r"agent: \1"), (re.compile(r"--session (\S+)"), r"session: \1"),
+               (re.compile(r"--allow-secrets\b"), "allow_secrets: true"), (re.compile(r"--force\b"), "force: true"),
+               (re.compile(r"with --new\b"), "with new: true"))
 
 
 @contextlib.contextmanager

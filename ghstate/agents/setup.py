@@ -46,8 +46,8 @@ SHIPPED_BEFORE = {
     "claude-resume.md": ("e28bd35b4464824a",),
     "gemini-checkpoint.toml": ("36fa1a503e8fe0b4",),
     "gemini-resume.toml": ("3c2805cefbf17b6f",),
-    "cursor-rule.mdc": ("40bcce98ac41c4c9", "0e8ab1f9d5a42250"),
-    "cursor-rule-cli.mdc": ("f8b444214dffd38b", "5cc656ab65783f13"),
+    "cursor-rule.mdc": ("40bcce98ac41c4c9", "0e8ab1f9d5a42250", "7b0bd27391079630"),
+    "cursor-rule-cli.mdc": ("f8b444214dffd38b", "5cc656ab65783f13", "f87bc91ba24ecaa1"),
 }
 
 

@@ -4,10 +4,32 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
+from typing import Any
 
 import click
 
 from ghstate.commands.common import emit_json
+
+
+def _rows(store: Any, ref: Any, org: str | None, label: str, stale_days: float) -> tuple[list[Any], int, str]:
+    """The board's rows, how many items the token could not see, and what was read; past the pages it reads,
+    how many it left unread is said (on stderr)."""
+    from ghstate.github import project_sync
+
+    now = datetime.now(timezone.utc)
+    hidden = 0
+    if ref is not None:
+        sync = project_sync.ProjectSync(store, ref)
+        rows, pages, hidden = sync.board(label=label, now=now, stale_days=stale_days)
+        source, unread, what = str(ref), sync.unread, "items"
+    else:
+        assert org is not None
+        rows, pages, unread = project_sync.board_of_org(store, org, label=label, now=now, stale_days=stale_days)
+        source, what = f"org {org}", "open checkpoints (GitHub's search gives 1,000 at most)"
+    if unread:
+        click.echo(f"The board read the first {pages * 100:,} {what.split(' (')[0]} of {source} ({pages} requests) "
+                   f"and no more: {unread:,} {what} were not read", err=True)
+    return rows, hidden, source
 
 
 @click.command()
@@ -34,7 +56,7 @@ def board(project: str | None, org: str | None, stale_days: float, limit: int | 
     """
     from ghstate import config
     from ghstate.errors import ConfigError
-    from ghstate.github import project_sync, projects
+    from ghstate.github import projects
     from ghstate.github.store import GitHubStore
 
     if project and org:
@@ -51,16 +73,7 @@ def board(project: str | None, org: str | None, stale_days: float, limit: int | 
     if settings.project_token and ref is not None:
         store = GitHubStore.connect(settings._replace(repo=settings.repo or f"{owner}/{owner}",
                                                       token=settings.project_token))
-    now = datetime.now(timezone.utc)
-    label = settings.policy.label
-    hidden = 0
-    if ref is not None:
-        rows, _, hidden = project_sync.ProjectSync(store, ref).board(label=label, now=now, stale_days=stale_days)
-        source = str(ref)
-    else:
-        assert org is not None
-        rows, _ = project_sync.board_of_org(store, org, label=label, now=now, stale_days=stale_days)
-        source = f"org {org}"
+    rows, hidden, source = _rows(store, ref, org, settings.policy.label, stale_days)
     from ghstate.services.lifecycle import more_line
 
     more = more_line(limit, f"open checkpoints in {source}") if limit is not None and len(rows) > limit else ""

@@ -14,7 +14,8 @@ from ghstate.services.claims import ClaimRequest, DoneRequest, Outcome, ReleaseR
 AGENT = click.option("--agent", metavar="NAME", help="The agent that holds the claim (default: GHSTATE_AGENT).")
 LEASE = click.option("--lease", default=DEFAULT_LEASE, show_default=True, metavar="DURATION",
                      help="How long the claim holds unless renewed: 90s, 30m, 2h, 1d.")
-SESSION = click.option("--session", metavar="ID", help="The agent's runtime session (default: GHSTATE_SESSION).")
+SESSION = click.option("--session", metavar="ID", help="The agent's session: with the agent, who holds a claim "
+                       "(default: GHSTATE_SESSION, else the session id of the agent host it runs in).")
 
 
 JSON = click.option("--json", "as_json", is_flag=True, help="Print what it did as JSON (number, claimed, claimed_by, "
@@ -71,17 +72,18 @@ def claim(child: int | None, parent: int | None, agent: str | None, lease: str, 
 @click.argument("child", type=ISSUE)
 @store_options
 @AGENT
+@SESSION
 @click.option("--force", is_flag=True, help="Release it whoever holds it.")
 @JSON
-def release(child: int, agent: str | None, force: bool, as_json: bool) -> None:
-    """Free a claimed child task: only its holder, or anyone with --force.
+def release(child: int, agent: str | None, session: str | None, force: bool, as_json: bool) -> None:
+    """Free a claimed child task: only its holder (the agent in its session), or anyone with --force.
 
     \b
     Example:
       ghstate release 31 --agent worker-1
     """
-    app = make_app(agent=agent)
-    request = ReleaseRequest(child=child, agent=app.settings.agent, force=force)
+    app = make_app(agent=agent, session=session)
+    request = ReleaseRequest(child=child, agent=app.settings.agent, force=force, session=app.settings.session)
     _run(run_release, app, request, as_json)
 
 

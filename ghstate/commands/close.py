@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -54,6 +55,7 @@ def close(issue: int | None, stale: bool, days: int | None, dry_run: bool, as_js
     stored = app.store.get(issue)
     cp = checkpoint_of(stored)
     label = app.label(issue)
+    left = _open_children(app, stored, cp, dry_run)
     if stored.state == "closed":  # its refs folded, where they were not (a store with an archive)
         closed, said = (stored if dry_run else app.store.close(stored)), f"{label} was closed already"
     elif dry_run:
@@ -68,6 +70,28 @@ def close(issue: int | None, stale: bool, days: int | None, dry_run: bool, as_js
         emit_json({"number": issue, "issue": issue, "url": closed.location, "state": closed.state})
         return
     click.echo(f"{said}: {app.where(closed)}")
+    if left:
+        click.echo(f"Warning: {left}", err=True)
+
+
+def _open_children(app: App, stored: Stored, cp: Checkpoint, dry_run: bool) -> str:
+    """What closing a plan with open children leaves ("": none): they stay open and are offered no more. On a
+    terminal it is asked first (no: nothing is closed); elsewhere it is said."""
+    from ghstate.services.family import open_children
+
+    if stored.state == "closed":
+        return ""
+    children = open_children(app, stored, cp)
+    if not children:
+        return ""
+    names = ", ".join(app.label(c.number) for c in children)
+    said = (f"{app.label(stored.number)} has {len(children)} open child{'ren' if len(children) != 1 else ''} "
+            f"({names}): {'they stay' if len(children) != 1 else 'it stays'} open, and 'ghstate ready' and 'claim "
+            "--next' offer none of them once it is closed (finish them with 'ghstate done CHILD', or close them)")
+    if not dry_run and sys.stdin.isatty():
+        click.confirm(f"{said}. Close it anyway?", default=False, abort=True, err=True)
+        return ""
+    return said
 
 
 def _close_stale(days: int | None, dry_run: bool, as_json: bool) -> None:

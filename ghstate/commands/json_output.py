@@ -22,13 +22,14 @@ JSON_FIELDS: dict[str, tuple[str, ...]] = {
     "close": ("number", "issue", "url", "state", "stale"),
     "push": ("file", "target", "result", "issue", "url", "error"),
     "board": ("source", "stale_days", "hidden", "checkpoints"),
-    "ready": ("number", "title", "state", "blocked_by", "claimed_by", "lease_until", "phase", "url", "parent",
-              "moved", "moved_to"),
+    "ready": ("number", "title", "state", "blocked_by", "claimed_by", "claimed_session", "lease_until", "phase", "url",
+              "parent", "moved", "moved_to"),
     "doctor": ("check", "ok", "detail"),
     "split": ("number", "made", "kept", "links"),
-    "claim": ("number", "claimed", "claimed_by", "lease_until"),
-    "release": ("number", "released"),
-    "done": ("number", "parent", "released", "unblocked", "claimed", "claimed_by", "lease_until"),
+    "claim": ("number", "claimed", "claimed_by", "claimed_session", "lease_until"),
+    "release": ("number", "released", "released_session"),
+    "done": ("number", "parent", "released", "released_session", "unblocked", "claimed", "claimed_by",
+             "claimed_session", "lease_until"),
 }
 _FIELD_LIST = re.compile(r"\s*[A-Za-z_]\w*\s*(?:,\s*[A-Za-z_]\w*\s*)*")
 

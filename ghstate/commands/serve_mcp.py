@@ -7,7 +7,7 @@ import importlib.util
 import click
 
 from ghstate import __version__
-from ghstate.commands.common import make_app, store_options
+from ghstate.commands.common import make_app, store_options, usage_errors
 from ghstate.errors import ConfigError
 from ghstate.services.app import READ_BUDGET, build_app
 
@@ -19,7 +19,8 @@ INSTALL_HINT = "pip install 'ghstate[mcp]' (or pip install 'mcp>=2.3,<3' next to
 @click.option("--agent", metavar="NAME", help="Who writes checkpoints through this server (default: GHSTATE_AGENT, "
               "else the client's name, such as claude-code).")
 @click.option("--role", metavar="ROLE", help="In which role: editor, reviewer, … (default: GHSTATE_ROLE).")
-@click.option("--session", metavar="ID", help="The runtime session (default: GHSTATE_SESSION).")
+@click.option("--session", metavar="ID", help="The runtime session, a claim's holder with the agent (default: "
+              "GHSTATE_SESSION, else the host's session id, else this server's own id).")
 def mcp(agent: str | None, role: str | None, session: str | None) -> None:
     """Serve the checkpoint to any agent host as an MCP server over stdio.
 
@@ -38,13 +39,20 @@ def mcp(agent: str | None, role: str | None, session: str | None) -> None:
 
     from ghstate.agents import mcp_server
 
-    make_app(agent=agent, role=role, session=session)  # a broken configuration fails here, once, as one line
+    first = make_app(agent=agent, role=role, session=session)  # a broken configuration fails here, once
     options = dict(click.get_current_context().meta.get("store_options", {}))
+    # a claim's holder is the agent in its session: the host's (Claude Code gives its servers one), else this
+    # server's own, so that two sessions of one host never hold one claim (a pid alone repeats across machines)
+    own = first.settings.session or f"mcp-{os.getpid()}-{os.urandom(3).hex()}"
+    from ghstate.services.checkpoint import check_values
+
+    with usage_errors():  # a session that cannot hold a claim fails here, not in each tool's call
+        check_values({"agent": agent or "", "session": own})
 
     def app_for(client: str | None) -> object:
         """The App of one call (a call is one command: its own settings, GitHub budget and branch)."""
         # an agent waits on the call: GitHub's silence is not waited out (this machine's copy answers)
         return build_app(**options, agent=agent or os.environ.get("GHSTATE_AGENT") or client, role=role,
-                         session=session, github=dict(READ_BUDGET))
+                         session=own, github=dict(READ_BUDGET))
 
     mcp_server.serve(app_for, version=__version__)

@@ -98,8 +98,29 @@ class ProjectSync:
         self.project_id = ""
         self.fields: tuple[Field, ...] | None = None
         self.said: set[str] = set()
+        self.unread = 0  # items of the project the board left unread (past BOARD_PAGES pages)
 
     # ---------------------------------------------------------------------------------- writes
+
+    def for_new_issues(self) -> tuple[str | None, str]:
+        """The project's id for issues made with this token to join as they are made (``createIssue``'s
+        ``projectV2Ids``: no request of their own), asked once per command (one request); None and why not
+        when it cannot be (closed, not to be updated with this token, not there), never a failure."""
+        try:
+            data, why, denied = self._call("project_id", {"login": self.ref.login, "number": self.ref.number,
+                                                          "org": self.ref.is_org, "user": not self.ref.is_org})
+        except GhstateError as exc:
+            return None, _why(exc)[0]
+        holder = data.get("organization" if self.ref.is_org else "user") or {}
+        project = holder.get("projectV2") if isinstance(holder, dict) else None
+        if not isinstance(project, dict) or not project.get("id"):
+            return None, why or "GitHub does not know it, or the token cannot see it"
+        if project.get("closed"):
+            return None, "it is closed"
+        if not project.get("viewerCanUpdate"):
+            return None, f"the token may not add items to it ({TOKEN_HINT})"
+        self.project_id = project["id"]
+        return project["id"], ""
 
     def keep(self, repo: str, number: int, cp: Checkpoint) -> list[str]:
         """Keep the item of ``repo#number`` current with ``cp``: the notices not said yet in this
@@ -196,7 +217,8 @@ class ProjectSync:
 
     def board(self, *, label: str, now: datetime, stale_days: float) -> tuple[list[Row], int, int]:
         """Rows of the project's open checkpoints; how many requests it took, and how many items could
-        not be read (hidden from the token, or not checkpoints at all are not counted)."""
+        not be read (hidden from the token, or not checkpoints at all are not counted). Past ``BOARD_PAGES``
+        pages the rest is left unread: ``self.unread`` says how many items."""
         rows: list[Row] = []
         hidden = 0
         after: str | None = None
@@ -228,16 +250,20 @@ class ProjectSync:
             if not info.get("hasNextPage") or not info.get("endCursor"):
                 return projects.sort_rows(rows), page, hidden
             after = info["endCursor"]
+            self.unread = max(int(items.get("totalCount") or 0) - page * 100, 1)
         return projects.sort_rows(rows), BOARD_PAGES, hidden
 
 
 def board_of_org(store: GitHubStore, org: str, *, label: str, now: datetime,
-                 stale_days: float) -> tuple[list[Row], int]:
-    """Rows of the open checkpoints of an organization's repositories (GitHub's search, 100 a request)."""
+                 stale_days: float) -> tuple[list[Row], int, int]:
+    """Rows of the open checkpoints of an organization's repositories (GitHub's search, 100 a request), how many
+    requests it took, and how many issues the search counted that it did not read (past ``BOARD_PAGES`` pages,
+    or past the 1,000 results GitHub's search gives)."""
     rows: list[Row] = []
     after: str | None = None
     query = f'org:{org} is:issue is:open label:"{label}"'
     graphql = store.graphql
+    read = counted = 0
     for page in range(1, BOARD_PAGES + 1):
         try:
             answer = graphql("project_board_search", {"query": query, "after": after}, partial=True)
@@ -246,15 +272,15 @@ def board_of_org(store: GitHubStore, org: str, *, label: str, now: datetime,
         search = (answer.get("data") or {}).get("search") if isinstance(answer, dict) else None
         if not isinstance(search, dict):
             raise ProjectError(f"cannot search the checkpoints of {org}: {_describe(_errors(answer))[0]}")
-        for node in search.get("nodes") or []:
-            found = _row(node, label=label, now=now, stale_days=stale_days) if isinstance(node, dict) else None
-            if found is not None:
-                rows.append(found)
+        nodes = search.get("nodes") or []
+        read, counted = read + len(nodes), int(search.get("issueCount") or 0)
+        rows += [r for node in nodes if isinstance(node, dict)
+                 and (r := _row(node, label=label, now=now, stale_days=stale_days)) is not None]
         info = search.get("pageInfo") or {}
         if not info.get("hasNextPage") or not info.get("endCursor"):
-            return projects.sort_rows(rows), page
+            return projects.sort_rows(rows), page, max(counted - read, 0)
         after = info["endCursor"]
-    return projects.sort_rows(rows), BOARD_PAGES
+    return projects.sort_rows(rows), BOARD_PAGES, max(counted - read, 1)
 
 
 def _row(content: dict[str, Any], *, label: str, now: datetime, stale_days: float) -> Row | None:

@@ -29,7 +29,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, TypeVar
 
 import requests
@@ -202,6 +202,7 @@ class GitHubAPI:
         self._repo = client.get_repo(repo)  # lazy: no request until something is asked of it
         self._started: float | None = None  # the budget is for the whole command, not each call
         self._waited = 0.0  # counted apart from the clock, so that a budget holds whatever sleeping does
+        self._date: tuple[datetime, float] | None = None  # GitHub's clock: its latest answer's Date, and when it came
 
     @classmethod
     def connect(cls, settings: Settings, timeout: int = TIMEOUT, **kwargs: Any) -> GitHubAPI:
@@ -218,6 +219,22 @@ class GitHubAPI:
         )
         assert settings.repo is not None
         return cls(client, settings.repo, api_url=settings.api_url, timeout=timeout, **kwargs)
+
+    # ------------------------------------------------------------------------------ GitHub's clock
+
+    def heard(self, headers: dict[str, Any] | None) -> None:
+        """Keep the ``Date`` of an answer: GitHub's clock, which claims' leases are measured by."""
+        when = _http_date((headers or {}).get("date"))
+        if when is not None:
+            self._date = (when, self.clock())
+
+    def server_now(self) -> datetime | None:
+        """GitHub's clock now: its latest answer's ``Date`` and the time since (this machine's steady clock, which
+        no setting of the wall clock moves); None before GitHub answered this command."""
+        if self._date is None:
+            return None
+        when, at = self._date
+        return when + timedelta(seconds=max(0.0, self.clock() - at))
 
     # ------------------------------------------------------------------------------ requests
 
@@ -289,6 +306,7 @@ class GitHubAPI:
             requester = self.client.requester
             headers, answer = requester.requestJsonAndCheck("POST", requester.graphql_url,
                                                             input={"query": query, "variables": variables})
+            self.heard(headers)
             errors = errors_of(answer)
             if errors and (self._passing(answer) is not None or not (partial or _on(errors, tolerate))):
                 raise _Answer(headers, answer)
@@ -514,11 +532,17 @@ class GitHubAPI:
         base = self._repo.url
         tree = [{"path": path, "mode": "100644", "type": "blob", "content": text} for path, text in files.items()]
         _, made = self.call(f"writing a Git tree in {self.repo_name}",
-                            lambda: requester.requestJsonAndCheck("POST", f"{base}/git/trees", input={"tree": tree}))
+                            lambda: self._heard(requester.requestJsonAndCheck("POST", f"{base}/git/trees",
+                                                                              input={"tree": tree})))
         body = {"message": message, "tree": made["sha"], "parents": parents}
         _, commit = self.call(f"writing a Git commit in {self.repo_name}",
-                              lambda: requester.requestJsonAndCheck("POST", f"{base}/git/commits", input=body))
+                              lambda: self._heard(requester.requestJsonAndCheck("POST", f"{base}/git/commits",
+                                                                                input=body)))
         return str(commit["sha"])
+
+    def _heard(self, answer: tuple[dict[str, Any], Any]) -> tuple[dict[str, Any], Any]:
+        self.heard(answer[0])
+        return answer
 
     def commit(self, message: str, tree: str, parents: list[str]) -> str:
         """A commit with ``message`` on ``parents`` naming the tree ``tree`` (which must exist), on no
@@ -533,8 +557,8 @@ class GitHubAPI:
 
     def _git_object(self, kind: str, body: dict[str, Any]) -> str:
         requester = self.client.requester
-        _, made = self.call(f"writing a Git {kind} in {self.repo_name}", lambda: requester.requestJsonAndCheck(
-            "POST", f"{self._repo.url}/git/{kind}s", input=body))
+        _, made = self.call(f"writing a Git {kind} in {self.repo_name}", lambda: self._heard(
+            requester.requestJsonAndCheck("POST", f"{self._repo.url}/git/{kind}s", input=body)))
         return str(made["sha"])
 
     def create_label(self, name: str, color: str, description: str) -> bool:
@@ -549,6 +573,17 @@ class GitHubAPI:
                 raise
 
         return self.call(f"creating the label {name!r}", make)
+
+
+def _http_date(value: Any) -> datetime | None:
+    """An HTTP ``Date`` header (``Sun, 22 Nov 2026 08:00:00 GMT``) as a time in UTC; None when it is none."""
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(str(value)) if value else None
+    except (TypeError, ValueError, IndexError):
+        return None
+    return when.astimezone(timezone.utc) if when is not None and when.tzinfo is not None else None
 
 
 def _needed(headers: Any) -> str:

@@ -20,10 +20,13 @@ class LocalChild(NamedTuple):
     child: Child
     parent: int | None
     split_from: int | None = None  # the same: a child's parent is its marker's
+    labels: frozenset[str] = frozenset()
+    parent_closed: bool = False  # the parent it was split from is closed
 
 
 class LocalTasks:
     remote = False
+    notices: tuple[str, ...] = ()  # nothing to say of children made here
 
     def __init__(self, store: LocalStore) -> None:
         self.store = store
@@ -76,7 +79,10 @@ class LocalTasks:
         if cp.meta.task is None:
             held = self.claims.read(number)
             return LocalChild(Child(number, cp.title, True, (), held.claim, "", stored.location, held.version), None)
-        return LocalChild(self._child(stored, cp, self._all()), cp.meta.task.parent, cp.meta.task.parent)
+        everyone = self._all()
+        parent = everyone.get(cp.meta.task.parent)
+        return LocalChild(self._child(stored, cp, everyone), cp.meta.task.parent, cp.meta.task.parent,
+                          parent_closed=parent is not None and _closed(*parent))
 
     def create(self, title: str, body: str, unique: str) -> int:
         """A child made by ``split`` (whose write holds the store's lock)."""
@@ -89,6 +95,10 @@ class LocalTasks:
     def held_as_read(self, number: int) -> Held:
         """The claim on ``number``: its files are read, no network (what a GitHub read lists, here always known)."""
         return self.claims.read(number)
+
+    def sweep(self, now: object, closed: frozenset[int] = frozenset()) -> int:
+        """Nothing to delete: a claim's files are its generations, never removed (see ``LocalClaims``)."""
+        return 0
 
     def swap(self, number: int, seen: Held, claim: Claim | None, by: str = "") -> Held | None:
         """``claim`` (None: released) made ``number``'s if it still is as ``seen``: None when this call did

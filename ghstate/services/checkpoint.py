@@ -9,6 +9,7 @@ from dataclasses import dataclass, make_dataclass
 
 from ghstate import progress
 from ghstate.core import findings
+from ghstate.core.claims import MAX_SESSION
 from ghstate.core.edits import Edits, lacking, removed
 from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.marker import Execution
@@ -98,6 +99,7 @@ CheckpointRequest = make_dataclass("CheckpointRequest", [
 # The request's fields that hold text, and those the CLI also takes for the App (who writes): one rule each.
 TEXT_FIELDS = ("title", "goal", "resume", "done", "undo", "phase", *_PLAIN_FLAGS, "files")
 FIELDS = ("issue", "body", "new", "allow_empty", *TEXT_FIELDS, "agent", "role", "session")
+_BOUNDED = {"session": MAX_SESSION}  # a session names a holder of claims: an id, not a text
 _ONE_LINE = ("title", "agent", "role", "session")  # a title is an issue title and a line of list
 # An empty text given for a field is refused, not written: ``--goal ""`` beside another change emptied the goal
 # (an empty ``## Goal`` in a --file is the way to empty it on purpose).
@@ -114,6 +116,8 @@ def check_values(values: dict[str, str | tuple[str, ...] | None]) -> None:
                                    name)
             if name in _ONE_LINE and ("\n" in value or "\r" in value):
                 raise RequestError("must be one line", name)
+            if name in _BOUNDED and len(value) > _BOUNDED[name]:
+                raise RequestError(f"is {len(value):,} characters long; at most {_BOUNDED[name]} are taken", name)
             if name in _NOT_EMPTY and not value.strip():
                 raise RequestError("is empty", name)
     done, undo = values.get("done") or (), values.get("undo") or ()

@@ -27,8 +27,8 @@ from ghstate.errors import GhstateError, HeldByAnother, InputError, NothingReady
 from ghstate.services import interrupt
 from ghstate.services.app import App
 from ghstate.services.checkpoint import RequestError, check_values
-from ghstate.services.family import backend, family_of
-from ghstate.services.tasks import nothing_ready, show_claims, write_task
+from ghstate.services.family import backend, claims_now, family_of
+from ghstate.services.tasks import nothing_ready, show_claims, sweep, write_task
 
 ATTEMPTS = 3  # reads of one child's claim in a row that another agent may move meanwhile
 FALLBACK = ("the token cannot write Git refs (it needs contents: write besides issues: write): claims are kept in "
@@ -70,10 +70,12 @@ class ReleaseRequest:
     child: int
     agent: str = ""
     force: bool = False
+    session: str = ""
 
     def check(self) -> None:
         if not self.force:
             _check_agent(self.agent)
+        check_values({"session": self.session})
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ class DoneRequest:
     def check(self) -> None:
         if self.claim_next or self.agent:
             _check_agent(self.agent, self.lease)
+        check_values({"session": self.session})
 
 
 @dataclass
@@ -110,6 +113,7 @@ class Outcome:
             return self.data
         claim = self.claim
         made = {"claimed": self.claimed, "claimed_by": claim.agent if claim else None,
+                "claimed_session": (claim.session or None) if claim else None,
                 "lease_until": claim.until if claim else None}
         return {**self.data, **made} if self.data else {"number": self.claimed, **made}
 
@@ -121,8 +125,24 @@ class Outcome:
         return "\n".join([*self.out, *self.said, *(f"Warning: {w}" for w in self.warnings), *failed]) + "\n"
 
 
+def _who(agent: str, session: str) -> str:
+    """``a1``, or ``a1 (session s-1)``: a holder, as a claim names it."""
+    return f"{agent}{f' (session {session})' if session else ''}"
+
+
+def _as_holder(claim: Claim) -> str:
+    """The options that name ``claim``'s holder, to give when one is that holder."""
+    return f"--agent {claim.agent}" + (f" --session {claim.session}" if claim.session else "")
+
+
+def _same_agent(claim: Claim, agent: str) -> str:
+    """For an agent refused its own name's claim (another session holds it): how to be that session."""
+    return f" ({_as_holder(claim)}, if that session is yours)" if claim.agent == agent and claim.session else ""
+
+
 class _Claimer:
-    """One agent claiming children of one store in one command (the fallback to the body said once)."""
+    """One holder (an agent in a session) claiming children of one store in one command (the fallback to the
+    body said once)."""
 
     def __init__(self, app: App, agent: str, session: str, lease: str) -> None:
         self.app = app
@@ -136,10 +156,11 @@ class _Claimer:
         agent holds it."""
         held = child.held
         interrupt.note(f"whether the claim of {self.app.label(child.number)} landed could not be told: 'ghstate claim "
-                       f"{child.number}' again, as {self.agent}, renews it if it is yours or names its holder")
+                       f"{child.number}' again, as {_who(self.agent, self.session)}, renews it if it is yours or names "
+                       "its holder")
         for _ in range(ATTEMPTS):
-            now = self.app.clock()
-            if held.claim is not None and held.claim.agent != self.agent and held.claim.live(now):
+            now = claims_now(self.app)
+            if held.claim is not None and not held.claim.held_by(self.agent, self.session) and held.claim.live(now):
                 return None, held.claim
             claim = claimed(self.agent, self.session, now, self.lease, child.number)
             found = self._swap(child.number, held, claim)
@@ -158,16 +179,19 @@ class _Claimer:
                 self.in_body = True
                 self.warnings.append(FALLBACK)
             except Untold as exc:
-                raise RemoteError(f"{exc}; run 'ghstate claim {number} --agent {self.agent}' again to find out "
+                raise RemoteError(f"{exc}; run 'ghstate claim {number} {self._options()}' again to find out "
                                   f"whether {self.app.label(number)} is yours: it renews the claim if it landed, "
                                   "or names who holds it", retryable=True) from None
             else:
                 if found is None and self.tasks.remote:
-                    self._mirror(number, MirrorEdit(claim, self.agent, force=True))
+                    self._mirror(number, MirrorEdit(claim, self.agent, force=True, session=self.session))
                 return found
-        result = self._mirror(number, MirrorEdit(claim, self.agent))
+        result = self._mirror(number, MirrorEdit(claim, self.agent, session=self.session))
         shown = mirror_of(result) if result is not None else None
         return None if shown == claim else Held("", shown)
+
+    def _options(self) -> str:
+        return f"--agent {self.agent}" + (f" --session {self.session}" if self.session else "")
 
     def _mirror(self, number: int, edit: MirrorEdit) -> Any:
         """The claim shown in the child's body (GitHub); the checkpoint as written, or None."""
@@ -184,12 +208,17 @@ class _Claimer:
 
 
 def _child_task(app: App, tasks: Any, number: int) -> Any:
-    """The child ``number`` as read, refused when it is no child task (a checkpoint ``split`` did not make):
-    claims and ``done`` are for children; closing a plan with open children is ``ghstate close``'s, asked."""
+    """The child ``number`` as read, refused when it is no child task of ghstate's: claims and ``done`` are for
+    the children ``split`` made (their marker says which parent and phase), or a sub-issue of this repository
+    that carries ghstate's label (a checkpoint a person put under a plan); a person's sub-issue of their own
+    epic is theirs, never closed or claimed. Closing a plan with open children is ``ghstate close``'s, asked."""
     read = tasks.read_child(number)
-    if read.parent is None and read.split_from is None:
-        raise InputError(f"{app.label(number)} is not a child task: claim, release and done take a child that "
-                         "'ghstate split' made ('ghstate ready PARENT' lists them)")
+    labelled = read.parent is not None and app.settings.policy.label in getattr(read, "labels", ())
+    if read.split_from is None and not labelled:
+        what = (f"a sub-issue of {app.label(read.parent)} that no 'ghstate split' made (without the "
+                f"'{app.settings.policy.label}' label)" if read.parent is not None else "not a child task")
+        raise InputError(f"{app.label(number)} is {what}: claim, release and done take a child that 'ghstate "
+                         "split' made ('ghstate ready PARENT' lists them)")
     return read
 
 
@@ -197,9 +226,10 @@ def run_claim(app: App, request: ClaimRequest) -> Outcome:
     request.check()
     claimer = _Claimer(app, request.agent, request.session, request.lease)
     if request.child is not None:
-        child = _child_task(app, claimer.tasks, request.child).child
-        if not child.open or child.blocked_by:
-            why = "is closed" if not child.open else "waits for " + ", ".join(app.label(n) for n in child.blocked_by)
+        read = _child_task(app, claimer.tasks, request.child)
+        child = read.child
+        why = _not_offered(app, read)
+        if why:
             raise NothingReady(f"{app.label(child.number)} {why}: nothing to claim there")
         claim, holder = claimer.take(child)
         if claim is None:
@@ -207,16 +237,29 @@ def run_claim(app: App, request: ClaimRequest) -> Outcome:
             raise _held_by(app, child.number, holder)
         return _won(app, claimer, child, claim, held_before=child.claim)
     stored, cp = app.find(request.next)
-    return claim_next(app, claimer, family_of(app, stored.number, cp), cp.title)
+    family = family_of(app, stored.number, cp)._replace(closed=stored.state == "closed")
+    return claim_next(app, claimer, family, cp.title)
+
+
+def _not_offered(app: App, read: Any) -> str:
+    """Why a child as read may not be claimed ("": it may): closed, waiting, or of a plan that is closed."""
+    child = read.child
+    if not child.open:
+        return "is closed"
+    if child.blocked_by or child.blocked_elsewhere:
+        return "waits for " + child.waits_for(app.label)
+    if read.parent_closed:
+        return f"is a child of {app.label(read.split_from or read.parent)}, which is closed"
+    return ""
 
 
 def claim_next(app: App, claimer: _Claimer, family: Family, title: str = "", first: tuple[Child, ...] = ()) -> Outcome:
-    """The first ready child (``first`` before the others; a child this agent holds already comes back to it,
-    renewed); if another agent wins it meanwhile, the next."""
-    now = app.clock()
+    """The first ready child (``first`` before the others; a child this holder, the agent in its session, holds
+    already comes back to it, renewed); if another holder wins it meanwhile, the next."""
+    now = claims_now(app)
     mine = [c for c in family.children if c.open and not c.moved and c.claim is not None
-            and c.claim.agent == claimer.agent and c.claim.live(now)]
-    ready = {c.number: c for c in ready_of(family.children, now)}
+            and c.claim.held_by(claimer.agent, claimer.session) and c.claim.live(now)]
+    ready = {c.number: c for c in family.offered(now)}
     wanted = [c.number for c in mine] + [c.number for c in first if c.number in ready] + list(ready)
     seen = {c.number: c for c in family.children}
     for number in dict.fromkeys(wanted):
@@ -224,10 +267,12 @@ def claim_next(app: App, claimer: _Claimer, family: Family, title: str = "", fir
         if claim is not None:
             won = _won(app, claimer, seen[number], claim, held_before=seen[number].claim)
             won.said += show_claims(app, _untried(family, wanted))
+            sweep(app, family.children)
             return won
         seen[number] = seen[number]._replace(claim=holder)  # another agent won it meanwhile
     show_claims(app, _untried(family, wanted))
-    raise NothingReady(nothing_ready(app, family._replace(children=tuple(seen.values())), app.clock(), title))
+    sweep(app, family.children)
+    raise NothingReady(nothing_ready(app, family._replace(children=tuple(seen.values())), claims_now(app), title))
 
 
 def _untried(family: Family, tried: list[int]) -> tuple[Child, ...]:
@@ -237,13 +282,13 @@ def _untried(family: Family, tried: list[int]) -> tuple[Child, ...]:
 
 def _won(app: App, claimer: _Claimer, child: Child, claim: Claim, held_before: Claim | None) -> Outcome:
     label = app.label(child.number)
-    if held_before is not None and held_before.agent == claim.agent:
+    if held_before is not None and held_before.held_by(claim.agent, claim.session):
         verb = "Renewed"
     elif held_before is not None:
-        verb = f"Took over (the lease of {held_before.agent} ended {held_before.end_words()})"
+        verb = f"Took over (the lease of {held_before.holder_words()} ended {held_before.end_words()})"
     else:
         verb = "Claimed"
-    said = f"{verb} {label} {child.title} for {claim.agent} until {claim.end_words()}"
+    said = f"{verb} {label} {child.title} for {claim.holder_words()} until {claim.end_words()}"
     return Outcome([f"#{child.number}"], [said], claimer.warnings, child.number, claim)  # as CHILD takes it
 
 
@@ -262,24 +307,30 @@ def run_release(app: App, request: ReleaseRequest) -> Outcome:
     child = _child_task(app, tasks, request.child).child
     label = app.label(child.number)
     held = child.held
-    now = app.clock()
+    now = claims_now(app)
     if held.claim is None:
         return Outcome([f"{label} is not claimed: nothing to release."],
                        data={"number": child.number, "released": None})
-    if held.claim.agent != request.agent and held.claim.live(now) and not request.force:
-        raise HeldByAnother(f"{label} is claimed by {held.claim.words()}, not by {request.agent or 'you'}: only the "
-                            "holder releases it (or --force)")
-    outcome = Outcome([f"Released {label} (claimed by {held.claim.words()})."],
-                      data={"number": child.number, "released": held.claim.agent})
+    if not held.claim.held_by(request.agent, request.session) and held.claim.live(now) and not request.force:
+        raise HeldByAnother(f"{label} is claimed by {held.claim.words()}, not by "
+                            f"{_who(request.agent, request.session) if request.agent else 'you'}: only the holder "
+                            f"releases it{_same_agent(held.claim, request.agent)} (or --force)")
+    released = {"number": child.number, "released": held.claim.agent, "released_session": held.claim.session or None}
+    outcome = Outcome(data=released)
     interrupt.note(f"whether {label} was released could not be told: 'ghstate release {child.number}' again says")
-    _free(app, tasks, child, held, request.agent, outcome, force=request.force)
+    if _free(app, tasks, child, held, request.agent, outcome, force=request.force, session=request.session):
+        outcome.out.append(f"Released {label} (claimed by {held.claim.words()}).")
+    else:
+        outcome.out.append(f"{label} was not released: it was claimed again meanwhile.")
+        outcome.data.update(released=None, released_session=None)
     return outcome
 
 
 def _free(app: App, tasks: Any, child: Child, held: Held, agent: str, outcome: Outcome, *, force: bool,
-          again: str = "release") -> None:
-    """Take the claim ``held`` away (the ref, the body's mirror); a race lost is said, not raised. ``again``:
-    the command that finds out, when whether it was taken away cannot be told."""
+          again: str = "release", session: str = "") -> bool:
+    """Take the claim ``held`` away (the ref, the body's mirror); a race lost is said, not raised: False then
+    (the claim another holder made meanwhile stands). ``again``: the command that finds out, when whether it
+    was taken away cannot be told."""
     from ghstate.github.tasks import Untold
 
     try:
@@ -290,15 +341,21 @@ def _free(app: App, tasks: Any, child: Child, held: Held, agent: str, outcome: O
     if found is not None and found.claim is not None:
         outcome.warnings.append(f"{app.label(child.number)} was claimed again meanwhile, by {found.claim.words()}; "
                                 "that claim stands")
-        return
+        return False
     if tasks.remote and (held.claim is not None):
         from ghstate.errors import GhstateError
 
+        edit = MirrorEdit(None, agent, force=True, session=session)
         try:
-            write_task(app, child.number, Intent(task=TaskEdit(mirror=MirrorEdit(None, agent, force=True))),
-                       agent=agent, event="release")
+            write_task(app, child.number, Intent(task=TaskEdit(mirror=edit)), agent=agent, session=session,
+                       event="release")
         except GhstateError as exc:
+            if not held.version:  # no ref: the body's line was all there was to free, and it is still there
+                raise RemoteError(f"{app.label(child.number)} was not released: its body still shows the claim of "
+                                  f"{held.claim.words()} ({exc}); run 'ghstate {again} {child.number}' again",
+                                  retryable=True) from None
             outcome.warnings.append(f"released, but the claim still shows in {app.label(child.number)}'s body ({exc})")
+    return True
 
 
 # ------------------------------------------------------------------------------------ done
@@ -311,14 +368,17 @@ def run_done(app: App, request: DoneRequest) -> Outcome:
     request.check()
     tasks = backend(app)
     read = _child_task(app, tasks, request.child)
-    child, now = read.child, app.clock()
+    child, now = read.child, claims_now(app)
     holder = child.claim
-    if holder is not None and holder.agent != request.agent and holder.live(now) and not request.force:
+    if holder is not None and not holder.held_by(request.agent, request.session) and holder.live(now) \
+            and not request.force:
         if not request.agent:  # as release: only the holder finishes it, and a nameless done is no one's
-            raise HeldByAnother(f"{app.label(child.number)} is claimed by {holder.words()}: give --agent "
-                                f"{holder.agent} if you are that agent, or --force to finish it anyway")
-        raise HeldByAnother(f"{app.label(child.number)} is claimed by {holder.words()}, not by {request.agent}: "
-                            "only its holder finishes it; --force finishes it anyway")
+            raise HeldByAnother(f"{app.label(child.number)} is claimed by {holder.words()}: give {_as_holder(holder)} "
+                                f"if you are that {'session' if holder.session else 'agent'}, or --force to finish it "
+                                "anyway")
+        raise HeldByAnother(f"{app.label(child.number)} is claimed by {holder.words()}, not by "
+                            f"{_who(request.agent, request.session)}: only its holder finishes it"
+                            f"{_same_agent(holder, request.agent)}; --force finishes it anyway")
     home = read.split_from or read.parent  # the plan it is a phase of, wherever a person moved it since
     before, parent_cp = Family(home), None
     if home is not None:
@@ -331,17 +391,23 @@ def run_done(app: App, request: DoneRequest) -> Outcome:
               f"{'' if child.open else ' (it was closed already)'}."]
     if parent_cp is not None:
         report += _tick(app, read, home, parent_cp, request.agent)
-    freeing = Outcome()
+    freeing, released = Outcome(), None
     if holder is not None:
-        _free(app, tasks, child, child.held, request.agent or holder.agent, freeing, force=True, again="done")
-        report.append(f"Released the claim of {holder.agent}.")
+        if _free(app, tasks, child, child.held, request.agent or holder.agent, freeing, force=True, again="done",
+                 session=request.session if request.agent else holder.session):
+            released = holder
+            report.append(f"Released the claim of {holder.holder_words()}.")
+        else:
+            report.append("Released no claim: it was claimed again meanwhile (see the warning).")
     warnings = freeing.warnings
     freed = _freed(app, before, child, now, report)
     if not (request.claim_next and home is not None):
         outcome = Outcome(report, show_claims(app, before.children, skip=child.number), warnings)
     else:
         outcome = _then_claim(app, request, before, child, freed, parent_cp, report, warnings)
-    outcome.data = {"number": child.number, "parent": home, "released": holder.agent if holder else None,
+    sweep(app, (*before.children, child._replace(open=False)))
+    outcome.data = {"number": child.number, "parent": home, "released": released.agent if released else None,
+                    "released_session": (released.session or None) if released else None,
                     "unblocked": [c.number for c in freed]}
     return outcome
 

@@ -31,6 +31,17 @@ def backend(app: App) -> GitHubTasks | LocalTasks:
     return app.tasks
 
 
+def claims_now(app: App) -> datetime:
+    """The time leases are measured by: on GitHub, GitHub's clock (its latest answer's ``Date``: a machine whose
+    clock is off by minutes neither takes a live claim over nor holds one too long); on the local store, this
+    machine's (its claims are this machine's agents'), and on GitHub too before GitHub answered."""
+    if app.store.remote:
+        found = app.github().api.server_now()
+        if found is not None:
+            return found
+    return app.clock()
+
+
 def family_of(app: App, parent: int, cp: Checkpoint) -> Family:
     """``parent``'s children in its order, each named by its phase (GitHub: as the parent's read carried
     them; no request when the parent was read in this command). A child its phase lines link that is no
@@ -42,6 +53,14 @@ def family_of(app: App, parent: int, cp: Checkpoint) -> Family:
     strays = unlisted(cp.phases, family.children)
     moved = tasks.elsewhere(parent, strays) if strays and family.children else ()
     return family._replace(children=in_plan_order(cp.phases, (*family.children, *moved)))
+
+
+def open_children(app: App, stored: Stored, cp: Checkpoint) -> tuple[Child, ...]:
+    """The children of ``stored`` that are still open (a close of it leaves them to a plan that is over): on
+    GitHub at no request (its read carried them), on the local store from its markers."""
+    if not (any(linked_child(p.name) for p in cp.phases) or backend(app).has_children(stored.number)):
+        return ()
+    return tuple(c for c in family_of(app, stored.number, cp).children if c.open and not c.moved)
 
 
 class TaskView(NamedTuple):
@@ -71,7 +90,7 @@ class TaskView(NamedTuple):
 def task_view(app: App, stored: Stored, cp: Checkpoint) -> TaskView:
     """The family of the checkpoint being read, at no cost: on GitHub from what its read carried, locally
     only when its marker names a parent or its phase lines link children."""
-    now = app.clock()
+    now = claims_now(app)
     parent = _parent(app, stored, cp)
     children: tuple[Child, ...] = ()
     summary = None
@@ -91,9 +110,11 @@ def task_view(app: App, stored: Stored, cp: Checkpoint) -> TaskView:
 
 def _parent(app: App, stored: Stored, cp: Checkpoint) -> tuple[int, str, tuple[str, ...]] | None:
     if app.store.remote:
-        node = (app.github().node(stored.number) or {}).get("parent")
-        if not node:
-            return None
+        read = app.github().node(stored.number) or {}
+        node = read.get("parent")
+        here = (read.get("repository") or {}).get("id")
+        if not node or (here and (node.get("repository") or {}).get("id") not in (None, here)):
+            return None  # none, or an issue of another repository: its number is not one here
         parent_cp = checkpoint_of(Stored(node["number"], node.get("title") or "", node.get("body") or "", ""))
         return node["number"], parent_cp.title, parent_cp.decisions
     if cp.meta.task is None:

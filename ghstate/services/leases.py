@@ -63,7 +63,7 @@ def renewed(store: Store, spec: WriteSpec, stored: Stored, cp: Checkpoint, clock
     """``spec``, an agent's write to the child it holds (``cp``: as the writer read it), with its lease renewed
     when due (``renew_if_held``) and the claim's line in the body folded into the write; what went wrong is a
     notice of the store's, never a failure."""
-    e, now = spec.execution, github_time(clock)
+    e, now = spec.execution, _now(store, clock)
     if e is None or not e.agent or spec.event in TASK_EVENTS or spec.dry_run or now is None:
         return spec
     renewal = renew_if_held(store, stored, cp, e.agent, session=e.session, now=now)
@@ -75,10 +75,19 @@ def renewed(store: Store, spec: WriteSpec, stored: Stored, cp: Checkpoint, clock
     return replace(spec, intent=replace(spec.intent, task=TaskEdit(mirror=renewal.mirror)))
 
 
+def _now(store: Store, clock: str) -> datetime | None:
+    """What a lease is measured by: GitHub's clock on GitHub (the writer has just read: its answer's Date),
+    this machine's (``clock``) on the local store."""
+    api = getattr(store, "api", None) if store.remote else None
+    found = api.server_now() if api is not None else None
+    return found if found is not None else github_time(clock)
+
+
 def renew_if_held(store: Store, stored: Stored, cp: Checkpoint, agent: str, *, now: datetime, session: str = "",
                   tasks: Any = None) -> Renewal | None:
-    """Renew ``agent``'s lease on the child ``stored`` (``cp``: it, as the writer read it) when that agent
-    holds it and less than half of the lease is left; None when there is nothing to do. Requests on GitHub:
+    """Renew the lease of ``agent`` in ``session`` on the child ``stored`` (``cp``: it, as the writer read it)
+    when that holder holds it and less than half of the lease is left; None when there is nothing to do (another
+    session of the same agent name holds another holder's claim). Requests on GitHub:
     none unless it renews; then three (a tree, a commit, ``updateRefs``), and one more to read the ref when
     the read did not list it. The local store: a claim file, created exclusively."""
     link = cp.meta.task
@@ -87,20 +96,21 @@ def renew_if_held(store: Store, stored: Stored, cp: Checkpoint, agent: str, *, n
     tasks = tasks if tasks is not None else tasks_of(store)
     held = tasks.held_as_read(stored.number)  # None: the read did not list its ref (GitHub)
     seen = held.claim if held is not None else (mirror_of(cp) if store.remote else None)
-    if seen is None or seen.agent != agent or not due(seen, now):
+    if seen is None or not seen.held_by(agent, session) or not due(seen, now):
         return None
     try:
-        renewed = claimed(agent, session or seen.session, now, length(seen), stored.number)
+        renewed = claimed(agent, session, now, length(seen), stored.number)
         if held is None:
             held = tasks.held(stored.number)
-            if held.claim is not None and held.claim.agent != agent:
+            if held.claim is not None and not held.claim.held_by(agent, session):
                 return _taken(stored.number, held.claim, renewed)
         if store.remote and not held.version:  # no ref: the body is the claim (no contents: write)
-            return Renewal(renewed, MirrorEdit(renewed, agent))
+            return Renewal(renewed, MirrorEdit(renewed, agent, session=session))
         return _swapped(store, tasks, stored.number, held, renewed)
     except GhstateError as exc:
-        return Renewal(None, None, f"the lease of {agent} on #{stored.number} could not be renewed ({exc}); "
-                                   f"'ghstate claim {stored.number} --agent {agent}' renews it")
+        options = f"--agent {agent}" + (f" --session {session}" if session else "")
+        return Renewal(None, None, f"the lease of {renewed_words(agent, session)} on #{stored.number} could not be "
+                                   f"renewed ({exc}); 'ghstate claim {stored.number} {options}' renews it")
 
 
 def _swapped(store: Store, tasks: Any, number: int, held: Any, renewed: Claim) -> Renewal | None:
@@ -109,17 +119,22 @@ def _swapped(store: Store, tasks: Any, number: int, held: Any, renewed: Claim) -
     try:
         found = tasks.swap(number, held, renewed)
     except RefsUnavailable:  # the ref is there, but this token cannot move it: the body, best effort
-        return Renewal(renewed, MirrorEdit(renewed, renewed.agent))
+        return Renewal(renewed, MirrorEdit(renewed, renewed.agent, session=renewed.session))
     if found is None:
-        return Renewal(renewed, MirrorEdit(renewed, renewed.agent, force=True) if store.remote else None)
-    if found.claim is not None and found.claim.agent != renewed.agent:
+        return Renewal(renewed, MirrorEdit(renewed, renewed.agent, force=True, session=renewed.session)
+                       if store.remote else None)
+    if found.claim is not None and not found.claim.held_by(renewed.agent, renewed.session):
         return _taken(number, found.claim, renewed)
-    return None  # the same agent renewed it meanwhile (another of its processes)
+    return None  # the same holder renewed it meanwhile (another of its processes)
+
+
+def renewed_words(agent: str, session: str) -> str:
+    return f"{agent}{f' (session {session})' if session else ''}"
 
 
 def _taken(number: int, holder: Claim, renewed: Claim) -> Renewal:
-    return Renewal(None, None, f"#{number} is claimed by {holder.words()} now (the lease of {renewed.agent} ran "
-                               "out): this write goes on, the task is theirs")
+    return Renewal(None, None, f"#{number} is claimed by {holder.words()} now (the lease of {renewed.holder_words()} "
+                               "ran out): this write goes on, the task is theirs")
 
 
 def length(claim: Claim) -> timedelta:
@@ -131,6 +146,7 @@ def length(claim: Claim) -> timedelta:
 
 
 def due(claim: Claim, now: datetime) -> bool:
-    """Whether a write at ``now`` renews ``claim``: less than ``RENEW_AFTER`` of its lease is left (or none)."""
-    end = github_time(claim.until)
-    return end is None or end - now < length(claim) * RENEW_AFTER
+    """Whether a write at ``now`` renews ``claim``: less than ``RENEW_AFTER`` of its lease is left (or none), as
+    its lease is measured (``Claim.span``: from when GitHub dated it)."""
+    span = claim.span()
+    return span is None or span[1] - now < length(claim) * RENEW_AFTER

@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ghstate.core.claims import Child, Family
-from ghstate.core.claims import ready as ready_of
 from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.marker import Execution, TaskLink
 from ghstate.core.markup import unescape_literal
@@ -31,7 +30,7 @@ from ghstate.core.tasks import (
 from ghstate.services import interrupt
 from ghstate.services.app import App
 from ghstate.services.checkpoint import check_values
-from ghstate.services.family import backend, family_of
+from ghstate.services.family import backend, claims_now, family_of
 from ghstate.services.reader import checkpoint_of
 from ghstate.store import Stored
 
@@ -59,12 +58,12 @@ def show_claims(app: App, children: tuple[Child, ...], skip: int = 0) -> list[st
     from ghstate.errors import GhstateError
 
     said: list[str] = []
-    now = app.clock()
+    now = claims_now(app)
     for child in children:
         if child.number == skip or not child.shows_wrong(now):
             continue
         claim, label = child.claim, app.label(child.number)
-        edit = MirrorEdit(claim, claim.agent if claim else "", force=True)
+        edit = MirrorEdit(claim, claim.agent if claim else "", force=True, session=claim.session if claim else "")
         what = f"the claim of {claim.words()}" if claim is not None else "no claim"
         try:
             write_task(app, child.number, Intent(task=TaskEdit(mirror=edit)), event="claim")
@@ -74,6 +73,12 @@ def show_claims(app: App, children: tuple[Child, ...], skip: int = 0) -> list[st
             continue
         said.append(f"{label}'s body now shows {what}, as its claim ref holds it.")
     return said
+
+
+def sweep(app: App, children: tuple[Child, ...]) -> None:
+    """Delete the claim refs this command's reads found holding nothing (a claim that ended, the claim of a
+    closed child): on GitHub one request, only when there are any; nothing on the local store."""
+    backend(app).sweep(claims_now(app), frozenset(c.number for c in children if not c.open))
 
 
 # ------------------------------------------------------------------------------------ split
@@ -149,6 +154,7 @@ def run_split(app: App, request: SplitRequest) -> SplitOutcome:
                    "children and links that are missing")
     writer.write(WriteSpec(intent=intent, number=request.issue, lookup=True, create=False, record_tree=False,
                            event="split", allow_secrets=request.allow_secrets))
+    app.store.notices.extend(tasks.notices)  # what making the children left to say (the project)
     plan, numbers, every, cp = done["plan"], done["numbers"], done["every"], done["cp"]
     for waiting, awaited in done["later"]:  # local: children there already that now wait for new ones
         write_task(app, waiting, Intent(task=TaskEdit(after=(awaited,))), event="split")
@@ -168,7 +174,7 @@ def _make(app: App, tasks: Any, plan: SplitPlan, prepare: Any, parent: int
     if tasks.remote:  # GitHub: every child in batches, then every link in batches
         drafts = [prepare(i, ()) for i in plan.new]
         created = tasks.create_children(parent, [(d.checkpoint.title, d.body) for d in drafts],
-                                        app.settings.policy.label) if drafts else []
+                                        app.settings.policy.label, _project(app, tasks.notices)) if drafts else []
         numbers = dict(zip(plan.new, created, strict=True))
         every = {**plan.children, **numbers}
         if plan.links:
@@ -181,6 +187,24 @@ def _make(app: App, tasks: Any, plan: SplitPlan, prepare: Any, parent: int
         numbers[i] = tasks.create(new.checkpoint.title, new.body, new.unique)
     later = [(plan.children[i], numbers.get(j) or plan.children[j]) for i, j in plan.links if i not in numbers]
     return numbers, later
+
+
+def _project(app: App, said: list[str]) -> str | None:
+    """The project the children join as they are made (the board lists them under their parent), when one is
+    configured and this token may add to it: one request. With a token for the project only, the children
+    join it at their first write (the token that makes them may not add them), and that is said."""
+    if not app.settings.project or app.project is None:
+        return None
+    label = app.settings.project
+    if app.settings.project_token:
+        said.append(f"the children join project {label} at their first write (GHSTATE_PROJECT_TOKEN is "
+                                 "for the project only: the issues' token cannot add them as it makes them)")
+        return None
+    found, why = app.project.for_new_issues()
+    if found is None:
+        said.append(f"the children were not added to project {label} ({why}); each joins it at "
+                                 "its first write")
+    return found
 
 
 def _child_spec(app: App, cp: Checkpoint, index: int, request: SplitRequest, after: tuple[int, ...],
@@ -236,7 +260,7 @@ class Ready(NamedTuple):
         out: list[str] = []
         said: list[str] = []
         for _, cp, family in self.families:
-            ready = ready_of(family.children, self.now)
+            ready = family.offered(self.now)
             # #N as ghstate takes it back (claim, resume), on either store
             out += [f"#{c.number}\t{c.title}\t(of #{family.parent})" for c in ready]
             if not ready:
@@ -268,10 +292,13 @@ def nothing_ready(app: App, family: Family, now: datetime, title: str = "") -> s
         elif state == "claimed" and child.claim is not None:
             words.append(f"{app.label(child.number)} claimed by {child.claim.words()}")
         elif state == "blocked":
-            words.append(f"{app.label(child.number)} waits for {', '.join(app.label(n) for n in child.blocked_by)}")
+            words.append(f"{app.label(child.number)} waits for {child.waits_for(app.label)}")
         elif state == "done":
             words.append(f"{app.label(child.number)} done")
     what = "; ".join(words) or "it has no children (make them with 'ghstate split')"
+    if family.closed:
+        left = [app.label(c.number) for c in family.children if c.open and not c.moved]
+        what = "it is closed" + (f": its open children ({', '.join(left)}) are offered no more" if left else "")
     return f"nothing ready in {app.label(family.parent)}{f' ({title})' if title else ''}: {what}"
 
 
@@ -281,11 +308,13 @@ PARENT_SCAN = 100  # open checkpoints `ready` without ISSUE looks at on GitHub, 
 def run_ready(app: App, request: ReadyRequest) -> Ready:
     """GitHub: one request for ISSUE (the parent's read carries its children, their links and claims)."""
     request.check()
-    now = app.clock()
     if request.issue is not None:
         stored, cp = app.find(request.issue)
-        family = family_of(app, stored.number, cp)
-        return Ready(((stored, cp, family),), now, tuple(show_claims(app, family.children)), request.limit)
+        family = family_of(app, stored.number, cp)._replace(closed=stored.state == "closed")
+        found = Ready(((stored, cp, family),), claims_now(app), tuple(show_claims(app, family.children)),
+                      request.limit)
+        sweep(app, family.children)
+        return found
     from ghstate.services.lifecycle import listed
 
     families = []
@@ -301,12 +330,14 @@ def run_ready(app: App, request: ReadyRequest) -> Ready:
             stored, cp = app.find(stored.number) if remote else (stored, cp)
             family = family_of(app, stored.number, cp)
             families.append((stored, cp, family))
-            found += len(family.children) if request.json else len(ready_of(family.children, now))
+            found += len(family.children) if request.json else len(family.offered(claims_now(app)))
         if remote and seen == PARENT_SCAN - 1:  # as many as one request reads: more were left if GitHub counts more
             cut = getattr(app.store, "open_count", 0) > PARENT_SCAN
             break
     children = tuple({c.number: c for _, _, f in families for c in f.children if not c.moved}.values())
-    return Ready(tuple(families), now, tuple(show_claims(app, children)), request.limit, cut)
+    found = Ready(tuple(families), claims_now(app), tuple(show_claims(app, children)), request.limit, cut)
+    sweep(app, tuple(c for _, _, f in families for c in f.children))
+    return found
 
 
 def dumps(data: Any) -> str:
