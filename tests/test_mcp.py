@@ -42,6 +42,12 @@ def text(result) -> str:
     return result.content[0].text
 
 
+def inside(answer: str) -> str:
+    """An answer's text inside its data fence (the answer itself when it has none)."""
+    fence = "<checkpoint>\n"
+    return answer.split(fence, 1)[1].removesuffix("</checkpoint>\n") if fence in answer else answer
+
+
 def test_tools_resource_and_prompt_on_the_local_store(repo):
     (repo / "body.md").write_text(SAMPLE)
 
@@ -364,12 +370,12 @@ def test_two_servers_of_one_host_are_two_holders(repo, run, tmp_path):
             for client in (first, second, third):
                 answers.append(await client.call_tool("claim", {"next": 1}))
             again = await first.call_tool("claim", {"next": 1})  # its own child again: renewed, not another
-            assert text(again).startswith("#2\nRenewed local #2"), text(again)
+            assert inside(text(again)).startswith("#2\nRenewed local #2"), text(again)
             taken = await second.call_tool("done", {"child": 2})
             assert taken.is_error and "only its holder finishes it (agent: claude-code, session: mcp-" in text(taken)
 
     anyio.run(scenario)
-    won = [text(a).splitlines()[0] for a in answers[:2]]
+    won = [inside(text(a)).splitlines()[0] for a in answers[:2]]
     assert won == ["#2", "#3"], [text(a) for a in answers]
     assert answers[2].is_error and text(answers[2]).startswith("Error: nothing ready in local #1 (Parser)")
     rows = json.loads(run("ready", "1", "--json").stdout)
@@ -454,4 +460,5 @@ def test_a_tool_call_does_not_wait_for_another(monkeypatch):
             group.start_soon(ask, "lint")
 
     anyio.run(scenario)
-    assert answers == {"show": "the other call answered meanwhile", "lint": "quick"}
+    assert {name: inside(answer) for name, answer in answers.items()} == {  # (each in the data fence)
+        "show": "the other call answered meanwhile\n", "lint": "quick\n"}
