@@ -1249,13 +1249,9 @@ def test_the_transport_hands_over_githubs_answer_with_its_errors(gh):
     """``GitHubAPI.graphql`` raises ``GraphQLErrors`` carrying GitHub's whole answer: ``data`` as far as it
     was answered, and ``errors`` as GitHub sent them. Fails if the partial answer is lost on the way (as it
     was inside PyGithub's GithubException(400))."""
-    from github import Auth, Github
-
     from ghstate.github.transport import GitHubAPI, GraphQLErrors
 
-    client = Github(auth=Auth.Token("t"), retry=None, lazy=True, seconds_between_requests=None,
-                    seconds_between_writes=None)
-    api = GitHubAPI(client, "octo/hello")
+    api = GitHubAPI("t", "octo/hello")
     existing(gh)
     gh.fail_op("UpdateCheckpoint", type="FORBIDDEN", message=NOT_ACCESSIBLE, field="labels")
     with pytest.raises(GraphQLErrors) as caught:

@@ -41,6 +41,31 @@ def test_local_resume_never_imports_pygithub(repo, tmp_path):
         assert not {m for m in modules if m == "github" or m.startswith(("github.", "requests", "urllib3"))}, args
 
 
+def test_what_an_agent_waits_for_on_github_never_imports_pygithub(repo, tmp_path):
+    """Issue 56: PyGithub's import alone took longer than a whole `resume` by number. Reading a checkpoint
+    (by number, by branch, the session-start hook) and writing one go over the transport's own session; PyGithub
+    is imported for the REST calls of its own only (an issue opened: the first write)."""
+    import json
+
+    from github_http import serve_fake
+
+    (tmp_path / "c.md").write_text(SAMPLE)
+    with serve_fake() as fake:
+        env = {"GH_TOKEN": "ghp_" + "T0k3n" * 8, "GITHUB_REPOSITORY": "octo/hello", "GITHUB_API_URL": fake.base}
+        created = _run(["-X", "importtime", "-m", "ghstate", "checkpoint", "--file", str(tmp_path / "c.md")], repo,
+                       **env)
+        assert created.returncode == 0, created.stderr
+        assert "github" in imported_modules(created.stderr)  # (the issue is opened over REST, by PyGithub)
+        event = json.dumps({"hook_event_name": "SessionStart", "source": "clear", "cwd": str(repo)})
+        for args, stdin in ((["resume", "1"], None), (["resume"], None), (["show", "1"], None),
+                            (["hook", "session-start"], event), (["checkpoint", "--risk", "one more"], None)):
+            proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "ghstate", *args], cwd=repo, input=stdin,
+                                  capture_output=True, text=True, timeout=60, env={**os.environ, **env})
+            assert proc.returncode == 0 and proc.stdout.strip(), proc.stderr
+            modules = imported_modules(proc.stderr)
+            assert "requests" in modules and not {m for m in modules if m == "github" or m.startswith("github.")}, args
+
+
 def test_templates_ship_inside_the_package():
     package = Path(ghstate.__file__).resolve().parent
     templates = templating.builtin_templates()

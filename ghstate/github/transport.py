@@ -1,6 +1,13 @@
-"""GitHub's transport: the PyGithub client, retries, GraphQL sending and what GitHub's errors mean. The
-only module that imports ``github`` (PyGithub); the store (``ghstate.github.store``) and the project sync
-(``ghstate.github.project_sync``) speak to GitHub through it, in plain dicts.
+"""GitHub's transport: the HTTP session, retries, GraphQL sending and what GitHub's errors mean. The only
+module that imports ``github`` (PyGithub) or ``requests``; the store (``ghstate.github.store``) and the project
+sync (``ghstate.github.project_sync``) speak to GitHub through it, in plain dicts.
+
+GraphQL and the Git objects a chain's commit needs go over one ``requests`` session of its own (the token, the
+user agent, the timeout, GHES's ``/api/graphql``, as PyGithub's requester sends them): what an agent waits for
+(``resume``, the hooks, a write) never imports PyGithub, whose import alone took longer than a whole ``resume``
+by number (issue 56). PyGithub serves the REST calls that are its own (an issue opened, labelled, edited or
+commented on, a label made), imported when the first of them is made; its errors are read as the session's
+(``HTTPFailure``).
 
 PyGithub's own throttle (0.25 s between requests, 1 s between writes) and its urllib3 retry are both
 off on purpose: a command makes a handful of requests, so the throttle would only add seconds, and
@@ -33,7 +40,6 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, TypeVar
 
 import requests
-from github import Auth, Github, GithubException
 
 from ghstate import __version__, progress
 from ghstate.config import Settings
@@ -100,6 +106,26 @@ def _answered(exc: GraphQLFailure, answer: dict[str, Any]) -> GraphQLFailure:
     return exc
 
 
+class HTTPFailure(Exception):
+    """An HTTP error status from GitHub (REST, or GraphQL's 401, 403 and gateway answers), from the session or
+    from PyGithub (``GithubException``, read as one of these): ``status``, the body as GitHub sent it
+    (``data``: its JSON, or its text) and the answer's ``headers``."""
+
+    def __init__(self, status: int, data: Any, headers: dict[str, Any] | None) -> None:
+        super().__init__(f"{status}")
+        self.status, self.data, self.headers = status, data, dict(headers or {})
+
+
+def _pygithub(fn: Callable[[], T]) -> T:
+    """Run a call of PyGithub's, its ``GithubException`` raised as an ``HTTPFailure``."""
+    from github import GithubException
+
+    try:
+        return fn()
+    except GithubException as exc:
+        raise HTTPFailure(exc.status, exc.data, exc.headers) from exc
+
+
 class _Answer(Exception):
     """A GraphQL answer with errors, on its way from the request to ``GitHubAPI.call``'s judgement."""
 
@@ -134,7 +160,7 @@ def checking(fn: Callable[[], T]) -> T:
     that cannot be told now (``CannotTell``)."""
     try:
         return fn()
-    except (RemoteError, GithubException, requests.exceptions.RequestException):
+    except (RemoteError, HTTPFailure, requests.exceptions.RequestException):
         raise CannotTell() from None
 
 
@@ -182,11 +208,13 @@ class GitHubAPI:
     """One repository's API: every request goes through ``call`` (bounded retries, errors that say what
     to do)."""
 
-    def __init__(self, client: Github, repo: str, *, api_url: str = "https://api.github.com",
+    def __init__(self, token: str, repo: str, *, api_url: str = "https://api.github.com",
                  sleep: Callable[[float], None] | None = None, clock: Callable[[], float] | None = None,
                  total: float = TOTAL, now: Callable[[], float] | None = None, timeout: float = TIMEOUT,
                  deadline: bool = False) -> None:
-        self.client = client
+        self._token = token  # never printed, never stored: the session's and PyGithub's Authorization
+        self._client: Any = None  # PyGithub's, made at the first REST call of its own (``client``)
+        self._session: requests.Session | None = None
         self.repo_name = repo
         self.api_url = api_url
         self.sleep = sleep or (lambda seconds: _sleep(seconds))
@@ -199,32 +227,74 @@ class GitHubAPI:
         self.timeout = timeout
         self.deadline = deadline
         self.unanswered: RemoteError | None = None
-        self._repo = client.get_repo(repo)  # lazy: no request until something is asked of it
+        self._repo_url = f"{api_url.rstrip('/')}/repos/{repo}"
         self._started: float | None = None  # the budget is for the whole command, not each call
         self._waited = 0.0  # counted apart from the clock, so that a budget holds whatever sleeping does
         self._date: tuple[datetime, float] | None = None  # GitHub's clock: its latest answer's Date, and when it came
 
     @classmethod
     def connect(cls, settings: Settings, timeout: int = TIMEOUT, **kwargs: Any) -> GitHubAPI:
-        client = Github(
-            auth=Auth.Token(settings.token),
-            base_url=settings.api_url,
-            timeout=timeout,
-            user_agent=f"ghstate/{__version__}",
-            per_page=100,
-            retry=None,  # retried in call, where a POST is never blindly resent
-            seconds_between_requests=None,  # no 0.25 s throttle: a command makes at most a handful
-            seconds_between_writes=None,  # no 1 s throttle between writes
-            lazy=True,
-        )
         assert settings.repo is not None
-        return cls(client, settings.repo, api_url=settings.api_url, timeout=timeout, **kwargs)
+        return cls(settings.token, settings.repo, api_url=settings.api_url, timeout=timeout, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"GitHubAPI({self.repo_name!r}, api_url={self.api_url!r})"  # the token is never shown
+
+    @property
+    def session(self) -> requests.Session:
+        """The HTTP session GraphQL and Git objects go over (made at its first request): the token as PyGithub
+        sends it (``Authorization: token …``), ghstate's user agent, JSON."""
+        if self._session is None:
+            self._session = requests.Session()
+            self._session.headers.update({"Authorization": f"token {self._token}",
+                                          "User-Agent": f"ghstate/{__version__}"})
+        return self._session
+
+    @property
+    def client(self) -> Any:
+        """PyGithub's client (imported and made at the first REST call of its own): no throttle, no retry of
+        its own (retried in ``call``, where a POST is never blindly resent)."""
+        if self._client is None:
+            from github import Auth, Github
+
+            self._client = Github(auth=Auth.Token(self._token), base_url=self.api_url, timeout=self.timeout,
+                                  user_agent=f"ghstate/{__version__}", per_page=100, retry=None,
+                                  seconds_between_requests=None, seconds_between_writes=None, lazy=True)
+        return self._client
+
+    @property
+    def _repo(self) -> Any:
+        """PyGithub's repository, lazy: no request until something is asked of it."""
+        return self.client.get_repo(self.repo_name)
+
+    @property
+    def graphql_url(self) -> str:
+        """Where GraphQL is: ``/graphql`` beside the REST base (GHES's ``/api/v3``: ``/api/graphql``), as PyGithub
+        reads it."""
+        from urllib.parse import urlparse, urlunparse
+
+        found = urlparse(self.api_url)
+        path = (found.path or "").rstrip("/")
+        return urlunparse(found._replace(path=path.removesuffix("/v3") + "/graphql"))
+
+    def post(self, url: str, body: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+        """POST ``body`` as JSON: the answer's headers and its JSON; an error status is an ``HTTPFailure``."""
+        answer = self.session.post(url, json=body, timeout=self.timeout)
+        headers = dict(answer.headers)
+        if answer.status_code >= 400:
+            try:
+                data: Any = answer.json()
+            except ValueError:
+                data = answer.text
+            raise HTTPFailure(answer.status_code, data, headers)
+        return headers, answer.json()
 
     # ------------------------------------------------------------------------------ GitHub's clock
 
     def heard(self, headers: dict[str, Any] | None) -> None:
         """Keep the ``Date`` of an answer: GitHub's clock, which claims' leases are measured by."""
-        when = _http_date((headers or {}).get("date"))
+        found = {str(k).lower(): v for k, v in (headers or {}).items()}
+        when = _http_date(found.get("date"))
         if when is not None:
             self._date = (when, self.clock())
 
@@ -254,7 +324,7 @@ class GitHubAPI:
         while True:
             try:
                 return fn()
-            except (GithubException, _Answer, requests.exceptions.RequestException) as exc:
+            except (HTTPFailure, _Answer, requests.exceptions.RequestException) as exc:
                 if self.deadline and _timed_out(exc):  # that attempt took its whole timeout, whatever a clock says
                     self._waited += self.timeout
                 retry = self._attempt_failed(exc, what, number, attempt)
@@ -285,7 +355,7 @@ class GitHubAPI:
                 tolerate: tuple[str, ...] = (), lost: bool = False,
                 resending: AnswerLost | None = None) -> dict[str, Any]:
         """One GraphQL request: the document ``ghstate/graphql/NAME.graphql`` with ``variables``, sent
-        through PyGithub's requester (same token, timeout and GHES base: ``/api/graphql``), retried as
+        over the session (``post``: the token, the timeout, GHES's ``/api/graphql``), retried as
         any call (``what`` names it in errors); rate limits and GitHub's timeouts, which GitHub answers
         with HTTP 200, are waited out as any others. Answers the ``data``; an answer with other errors
         raises ``GraphQLErrors`` (``GraphQLNotFound`` when all are NOT_FOUND), which carries the whole
@@ -303,9 +373,7 @@ class GitHubAPI:
                 raise CannotTell
 
         def send() -> dict[str, Any]:
-            requester = self.client.requester
-            headers, answer = requester.requestJsonAndCheck("POST", requester.graphql_url,
-                                                            input={"query": query, "variables": variables})
+            headers, answer = self.post(self.graphql_url, {"query": query, "variables": variables})
             self.heard(headers)
             errors = errors_of(answer)
             if errors and (self._passing(answer) is not None or not (partial or _on(errors, tolerate))):
@@ -330,7 +398,7 @@ class GitHubAPI:
 
     def _judge(self, exc: Exception, what: str, number: int | None, attempt: int) -> _Retry:
         """What a failed attempt calls for; raises the failure to report when waiting cannot help."""
-        if isinstance(exc, GithubException):
+        if isinstance(exc, HTTPFailure):
             retry = self._judge_status(exc, attempt)
             if retry is None:
                 raise self._error(exc, what, number) from None
@@ -355,7 +423,7 @@ class GitHubAPI:
         return _Retry(self._backoff(attempt), f"the answer from {self.api_url} broke off ({type(exc).__name__})",
                       True)
 
-    def _judge_status(self, exc: GithubException, attempt: int) -> _Retry | None:
+    def _judge_status(self, exc: HTTPFailure, attempt: int) -> _Retry | None:
         """An HTTP error status (REST, or GraphQL's 401, 403 and gateway answers): the wait it calls
         for, or None when retrying cannot help."""
         status = exc.status
@@ -447,7 +515,7 @@ class GitHubAPI:
     def _backoff(self, attempt: int) -> float:
         return min(16.0, 1.0 * 2**attempt) * (0.75 + random.random() / 2)
 
-    def _error(self, exc: GithubException, what: str, number: int | None) -> Exception:
+    def _error(self, exc: HTTPFailure, what: str, number: int | None) -> Exception:
         status = exc.status
         data = exc.data if isinstance(exc.data, dict) else {}
         message = _message_of(data)
@@ -479,26 +547,25 @@ class GitHubAPI:
 
     def newest_issues(self) -> list[dict[str, Any]]:
         """The newest open issues (a page), pull requests left out."""
-        newest = self._repo.get_issues(state="open", sort="created", direction="desc")
-        page = self.call(f"listing the newest issues of {self.repo_name}", lambda: newest.get_page(0))
+        page = self.call(f"listing the newest issues of {self.repo_name}", lambda: _pygithub(
+            lambda: self._repo.get_issues(state="open", sort="created", direction="desc").get_page(0)))
         return [i for i in map(_issue, page) if not i["pullRequest"]]
 
     def create_issue(self, title: str, body: str, labels: list[str],
                      landed: Callable[[], dict[str, Any] | None]) -> dict[str, Any]:
         """Open an issue; ``landed`` finds it when the answer was lost (raising CannotTell when it cannot)."""
         def post() -> dict[str, Any]:
-            return _issue(self._repo.create_issue(title=title, body=body, labels=labels))
+            return _issue(_pygithub(lambda: self._repo.create_issue(title=title, body=body, labels=labels)))
 
         return self.call(f"creating a checkpoint issue in {self.repo_name}", post, landed=landed)
 
     def add_label(self, number: int, label: str) -> None:
-        issue = self._repo.get_issue(number)  # lazy: no request
-        self.call(f"labelling issue #{number}", lambda: issue.add_to_labels(label))
+        self.call(f"labelling issue #{number}",
+                  lambda: _pygithub(lambda: self._repo.get_issue(number).add_to_labels(label)))  # (lazy: one request)
 
     def edit_issue(self, number: int, changes: dict[str, Any], resend: Callable[[], bool]) -> None:
         """PATCH an issue with ``changes``. Before a resend (the first attempt may have landed, or someone
         may have edited in the wait) ``resend`` is asked whether to send it again."""
-        issue = self._repo.get_issue(number)  # lazy: no request
         sent = False
 
         def patch() -> None:
@@ -506,20 +573,19 @@ class GitHubAPI:
             if sent and not resend():
                 return
             sent = True
-            issue.edit(**changes)
+            _pygithub(lambda: self._repo.get_issue(number).edit(**changes))  # (lazy: one request)
 
         self.call(f"updating issue #{number}", patch, number=number)
 
     def create_comment(self, number: int, text: str, since: datetime) -> str:
         """Post a comment; when the answer is lost, the comments since ``since`` tell whether it landed."""
-        issue = self._repo.get_issue(number)  # lazy: no request
-
         def post() -> str:
-            return issue.create_comment(text).html_url
+            return _pygithub(lambda: self._repo.get_issue(number).create_comment(text).html_url)  # (lazy)
 
         def landed() -> str | None:
             def look() -> str | None:
-                return next((c.html_url for c in issue.get_comments(since=since) if c.body == text), None)
+                return _pygithub(lambda: next((c.html_url for c in self._repo.get_issue(number).get_comments(
+                    since=since) if c.body == text), None))
             return checking(look)
 
         return self.call(f"commenting on issue #{number}", post, landed=landed, number=number)
@@ -528,16 +594,13 @@ class GitHubAPI:
         """A commit of ``files`` (path → text) on ``parents`` with ``message``, on no branch: what a claim ref
         points at. Two requests (the tree, then the commit); Git objects are named by their content, so a
         resend makes nothing twice that matters."""
-        requester = self.client.requester
-        base = self._repo.url
+        base = self._repo_url
         tree = [{"path": path, "mode": "100644", "type": "blob", "content": text} for path, text in files.items()]
         _, made = self.call(f"writing a Git tree in {self.repo_name}",
-                            lambda: self._heard(requester.requestJsonAndCheck("POST", f"{base}/git/trees",
-                                                                              input={"tree": tree})))
+                            lambda: self._heard(self.post(f"{base}/git/trees", {"tree": tree})))
         body = {"message": message, "tree": made["sha"], "parents": parents}
         _, commit = self.call(f"writing a Git commit in {self.repo_name}",
-                              lambda: self._heard(requester.requestJsonAndCheck("POST", f"{base}/git/commits",
-                                                                                input=body)))
+                              lambda: self._heard(self.post(f"{base}/git/commits", body)))
         return str(commit["sha"])
 
     def _heard(self, answer: tuple[dict[str, Any], Any]) -> tuple[dict[str, Any], Any]:
@@ -556,18 +619,17 @@ class GitHubAPI:
                                                   for path, text in files.items()]})
 
     def _git_object(self, kind: str, body: dict[str, Any]) -> str:
-        requester = self.client.requester
         _, made = self.call(f"writing a Git {kind} in {self.repo_name}", lambda: self._heard(
-            requester.requestJsonAndCheck("POST", f"{self._repo.url}/git/{kind}s", input=body)))
+            self.post(f"{self._repo_url}/git/{kind}s", body)))
         return str(made["sha"])
 
     def create_label(self, name: str, color: str, description: str) -> bool:
         """Create a label; False when it exists."""
         def make() -> bool:
             try:
-                self._repo.create_label(name, color, description)
+                _pygithub(lambda: self._repo.create_label(name, color, description))
                 return True
-            except GithubException as exc:
+            except HTTPFailure as exc:
                 if exc.status == 422:
                     return False
                 raise
