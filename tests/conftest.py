@@ -15,6 +15,7 @@ import pytest
 import responses
 from click.testing import CliRunner
 from hypothesis import HealthCheck, settings
+from strategies import examples
 
 from ghstate.cli import cli
 
@@ -31,7 +32,7 @@ CLEAN_ENV = ("GH_TOKEN", "GITHUB_TOKEN", "GITHUB_REPOSITORY", "GITHUB_API_URL", 
 # Hypothesis runs derandomized by default, so that CI and every developer see the same examples; a soak
 # draws fresh ones, many more (HYPOTHESIS_PROFILE=soak, GHSTATE_SOAK=N multiplies each test's budget).
 # Every counterexample a soak finds becomes an @example of its test before the fix.
-settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True,
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True, max_examples=examples(100),
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile("soak", derandomize=False, deadline=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -39,9 +40,36 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_report_header(config):
-    """Say up front what recorded GitHub requests are checked against."""
+    """Say up front what recorded GitHub requests are checked against, and which tier runs."""
     folder = Path(__file__).resolve().parent / "fixtures" / "github-api"
-    return f"GitHub API description: {folder} (every recorded REST request is checked)"
+    from strategies import TIER
+
+    return [f"GitHub API description: {folder} (every recorded REST request is checked)",
+            f"tier: {TIER} (GHSTATE_TIER: quick, the README's; thorough, what quick leaves; all; CONTRIBUTING.md)"]
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tiers (CONTRIBUTING.md): ``quick`` (the default, the README's test command) runs every test but those
+    marked ``thorough`` (the real agent hosts, GitHub's undocumented variants past the default, the longest process
+    races), each Hypothesis test with a share of its examples (``strategies.examples``); ``thorough`` runs what
+    quick leaves: the marked tests, and every Hypothesis test with all its examples; ``all`` runs both at once.
+    ``.ci/run`` runs quick, then thorough, then the long races (``-m slow``): no test is left out."""
+    from strategies import TIER
+
+    if TIER == "all":
+        return
+    keep, drop = [], []
+    for item in items:
+        marked = item.get_closest_marker("thorough") is not None
+        wanted = not marked if TIER == "quick" else marked or _hypothesis_test(item)
+        (keep if wanted else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def _hypothesis_test(item) -> bool:
+    return bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", False))
 
 
 CHECKOUT = Path(__file__).resolve().parents[1]

@@ -136,9 +136,20 @@ def checkpoints(draw) -> Checkpoint:
     )
 
 
+# The tier of the suite this run is (tests/conftest.py, CONTRIBUTING.md): quick, thorough or all.
+TIER = os.environ.get("GHSTATE_TIER", "quick").strip().lower() or "quick"
+if TIER not in ("quick", "thorough", "all"):
+    raise SystemExit(f"GHSTATE_TIER={TIER!r}: give quick (the default), thorough or all")
+QUICK_SHARE = 4  # the quick tier draws a quarter of a Hypothesis test's examples (its @examples all), thorough all
+
+
 def examples(n: int) -> int:
-    """A test's number of examples: ``n`` in CI, ``n`` times GHSTATE_SOAK in a soak run by hand."""
-    return n * max(1, int(os.environ.get("GHSTATE_SOAK", "1") or 1))
+    """A test's number of examples: ``n`` in the thorough tier, a share of it in the quick one (at least 10), ``n``
+    times GHSTATE_SOAK in a soak run by hand."""
+    soak = max(1, int(os.environ.get("GHSTATE_SOAK", "1") or 1))
+    if TIER == "quick" and soak == 1:
+        return max(10, n // QUICK_SHARE)
+    return n * soak
 
 
 # A JSON settings file as a person may have it (what `init` edits and `init --remove` restores): any keys but the

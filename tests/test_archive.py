@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import test_branch_index
 from conftest import git
 
@@ -31,6 +32,7 @@ def made(gh, run, repo, branch: str, *writes: str) -> int:
     return number
 
 
+@pytest.mark.thorough  # a hundred checkpoints made and ninety closed, one by one: the thorough tier
 def test_a_hundred_made_and_ninety_closed_leave_the_refs_of_ten(gh, run, repo):
     """Issue 44: each checkpoint left two refs for good (its chain and its branch's entry): 10,000 in a year of
     agents, downloaded by every push and ls-remote. After 100 made and 90 closed (their branches gone, as

@@ -9,6 +9,7 @@ from html import unescape
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from strategies import examples
 
 from ghstate.ci.ledger import CaseResult
 from ghstate.ci.verdict import Run, next_verification
@@ -30,7 +31,7 @@ def visible(html: str) -> str:
 machine_text = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=60)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(machine_text)
 @example("assert <Foo a=1> == *bar*")
 @example("``` ` ``")
@@ -41,7 +42,7 @@ def test_a_code_span_shows_exactly_the_text(text):
     assert visible(html_of(f"Name: {code_span(text)}")) == f"Name: {text}".strip()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(machine_text)
 @example("assert <Foo a=1> == *bar*")
 @example("Fix tests/x.py::test_<T> first; its failure says: `a` != __b__ & [c]: <!-- d -->")

@@ -21,7 +21,8 @@ from ghstate.core.parse import parse
 CLAUDE = os.environ.get("GHSTATE_CLAUDE") or shutil.which("claude")  # looked up before the tests isolate PATH
 ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = [pytest.mark.skipif(not CLAUDE, reason="no claude binary (set GHSTATE_CLAUDE or put claude on PATH)"),
+pytestmark = [pytest.mark.thorough,  # the real agent hosts: the thorough tier (tests/conftest.py)
+              pytest.mark.skipif(not CLAUDE, reason="no claude binary (set GHSTATE_CLAUDE or put claude on PATH)"),
               pytest.mark.xdist_group("agent-hosts")]  # one host at a time, as in test_hosts_real.py
 
 

@@ -376,6 +376,7 @@ def _params():
             for variant in (None, *turned):
                 found = WRITES.get((case.id, mode))
                 marks = [pytest.mark.xfail(strict=True, raises=AssertionError, reason=found)] if found else []
+                marks += [pytest.mark.thorough] if variant is not None else []  # (the default in every tier)
                 name = f"{case.id}-{mode}" + (f"-{variant.name}" if variant else "")
                 yield pytest.param(case, (mode, variant), id=name, marks=marks)
 

@@ -11,6 +11,7 @@ import pytest
 from conftest import FROZEN, store_of
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from strategies import examples
 
 from ghstate.core.parse import parse
 
@@ -150,7 +151,7 @@ def hook_input(event: dict, repo: Path) -> dict:
     return {**event, "cwd": places.get(cwd, cwd)} if isinstance(cwd, str) else event
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck))
 @given(EVENTS)
 @example({"cwd": []})
 @example({"source": "compact", "session_id": "s1", "trigger": "auto", "transcript_path": "/tmp/t\u202e.jsonl"})

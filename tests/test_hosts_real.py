@@ -34,7 +34,8 @@ def find_host(name: str) -> str | None:
 
 # One host at a time, on one worker (--dist loadgroup): each starts node, hooks and MCP servers, and two at once
 # on a small machine can push a server's start or a hook past the host's timeout.
-pytestmark = [pytest.mark.skipif(not any(find_host(n) for n in ("claude", "codex", "gemini")),
+pytestmark = [pytest.mark.thorough,  # the real agent hosts: the thorough tier (tests/conftest.py)
+              pytest.mark.skipif(not any(find_host(n) for n in ("claude", "codex", "gemini")),
                                  reason="no agent host is installed (set GHSTATE_HOSTS_BIN to their folder)"),
               pytest.mark.xdist_group("agent-hosts")]
 

@@ -10,6 +10,7 @@ import pytest
 from bodies import render_body
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import examples
 
 from ghstate.core.model import SECTIONS
 from ghstate.core.parse import parse
@@ -109,7 +110,7 @@ def human_bodies(draw) -> str:
     return body.replace("\n", "\r\n") if draw(st.booleans()) else body
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(human_bodies())
 def test_render_of_parse_keeps_every_word(body):
     assert_keeps_words(body)

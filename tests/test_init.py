@@ -651,11 +651,12 @@ def test_a_persons_json_keeps_its_layout(repo, run, layout):
 def test_json_insertion_against_hypothesis_layouts():
     from hypothesis import given, settings
     from hypothesis import strategies as st
+    from strategies import examples
     from strategies import json_settings as docs
 
     from ghstate.agents.hosts import CLAUDE_HOOKS, add_hooks, add_mcp_server, edit_json, mcp_entry
 
-    @settings(max_examples=150, deadline=None)
+    @settings(max_examples=examples(150), deadline=None)
     @given(docs, st.sampled_from([None, 1, 2, 4, "\t"]), st.sampled_from([(",", ":"), (", ", ": ")]),
            st.booleans(), st.sampled_from(["", "\n", "\n\n  "]))
     def check(doc, indent, separators, servers, tail):

@@ -262,7 +262,7 @@ def test_removal_undoes_insertion_byte_for_byte_against_hypothesis_layouts():
     from ghstate.agents.hosts import CLAUDE_HOOKS, add_hooks, add_mcp_server, edit_json, mcp_entry
     from ghstate.agents.removal import without_entries
 
-    @settings(max_examples=150, deadline=None)
+    @settings(max_examples=examples(150), deadline=None)
     @given(docs, st.sampled_from([None, 1, 2, 4, "\t"]), st.sampled_from([(",", ":"), (", ", ": ")]),
            st.sampled_from(["none", "servers", "hooks"]), st.sampled_from(["", "\n", "\n\n  "]))
     def check(doc, indent, separators, own, tail):

@@ -20,6 +20,7 @@ from bodies import render_body
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from judges import github_html, same_text, tags, visible
+from strategies import examples
 
 from ghstate.core.model import HEADINGS
 from ghstate.core.parse import clean_text, parse
@@ -114,7 +115,7 @@ _ITEM = _TEXT.map(clean_text).filter(bool)
 _LINE = _ITEM.map(lambda s: " ".join(s.split("\n")).strip()).filter(bool)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.filter_too_much])
 @given(decisions=st.lists(_ITEM, min_size=1, max_size=3), names=st.lists(_LINE, min_size=1, max_size=2),
        steps=st.lists(_ITEM, max_size=2), goal=_TEXT)

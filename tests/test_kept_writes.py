@@ -11,6 +11,7 @@ import pytest
 from conftest import store_of
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from strategies import examples
 from test_github_store import existing, gh, sleeps, state_of  # noqa: F401 - fixtures
 from test_outage import pending
 
@@ -46,7 +47,7 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size
                     max_leaves=12)
 
 
-@settings(max_examples=80)
+@settings(max_examples=examples(80))
 @example(data={"kind": "ghstate-pending", "version": 3, "repo": "octo/hello"})
 @example(data={"kind": "ghstate-pending", "version": 3, "write": {"intent": {"edits": {"decisions": 5}}}})
 @example(data={"kind": "ghstate-pending", "version": 2, "intent": {"incoming": {"state": 5}}})

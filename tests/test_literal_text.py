@@ -13,6 +13,7 @@ from bodies import render_body
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from judges import github_html, same_text, visible
+from strategies import examples
 
 from ghstate.core.markup import escape_literal, unescape_literal
 from ghstate.core.parse import clean_text, parse
@@ -289,7 +290,7 @@ _ALPHABET = st.one_of(
 literal = st.lists(_ALPHABET, max_size=30).map("".join)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(literal)
 @example("a\n\\")
 @example("`")
@@ -299,7 +300,7 @@ def test_unescape_inverts_escape_for_every_text(text):
     assert unescape_literal(escape_literal(text)) == text
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(literal, min_size=1, max_size=4))
 def test_json_state_of_any_literal_text_round_trips(items):
     name = items[-1] if items[-1].split() else "P"
@@ -325,7 +326,7 @@ def test_a_state_rebuilt_without_its_markdown_key_keeps_a_persons_markup(repo, r
     assert "- **one**\n- two\n- \\*\\*three\\*\\*\n" in body and "Go on." in body
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(literal)
 def test_escaped_text_is_left_alone_by_the_structural_escapes(text):
     """What escape_literal writes never starts a line the section and item escapes guard, so they never

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import examples
 
 from ghstate.core.markup import blocks, escape_item, escape_text, item_text, unescape_item, unescape_text
 
@@ -42,7 +43,7 @@ def test_human_escapes_that_are_not_needed_are_kept():
 
 
 @given(st.text(st.sampled_from(list("#=-`~<!>\\ \nabp/re")), max_size=40))
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 def test_escape_is_a_bijection(text):
     assert unescape_text(escape_text(text)) == text
 

@@ -27,7 +27,8 @@ import ghstate
 ROOT = Path(__file__).resolve().parents[1]
 POINTER = "This branch has a ghstate checkpoint: local #1"
 
-pytestmark = [pytest.mark.skipif(not any(find_host(n) for n in ("claude", "codex", "gemini")),
+pytestmark = [pytest.mark.thorough,  # the real agent hosts: the thorough tier (tests/conftest.py)
+              pytest.mark.skipif(not any(find_host(n) for n in ("claude", "codex", "gemini")),
                                  reason="no agent host is installed (set GHSTATE_HOSTS_BIN to their folder)"),
               pytest.mark.xdist_group("agent-hosts")]  # one host at a time, as in test_hosts_real.py
 

@@ -28,7 +28,7 @@ def test_parse_of_render_and_the_json_round_trip_are_identities(cp):
     assert from_json(to_json(cp)) == cp
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(checkpoints(), st.integers(100, 600))
 def test_long_lists_round_trip(cp, n):
     """Hypothesis keeps its lists short; a checkpoint near GitHub's size limit has hundreds of items."""

@@ -7,6 +7,7 @@ import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import examples
 
 from ghstate.ci.ledger import CaseResult, ledger_key
 from ghstate.ci.verdict import Run, next_verification
@@ -191,7 +192,7 @@ runs = st.lists(st.tuples(
 ), max_size=40)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(runs)
 def test_the_ledger_never_grows_past_its_bound(sequence):
     task = Task()
@@ -249,7 +250,7 @@ full_runs = st.lists(st.tuples(
 ), max_size=MAX_RUNS)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(full_runs)
 def test_the_ledger_classifies_as_the_whole_history_would(sequence):
     task = Task()

@@ -65,8 +65,10 @@ def parametrize(metafunc: pytest.Metafunc, variants: list[tuple[str, Any, str | 
     named = getattr(metafunc.function, "changed_by", None)
     chosen = [(name, how, k) for name, how, k in variants if k is None or named is None or k in named]
     skipped = frozenset(k for _, _, k in variants if k is not None) - {k for _, _, k in chosen}
-    metafunc.parametrize(fixture, [Case(how, k, skipped) for _, how, k in chosen],
-                         ids=[name for name, _, _ in chosen], indirect=True)
+    # the default in every tier; the variants past it in the thorough one (tests/conftest.py)
+    metafunc.parametrize(fixture, [pytest.param(Case(how, k, skipped), id=name,
+                                                marks=[pytest.mark.thorough] if k is not None else [])
+                                   for name, how, k in chosen], indirect=True)
 
 
 def check(fake: Any, case: Case, test: str) -> None:
