@@ -98,3 +98,21 @@ def test_every_document_it_points_to_is_there():
         prose = re.sub(r"`[^`\n]*`", "", doc.read_text())  # a link in a code span is an example
         for target in re.findall(r"\]\(((?!https?:|#)[^)#]+)(?:#[^)]*)?\)", prose):
             assert (doc.parent / target).exists(), f"{doc.name} links {target}"
+
+
+def test_the_first_screen_shows_the_three_things_ghstate_does_with_the_actions_link():
+    """Issue 56: the Action's link had slid to line 63; a newcomer's first screen (60 lines) names the checkpoint,
+    the resume and CI, with the link to the Action's page."""
+    first = "\n".join(README.splitlines()[:60])
+    assert "*checkpoint*" in first and "*resumes*" in first and "(docs/action.md)" in first
+
+
+def test_the_test_command_is_the_quick_tier_and_ci_runs_every_tier():
+    """The README's test command runs the quick tier (the default); .ci/run runs it, then the thorough tier and the
+    long races; CONTRIBUTING.md names each tier with its command and its time."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    contributing = (ROOT / "CONTRIBUTING.md").read_text()
+    assert "under 2 minutes" in README
+    assert "\ntests\n" in ci and "GHSTATE_TIER=thorough tests" in ci and "GHSTATE_TIER=all tests -m slow" in ci
+    for tier in ("GHSTATE_TIER=thorough", "-m slow", "GHSTATE_TIER=all"):
+        assert tier in contributing, tier
