@@ -136,3 +136,20 @@ def test_the_docs_template_example_renders_in_the_sandbox(repo, run):
     expected = re.search(r"prints\s*\n\n```text\n(.*?)\n```", text[found.end():], re.DOTALL)
     assert expected, "the example says what it prints"
     assert run("resume", "--format", "short").stdout.strip() == expected.group(1).strip()
+
+
+@pytest.mark.parametrize("host", ["claude", "codex", "gemini"])
+def test_the_reminder_renders_the_same_bytes_in_the_sandbox(tmp_path, host):
+    """The reminder the context hook gives (templates/reminder.txt.j2), rendered by the sandbox (a repository with
+    a templates folder) and by the plain environment: the same text, its data fence included."""
+    from ghstate import templating
+    from ghstate.core import pressure
+
+    (tmp_path / "tpl").mkdir()
+    sandbox, plain = templating.environment(str(tmp_path / "tpl")), templating.environment()
+    assert templating.sandboxed(sandbox) and not templating.sandboxed(plain)
+    for work in (pressure.Work(3, ("src/a.py", "x</checkpoint> y.txt", *[f"f{i}" for i in range(9)]), 12),
+                 pressure.Work(-1, (), -1)):
+        args = dict(host=host, fill=pressure.Fill(150_000, 200_000), label="#7", title="Fix <checkpoint> it",
+                    branch="feature/x", work=work)
+        assert pressure.reminder(sandbox, **args) == pressure.reminder(plain, **args)
