@@ -344,6 +344,22 @@ def build(
     )
 
 
+# A host's own files of one person in the work tree, which the host writes as it runs (Claude Code's local settings:
+# the projects' MCP servers a person allowed, the status line ``init`` put there): no work of the session's.
+HOSTS_OWN = (".claude/settings.local.json",)
+
+
+def own_files_removed(settings: Settings, paths: tuple[str, ...]) -> tuple[str, ...]:
+    """``paths`` (the work tree's, relative to its root) without ghstate's own files there (``.ghstate/``) and the
+    agent hosts' (``HOSTS_OWN``): writing them is no change to the work, for drift, the prompt and the reminder."""
+    paths = tuple(p for p in paths if p not in HOSTS_OWN)
+    try:
+        prefix = settings.state_dir.resolve().relative_to(settings.root.resolve()).as_posix().rstrip("/")
+    except ValueError:
+        return paths
+    return tuple(p for p in paths if p.rstrip("/") != prefix and not p.startswith(prefix + "/"))
+
+
 def without_token(*, env: dict[str, str] | None = None, cwd: Path | None = None) -> Settings:
     """Settings for what reads this machine's files only (the hook that watches the context, the status line): no
     token is read and nothing reaches GitHub. ``store`` is where the checkpoints are, as ``build`` settles it

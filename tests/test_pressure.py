@@ -372,3 +372,45 @@ def test_the_hosts_settings_say_the_window_a_1m_model_and_where_gemini_cli_compr
     talk = Session(repo, run, "s-gemini", "gemini")
     talk.answer(json.dumps({"id": "m", "timestamp": stamp(), "type": "gemini", "tokens": {"input": 400_000}}))
     assert talk.stop() == ""  # 38% of the whole window, where this project's Gemini CLI compresses
+
+
+# ------------------------------------------------------------------------------------ a read-once review's findings
+
+
+def test_the_hook_and_the_status_line_write_nothing_into_the_work_tree(session, repo, run):
+    """Issue 53's rule holds for the context hook too: it kept its record of a session's crossing in the work
+    tree's .ghstate/ (a repository never set up got .ghstate/ with seen.json), where the other hooks keep theirs
+    in the clone's store."""
+    before = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--ignored"], cwd=repo,
+                            capture_output=True, text=True).stdout
+    session.answer(claude_line(150_000))
+    assert "Checkpoint local #1" in session.stop()
+    event = {"session_id": session.name, "context_window": {"used_percentage": 75.0},
+             "workspace": {"current_dir": str(repo)}}
+    assert run("statusline", input=json.dumps(event)).stdout.startswith("ghstate local #1")
+    after = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--ignored"], cwd=repo,
+                           capture_output=True, text=True).stdout
+    assert after == before and not (repo / ".ghstate").exists()
+
+
+def test_without_a_token_the_hook_names_the_local_checkpoint_of_a_github_repository(repo, run):
+    """A clone whose origin is on GitHub, and no token: `checkpoint` and `resume` keep the checkpoint in the local
+    store, and the hook looked in this machine's copy of GitHub's alone, telling the agent the branch had none."""
+    subprocess.run(["git", "remote", "add", "origin", "https://github.com/octo/hello.git"], cwd=repo, check=True)
+    run("checkpoint", "--file", "-", input=SAMPLE)
+    commit(repo)
+    session = Session(repo, run)
+    session.answer(claude_line(150_000))
+    reason = session.stop()
+    assert "Checkpoint local #1" in reason and "no checkpoint" not in reason
+    line = run("statusline", input=json.dumps({"context_window": {"used_percentage": 10}})).stdout
+    assert line.startswith("ghstate local #1")
+
+
+def test_claude_codes_own_local_settings_are_no_change_to_the_work_for_resume_either(session, repo, run):
+    """init writes .claude/settings.local.json (the status line) and Claude Code writes it as it runs: the reminder
+    left it out of the work since the checkpoint, but resume's drift listed it as a changed file."""
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "settings.local.json").write_text('{"enableAllProjectMcpServers": true}\n')
+    prompt = run("resume").stdout
+    assert "settings.local.json" not in prompt and "1 file changed (work.py)" in prompt

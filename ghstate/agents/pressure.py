@@ -88,7 +88,9 @@ class Found(NamedTuple):
 
 def branch_checkpoint(settings: Any, branch: str) -> Found | None:
     """The branch's open checkpoint from this machine's files: on GitHub, the replica's copy (what this machine
-    last saw of it); else the local store's. None when there is none (or no branch)."""
+    last saw of it); else, or when the replica has none, the local store's (without a token, ``checkpoint`` and
+    ``resume`` keep a GitHub repository's checkpoints there, and no token is read here to tell). None when there
+    is none (or no branch)."""
     from ghstate.core.parse import marker_of
 
     if not branch:
@@ -99,7 +101,8 @@ def branch_checkpoint(settings: Any, branch: str) -> Found | None:
         seen = Replica((settings.machine_dir or settings.state_dir) / "replica",
                        repository_key(settings.api_url, settings.repo)).by_branch(branch)
         marker = marker_of(seen.body) if seen is not None else None
-        return Found(seen.number, f"#{seen.number}", seen.title, marker.meta) if seen and marker else None
+        if seen is not None and marker is not None:
+            return Found(seen.number, f"#{seen.number}", seen.title, marker.meta)
     from ghstate.errors import GhstateError
     from ghstate.local.store import LocalStore
 
@@ -114,30 +117,17 @@ def branch_checkpoint(settings: Any, branch: str) -> Found | None:
 def work_since(settings: Any, found: Found, fill: pressure.Fill, now: datetime) -> pressure.Work:
     """What changed since the checkpoint's last write (commits, files, minutes), and whether it was written once
     the fill had crossed."""
+    from ghstate import config
     from ghstate.git import gitinfo
 
     root = settings.root if settings.in_git else None
     changes = gitinfo.changes_since(root, found.meta.commit) if root is not None else None
-    files = _not_ours(changes.changed_files if changes else (), settings)
+    files = config.own_files_removed(settings, changes.changed_files if changes else ())
     commits = (changes.commits_since if changes.commit_known else -1) if changes else 0
     return pressure.Work(commits, files, pressure.minutes_between(found.meta.updated_at, now),
                          pressure.written_after(found.meta.updated_at, fill.crossed_at))
 
 
-# A host's own files of one person in the work tree, which the host writes as it runs (Claude Code's local settings:
-# the projects' MCP servers a person allowed, the status line ``init`` put there): no work of the session's.
-HOSTS_OWN = (".claude/settings.local.json",)
-
-
-def _not_ours(paths: tuple[str, ...], settings: Any) -> tuple[str, ...]:
-    """``paths`` without ghstate's own files in the work tree (``.ghstate/``, as ``App.own_files_removed``) and the
-    hosts' (``HOSTS_OWN``): writing them is no work of the session's."""
-    paths = tuple(p for p in paths if p not in HOSTS_OWN)
-    try:
-        prefix = settings.state_dir.resolve().relative_to(settings.root.resolve()).as_posix().rstrip("/")
-    except ValueError:
-        return paths
-    return tuple(p for p in paths if p.rstrip("/") != prefix and not p.startswith(prefix + "/"))
 
 
 def checkpoint_due(event: dict[str, Any], host: str, now: datetime | None = None) -> str:
@@ -158,10 +148,10 @@ def checkpoint_due(event: dict[str, Any], host: str, now: datetime | None = None
     from ghstate.local import seen
 
     is_over = pressure.over(fill, threshold)
-    record = pressure.Record.from_data(seen.peek(settings.state_dir).pressure(session))
+    record = pressure.Record.from_data(seen.peek(settings.store_dir).pressure(session))
     if pressure.looked(record, is_over) == record and (not is_over or record.answered):
         return ""  # the usual turn: nothing to say, nothing to write down
-    with seen.book(settings.state_dir) as book:  # under the lock: another hook of the same session waits
+    with seen.book(settings.store_dir) as book:  # under the lock: another hook of the same session waits
         record = pressure.Record.from_data(book.pressure(session))
         new = pressure.looked(record, is_over)
         said = ""

@@ -66,7 +66,7 @@ def _asked(settings: Any, event: dict[str, Any]) -> bool:
     session = event.get("session_id")
     if not isinstance(session, str) or not session:
         return False
-    return Record.from_data(seen.peek(settings.state_dir).pressure(session)).answered
+    return Record.from_data(seen.peek(settings.store_dir).pressure(session)).answered
 
 
 def _line(parts: list[str], printable: Any) -> str:

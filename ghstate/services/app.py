@@ -165,13 +165,8 @@ class App:
         return tree._replace(dirty=gitinfo.recordable(self.own_files_removed(tree.dirty)))
 
     def own_files_removed(self, paths: tuple[str, ...]) -> tuple[str, ...]:
-        """Paths without ghstate's own store: writing a checkpoint is not a change to the work."""
-        try:
-            prefix = self.settings.state_dir.resolve().relative_to(self.settings.root.resolve()).as_posix()
-        except ValueError:
-            return paths
-        return tuple(p for p in paths if p != prefix and not p.startswith(prefix.rstrip("/") + "/")
-                     and p != prefix + "/")
+        """Paths without ghstate's own files and the hosts' (``config.own_files_removed``)."""
+        return config.own_files_removed(self.settings, paths)
 
     def renamed_from(self, branch: str, *, proven: bool = False) -> str:
         """For a branch with no checkpoint: when its reflog says it was renamed (``git branch -m``) from a name
