@@ -13,8 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ghstate.core.claims import MAX_SESSION
-from ghstate.core.model import DEFAULT_MAX_BODY, GITHUB_LIMIT
+from ghstate.core.model import DEFAULT_MAX_BODY, GITHUB_LIMIT, MAX_SESSION
 from ghstate.errors import ConfigError
 from ghstate.git import gitinfo
 from ghstate.store import STORE_KINDS, StoreKind

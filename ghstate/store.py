@@ -70,15 +70,20 @@ class WriteOutcome(NamedTuple):
     moved: bool = False
 
 
+def untrusted(author: str, association: str) -> str:
+    """Who opened an issue the policy does not trust (``Stored.trusted`` False), in the words every notice of it
+    uses."""
+    return (f"{author or 'someone'} ({association or 'no association'} with the repository), whom ghstate does not "
+            "trust (trusted_associations, trusted_authors in the config)")
+
+
 def passed_over(notices: list[str], number: int, author: str, association: str, branch: str,
                 indexed: bool = False) -> None:
     """Say, once per command, that issue ``number`` names ``branch`` but is not taken as its checkpoint (or, with
     ``indexed``, not added to the branch index): who opened it is not trusted (``Stored.trusted``)."""
-    who = f"{author or 'someone'} ({association or 'no association'} with the repository)"
     what = "not added to the branch index" if indexed else "not taken as its checkpoint"
     where = f"branch {branch}" if branch else "no branch"
-    said = (f"#{number} names {where}, but it was opened by {who}, whom ghstate does not trust "
-            f"(trusted_associations, trusted_authors in the config): {what}")
+    said = f"#{number} names {where}, but it was opened by {untrusted(author, association)}: {what}"
     if said not in notices:
         notices.append(said)
 

@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-from ghstate.core.claims import MAX_SESSION
+from ghstate.core.model import MAX_SESSION
 from ghstate.core.sections import BY_KEY, RENAMED, SECTIONS
 from ghstate.errors import InputError
 

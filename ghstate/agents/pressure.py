@@ -7,7 +7,7 @@ Local files only, never the network: the session's transcript (its tail), the ho
 copy of the branch's checkpoint (the replica of what it last saw on GitHub, or the local store), git, and the
 seen-file where what each session was told is kept. The markdown parser is never loaded: a checkpoint is read by
 its marker alone. The common turn (the fill under the threshold, nothing recorded to change) reads the transcript's
-tail and the config and writes nothing.
+tail, the config and the seen-file (``seen.peek``), and writes nothing.
 """
 
 from __future__ import annotations

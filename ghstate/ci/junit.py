@@ -276,7 +276,7 @@ def _fold_reruns(cases: list[Case], declared: str | None) -> list[Case]:
 
 def parse_report(data: bytes, source: str) -> Report:
     if len(data) > MAX_REPORT_BYTES:
-        raise JUnitError(f"{source}: larger than {MAX_REPORT_BYTES >> 20} MiB; not read")
+        raise JUnitError(_too_large(source))
     if not data.strip():
         raise JUnitError(f"{source}: empty file")
     root = _xml(data.removeprefix(b"\xef\xbb\xbf"), source)
@@ -325,16 +325,17 @@ class _Budget:
         self.bytes = 0
         self.left: list[str] = []  # what was not read past the bounds
 
-    def take(self, path: str, shown: str) -> str:
-        """"" when ``path`` may be read (counted); else why it is not (said once per bound)."""
+    def take(self, path: str, shown: str) -> bool:
+        """Whether ``path`` may be read (counted); a report past one of the run's bounds is not (said at the end,
+        ``said``), and one larger than a report may be is refused (``JUnitError``) before it is read."""
         size = os.stat(path).st_size
         if size > MAX_REPORT_BYTES:
-            return f"{shown}: larger than {MAX_REPORT_BYTES >> 20} MiB; not read"
+            raise JUnitError(_too_large(shown))
         if self.files >= MAX_REPORTS or self.bytes + size > MAX_TOTAL_BYTES:
             self.left.append(shown)
-            return "-"
+            return False
         self.files, self.bytes = self.files + 1, self.bytes + size
-        return ""
+        return True
 
     def said(self) -> list[str]:
         if not self.left:
@@ -342,6 +343,10 @@ class _Budget:
         return [f"{len(self.left):,} more report{'s' if len(self.left) != 1 else ''} (from {self.left[0]}) not read: "
                 f"a run reads at most {MAX_REPORTS:,} reports and {MAX_TOTAL_BYTES >> 20} MiB in all; give narrower "
                 "patterns"]
+
+
+def _too_large(source: str) -> str:
+    return f"{source}: larger than {MAX_REPORT_BYTES >> 20} MiB; not read"
 
 
 def load_reports(patterns: list[str], root: Path) -> tuple[list[Report], list[str]]:
@@ -366,11 +371,8 @@ def load_reports(patterns: list[str], root: Path) -> tuple[list[Report], list[st
             seen.add(path)
             shown = os.path.relpath(path, root) if path.startswith(str(root)) else path
             try:
-                refused = budget.take(path, shown)
-                if refused:
-                    warnings += [f"skipped {refused}"] if refused != "-" else []
-                    continue
-                reports.append(parse_report(Path(path).read_bytes(), shown))
+                if budget.take(path, shown):
+                    reports.append(parse_report(Path(path).read_bytes(), shown))
             except JUnitError as exc:
                 warnings.append(f"skipped {exc}")
             except OSError as exc:

@@ -26,7 +26,6 @@ STATES = ("ready", "claimed", "blocked", "done")
 CLAIMS_PREFIX = "refs/ghstate/claims/"  # on GitHub, a child's claim is the ref of its number here
 DEFAULT_LEASE = "30m"
 MAX_LEASE = timedelta(days=7)
-MAX_SESSION = 128  # characters of a session's id (a host's is a UUID): it names a holder, it is no text
 # How far after GitHub's now a claim may be dated and still be one: GitHub's clock as one answer's Date gives
 # it (whole seconds) and as it dated a commit a moment earlier may disagree by a second; more is a claim
 # dated in the future, refused

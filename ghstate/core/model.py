@@ -39,6 +39,7 @@ for _key, _heading, _aliases in SECTIONS:
 
 GITHUB_LIMIT = 65_536  # characters GitHub accepts in an issue body or a comment
 DEFAULT_MAX_BODY = 60_000  # the largest body ghstate writes to GitHub, unless configured otherwise
+MAX_SESSION = 128  # characters of a session's id (a host's is a UUID): it names a holder of claims, it is no text
 
 _BLOCKED = re.compile(r"\((?:blocked|BLOCKED|Blocked)\b[^)]*\)|\bBLOCKED\b|🚫")
 _IN_PROGRESS = re.compile(r"\((?:in progress|in-progress|wip|WIP)\b[^)]*\)", re.IGNORECASE)

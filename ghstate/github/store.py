@@ -89,7 +89,7 @@ class GitHubStore:
         self.before_write: Callable[[int], float] | None = None
         self.machine_lock: Callable[[], contextlib.AbstractContextManager[None]] | None = None
         # A checkpoint's body brought to its chain's head before a close folds the chain (a write that changes
-        # nothing else: ``services.lifecycle.caught_up``); None: a body that lags is left, and so are its refs
+        # nothing else: ``App.caught_up``); None: a body that lags is left, and so are its refs
         self.caught_up: Callable[[Stored], Stored] | None = None
         self._heads: dict[int, Head | None] = {}  # each checkpoint's head, as read in this command
         self.branch_index = BranchIndex(self)

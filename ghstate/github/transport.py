@@ -278,9 +278,11 @@ class GitHubAPI:
         return urlunparse(found._replace(path=path.removesuffix("/v3") + "/graphql"))
 
     def post(self, url: str, body: dict[str, Any]) -> tuple[dict[str, Any], Any]:
-        """POST ``body`` as JSON: the answer's headers and its JSON; an error status is an ``HTTPFailure``."""
+        """POST ``body`` as JSON: the answer's headers (its ``Date`` kept: ``heard``) and its JSON; an error status
+        is an ``HTTPFailure``."""
         answer = self.session.post(url, json=body, timeout=self.timeout)
         headers = dict(answer.headers)
+        self.heard(headers)
         if answer.status_code >= 400:
             try:
                 data: Any = answer.json()
@@ -374,7 +376,6 @@ class GitHubAPI:
 
         def send() -> dict[str, Any]:
             headers, answer = self.post(self.graphql_url, {"query": query, "variables": variables})
-            self.heard(headers)
             errors = errors_of(answer)
             if errors and (self._passing(answer) is not None or not (partial or _on(errors, tolerate))):
                 raise _Answer(headers, answer)
@@ -594,18 +595,7 @@ class GitHubAPI:
         """A commit of ``files`` (path → text) on ``parents`` with ``message``, on no branch: what a claim ref
         points at. Two requests (the tree, then the commit); Git objects are named by their content, so a
         resend makes nothing twice that matters."""
-        base = self._repo_url
-        tree = [{"path": path, "mode": "100644", "type": "blob", "content": text} for path, text in files.items()]
-        _, made = self.call(f"writing a Git tree in {self.repo_name}",
-                            lambda: self._heard(self.post(f"{base}/git/trees", {"tree": tree})))
-        body = {"message": message, "tree": made["sha"], "parents": parents}
-        _, commit = self.call(f"writing a Git commit in {self.repo_name}",
-                              lambda: self._heard(self.post(f"{base}/git/commits", body)))
-        return str(commit["sha"])
-
-    def _heard(self, answer: tuple[dict[str, Any], Any]) -> tuple[dict[str, Any], Any]:
-        self.heard(answer[0])
-        return answer
+        return self.commit(message, self.tree(files), parents)
 
     def commit(self, message: str, tree: str, parents: list[str]) -> str:
         """A commit with ``message`` on ``parents`` naming the tree ``tree`` (which must exist), on no
@@ -619,8 +609,8 @@ class GitHubAPI:
                                                   for path, text in files.items()]})
 
     def _git_object(self, kind: str, body: dict[str, Any]) -> str:
-        _, made = self.call(f"writing a Git {kind} in {self.repo_name}", lambda: self._heard(
-            self.post(f"{self._repo_url}/git/{kind}s", body)))
+        _, made = self.call(f"writing a Git {kind} in {self.repo_name}",
+                            lambda: self.post(f"{self._repo_url}/git/{kind}s", body))
         return str(made["sha"])
 
     def create_label(self, name: str, color: str, description: str) -> bool:

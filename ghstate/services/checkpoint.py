@@ -9,12 +9,11 @@ from dataclasses import dataclass, make_dataclass
 
 from ghstate import progress
 from ghstate.core import findings
-from ghstate.core.claims import MAX_SESSION
 from ghstate.core.edits import Edits, lacking, removed
 from ghstate.core.intent import Intent, WriteSpec
 from ghstate.core.marker import Execution
 from ghstate.core.markup import control_at, not_text
-from ghstate.core.model import HEADINGS, Checkpoint
+from ghstate.core.model import HEADINGS, MAX_SESSION, Checkpoint
 from ghstate.core.sections import PLAIN, SECTIONS
 from ghstate.errors import InputError, NotFound
 from ghstate.git import gitinfo
