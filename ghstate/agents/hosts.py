@@ -333,14 +333,19 @@ def add_mcp_server(data: dict[str, Any], origin: str, entry: dict[str, Any]) -> 
     return False
 
 
-def _ours(command: object, sub: str) -> list[str] | None:
-    """The words of a hook command that runs ``ghstate hook SUB`` (however ghstate is named), else None."""
+def _words(command: object) -> list[str] | None:
+    """A command's words as a shell splits them (None: no command, or one a shell would not split)."""
     if not isinstance(command, str):
         return None
     try:
-        words = shlex.split(command)
+        return shlex.split(command)
     except ValueError:
         return None
+
+
+def _ours(command: object, sub: str) -> list[str] | None:
+    """The words of a hook command that runs ``ghstate hook SUB`` (however ghstate is named), else None."""
+    words = _words(command) or []
     for i in range(1, len(words) - 1):
         if words[i] == "hook" and words[i + 1] == sub and any(Path(w).stem == "ghstate" for w in words[:i]):
             return words
@@ -352,12 +357,7 @@ STATUS_LINE = "statusline"
 
 def our_status_line(command: object) -> bool:
     """Whether a ``statusLine`` command runs ``ghstate statusline`` (however ghstate is named)."""
-    if not isinstance(command, str):
-        return False
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
+    words = _words(command) or []
     return len(words) >= 2 and words[-1] == STATUS_LINE and any(Path(w).stem == "ghstate" for w in words[:-1])
 
 
