@@ -460,17 +460,7 @@ def test_a_dry_run_of_an_update_writes_nothing_anywhere(gh, run, sample_file):
     assert not any(m in ("POST", "PATCH", "PUT", "DELETE") and "/graphql" not in url for m, url, _ in sent)
 
 
-PLAN = """## Goal
-Ship the parser.
-
-## Current status
-- [x] Phase 1: parser
-- [ ] Phase 2: matcher
-- [ ] Phase 3: config (after Phase 2)
-
-## Resume instruction
-Start at Phase 2.
-"""
+from test_json_output import PLAN  # noqa: E402 - a plan of three phases, the third after the second
 
 
 def test_the_board_follows_split_and_done(gh, run, tmp_path):
