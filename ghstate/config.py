@@ -96,8 +96,20 @@ class Settings(NamedTuple):
 
     @property
     def templates_dir(self) -> str:
+        """The repository's templates folder, when it is the repository's own: inside its work tree once every
+        link is followed (a folder the config names elsewhere, or a committed link to one, is none: the shipped
+        templates are used, said once); "" then."""
         path = Path(self.policy.templates)
-        return str(path if path.is_absolute() else self.root / path)
+        folder = path if path.is_absolute() else self.root / path
+        try:
+            inside = folder.resolve().is_relative_to(self.root.resolve())
+        except (OSError, RuntimeError):
+            inside = False
+        if not inside:
+            _warn(f"templates = {self.policy.templates!r} names a folder outside this repository: a repository's "
+                  "templates are read from inside it only, so the shipped ones are used")
+            return ""
+        return str(folder)
 
 
 def load_policy(root: Path, state_dir: Path) -> tuple[Policy, str]:
@@ -136,6 +148,15 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 _SAID: set[str] = set()  # the warnings said in this process (a long-running MCP server reads the file often)
+
+
+def _warn(said: str) -> None:
+    """Say ``said`` once in this process, on stderr, as a warning."""
+    import sys
+
+    if said not in _SAID:
+        _SAID.add(said)
+        print(f"Warning: {said}", file=sys.stderr)
 
 
 def _unknown_key(key: str, origin: str, known: set[str]) -> None:

@@ -5,13 +5,17 @@ then the shipped ones. Rendering itself (``render``, ``present``) is pure and ta
 
 A repository's templates are data from whoever wrote the repository (a clone of a stranger's included), so
 an environment that may load one is Jinja2's immutable sandbox: a template reaches no attribute, method or
-global a sandbox refuses (``cycler.__init__.__globals__`` and the like), and what it tries is an error that
-names its file (``TemplateRefused``). The shipped templates alone are rendered in the plain environment,
-which renders them to the same bytes.
+global a sandbox refuses (``cycler.__init__.__globals__`` and the like), builds no string or list past a bound,
+and what it tries is an error that names its file (``TemplateRefused``). Its loader (``_RepositoryLoader``) opens
+only a plain file of a plain name (``prompt.md.j2``) in the folder itself, never a symbolic link, so that no
+template, included or not, reads a file from elsewhere (``/proc/self/environ``, ``.git/config``); the folder is
+the repository's own (``Settings.templates_dir``). The shipped templates alone are rendered in the plain
+environment, which renders them to the same bytes.
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -58,6 +62,57 @@ def environment(*override_dirs: str, cache_dir: str | None = None, fallback: boo
     return _environment(existing, cache_dir, fallback and bool(existing))
 
 
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.j2")  # a repository's template: a plain name in its folder
+MAX_SIZE = 1_000_000  # items or characters a repository's template may build with one * (a string, a list)
+
+
+class _Refused(jinja2.TemplateError):
+    """What a repository's template may not open (a symbolic link, a device): said as the sandbox's refusals."""
+
+
+class _RepositoryLoader(jinja2.BaseLoader):
+    """A repository's templates folder: a plain file of a plain name in it (no folder, no dot first, ``.j2``),
+    opened without following a symbolic link; any other name is none of the folder's (the shipped ones are
+    looked in next)."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Any]:
+        import os
+        import stat
+
+        if not _NAME.fullmatch(template):
+            raise jinja2.TemplateNotFound(template)
+        path = os.path.join(self.folder, template)
+        try:
+            found = os.lstat(path)
+        except FileNotFoundError:
+            raise jinja2.TemplateNotFound(template) from None
+        except OSError as exc:
+            raise _Refused(f"{path} cannot be read ({exc.strerror})") from None
+        if not stat.S_ISREG(found.st_mode):  # a link to a file elsewhere (its token, the git config), a device
+            raise _Refused(f"{template} is a symbolic link or no plain file: a repository's template is a file of "
+                           "its own in its folder")
+        try:
+            handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError as exc:
+            raise _Refused(f"{path} cannot be read ({exc.strerror})") from None
+        with os.fdopen(handle, "rb") as fh:
+            source = fh.read().decode("utf-8", errors="replace")
+        mtime = found.st_mtime_ns
+        return source, path, lambda: _unchanged(path, mtime)
+
+
+def _unchanged(path: str, mtime: int) -> bool:
+    import os
+
+    try:
+        return os.lstat(path).st_mtime_ns == mtime
+    except OSError:
+        return False
+
+
 class _RepositoryTemplate(jinja2.Template):
     """A template of the sandbox: what the sandbox refuses while it renders, or any other failure of it, is an
     error naming its file; or, in an environment with a fallback, the shipped template of its name instead."""
@@ -80,6 +135,19 @@ def _make_sandbox(fallback: bool, **options: Any) -> jinja2.Environment:
     class Sandbox(ImmutableSandboxedEnvironment):
         template_class = _RepositoryTemplate
         fallback: list[str] | None = None  # with a fallback: what it replaced, said
+        intercepted_binops = frozenset(["*", "**"])
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            """``*`` and ``**`` bounded: no string or list of more than MAX_SIZE items, no huge power."""
+            from jinja2.sandbox import SecurityError
+
+            if operator == "**" and isinstance(right, int) and abs(right) > 1_000:
+                raise SecurityError(f"a power of {right} is more than a template may compute")
+            if operator == "*" and isinstance(left, (str, list, tuple)) != isinstance(right, (str, list, tuple)):
+                items, times = (left, right) if isinstance(left, (str, list, tuple)) else (right, left)
+                if isinstance(times, int) and len(items) * times > MAX_SIZE:
+                    raise SecurityError(f"{len(items) * times:,} items are more than a template may build")
+            return super().call_binop(context, operator, left, right)
 
         def get_template(self, name: Any, *args: Any, **kwargs: Any) -> jinja2.Template:
             try:
@@ -116,7 +184,8 @@ def fallen_back(env: jinja2.Environment) -> list[str]:
 
 @lru_cache(maxsize=8)
 def _environment(existing: tuple[str, ...], cache_dir: str | None, fallback: bool) -> jinja2.Environment:
-    search = [*existing, str(builtin_templates())]
+    shipped = jinja2.FileSystemLoader(str(builtin_templates()))
+    loader = jinja2.ChoiceLoader([*(_RepositoryLoader(d) for d in existing), shipped]) if existing else shipped
     cache = None
     if cache_dir:
         try:
@@ -126,7 +195,7 @@ def _environment(existing: tuple[str, ...], cache_dir: str | None, fallback: boo
         except OSError:
             cache = None
     options: dict[str, Any] = {
-        "loader": jinja2.FileSystemLoader(search), "undefined": jinja2.StrictUndefined, "keep_trailing_newline": True,
+        "loader": loader, "undefined": jinja2.StrictUndefined, "keep_trailing_newline": True,
         "trim_blocks": True, "lstrip_blocks": True, "autoescape": False, "bytecode_cache": cache}
     env = _make_sandbox(fallback, **options) if existing else jinja2.Environment(**options)
     env.filters.update({**render.FILTERS, **present.FILTERS})

@@ -153,3 +153,87 @@ def test_the_reminder_renders_the_same_bytes_in_the_sandbox(tmp_path, host):
         args = dict(host=host, fill=pressure.Fill(150_000, 200_000), label="#7", title="Fix <checkpoint> it",
                     branch="feature/x", work=work)
         assert pressure.reminder(sandbox, **args) == pressure.reminder(plain, **args)
+
+
+# ------------------------------------------------------------------------------------ what a template may open
+
+
+SECRET = "gho_NOT_REALLY_A_TOKEN_but_a_secret"
+
+
+def test_a_repositorys_template_opens_no_file_outside_its_folder(repo, run, tmp_path):
+    """A security review of issue 53: Jinja2's file loader follows symbolic links, so a committed link in the
+    templates folder (to a token's file, to /proc/self/environ) let a template include what it pleased, into the
+    agent's context or, as blank lines the body's checks let through, into the first checkpoint on GitHub. A
+    repository's template is a plain file of a plain name in its folder, opened without following a link."""
+    seed(run)
+    secret = tmp_path / "home" / ".config" / "gh" / "hosts.yml"
+    secret.parent.mkdir(parents=True)
+    secret.write_text(f"github.com:\n    oauth_token: {SECRET}\n")
+    folder = repo / ".ghstate" / "templates"
+    folder.mkdir(parents=True)
+    (folder / "x.j2").symlink_to(secret)
+    (folder / "prompt.md.j2").write_text("{% include 'x.j2' %}\n")
+    result = run("resume", code=1)
+    assert SECRET not in result.stdout + result.stderr and "x.j2 is a symbolic link" in result.stderr
+    context, said = hook(run, repo, "clear", "s-1")
+    assert SECRET not in context and "Start at Phase 2" in context and "the built-in prompt.md.j2" in said
+    (folder / "prompt.md.j2").write_text("{% include '../../../home/.config/gh/hosts.yml' %}\n")  # a path: none
+    assert SECRET not in run("resume", code=1).stdout
+    (folder / "prompt.md.j2").unlink()
+    (folder / "prompt.md.j2").symlink_to(secret)  # the template itself a link
+    result = run("resume", code=1)
+    assert SECRET not in result.stdout + result.stderr and "prompt.md.j2 is a symbolic link" in result.stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="no /proc here")
+def test_the_hook_never_gives_the_agent_its_own_environment(repo, run):
+    import os
+    import subprocess
+    import sys
+
+    seed(run)
+    folder = repo / ".ghstate" / "templates"
+    folder.mkdir(parents=True)
+    (folder / "e.j2").symlink_to("/proc/self/environ")
+    (folder / "prompt.md.j2").write_text("{% include 'e.j2' %}\n")
+    data = {"session_id": "s-9", "source": "clear", "cwd": str(repo), "hook_event_name": "SessionStart"}
+    done = subprocess.run([sys.executable, "-m", "ghstate", "hook", "session-start"], input=json.dumps(data),
+                          capture_output=True, text=True, cwd=repo, timeout=60,
+                          env={**os.environ, "GH_TOKEN": "ghp_" + "S3CR3T" * 6, "GHSTATE_STORE": "local"})
+    assert "S3CR3T" not in done.stdout + done.stderr and "Start at Phase 2" in done.stdout
+
+
+def test_a_templates_folder_at_the_root_reads_no_git_file(repo, run):
+    seed(run)
+    git(repo, "remote", "add", "origin", "https://someone:ghp_FAKEFAKEFAKE@example.com/octo/hello.git")
+    (repo / ".ghstate").mkdir(exist_ok=True)
+    (repo / ".ghstate" / "config.toml").write_text('templates = "."\n')
+    (repo / "prompt.md.j2").write_text("{% include '.git/config' %}\n")
+    result = run("resume", code=1)
+    assert "FAKEFAKE" not in result.stdout + result.stderr and ".git/config" in result.stderr
+
+
+@pytest.mark.parametrize("where", ["a folder named outside", "a committed link to one"])
+def test_a_templates_folder_outside_the_repository_is_none(repo, run, tmp_path, where):
+    seed(run)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "prompt.md.j2").write_text("FROM ELSEWHERE\n")
+    if where == "a folder named outside":
+        (repo / "pyproject.toml").write_text(f'[tool.ghstate]\ntemplates = "{outside}"\n')
+    else:
+        (repo / ".ghstate").mkdir()
+        (repo / ".ghstate" / "templates").symlink_to(outside)
+    result = run("resume")
+    assert "FROM ELSEWHERE" not in result.stdout and "Resuming a task from" in result.stdout
+    assert "names a folder outside this repository" in result.stderr
+
+
+def test_a_template_builds_nothing_huge(repo, run):
+    seed(run)
+    (repo / ".ghstate" / "templates").mkdir(parents=True)
+    for bomb in ("{{ 'x' * 10**10 }}", "{{ 'x' * 100000000 }}", "{{ [1] * 10000000 }}"):
+        (repo / ".ghstate" / "templates" / "prompt.md.j2").write_text(bomb + "\n")
+        result = run("resume", code=1)
+        assert "more than a template may" in result.stderr, bomb
