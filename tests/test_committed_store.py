@@ -199,6 +199,69 @@ def test_a_committed_kept_write_is_never_read_where_ghstate_dir_puts_the_store_i
     run("resume", env=env, code=None)
     pushed = run("push", env=env, code=None)
     assert "PLANTED" not in json.dumps(gh.calls) and not gh.issues
-    assert "git tracks this file: it is the repository's, not a write this machine kept, and is never sent" in \
-        pushed.stdout + pushed.stderr
+    said = pushed.stdout + pushed.stderr
+    assert "git does not ignore this file: it is the repository's, not a write this machine kept, and is never " \
+           "sent" in said
     assert status(cloned, ignored=False) == before
+
+
+# ------------------------------------------------------------------------------ behind a link, in a submodule
+
+
+def clone_of(tmp_path: Path, make, monkeypatch) -> Path:
+    """A clone of a repository ``make`` filled, as the current folder."""
+    upstream = tmp_path / "upstream"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "-b", "main")
+    (upstream / "README.md").write_text("demo\n")
+    make(upstream)
+    git(upstream, "add", "-A")
+    git(upstream, "commit", "-q", "-m", "planted")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(upstream), str(clone)], check=True, capture_output=True)
+    monkeypatch.chdir(clone)
+    return clone
+
+
+def linked_pending(root: Path) -> None:
+    """A kept write in an ordinary folder, and ``.ghstate/pending`` a committed symbolic link to it."""
+    (root / "docs" / "notes").mkdir(parents=True)
+    (root / "docs" / "notes" / "00000000000000000001-new-1-abcdef.json").write_text(json.dumps(kept_write()))
+    (root / ".ghstate").mkdir()
+    (root / ".ghstate" / "pending").symlink_to("../docs/notes")
+
+
+def test_a_kept_write_behind_a_committed_link_is_never_sent(gh, run, tmp_path, monkeypatch):
+    """A security review of issue 53 (high): git lists the link, not the files behind it, so the store's take
+    counted them as this machine's. The first command (or the session-start hook) moved the repository's file
+    (git status: deleted), sent it with the person's token, and the issue it made, the token's own user's, was
+    trusted and handed over as the branch's task. Only what git ignores is this machine's."""
+    clone = clone_of(tmp_path, linked_pending, monkeypatch)
+    before = status(clone, ignored=False)
+    run("resume", code=None)
+    hook(run, clone, "startup")
+    hook(run, clone, "clear")
+    assert "PLANTED" not in json.dumps(gh.calls) and not gh.issues
+    assert status(clone, ignored=False) == before
+
+
+def test_a_kept_write_in_a_submodule_is_never_sent(gh, run, tmp_path, monkeypatch):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    git(sub, "init", "-q", "-b", "main")
+    (sub / "pending").mkdir()
+    (sub / "pending" / "00000000000000000001-new-1-abcdef.json").write_text(json.dumps(kept_write()))
+    git(sub, "add", "-A")
+    git(sub, "commit", "-q", "-m", "sub")
+
+    def make(root: Path) -> None:
+        subprocess.run(["git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), ".ghstate"],
+                       cwd=root, check=True, capture_output=True)
+
+    clone = clone_of(tmp_path, make, monkeypatch)
+    subprocess.run(["git", "-c", "protocol.file.allow=always", "submodule", "update", "--init", "-q"], cwd=clone,
+                   check=True, capture_output=True)
+    before = status(clone, ignored=False)
+    run("resume", code=None)
+    assert "PLANTED" not in json.dumps(gh.calls) and not gh.issues
+    assert status(clone, ignored=False) == before

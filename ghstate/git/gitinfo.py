@@ -190,13 +190,16 @@ def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           env=env, errors="replace", check=False)
 
 
-def shown(root: Path, folder: Path) -> frozenset[str] | None:
-    """The files under ``folder`` (a folder of the work tree) that git tracks or would show as untracked (it does
-    not ignore them), as paths relative to ``folder``: the repository's files, or ones ``git status`` shows; None
-    when git cannot tell (then every one of them is taken as shown)."""
+def ignored(root: Path, folder: Path) -> frozenset[str] | None:
+    """The files under ``folder`` (a folder of the work tree) that git ignores, as paths relative to ``folder``:
+    what is positively this machine's own there. Every other file is the repository's or one ``git status``
+    shows, a file behind a symbolic link or inside a submodule included (git lists nothing there). None when git
+    cannot tell (then no file is taken as this machine's)."""
     try:
+        if folder.is_symlink():  # a committed link: nothing behind it is this machine's
+            return frozenset()
         where = folder.resolve().relative_to(root.resolve()).as_posix()
-        done = _run(root, "-c", "core.quotePath=false", "ls-files", "-z", "--cached", "--others",
+        done = _run(root, "-c", "core.quotePath=false", "ls-files", "-z", "--others", "--ignored",
                     "--exclude-standard", "--", where)
     except (ValueError, OSError, subprocess.SubprocessError):
         return None

@@ -207,9 +207,9 @@ class LocalStore:
         self.notices: list[str] = []  # problems worth a warning that did not stop the command
         self.unchecked: list[Unchecked] = []  # (a mirror here replaces one file: what it replaced is known)
         self._holding = False  # this store holds the lock (``lock``): a close inside a write takes it not again
-        # The files of a folder of the work tree that git tracks or shows (``gitinfo.shown``), when the store is
-        # in the work tree (GHSTATE_DIR there): a kept-write file among them is the repository's, never read
-        self.tracked: Callable[[Path], frozenset[str] | None] | None = None
+        # The files of a folder of the work tree that git ignores (``gitinfo.ignored``), when the store is in the
+        # work tree (GHSTATE_DIR there): a kept-write file not among them is the repository's, never read
+        self.ignored: Callable[[Path], frozenset[str] | None] | None = None
 
     # ---------------------------------------------------------------------------------- paths
 
@@ -576,14 +576,16 @@ class LocalStore:
     def _records(self, folder: Path, names: list[str]) -> list[tuple[Path, PendingWrite | InputError]]:
         """The kept-write files ``names`` of ``folder``, read; one that cannot be read (or that git tracks: a
         repository's file) comes as the error that says so."""
-        theirs = (self.tracked(folder) if self.tracked is not None and names else None) or frozenset()
+        own = self.ignored(folder) if self.ignored is not None and names else None
+        theirs = {name for name in names if own is not None and name not in own}
         out = []
         for name in names:
             path = folder / name
             record: PendingWrite | InputError
             if name in theirs:
-                out.append((path, InputError("git tracks this file: it is the repository's, not a write this machine "
-                                             "kept, and is never sent (take it out of git and of this folder)")))
+                out.append((path, InputError("git does not ignore this file: it is the repository's, not a write this "
+                                             "machine kept, and is never sent (take it out of git and of this "
+                                             "folder)")))
                 continue
             try:
                 record = PendingWrite.from_data(json.loads(path.read_text(encoding="utf-8")))

@@ -47,11 +47,13 @@ TAKEN = "taken.json"  # in the clone's store: what was taken from files left in 
 TAKEN_KEPT = 200  # digests of checkpoints taken that the record keeps per folder
 
 
-def gather(old: Path, store: LocalStore, shown: Callable[[], frozenset[str] | None] = frozenset,
+def gather(old: Path, store: LocalStore, own: Callable[[], frozenset[str] | None] = lambda: None,
            root: Path | None = None) -> list[str]:
     """Take the store ``old`` holds into ``store``; what was done, in words ([] when there was nothing new).
-    ``shown``: the paths under ``old`` git tracks or shows (asked only when something there is new; None: git
-    could not tell, and every file is taken as shown); ``root``: the work tree, for the paths a person types."""
+    ``own``: the paths under ``old`` git ignores, this machine's own (asked only when something there is new;
+    None: git could not tell, and no file is taken as this machine's); every other file is the repository's (one
+    git tracks or shows, or one behind a committed link or in a submodule, which git lists not at all). ``root``:
+    the work tree, for the paths a person types."""
     if old.resolve() == store.directory.resolve() or not holds_store(old):
         return []
     with store.lock():
@@ -60,8 +62,8 @@ def gather(old: Path, store: LocalStore, shown: Callable[[], frozenset[str] | No
         taken = _Taken.load(store.directory, old)
         if taken.stamp == _fingerprint(old):  # nothing there but what was taken already
             return []
-        visible = shown()
-        left = (lambda _: True) if visible is None else visible.__contains__
+        mine = own()
+        left = (lambda _: True) if mine is None or old.is_symlink() else (lambda rel: rel not in mine)
         src = LocalStore(old)
         numbers = [n for n in sorted({*src.numbers(), *src._closed_numbers(), *_numbered(old / "chain", _DIGITS),
                                       *_numbered(old / "log", _OLD_LOG)}) if _digest(src, n) not in taken.digests]
@@ -81,11 +83,11 @@ def gather(old: Path, store: LocalStore, shown: Callable[[], frozenset[str] | No
         _record(store.directory, old, [(n, plan[n]) for n in numbers])
         taken.stamp = _fingerprint(old)
         taken.save()
-    return _words(old, store, root, plan, stays, kept, [*said, *refused], visible)
+    return _words(old, store, root, plan, stays, kept, [*said, *refused], left)
 
 
 def _words(old: Path, store: LocalStore, root: Path | None, plan: dict[int, int | None], stays: set[int],
-           kept: int, said: list[str], visible: frozenset[str] | None) -> list[str]:
+           kept: int, said: list[str], left: Callable[[str], bool]) -> list[str]:
     """What a take did, for a person: one note."""
     parts = [f"#{n} as #{to}" if to and to != n else f"#{n}" if to else f"#{n} (held by the clone's #{n} already)"
              for n, to in plan.items()]
@@ -96,14 +98,30 @@ def _words(old: Path, store: LocalStore, root: Path | None, plan: dict[int, int 
     lines += said
     if stays:
         where = os.path.relpath(old, root) if root is not None else str(old)
-        tops = sorted({rel.split("/", 1)[0] for rel in visible or () if rel.split("/", 1)[0] in STORE_PARTS
-                       or (rel.endswith(".md") and rel[:-3].isdigit())})
+        parts = [name for name in _names(old) if name in STORE_PARTS or (name.endswith(".md") and name[:-3].isdigit())]
+        tops = sorted(name for name in parts if any(left(rel) for rel in _beneath(old, name)))
         lines.append(f"git tracks that store's files, so they were left in the work tree: the store is the "
                      f"clone's now, not kept in git, and 'git rm --cached -r {' '.join(f'{where}/{t}' for t in tops)}' "
                      "stops tracking them (docs/checkpoint.md, 'Where the local store is')")
     elif plan:
         lines.append("the store is not kept in git (docs/checkpoint.md, 'Where the local store is')")
     return ["; ".join(lines)] if lines else []
+
+
+def _names(folder: Path) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def _beneath(old: Path, name: str) -> list[str]:
+    """``name`` of ``old`` (a file, or a folder's files, followed as a listing does), relative to ``old``."""
+    path = old / name
+    if not path.is_dir():
+        return [name]
+    return [Path(current, f).relative_to(old).as_posix() for current, _, files in os.walk(path, followlinks=True)
+            for f in files] or [name]
 
 
 class _Taken:

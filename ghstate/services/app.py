@@ -258,14 +258,14 @@ def build_app(*, repo: str | None = None, store: str | None = None, need_token: 
     local = LocalStore(settings.store_dir)
     root = settings.root if settings.in_git else None
     if root is not None and _within(settings.store_dir, root):  # GHSTATE_DIR in the work tree: a kept-write file
-        local.tracked = lambda folder: gitinfo.shown(root, folder)  # git tracks there is the repository's, not sent
+        local.ignored = lambda folder: gitinfo.ignored(root, folder)  # what git does not ignore is the repository's
     # One store per clone: a worktree's own, from before, joins it when this command uses it (on GitHub, only
     # when it holds kept writes); what git tracks there is copied and left in place, never a kept write
     if settings.store_dir != settings.state_dir and holds_store(settings.state_dir, settings.store != "local"):
         from ghstate.local.worktrees import gather
 
-        shown = (lambda: gitinfo.shown(root, settings.state_dir)) if root is not None else (lambda: None)
-        for said in gather(settings.state_dir, local, shown, root):
+        own = (lambda: gitinfo.ignored(root, settings.state_dir)) if root is not None else (lambda: None)
+        for said in gather(settings.state_dir, local, own, root):
             print(f"Note: {said}", file=sys.stderr)
     chosen: Store
     if settings.store == "github":
