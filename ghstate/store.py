@@ -71,10 +71,13 @@ class WriteOutcome(NamedTuple):
 
 
 def untrusted(author: str, association: str) -> str:
-    """Who opened an issue the policy does not trust (``Stored.trusted`` False), in the words every notice of it
-    uses."""
-    return (f"{author or 'someone'} ({association or 'no association'} with the repository), whom ghstate does not "
-            "trust (trusted_associations, trusted_authors in the config)")
+    """Where a checkpoint ghstate does not trust comes from (``Stored.trusted`` False), in the words every notice
+    of it uses: "was opened by" whom (an issue), or, for a local checkpoint copied from a store the repository
+    committed (``COMMITTED``), that."""
+    if association == "COMMITTED":
+        return f"came from {author} (anyone who could commit to it wrote it), and is not this machine's own"
+    return (f"was opened by {author or 'someone'} ({association or 'no association'} with the repository), whom "
+            "ghstate does not trust (trusted_associations, trusted_authors in the config)")
 
 
 def passed_over(notices: list[str], number: int, author: str, association: str, branch: str,
@@ -83,7 +86,7 @@ def passed_over(notices: list[str], number: int, author: str, association: str, 
     ``indexed``, not added to the branch index): who opened it is not trusted (``Stored.trusted``)."""
     what = "not added to the branch index" if indexed else "not taken as its checkpoint"
     where = f"branch {branch}" if branch else "no branch"
-    said = f"#{number} names {where}, but it was opened by {untrusted(author, association)}: {what}"
+    said = f"#{number} names {where}, but it {untrusted(author, association)}: {what}"
     if said not in notices:
         notices.append(said)
 

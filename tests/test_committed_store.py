@@ -265,3 +265,30 @@ def test_a_kept_write_in_a_submodule_is_never_sent(gh, run, tmp_path, monkeypatc
     run("resume", code=None)
     assert "PLANTED" not in json.dumps(gh.calls) and not gh.issues
     assert status(clone, ignored=False) == before
+
+
+def test_a_contributors_committed_store_never_takes_over_a_branchs_local_checkpoint(repo, run, tmp_path):
+    """A security review of issue 53 (medium): a branch (a contributor's pull request) committed an older
+    ghstate's store whose checkpoint names main; checking it out copied it into the clone's store under a higher
+    number, and from then on main's resume gave the contributor's text, the person's own #1 shadowed for good. A
+    checkpoint copied from a committed store is the repository's text: no branch's checkpoint until this machine
+    writes it by its number; read by number, it says where it came from."""
+    git(repo, "checkout", "-q", "-b", "main")
+    run("checkpoint", "--store", "local", "--goal", "MINE", "--resume", "my own next step")
+    git(repo, "checkout", "-q", "-b", "pr-42")
+    folder = repo / ".ghstate"
+    folder.mkdir()
+    marker = json.dumps({"revision": 1, "branch": "main"})
+    (folder / "1.md").write_text(f"<!-- ghstate:v1 {marker} -->\n## Goal\ntheirs\n## Resume instruction\n{PLANTED}\n")
+    git(repo, "add", "-f", ".ghstate/1.md")
+    git(repo, "commit", "-q", "-m", "a contributor's store")
+    listed = run("list", "--store", "local")
+    assert "as #2" in listed.stderr  # copied, under the next number
+    git(repo, "checkout", "-q", "main")
+    result = run("resume", "--store", "local")
+    assert PLANTED not in result.stdout and "my own next step" in result.stdout
+    assert "#2 names branch main, but it came from a store committed in the repository" in result.stderr
+    by_number = run("resume", "2", "--store", "local").stdout
+    assert by_number.startswith("local #2 came from a store committed in the repository") and PLANTED in by_number
+    run("checkpoint", "2", "--store", "local", "--risk", "taken as mine")  # written here: this machine's now
+    assert "came from a store" not in run("resume", "2", "--store", "local").stdout

@@ -278,7 +278,35 @@ class LocalStore:
             head = self._caught_up(number, body, head)
         return Stored(number, "", body, str(path), version=f"{stat.st_mtime_ns}:{stat.st_size}",
                       state="closed" if path.parent.name == "closed" else "open", head=head,
-                      edited_at=_file_time(stat.st_mtime))
+                      edited_at=_file_time(stat.st_mtime), **self._provenance(number))
+
+    # A checkpoint copied from a store the repository committed (``local.worktrees``): whoever could commit to the
+    # repository wrote it, so, as an issue an untrusted author opened, it is no branch's checkpoint (``find_branch``)
+    # until this machine writes it by its number (``append``: the person chose it).
+    FROM_REPOSITORY = "repository.json"
+
+    def from_repository(self) -> set[int]:
+        """The numbers of the checkpoints copied from a store the repository committed, not written here since."""
+        try:
+            data = json.loads((self.directory / self.FROM_REPOSITORY).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return set()
+        numbers = data.get("numbers") if isinstance(data, dict) else None
+        return {n for n in numbers if isinstance(n, int) and not isinstance(n, bool)} if isinstance(numbers, list) \
+            else set()
+
+    def mark_from_repository(self, numbers: Iterable[int], mine: bool = False) -> None:
+        """Record ``numbers`` as copied from the repository's committed store (``mine``: as this machine's now)."""
+        known = self.from_repository()
+        updated = known - set(numbers) if mine else known | set(numbers)
+        if updated != known:
+            atomic_write(self.directory / self.FROM_REPOSITORY,
+                         json.dumps({"version": 1, "numbers": sorted(updated)}) + "\n")
+
+    def _provenance(self, number: int) -> dict[str, object]:
+        if number not in self.from_repository():
+            return {}
+        return {"author": "a store committed in the repository", "association": "COMMITTED", "trusted": False}
 
     def _from_chain(self, number: int, path: Path) -> Stored | None:
         """A checkpoint whose ``N.md`` is empty or gone (an editor's crash, a truncation, a file deleted or taken
@@ -325,15 +353,19 @@ class LocalStore:
         """The newest open checkpoint whose marker names ``branch``, else the newest closed one (``closed/``);
         a marker broken by hand that still names it when there is none. Files are cheap to read: no index."""
         from ghstate.core.parse import branch_match
+        from ghstate.store import passed_over
 
         broken: Stored | None = None
         for stored in self.iter_open():
             found = branch_match(stored.body, stored.title, branch)
+            if found and not stored.trusted:  # copied from the repository's committed store: not this machine's
+                passed_over(self.notices, stored.number, stored.author, stored.association, branch)
+                continue
             if found == 2:
                 return stored
             broken = broken or (stored if found else None)
         return broken or next((stored for stored in self._readable(reversed(self._closed_numbers()))
-                               if branch_match(stored.body, stored.title, branch) == 2), None)
+                               if stored.trusted and branch_match(stored.body, stored.title, branch) == 2), None)
 
     def pull_request(self, branch: str) -> None:
         return None  # no pull requests here (``ghstate.git``'s merged branches stand for them: stale)
@@ -477,6 +509,7 @@ class LocalStore:
         record = {**link.to_data(), "parent": seen or None}
         if not atomic_create(folder / f"{seen + 1}.json", json.dumps(record, ensure_ascii=False) + "\n"):
             return WriteOutcome(False, self.get(number))
+        self.mark_from_repository([number], mine=True)  # written here: this machine's now
         oid = str(seen + 1)
         written = self.mirror(stored, embed(link.body, oid))  # read back with the head as it is now
         return written._replace(moved=written.stored.head is not None and written.stored.head.oid != oid)

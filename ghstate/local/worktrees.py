@@ -81,6 +81,7 @@ def gather(old: Path, store: LocalStore, own: Callable[[], frozenset[str] | None
             with contextlib.suppress(OSError):
                 (old / name).rmdir()  # emptied
         _record(store.directory, old, [(n, plan[n]) for n in numbers])
+        store.mark_from_repository(plan[n] or n for n in stays)  # the repository's text: no branch's checkpoint
         taken.stamp = _fingerprint(old)
         taken.save()
     return _words(old, store, root, plan, stays, kept, [*said, *refused], left)
