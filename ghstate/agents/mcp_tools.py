@@ -368,24 +368,26 @@ def _fence(text: str) -> str:
 
 
 def read_checkpoint(uri: str, make_app: Callable[[], Any]) -> str:
-    """The body of ``ghstate://checkpoint/N`` as stored, its marker's digests those of what it holds now."""
-    from ghstate.services.resume import ResumeRequest, rehydrate
+    """The body of ``ghstate://checkpoint/N`` as stored (its marker's digests those of what it holds now), inside
+    the data fence as every answer made of a checkpoint's text is, after who opened it when ghstate does not
+    trust them."""
+    from ghstate.services.resume import ResumeRequest, opened_by, rehydrate
 
     m = URI.fullmatch(uri)
     if not m:
         raise InputError(f"no such resource {uri!r}; ghstate's resources are {URI_TEMPLATE}")
     app = make_app()
     app.reads_last_seen = True
-    return rehydrate(app, ResumeRequest(issue=int(m.group(1)), fmt="markdown")).text()
+    found = rehydrate(app, ResumeRequest(issue=int(m.group(1)), fmt="markdown"))
+    return opened_by(app, found.stored) + _fence(found.text())
 
 
 def open_checkpoints(make_app: Callable[[], Any]) -> list[tuple[str, str]]:
-    """(uri, title) of each open checkpoint."""
-    from ghstate.services.reader import checkpoint_of
-
+    """(uri, name) of each open checkpoint a trusted author opened, named by its number (a title is an issue's
+    text: the list of resources is no data fence)."""
     app = make_app()
-    return [(f"ghstate://checkpoint/{s.number}", s.title or checkpoint_of(s).title or f"checkpoint {s.number}")
-            for s in app.store.list_open(bodies=False)]
+    return [(f"ghstate://checkpoint/{s.number}", f"ghstate checkpoint {app.label(s.number)}")
+            for s in app.store.list_open(bodies=False) if s.trusted]
 
 
 def prompt_text(issue: str | None, make_app: Callable[[], Any]) -> str:
