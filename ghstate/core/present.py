@@ -24,13 +24,31 @@ from ghstate.core.render import Templates
 from ghstate.core.sections import SECTIONS
 
 _TAG = re.compile(r"<(\s*/?\s*checkpoint)", re.IGNORECASE)
+# What may pass for the fence's own tag without being it: a "<" of another alphabet (fullwidth, small form), and a
+# "checkpoint" spelt with lookalike letters (Cyrillic, Greek) or with combining marks (``_lookalike``).
+_LESS = "＜﹤<"
+_LOOKALIKES = str.maketrans("асеһікорпту" "ϲεηικορτ" "ⅽ", "acehikopnty" "cenikopt" "c")
 # The table's plain lists in a session's prompt (files and runtime have places of their own there).
 PROMPT_LISTS = tuple((s.prompt, s.key) for s in SECTIONS if s.prompt)
 
 
 def _data(value: object) -> str:
-    """Untrusted text inside the prompt's <checkpoint> block: it must not be able to close the block."""
-    return _TAG.sub(lambda m: "‹" + m.group(1), str(value))
+    """Untrusted text inside the prompt's <checkpoint> block: it must not be able to close the block, nor pass for
+    its tag with letters that only look like it."""
+    text = _TAG.sub(lambda m: "‹" + m.group(1), str(value))
+    if not any(c in text for c in _LESS):
+        return text
+    return "".join("‹" if c in _LESS and _lookalike(text[i + 1:i + 40]) else c for i, c in enumerate(text))
+
+
+def _lookalike(after: str) -> bool:
+    """Whether ``after`` (what follows a "<") reads as "checkpoint" or "/checkpoint" once another alphabet's forms,
+    lookalike letters, combining marks, spaces and slashes are set aside."""
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKD", after)
+    letters = "".join(c for c in folded if not unicodedata.combining(c)).casefold().translate(_LOOKALIKES)
+    return "".join(c for c in letters if not c.isspace() and c not in "/∕⁄").startswith("checkpoint")
 
 
 def oneline(value: object) -> str:
