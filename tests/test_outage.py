@@ -271,7 +271,7 @@ def _seen(number: int, repo: str = "octo/hello"):
     from ghstate.local.replica import Seen
 
     return Seen(repo, number, "t", f"https://github.com/{repo}/issues/{number}", "open", "b", 1, "", "## Goal\ng\n",
-                "2026-11-28T10:00:00Z")
+                "2026-11-28T10:00:00Z", trusted=True)
 
 
 def test_the_replica_keeps_the_newest_hundred(tmp_path):
@@ -544,3 +544,20 @@ def test_ci_and_the_task_commands_keep_nothing_and_say_nothing_was_kept(gh, run,
     table = (__import__("pathlib").Path(__file__).resolve().parents[1] / "docs" / "github.md").read_text()
     row = next(line for line in table.splitlines() if line.startswith("| `ci`"))
     assert "nothing is kept" in row
+
+
+def test_a_copy_kept_before_authors_were_checked_is_no_branchs_checkpoint(tmp_path):
+    """A security review of issue 53 (low): the replica kept no word of who opened a checkpoint, so a copy an
+    earlier ghstate kept of a stranger's issue (taken as a branch's then) was still handed out as the branch's when
+    GitHub did not answer. A copy is a branch's only when it was kept as a trusted author's; read by number, any."""
+    import json
+
+    from ghstate.local.replica import Replica
+
+    copy = Replica(tmp_path, "octo/hello")
+    copy.keep(_seen(1))
+    path = copy._path(1)
+    data = json.loads(path.read_text())
+    del data["trusted"]  # as an earlier ghstate wrote it
+    path.write_text(json.dumps(data))
+    assert copy.by_branch("b") is None and copy.get(1) is not None and copy.notices == []

@@ -199,3 +199,18 @@ def test_the_mcp_resources_offer_no_strangers_issue_and_fence_what_they_read(gh,
     read = mcp_tools.read_checkpoint("ghstate://checkpoint/6", build_app)
     assert read.startswith("#6 was opened by drive-by (NONE with the repository)") and "<checkpoint>" in read
     assert STRANGER in read[read.index("<checkpoint>"):read.index("</checkpoint>")]
+
+
+def test_the_body_of_a_strangers_issue_is_said_to_be_theirs_in_every_format(gh, run, repo):  # noqa: F811
+    """A security review of issue 53 (low): resume N --format markdown (the CLI's and the MCP tool's) gave a
+    stranger's body with no word of who opened it. The CLI says it beside the body (on stderr: the body stays
+    the body), the MCP tool before it."""
+    from ghstate.agents import mcp_tools
+    from ghstate.services.app import build_app
+
+    strangers_form(gh)
+    for fmt in ("markdown", "json"):
+        result = run("resume", "6", "--format", fmt)
+        assert "#6 was opened by drive-by" in result.stderr and "drive-by" not in result.stdout.splitlines()[0]
+    answer = mcp_tools.call("resume", {"issue": 6, "format": "markdown"}, build_app)
+    assert "#6 was opened by drive-by (NONE with the repository)" in answer.text

@@ -184,7 +184,7 @@ def arguments(name: str, given: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _resume(app: Any, args: dict[str, Any]) -> str:
-    from ghstate.services.resume import ResumeRequest, rehydrate
+    from ghstate.services.resume import ResumeRequest, opened_by, rehydrate
 
     if args.get("budget") is not None and args.get("format") in ("short", "markdown"):  # nothing there to fit
         raise InputError(f"resume: budget fits the prompt (and format json's 'fit'), not format {args['format']}: "
@@ -192,7 +192,9 @@ def _resume(app: Any, args: dict[str, Any]) -> str:
     request = ResumeRequest(issue=args.get("issue"), fmt=args.get("format", "prompt"),
                             budget=answer_budget(app, args.get("budget")))
     app.reads_last_seen = True  # without GitHub: this machine's copy, said
-    return rehydrate(app, request).text()
+    found = rehydrate(app, request)
+    text = found.text()
+    return opened_by(app, found.stored) + text if request.fmt == "markdown" else text  # (the body alone else)
 
 
 def answer_budget(app: Any, given: int | None = None) -> Any:

@@ -42,9 +42,13 @@ class Seen(NamedTuple):
     head: str  # the commit of its chain the state is (""; the body was the state: no chain)
     body: str  # the state, as a body ghstate renders (no chain key in its marker)
     seen_at: str  # when it was read or written (UTC, ghstate's format)
+    # a trusted author's (only those are kept since the check of who opened an issue): a copy without it, kept by
+    # an earlier ghstate that took anyone's issue, is read by number alone, never as a branch's checkpoint
+    trusted: bool = False
 
     def to_data(self) -> dict[str, Any]:
-        return {"kind": KIND, "version": VERSION, **self._asdict(), "digest": _digest(self._asdict())}
+        fields = {name: value for name, value in self._asdict().items() if name in _FIELDS}
+        return {"kind": KIND, "version": VERSION, **fields, "trusted": self.trusted, "digest": _digest(fields)}
 
     @classmethod
     def from_data(cls, data: Any) -> Seen:
@@ -61,7 +65,7 @@ class Seen(NamedTuple):
         fields = {name: data[name] for name in _FIELDS}
         if data.get("digest") != _digest(fields):  # edited since ghstate wrote it: not what GitHub had
             raise ValueError("its content is not what ghstate wrote (edited?)")
-        return cls(**fields)
+        return cls(**fields, trusted=data.get("trusted") is True)
 
 
 def _digest(fields: dict[str, Any]) -> str:
@@ -126,7 +130,7 @@ class Replica:
         from ghstate.core.parse import is_child
 
         found = [seen for seen in self._all() if seen.branch == branch and (closed or seen.state == "open")
-                 and not is_child(seen.body)]
+                 and seen.trusted and not is_child(seen.body)]
         found.sort(key=lambda seen: (seen.state == "open", seen.seen_at))
         return found[-1] if found else None
 

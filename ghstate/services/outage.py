@@ -59,7 +59,7 @@ def remember(app: Any, stored: Stored, cp: Checkpoint, body: str) -> None:
         return
     kept.keep(Seen(kept.repo, stored.number, stored.title or cp.title, stored.location, stored.state,
                    cp.meta.branch or "", cp.meta.revision, stored.head.oid if stored.head is not None else "",
-                   split(body)[0], app.clock().strftime("%Y-%m-%dT%H:%M:%SZ")))
+                   split(body)[0], app.clock().strftime("%Y-%m-%dT%H:%M:%SZ"), trusted=True))
 
 
 def state_body(app: Any, read: View) -> str:

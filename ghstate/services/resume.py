@@ -271,6 +271,8 @@ def rehydrate(app: App, request: ResumeRequest, *, tree: gitinfo.WorkTree | None
     if tree is None:
         tree = gitinfo.head_tree(app.settings.root if app.settings.in_git else None)
     stored, cp = found if found is not None else app.find(request.issue, tree=tree, closed=True)
+    if not stored.trusted and request.fmt in ("markdown", "json"):  # (the body or the state alone: said beside it)
+        app.store.notices.append(opened_by(app, stored).strip())
     return Rehydration(app, stored, cp, tree, request)
 
 
