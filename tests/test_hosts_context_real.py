@@ -14,11 +14,9 @@ Skipped unless the host binaries are found (GHSTATE_HOSTS_BIN or PATH), as in te
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -26,7 +24,7 @@ import pytest
 import test_hosts_real
 from large_task import sized_task_body
 from model_stub import ModelStub
-from test_hosts_real import _Responses, find_host, host
+from test_hosts_real import GeminiStub, ResponsesStub, codex_provider, find_host, host
 
 from ghstate.core.parse import parse
 
@@ -80,18 +78,25 @@ def _last_input(body: dict) -> object:
 # ------------------------------------------------------------------------------------ issue 54: the reminder
 
 
+class Claude:
+    """Claude Code in print mode in ``repo`` against a ModelStub: each call one prompt, its session id answered."""
+
+    def __init__(self, repo: Path, env: dict, model: ModelStub) -> None:
+        self.repo, self.claude = repo, host("claude")
+        self.env = {**env, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{model.port}", "ANTHROPIC_API_KEY": "sk-test"}
+
+    def __call__(self, *args: str) -> str:
+        proc = subprocess.run([self.claude, "-p", *args, "--output-format", "json"], cwd=self.repo, env=self.env,
+                              capture_output=True, text=True, timeout=180)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return json.loads(proc.stdout.strip().splitlines()[-1])["session_id"]
+
+
 def test_claude_code_asks_for_the_checkpoint_once_when_the_context_fills(repo, trusted):
-    claude = host("claude")
     commit_setup(repo, trusted)
     with ModelStub(usage={"input_tokens": 1_000, "cache_read_input_tokens": 140_000,
                           "cache_creation_input_tokens": 9_000}) as model:  # 150,000 of 200,000: 75%
-        env = {**trusted, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{model.port}", "ANTHROPIC_API_KEY": "sk-test"}
-
-        def ask(*args: str) -> str:
-            proc = subprocess.run([claude, "-p", *args, "--output-format", "json"], cwd=repo, env=env,
-                                  capture_output=True, text=True, timeout=180)
-            assert proc.returncode == 0, proc.stdout + proc.stderr
-            return json.loads(proc.stdout.strip().splitlines()[-1])["session_id"]
+        ask = Claude(repo, trusted, model)
 
         session = ask("say OK")
         assert asked(model.requests) == 1, "the Stop hook's reason, given to the model once"
@@ -114,50 +119,13 @@ def test_claude_code_asks_for_the_checkpoint_once_when_the_context_fills(repo, t
         assert asked(model.requests[seen:]) == 0 and turns(model.requests[seen:]) == 1
 
 
-class CodexStub(http.server.ThreadingHTTPServer):
-    """Answers the Responses API with "OK", reporting ``usage`` (Codex records it in its rollout's token_count
-    events), and keeps every request body."""
-
-    bodies: list
-    usage: dict
-
-
-class _CodexAnswers(_Responses):
-    server: CodexStub
-
-    def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        try:
-            self.server.bodies.append(json.loads(raw or b"{}"))
-        except ValueError:
-            pass
-        item = {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed",
-                "content": [{"type": "output_text", "text": "OK", "annotations": []}]}
-        tokens = self.server.usage.get("input_tokens", 1)
-        usage = {"input_tokens": tokens, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
-                 "output_tokens_details": None, "total_tokens": tokens + 1}
-        events = [("response.created", {"response": {"id": "resp_1"}}),
-                  ("response.output_item.added", {"output_index": 0, "item": {**item, "content": []}}),
-                  ("response.output_text.delta", {"output_index": 0, "content_index": 0, "item_id": "msg_1",
-                                                  "delta": "OK"}),
-                  ("response.output_item.done", {"output_index": 0, "item": item}),
-                  ("response.completed", {"response": {"id": "resp_1", "usage": usage}})]
-        data = "".join(f"event: {n}\ndata: {json.dumps({'type': n, **d})}\n\n" for n, d in events)
-        self._send(data.encode(), "text/event-stream")
-
-
 class Codex:
-    """Codex CLI in ``repo`` against a CodexStub (its hooks trusted for each run)."""
+    """Codex CLI in ``repo`` against a ResponsesStub (its hooks trusted for each run)."""
 
     def __init__(self, repo: Path, env: dict, usage: int) -> None:
         self.repo, self.codex = repo, host("codex")
-        self.stub = CodexStub(("127.0.0.1", 0), _CodexAnswers)
-        self.stub.bodies, self.stub.usage = [], {"input_tokens": usage}
-        threading.Thread(target=self.stub.serve_forever, daemon=True).start()
-        config = Path(env["HOME"]) / ".codex" / "config.toml"
-        config.write_text(f'model_provider = "stub"\nmodel = "gpt-5.1-codex"\n\n[model_providers.stub]\nname = "stub"\n'
-                          f'base_url = "http://127.0.0.1:{self.stub.server_address[1]}/v1"\nwire_api = "responses"\n'
-                          f'env_key = "OPENAI_API_KEY"\n\n' + config.read_text())
+        self.stub = ResponsesStub.start(usage)
+        codex_provider(Path(env["HOME"]) / ".codex" / "config.toml", self.stub.server_address[1])
         self.env = {**env, "OPENAI_API_KEY": "sk-test"}
 
     def __call__(self, *args: str) -> None:
@@ -195,55 +163,12 @@ def test_codex_asks_for_the_checkpoint_once_when_the_context_fills(repo, trusted
         codex.close()
 
 
-class GeminiStub(http.server.ThreadingHTTPServer):
-    """Answers the Gemini API, reporting ``usage`` prompt tokens (Gemini CLI records them in its chat recording);
-    ``calls`` are function calls to answer with first, one a request; keeps every request body."""
-
-    bodies: list
-    usage: int
-    calls: list
-
-
-class _GeminiAnswers(http.server.BaseHTTPRequestHandler):
-    server: GeminiStub
-    protocol_version = "HTTP/1.1"
-
-    def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        try:
-            self.server.bodies.append(json.loads(raw or b"{}"))
-        except ValueError:
-            pass
-        routing = "alt=sse" not in self.path  # the model router's call, not the session's
-        call = self.server.calls.pop(0) if self.server.calls and not routing else None
-        if call is not None:  # the tool as this host names it (an MCP server's tools may be given a prefix)
-            body = self.server.bodies[-1]
-            names = [f["name"] for t in body.get("tools", []) for f in t.get("functionDeclarations", [])]
-            call = {**call, "name": next((n for n in names if n.endswith(call["name"])), call["name"])}
-        text = '{"complexity_reasoning": "simple", "complexity_score": 10}' if b"complexity_score" in raw else "OK"
-        parts = [{"functionCall": call}] if call else [{"text": text}]
-        answer = {"candidates": [{"content": {"parts": parts, "role": "model"}, "finishReason": "STOP"}],
-                  "usageMetadata": {"promptTokenCount": self.server.usage, "candidatesTokenCount": 1,
-                                    "totalTokenCount": self.server.usage + 1}}
-        data = (json.dumps(answer) if routing else f"data: {json.dumps(answer)}\n\n").encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json" if routing else "text/event-stream")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 class Gemini:
     """Gemini CLI in ``repo`` against a GeminiStub."""
 
     def __init__(self, repo: Path, env: dict, usage: int) -> None:
         self.repo, self.gemini = repo, host("gemini")
-        self.stub = GeminiStub(("127.0.0.1", 0), _GeminiAnswers)
-        self.stub.bodies, self.stub.usage, self.stub.calls = [], usage, []
-        threading.Thread(target=self.stub.serve_forever, daemon=True).start()
+        self.stub = GeminiStub.start(usage)
         home = Path(env["HOME"])
         (home / ".gemini" / "settings.json").write_text(json.dumps({"security": {"auth": {
             "selectedType": "gemini-api-key"}}}))
@@ -323,17 +248,10 @@ def assert_whole(seen: str, body: str, prompt: str) -> None:
 
 
 def test_claude_code_gives_the_model_the_prompt_whole_after_compact(repo, trusted):
-    claude = host("claude")
     commit_setup(repo, trusted)
     bodies = two_tasks(repo, trusted)
     with ModelStub() as model:
-        env = {**trusted, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{model.port}", "ANTHROPIC_API_KEY": "sk-test"}
-
-        def ask(*args: str) -> str:
-            proc = subprocess.run([claude, "-p", *args, "--output-format", "json"], cwd=repo, env=env,
-                                  capture_output=True, text=True, timeout=180)
-            assert proc.returncode == 0, proc.stdout + proc.stderr
-            return json.loads(proc.stdout.strip().splitlines()[-1])["session_id"]
+        ask = Claude(repo, trusted, model)
 
         session = ""
         for branch, body in bodies.items():  # one session: the 11 KB task, then the 30 KB one on its branch

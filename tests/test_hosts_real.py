@@ -120,9 +120,19 @@ def test_claude_code_gives_the_model_the_checkpoint_at_startup_and_after_compact
 
 
 class GeminiStub(http.server.ThreadingHTTPServer):
-    """Answers the Gemini API with "OK" and keeps every request body."""
+    """Answers the Gemini API with "OK", reporting ``usage`` prompt tokens (Gemini CLI records them in its chat
+    recording); ``calls`` are function calls to answer with first, one a request; keeps every request body."""
 
     bodies: list
+    usage: int
+    calls: list
+
+    @classmethod
+    def start(cls, usage: int = 1) -> GeminiStub:
+        stub = cls(("127.0.0.1", 0), _Gemini)
+        stub.bodies, stub.usage, stub.calls = [], usage, []
+        threading.Thread(target=stub.serve_forever, daemon=True).start()
+        return stub
 
 
 class _Gemini(http.server.BaseHTTPRequestHandler):
@@ -135,12 +145,20 @@ class _Gemini(http.server.BaseHTTPRequestHandler):
             self.server.bodies.append(json.loads(raw or b"{}"))
         except ValueError:
             pass
-        answer = {"candidates": [{"content": {"parts": [{"text": "OK"}], "role": "model"}, "finishReason": "STOP"}],
-                  "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}}
-        streamed = "alt=sse" in self.path
-        data = (f"data: {json.dumps(answer)}\n\n" if streamed else json.dumps(answer)).encode()
+        routing = "alt=sse" not in self.path  # the model router's call, not the session's
+        call = self.server.calls.pop(0) if self.server.calls and not routing else None
+        if call is not None:  # the tool as this host names it (an MCP server's tools may be given a prefix)
+            body = self.server.bodies[-1]
+            names = [f["name"] for t in body.get("tools", []) for f in t.get("functionDeclarations", [])]
+            call = {**call, "name": next((n for n in names if n.endswith(call["name"])), call["name"])}
+        text = '{"complexity_reasoning": "simple", "complexity_score": 10}' if b"complexity_score" in raw else "OK"
+        parts = [{"functionCall": call}] if call else [{"text": text}]
+        answer = {"candidates": [{"content": {"parts": parts, "role": "model"}, "finishReason": "STOP"}],
+                  "usageMetadata": {"promptTokenCount": self.server.usage, "candidatesTokenCount": 1,
+                                    "totalTokenCount": self.server.usage + 1}}
+        data = (json.dumps(answer) if routing else f"data: {json.dumps(answer)}\n\n").encode()
         self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream" if streamed else "application/json")
+        self.send_header("Content-Type", "application/json" if routing else "text/event-stream")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -153,9 +171,7 @@ def gemini_first_request(gemini: str, cwd: Path, env: dict[str, str]) -> str:
     """What Gemini CLI, run in ``cwd`` with ``env``, sends the model first: it carries the session's context."""
     import time
 
-    stub = GeminiStub(("127.0.0.1", 0), _Gemini)
-    stub.bodies = []
-    threading.Thread(target=stub.serve_forever, daemon=True).start()
+    stub = GeminiStub.start()
     env = {**env, "GEMINI_API_KEY": "test", "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{stub.server_address[1]}"}
     try:
         with subprocess.Popen([gemini, "-p", "say OK"], cwd=cwd, env=env, stdout=subprocess.DEVNULL,
@@ -184,9 +200,31 @@ def test_gemini_cli_gives_the_model_the_checkpoint_and_the_servers_instructions(
 
 
 class ResponsesStub(http.server.ThreadingHTTPServer):
-    """Answers the OpenAI Responses API (streamed) with "OK" and keeps every request body."""
+    """Answers the OpenAI Responses API (streamed) with "OK", reporting ``usage`` (Codex records it in its
+    rollout's token_count events), and keeps every request body."""
 
     bodies: list
+    usage: dict
+
+    @classmethod
+    def start(cls, input_tokens: int = 1) -> ResponsesStub:
+        stub = cls(("127.0.0.1", 0), _Responses)
+        stub.bodies, stub.usage = [], {"input_tokens": input_tokens}
+        threading.Thread(target=stub.serve_forever, daemon=True).start()
+        return stub
+
+    def close(self) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+def codex_provider(config: Path, port: int) -> str:
+    """Point Codex's ``config`` (``~/.codex/config.toml``) at a ResponsesStub on ``port``; its text before."""
+    kept = config.read_text()
+    config.write_text(f'model_provider = "stub"\nmodel = "gpt-5.1-codex"\n\n[model_providers.stub]\nname = "stub"\n'
+                      f'base_url = "http://127.0.0.1:{port}/v1"\nwire_api = "responses"\nenv_key = "OPENAI_API_KEY"\n\n'
+                      + kept)
+    return kept
 
 
 class _Responses(http.server.BaseHTTPRequestHandler):
@@ -208,8 +246,9 @@ class _Responses(http.server.BaseHTTPRequestHandler):
             pass
         item = {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed",
                 "content": [{"type": "output_text", "text": "OK", "annotations": []}]}
-        usage = {"input_tokens": 1, "input_tokens_details": None, "output_tokens": 1, "output_tokens_details": None,
-                 "total_tokens": 2}
+        tokens = getattr(self.server, "usage", {}).get("input_tokens", 1)
+        usage = {"input_tokens": tokens, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
+                 "output_tokens_details": None, "total_tokens": tokens + 1}
         events = [("response.created", {"response": {"id": "resp_1"}}),
                   ("response.output_item.added", {"output_index": 0, "item": {**item, "content": []}}),
                   ("response.output_text.delta", {"output_index": 0, "content_index": 0, "item_id": "msg_1",
@@ -228,20 +267,14 @@ class _Responses(http.server.BaseHTTPRequestHandler):
 
 def test_codex_gives_the_model_the_checkpoint_and_agents_md(repo, trusted):
     codex = host("codex")
-    stub = ResponsesStub(("127.0.0.1", 0), _Responses)
-    stub.bodies = []
-    threading.Thread(target=stub.serve_forever, daemon=True).start()
-    config = Path(trusted["HOME"]) / ".codex" / "config.toml"
-    config.write_text(f'model_provider = "stub"\nmodel = "gpt-5.1-codex"\n\n[model_providers.stub]\nname = "stub"\n'
-                      f'base_url = "http://127.0.0.1:{stub.server_address[1]}/v1"\nwire_api = "responses"\n'
-                      f'env_key = "OPENAI_API_KEY"\n\n' + config.read_text())
+    stub = ResponsesStub.start()
+    codex_provider(Path(trusted["HOME"]) / ".codex" / "config.toml", stub.server_address[1])
     try:
         proc = subprocess.run([codex, "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "say OK"],
                               cwd=repo, env={**trusted, "OPENAI_API_KEY": "sk-test"}, capture_output=True, text=True,
                               timeout=180)
     finally:
-        stub.shutdown()
-        stub.server_close()
+        stub.close()
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert stub.bodies, "Codex sent nothing to the model"
     seen = json.dumps(stub.bodies[0])

@@ -14,13 +14,12 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 from conftest import SAMPLE
 from model_stub import ModelStub
-from test_hosts_real import ResponsesStub, _Responses, find_host, gemini_first_request
+from test_hosts_real import ResponsesStub, codex_provider, find_host, gemini_first_request
 
 import ghstate
 
@@ -195,20 +194,14 @@ def test_gemini_cli_validates_installs_and_runs_the_extension(person):
 
 
 def _codex_first_request(person: Person, codex: str) -> str:
-    stub = ResponsesStub(("127.0.0.1", 0), _Responses)
-    stub.bodies = []
-    threading.Thread(target=stub.serve_forever, daemon=True).start()
+    stub = ResponsesStub.start()
     config = person.home / ".codex" / "config.toml"
-    kept = config.read_text()
-    config.write_text(f'model_provider = "stub"\nmodel = "gpt-5.1-codex"\n\n[model_providers.stub]\nname = "stub"\n'
-                      f'base_url = "http://127.0.0.1:{stub.server_address[1]}/v1"\nwire_api = "responses"\n'
-                      f'env_key = "OPENAI_API_KEY"\n\n' + kept)
+    kept = codex_provider(config, stub.server_address[1])
     try:  # a plugin's hooks, like a project's, run once trusted: the flag trusts them for this run
         person.run(codex, "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "say OK",
                    env={"OPENAI_API_KEY": "sk-test"})
     finally:
-        stub.shutdown()
-        stub.server_close()
+        stub.close()
         config.write_text(kept)
     assert stub.bodies, "Codex sent nothing to the model"
     return json.dumps(stub.bodies[0])
