@@ -700,7 +700,8 @@ def test_a_claim_its_body_does_not_show_is_shown_by_the_next_agent_that_reads_it
 def test_ready_repairs_a_body_line_that_is_missing_or_stale_and_resume_only_says_it(gh, run, tmp_path):
     make_plan(gh, run, tmp_path)
     run("split", "1")
-    now = datetime.now(timezone.utc)
+    # at a minute's start: GitHub dates the claim's commit a few seconds on, and its lease's end is said by the minute
+    now = datetime.now(timezone.utc).replace(second=0, microsecond=0)
     killed_after_its_ref_moved(gh, 2, "a1", now)
     prompt = run("resume", "1").stdout  # a reading writes nothing: it says so
     listed = gh.tasks.variant.lists_custom_refs
